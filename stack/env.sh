@@ -1,0 +1,31 @@
+# Stack settings: every port and path the local stack uses. Sourced by the stack scripts
+# and by the Makefile's environment, so tests and the stack agree on where things are.
+# Override any of them in the environment (e.g. TB_KAFKA_PORT=29092 make stack-up).
+
+TB_ROOT="${TB_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+# All logs, data, pid files and downloaded jars live here; it is git-ignored.
+TB_STACK_HOME="${TB_STACK_HOME:-$TB_ROOT/.stack}"
+
+TB_MARIADB_PORT="${TB_MARIADB_PORT:-13306}"
+TB_KAFKA_PORT="${TB_KAFKA_PORT:-19092}"
+TB_KAFKA_CONTROLLER_PORT="${TB_KAFKA_CONTROLLER_PORT:-19093}"
+TB_CONNECT_PORT="${TB_CONNECT_PORT:-18083}"
+TB_REGISTRY_PORT="${TB_REGISTRY_PORT:-18081}"
+
+TB_DB_NAME="${TB_DB_NAME:-timebucket}"
+TB_DB_USER="${TB_DB_USER:-timebucket}"
+TB_DB_PASSWORD="${TB_DB_PASSWORD:-timebucket}"
+TB_CDC_USER="${TB_CDC_USER:-debezium}"
+TB_CDC_PASSWORD="${TB_CDC_PASSWORD:-debezium}"
+# Prefix of the CDC topics: Debezium writes <prefix>.<db>.<table>.
+TB_CDC_TOPIC_PREFIX="${TB_CDC_TOPIC_PREFIX:-tbcdc}"
+
+# Versions resolved from Maven Central (see stack/maven/*/pom.xml for Kafka and Debezium).
+TB_APICURIO_VERSION="${TB_APICURIO_VERSION:-3.0.9}"
+
+# How long "up" waits for each component to become healthy.
+TB_START_TIMEOUT_SECONDS="${TB_START_TIMEOUT_SECONDS:-120}"
+
+export TB_ROOT TB_STACK_HOME TB_MARIADB_PORT TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_CONNECT_PORT \
+  TB_REGISTRY_PORT TB_DB_NAME TB_DB_USER TB_DB_PASSWORD TB_CDC_USER TB_CDC_PASSWORD TB_CDC_TOPIC_PREFIX \
+  TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs what the local stack needs, idempotently:
+#  - Debian packages (MariaDB server/client, curl, envsubst) when missing;
+#  - Kafka broker + Connect jars and Debezium's MariaDB connector, resolved by Maven from
+#    Maven Central into .stack/lib;
+#  - Apicurio Registry's runnable Quarkus app, unpacked into .stack/lib/apicurio.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+source "$TB_ROOT/stack/lib/common.sh"
+
+install_debian_packages() {
+  local missing=()
+  command -v mariadbd >/dev/null || [[ -x /usr/sbin/mariadbd ]] || missing+=(mariadb-server)
+  command -v mariadb >/dev/null || missing+=(mariadb-client)
+  command -v curl >/dev/null || missing+=(curl)
+  command -v envsubst >/dev/null || missing+=(gettext-base)
+  command -v java >/dev/null || missing+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null || missing+=(maven)
+  ((${#missing[@]} == 0)) && return 0
+  log "installing Debian packages: ${missing[*]}"
+  [[ $(id -u) -eq 0 ]] || die "need root to install ${missing[*]} (or install them yourself)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# resolve_jars POM OUT [EXTRA_ARGS...]: copy the POM's dependency closure into OUT, once per POM
+# content (a stamp holds the POM's checksum, so a version bump re-resolves).
+resolve_jars() {
+  local pom=$1 out=$2; shift 2
+  local stamp="$out/.pom.sha1" sum
+  sum=$(sha1sum "$pom" | cut -d' ' -f1)
+  [[ -f "$stamp" && $(cat "$stamp") == "$sum" ]] && return 0
+  log "resolving $(basename "$(dirname "$pom")") jars with Maven"
+  rm -rf "$out" && mkdir -p "$out"
+  mvn_quiet -f "$pom" dependency:copy-dependencies -DoutputDirectory="$out" "$@" \
+    || die "maven could not resolve $pom"
+  echo "$sum" >"$stamp"
+}
+
+install_apicurio() {
+  local out="$TB_STACK_HOME/lib/apicurio"
+  [[ -f "$out/.version" && $(cat "$out/.version") == "$TB_APICURIO_VERSION" ]] && return 0
+  log "resolving Apicurio Registry $TB_APICURIO_VERSION with Maven"
+  local artifact="io.apicurio:apicurio-registry-app:$TB_APICURIO_VERSION:tar.gz:all"
+  local downloads="$TB_STACK_HOME/downloads"
+  mvn_quiet dependency:copy -Dartifact="$artifact" -DoutputDirectory="$downloads" || die "maven could not fetch $artifact"
+  rm -rf "$out" && mkdir -p "$out"
+  tar -xzf "$downloads/apicurio-registry-app-$TB_APICURIO_VERSION-all.tar.gz" -C "$out"
+  echo "$TB_APICURIO_VERSION" >"$out/.version"
+}
+
+mvn_quiet() { mvn -B -q -Dstyle.color=never "$@"; }
+
+install_debian_packages
+mkdir -p "$TB_STACK_HOME/lib"
+resolve_jars "$TB_ROOT/stack/maven/kafka/pom.xml" "$TB_STACK_HOME/lib/kafka"
+# Kafka's own classes come from the worker's classpath; a second copy in the plugin folder
+# would be loaded by the plugin's class loader and clash.
+resolve_jars "$TB_ROOT/stack/maven/debezium/pom.xml" "$TB_STACK_HOME/lib/connect-plugins/debezium-mariadb" \
+  -DexcludeGroupIds=org.apache.kafka,org.slf4j
+install_apicurio
+log "stack installed under $TB_STACK_HOME/lib"
