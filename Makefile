@@ -1,0 +1,74 @@
+# timebucket — the two commands a newcomer needs:
+#   make run    bring up the local stack, migrate, and show CDC events flowing
+#   make test   install everything, start the stack, run unit + integration tests, stop the stack
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+export TB_ROOT := $(CURDIR)
+STACK := bash stack/stack.sh
+ENV := set -a && source stack/env.sh && set +a
+REPORTS := .stack/reports
+
+.PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test \
+        stack-up stack-down stack-status stack-clean migrate run
+
+help:
+	@echo "make run           stack up + migrate + live CDC demo (Ctrl-C stops the demo; make stack-down stops the stack)"
+	@echo "make test          install, stack up, unit + integration tests, stack down"
+	@echo "make stack-up | stack-down | stack-status | stack-clean | migrate | check"
+
+# npm ci only when the lock file changed since the last install.
+node_modules/.installed: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+node-deps: node_modules/.installed
+
+stack-install:
+	bash stack/install.sh
+
+install: node-deps stack-install
+
+build: node-deps
+	npx tsc -p tsconfig.build.json
+
+lint: node-deps
+	npx eslint .
+
+typecheck: node-deps
+	npx tsc -p tsconfig.json --noEmit
+
+check: lint typecheck test-unit
+
+test-unit: node-deps
+	@mkdir -p $(REPORTS)
+	npx jest --selectProjects unit --json --outputFile=$(REPORTS)/unit.json
+
+test-integration: node-deps
+	@mkdir -p $(REPORTS)
+	$(ENV) && npx jest --selectProjects integration --runInBand --json --outputFile=$(REPORTS)/integration.json
+
+# The stack is stopped afterwards even when tests fail (only if this target started it).
+test: install
+	@rm -rf $(REPORTS)
+	$(MAKE) --no-print-directory lint typecheck test-unit
+	bash stack/with-stack.sh $(MAKE) --no-print-directory test-integration
+	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/integration.json
+
+stack-up:
+	$(STACK) up
+
+stack-down:
+	$(STACK) down
+
+stack-status:
+	$(STACK) status
+
+stack-clean:
+	$(STACK) clean
+
+migrate: build
+	$(ENV) && node dist/cli/main.js migrate
+
+run: install stack-up migrate
+	$(ENV) && node dist/cli/main.js cdc-tail --demo

@@ -1,0 +1,21 @@
+/** Two projects: unit (pure, no network, fast) and integration (against the real local stack). */
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      testEnvironment: 'node',
+    },
+    {
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      testEnvironment: 'node',
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/integration-timeout.ts'],
+    },
+  ],
+};

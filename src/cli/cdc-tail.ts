@@ -1,0 +1,64 @@
+/**
+ * Prints CDC events for coupons and orders as they arrive. With --demo it first writes a few
+ * coupons (insert, update, delete) so a newcomer sees Debezium's events flow end to end.
+ */
+import { DateTime } from 'luxon';
+import type { Config } from '../config';
+import type { Logger } from '../ops/logger';
+import { createDb } from '../db/knex';
+import { createKafka } from '../kafka/client';
+import { decodeCdcValue } from '../core/cdc-envelope';
+
+export async function cdcTail(config: Config, logger: Logger, opts: { demo: boolean; seconds?: number }): Promise<void> {
+  const kafka = createKafka(config.kafka, logger, '-cdc-tail');
+  const topics = [config.cdc.couponsTopic, config.cdc.ordersTopic];
+  if (opts.demo) await writeDemoCoupons(config);
+
+  const admin = kafka.admin();
+  await admin.connect();
+  // Debezium creates a table's topic with its first event; wait (bounded) until one exists.
+  const deadline = Date.now() + 60_000;
+  let existing: string[] = [];
+  while (existing.length === 0 && Date.now() < deadline) {
+    existing = (await admin.listTopics()).filter((t) => topics.includes(t));
+    if (existing.length === 0) await new Promise((r) => setTimeout(r, 500));
+  }
+  await admin.disconnect();
+  if (existing.length === 0) throw new Error(`no CDC topic (${topics.join(', ')}) appeared within 60 s: is the connector running?`);
+
+  const consumer = kafka.consumer({ groupId: `timebucket-cdc-tail-${process.pid}` });
+  await consumer.connect();
+  await consumer.subscribe({ topics: existing, fromBeginning: !opts.demo });
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }) => {
+      const event = decodeCdcValue(message.value);
+      if (event.kind === 'tombstone') {
+        console.log(`${topic}[${partition}]@${message.offset} tombstone key=${message.key?.toString()}`);
+        return;
+      }
+      const row = event.after ?? event.before;
+      const expire = typeof row?.['expire_time'] === 'number' ? DateTime.fromMillis(row['expire_time'], { zone: 'utc' }).toISO() : '?';
+      console.log(`${topic}[${partition}]@${message.offset} op=${event.op} id=${String(row?.['id'])} status=${String(row?.['status'])} expire_time=${expire}`);
+    },
+  });
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    if (opts.seconds !== undefined) setTimeout(stop, opts.seconds * 1000).unref();
+  });
+  await consumer.disconnect();
+}
+
+async function writeDemoCoupons(config: Config): Promise<void> {
+  const db = createDb(config.db);
+  try {
+    const [id] = await db('coupons').insert({ user_id: 1, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL 1 HOUR') });
+    await db('coupons').where({ id }).update({ expire_time: db.raw('NOW(3) + INTERVAL 2 HOUR'), version: db.raw('version + 1') });
+    const [doomed] = await db('coupons').insert({ user_id: 2, status: 'INIT', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
+    await db('coupons').where({ id: doomed }).delete();
+  } finally {
+    await db.destroy();
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * loadConfig(env): the only reader of process.env. Raw variables are validated once, compiled
+ * into complete options (durations in ms), and frozen. A bad value fails start-up with every
+ * problem listed, instead of surfacing later as a confusing runtime error.
+ *
+ * Defaults point at the local stack started by `make stack-up` (ports from stack/env.sh).
+ */
+import { z } from 'zod';
+import { ConfigError } from './core/errors';
+
+const port = z.coerce.number().int().min(1).max(65535);
+
+const EnvSchema = z.object({
+  TB_KAFKA_PORT: port.default(19092),
+  TB_KAFKA_BROKERS: z.string().min(1).optional(),
+  TB_KAFKA_CLIENT_ID: z.string().min(1).default('timebucket'),
+  TB_MARIADB_PORT: port.default(13306),
+  TB_DB_HOST: z.string().min(1).default('127.0.0.1'),
+  TB_DB_PORT: port.optional(),
+  TB_DB_NAME: z.string().regex(/^[A-Za-z0-9_]+$/, 'letters, digits and _ only').default('timebucket'),
+  TB_DB_USER: z.string().min(1).default('timebucket'),
+  TB_DB_PASSWORD: z.string().default('timebucket'),
+  TB_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  TB_REGISTRY_PORT: port.default(18081),
+  TB_REGISTRY_URL: z.string().url().optional(),
+  TB_CDC_TOPIC_PREFIX: z.string().min(1).default('tbcdc'),
+  TB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = Readonly<{
+  kafka: Readonly<{ brokers: readonly string[]; clientId: string }>;
+  db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number }>;
+  registry: Readonly<{ url: string }>;
+  cdc: Readonly<{ couponsTopic: string; ordersTopic: string }>;
+  logLevel: z.infer<typeof EnvSchema>['TB_LOG_LEVEL'];
+}>;
+
+export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
+  }
+  const e = parsed.data;
+  const brokers = (e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`)
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
+  const badBroker = brokers.find((b) => !/^[^:\s]+:\d{1,5}$/.test(b));
+  if (brokers.length === 0 || badBroker !== undefined) {
+    throw new ConfigError(`invalid configuration: TB_KAFKA_BROKERS: expected host:port[,host:port], got '${e.TB_KAFKA_BROKERS}'`, {
+      problems: ['TB_KAFKA_BROKERS'],
+    });
+  }
+  return deepFreeze({
+    kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID },
+    db: {
+      host: e.TB_DB_HOST,
+      port: e.TB_DB_PORT ?? e.TB_MARIADB_PORT,
+      database: e.TB_DB_NAME,
+      user: e.TB_DB_USER,
+      password: e.TB_DB_PASSWORD,
+      poolMax: e.TB_DB_POOL_MAX,
+    },
+    registry: { url: e.TB_REGISTRY_URL ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7` },
+    cdc: {
+      couponsTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.coupons`,
+      ordersTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.orders`,
+    },
+    logLevel: e.TB_LOG_LEVEL,
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,34 @@
+/**
+ * Error codes as data, one base class. Callers branch on `code` and `retriable`, never on
+ * message text. `retriable` tells the one retry helper whether trying again can help: a
+ * programmer or configuration error never becomes right by waiting.
+ */
+export const ErrorCodes = [
+  'CONFIG_INVALID',
+  'CDC_UNDECODABLE',
+  'CDC_INVALID',
+  'DB_UNAVAILABLE',
+  'KAFKA_UNAVAILABLE',
+  'REGISTRY_UNAVAILABLE',
+] as const;
+export type ErrorCode = (typeof ErrorCodes)[number];
+
+export class TimebucketError extends Error {
+  readonly code: ErrorCode;
+  readonly retriable: boolean;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, opts: { retriable?: boolean; cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retriable = opts.retriable ?? false;
+    this.details = Object.freeze({ ...(opts.details ?? {}) });
+  }
+}
+
+export class ConfigError extends TimebucketError {
+  constructor(message: string, details: { problems: string[] }) {
+    super('CONFIG_INVALID', message, { retriable: false, details });
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * Migrations listed explicitly (rather than read from a folder) so the same list works from
+ * TypeScript sources under test and from compiled JavaScript in production.
+ */
+import type { Knex } from 'knex';
+import * as createCouponsAndOrders from './20261130000000-create-coupons-and-orders';
+
+type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
+
+const migrations: ReadonlyArray<readonly [string, Migration]> = [
+  ['20261130000000-create-coupons-and-orders', createCouponsAndOrders],
+];
+
+export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
+  getMigrations: async () => [...migrations],
+  getMigrationName: ([name]) => name,
+  getMigration: async ([, migration]) => migration,
+};

@@ -1,0 +1,42 @@
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/core/errors';
+
+describe('loadConfig', () => {
+  test('defaults point at the local stack', () => {
+    const config = loadConfig({});
+    expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
+    expect(config.db).toMatchObject({ host: '127.0.0.1', port: 13306, database: 'timebucket' });
+    expect(config.registry.url).toBe('http://127.0.0.1:18081/apis/ccompat/v7');
+    expect(config.cdc.couponsTopic).toBe('tbcdc.timebucket.coupons');
+  });
+
+  test('explicit settings win over stack ports', () => {
+    const config = loadConfig({ TB_KAFKA_BROKERS: 'a:1, b:2', TB_KAFKA_PORT: '1', TB_DB_PORT: '3307', TB_MARIADB_PORT: '1' });
+    expect(config.kafka.brokers).toEqual(['a:1', 'b:2']);
+    expect(config.db.port).toBe(3307);
+  });
+
+  test('the result is frozen', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.kafka.brokers)).toBe(true);
+  });
+
+  test('bad values fail with every problem named', () => {
+    let error: unknown;
+    try {
+      loadConfig({ TB_KAFKA_PORT: 'x', TB_DB_NAME: 'drop table;', TB_LOG_LEVEL: 'loud' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).code).toBe('CONFIG_INVALID');
+    expect((error as ConfigError).message).toMatch(/TB_KAFKA_PORT/);
+    expect((error as ConfigError).message).toMatch(/TB_DB_NAME/);
+    expect((error as ConfigError).message).toMatch(/TB_LOG_LEVEL/);
+  });
+
+  test('a malformed broker list is rejected', () => {
+    expect(() => loadConfig({ TB_KAFKA_BROKERS: 'localhost' })).toThrow(/TB_KAFKA_BROKERS/);
+  });
+});
