@@ -1,0 +1,47 @@
+/**
+ * Deciding, inside the expirer's transaction, what each scheduled entry means now that its row
+ * is locked and the database clock has been read. Pure, so every case is unit-tested.
+ *
+ *   due        row is in its expirable state and expire_time <= db now      → transition it
+ *   notYetDue  expirable, expire_time > db now, and not later than the entry's time:
+ *              the consumer's clock ran ahead of the database's             → retry later (I2)
+ *   stale      row gone, already transitioned / paid / used, or its expire_time was pushed past
+ *              the entry's: the newer CDC event scheduled a newer entry      → drop
+ *
+ * Invariant I2: the database clock decides, never the consumer's. A row found not yet due is
+ * re-scheduled, never dropped.
+ */
+export type ScheduledEntry = Readonly<{ id: string; expireAtMs: number }>;
+export type LockedRow = Readonly<{ id: string; status: string; expireAtMs: number }>;
+
+export type ExpiryPlan<R extends LockedRow> = Readonly<{
+  due: R[];
+  notYetDue: Array<{ entry: ScheduledEntry; retryInMs: number }>;
+  stale: ScheduledEntry[];
+}>;
+
+export function planExpiry<R extends LockedRow>(
+  entries: readonly ScheduledEntry[],
+  rows: readonly R[],
+  expirableStatus: string,
+  dbNowMs: number,
+): ExpiryPlan<R> {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const due = new Map<string, R>();
+  const notYetDue: Array<{ entry: ScheduledEntry; retryInMs: number }> = [];
+  const stale: ScheduledEntry[] = [];
+  for (const entry of entries) {
+    const row = byId.get(entry.id);
+    if (row === undefined || row.status !== expirableStatus || row.expireAtMs > entry.expireAtMs) {
+      stale.push(entry);
+    } else if (row.expireAtMs > dbNowMs) {
+      notYetDue.push({ entry, retryInMs: row.expireAtMs - dbNowMs });
+    } else if (due.has(row.id)) {
+      // Two entries for one row in a batch (a CDC duplicate): one transition, the other is stale.
+      stale.push(entry);
+    } else {
+      due.set(row.id, row);
+    }
+  }
+  return { due: [...due.values()], notYetDue, stale };
+}

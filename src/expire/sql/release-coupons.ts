@@ -1,0 +1,22 @@
+/**
+ * LOCKED → ACTIVE for the coupons held by orders being cancelled. Inputs: order ids. Output:
+ * the ids of the coupons released.
+ * Safe to re-run: only coupons still LOCKED by exactly these orders are released. The released
+ * coupon's own CDC event schedules it again, so it expires if it is overdue.
+ */
+import type { Knex } from 'knex';
+
+export async function releaseCoupons(trx: Knex.Transaction, orderIds: readonly string[]): Promise<Map<string, string>> {
+  if (orderIds.length === 0) return new Map();
+  const [rows] = (await trx.raw(
+    "SELECT id, locked_order_id FROM coupons WHERE locked_order_id IN (?) AND status = 'LOCKED' ORDER BY id FOR UPDATE",
+    [[...orderIds]],
+  )) as [Array<{ id: number | string; locked_order_id: number | string }>];
+  if (rows.length === 0) return new Map();
+  await trx.raw(
+    "UPDATE coupons SET status = 'ACTIVE', locked_order_id = NULL, version = version + 1 WHERE id IN (?) AND status = 'LOCKED'",
+    [rows.map((r) => String(r.id))],
+  );
+  // order id → released coupon id
+  return new Map(rows.map((r) => [String(r.locked_order_id), String(r.id)]));
+}
