@@ -25,6 +25,17 @@ const EnvSchema = z.object({
   TB_REGISTRY_URL: z.string().url().optional(),
   TB_CDC_TOPIC_PREFIX: z.string().min(1).default('tbcdc'),
   TB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TB_TOPOLOGY: z.string().min(1).default('topics/local.json'),
+  TB_GROUP_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+$/).default('timebucket'),
+  TB_EXPIRER_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
+  TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
+  TB_COMMIT_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
+  TB_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
+  TB_RELAY_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
+  TB_RELAY_IDLE_MS: z.coerce.number().int().min(10).default(200),
+  TB_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).default(30_000),
+  TB_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(3_000),
 });
 
 export type Config = Readonly<{
@@ -33,6 +44,12 @@ export type Config = Readonly<{
   registry: Readonly<{ url: string }>;
   cdc: Readonly<{ couponsTopic: string; ordersTopic: string }>;
   logLevel: z.infer<typeof EnvSchema>['TB_LOG_LEVEL'];
+  /** Path of the topology file (tier table and topics), relative to the working directory. */
+  topologyPath: string;
+  groupPrefix: string;
+  expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
+  relay: Readonly<{ batchSize: number; leaseMs: number; idleMs: number }>;
+  consumer: Readonly<{ sessionTimeoutMs: number; heartbeatIntervalMs: number }>;
 }>;
 
 export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Config {
@@ -52,6 +69,12 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
       problems: ['TB_KAFKA_BROKERS'],
     });
   }
+  if (e.TB_HEARTBEAT_INTERVAL_MS * 3 > e.TB_SESSION_TIMEOUT_MS) {
+    // kafkajs's rule of thumb: a session survives at least three missed heartbeats.
+    throw new ConfigError('invalid configuration: TB_HEARTBEAT_INTERVAL_MS must be at most a third of TB_SESSION_TIMEOUT_MS', {
+      problems: ['TB_HEARTBEAT_INTERVAL_MS'],
+    });
+  }
   return deepFreeze({
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID },
     db: {
@@ -68,6 +91,16 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
       ordersTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.orders`,
     },
     logLevel: e.TB_LOG_LEVEL,
+    topologyPath: e.TB_TOPOLOGY,
+    groupPrefix: e.TB_GROUP_PREFIX,
+    expirer: {
+      batchSize: e.TB_EXPIRER_BATCH_SIZE,
+      concurrency: e.TB_EXPIRER_CONCURRENCY,
+      maxInMemoryPerPartition: e.TB_MAX_IN_MEMORY_PER_PARTITION,
+      commitIntervalMs: e.TB_COMMIT_INTERVAL_MS,
+    },
+    relay: { batchSize: e.TB_RELAY_BATCH_SIZE, leaseMs: e.TB_RELAY_LEASE_MS, idleMs: e.TB_RELAY_IDLE_MS },
+    consumer: { sessionTimeoutMs: e.TB_SESSION_TIMEOUT_MS, heartbeatIntervalMs: e.TB_HEARTBEAT_INTERVAL_MS },
   });
 }
 

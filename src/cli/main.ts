@@ -1,19 +1,41 @@
 #!/usr/bin/env node
 /**
  * The `timebucket` command.
- *   timebucket migrate [--down]   apply (or roll back) the database migrations
- *   timebucket cdc-tail           print CDC events from the coupons and orders topics
+ *   timebucket run [--roles a,b]    run roles (default: all) until SIGINT/SIGTERM
+ *   timebucket migrate [--down]     apply (or roll back) the database migrations
+ *   timebucket topics apply         create missing declared topics, report drift
+ *   timebucket cdc-tail [--demo]    print CDC events from the coupons and orders topics
  */
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config';
 import { createLogger } from '../ops/logger';
+import { loadTopology } from '../ops/load-topology';
 import { migrate } from './migrate';
 import { cdcTail } from './cdc-tail';
+import { topicsApply } from './topics-apply';
+import { run } from './run';
+import { Role, Roles } from '../main';
+
+function parseRoles(value: string): Role[] {
+  const roles = value.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
+  const unknown = roles.filter((r) => !(Roles as readonly string[]).includes(r));
+  if (roles.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`unknown role(s) ${unknown.join(', ')}; known: ${Roles.join(', ')}`);
+  return roles as Role[];
+}
 
 async function main(argv: string[]): Promise<void> {
   const program = new Command('timebucket')
     .description('time-driven state transitions over Kafka time-bucket rings')
     .showHelpAfterError();
+
+  program
+    .command('run')
+    .description('run timebucket roles until SIGINT/SIGTERM')
+    .option('--roles <list>', `comma-separated roles (${Roles.join(', ')})`, parseRoles, [...Roles])
+    .action(async (opts: { roles: Role[] }) => {
+      const config = loadConfig(process.env);
+      await run(config, loadTopology(config.topologyPath), createLogger(config.logLevel), opts.roles);
+    });
 
   program
     .command('migrate')
@@ -22,6 +44,17 @@ async function main(argv: string[]): Promise<void> {
     .action(async (opts: { down?: boolean }) => {
       const config = loadConfig(process.env);
       await migrate(config, createLogger(config.logLevel), { down: opts.down === true });
+    });
+
+  program
+    .command('topics')
+    .description('topics declared in the topology file')
+    .command('apply')
+    .description('create missing topics and report drift (idempotent)')
+    .action(async () => {
+      const config = loadConfig(process.env);
+      const drift = await topicsApply(config, loadTopology(config.topologyPath), createLogger(config.logLevel));
+      if (drift > 0) process.exitCode = 3;
     });
 
   program

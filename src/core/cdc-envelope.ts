@@ -6,6 +6,9 @@
  *   op         c = insert, u = update, d = delete, r = snapshot read
  *   tombstone  a record with a null value that follows every delete (for log compaction)
  *   wrapper    with `schemas.enable=true` the envelope sits in { schema, payload }
+ *   fieldSchemas  Connect schema name per row column, read from the wrapper's before/after
+ *              structs (expire_time → io.debezium.time.Timestamp). It says how a value is
+ *              encoded (ms, µs, ISO string…), which the bare value cannot; empty without wrapper.
  *
  * Pure: takes bytes, returns data or a CdcDecodeError saying why not. A bad record is data
  * (invariant I5): the caller sends it to the DLQ with the reason and moves on.
@@ -17,7 +20,14 @@ export type CdcRow = Readonly<Record<string, unknown>>;
 
 export type CdcSource = Readonly<{ db?: string; table?: string; tsMs?: number; file?: string; pos?: number; gtid?: string }>;
 
-export type CdcChange = Readonly<{ kind: 'change'; op: CdcOp; before: CdcRow | null; after: CdcRow | null; source: CdcSource }>;
+export type CdcChange = Readonly<{
+  kind: 'change';
+  op: CdcOp;
+  before: CdcRow | null;
+  after: CdcRow | null;
+  source: CdcSource;
+  fieldSchemas: Readonly<Record<string, string>>;
+}>;
 export type CdcTombstone = Readonly<{ kind: 'tombstone' }>;
 export type CdcEvent = CdcChange | CdcTombstone;
 
@@ -39,7 +49,7 @@ export function decodeCdcValue(value: Buffer | string | null): CdcEvent {
   }
   // A JSON null value is what the converter writes for a tombstone with schemas enabled.
   if (parsed === null) return { kind: 'tombstone' };
-  const envelope = unwrapSchema(parsed);
+  const { envelope, fieldSchemas } = unwrapSchema(parsed);
   if (envelope === null) return { kind: 'tombstone' };
   if (!isRecord(envelope)) throw new CdcDecodeError('envelope is not an object');
   const op = envelope['op'];
@@ -48,12 +58,38 @@ export function decodeCdcValue(value: Buffer | string | null): CdcEvent {
   const after = rowOrNull(envelope['after'], 'after');
   if (op !== 'd' && after === null) throw new CdcDecodeError(`op ${op} without an after image`);
   if (op === 'd' && before === null) throw new CdcDecodeError('delete without a before image');
-  return { kind: 'change', op: op as CdcOp, before, after, source: decodeSource(envelope['source']) };
+  return { kind: 'change', op: op as CdcOp, before, after, source: decodeSource(envelope['source']), fieldSchemas };
 }
 
-function unwrapSchema(parsed: unknown): unknown {
-  if (isRecord(parsed) && 'payload' in parsed && 'schema' in parsed) return parsed['payload'];
-  return parsed;
+const NO_FIELD_SCHEMAS: Readonly<Record<string, string>> = Object.freeze({});
+
+function unwrapSchema(parsed: unknown): { envelope: unknown; fieldSchemas: Readonly<Record<string, string>> } {
+  if (isRecord(parsed) && 'payload' in parsed && 'schema' in parsed) {
+    return { envelope: parsed['payload'], fieldSchemas: rowFieldSchemas(parsed['schema']) };
+  }
+  return { envelope: parsed, fieldSchemas: NO_FIELD_SCHEMAS };
+}
+
+/**
+ * Schema names of the row columns, from the envelope schema's `before` and `after` structs (both
+ * describe the same table, so merging them loses nothing). Lenient on purpose: the schema is
+ * only a hint for decoding values, so a missing or odd schema yields fewer names, not an error;
+ * consumers fall back to decoding the bare value and reject it there if it is ambiguous.
+ */
+function rowFieldSchemas(schema: unknown): Readonly<Record<string, string>> {
+  if (!isRecord(schema) || !Array.isArray(schema['fields'])) return NO_FIELD_SCHEMAS;
+  const names: [string, string][] = [];
+  for (const image of schema['fields']) {
+    if (!isRecord(image) || (image['field'] !== 'before' && image['field'] !== 'after')) continue;
+    if (!Array.isArray(image['fields'])) continue;
+    for (const column of image['fields']) {
+      if (isRecord(column) && typeof column['field'] === 'string' && typeof column['name'] === 'string') {
+        names.push([column['field'], column['name']]);
+      }
+    }
+  }
+  // fromEntries defines own properties, so a column named "__proto__" cannot touch the prototype.
+  return names.length === 0 ? NO_FIELD_SCHEMAS : Object.freeze(Object.fromEntries(names));
 }
 
 function rowOrNull(v: unknown, name: string): CdcRow | null {

@@ -32,3 +32,13 @@ export class ConfigError extends TimebucketError {
     super('CONFIG_INVALID', message, { retriable: false, details });
   }
 }
+
+/**
+ * A record that decoded but cannot be used: a field is missing, of the wrong type or out of
+ * range. Waiting never fixes data, so it is not retriable; the caller sends it to the DLQ (I5).
+ */
+export class CdcInvalidError extends TimebucketError {
+  constructor(reason: string, details?: Record<string, unknown>) {
+    super('CDC_INVALID', reason, { retriable: false, details });
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The Kafka record for a bucket entry, routed at the writer's clock: topic from the router,
+ * key = shard, partition = shard mod the lane's partitions (explicit, so it never depends on a
+ * client's hash partitioner), and the bucket start in a header so holders need not recompute it.
+ * The due time is never put in the record timestamp: brokers may reject far-future timestamps.
+ */
+import { BucketEntry, encodeBucketEntry } from './bucket-entry';
+import { partitionOfRoute, route, shardOf } from './router';
+import type { Topology } from './topology';
+
+export type BucketRecord = Readonly<{
+  topic: string;
+  partition: number;
+  key: string;
+  value: Buffer;
+  headers: Readonly<Record<string, string>>;
+}>;
+
+export function bucketRecord(topology: Topology, entry: BucketEntry, nowMs: number): BucketRecord {
+  const r = route(topology, entry.expireAtMs, nowMs);
+  const shard = shardOf(entry.id, topology.shards);
+  return {
+    topic: r.topic,
+    partition: partitionOfRoute(topology, r, shard),
+    key: String(shard),
+    value: encodeBucketEntry(entry),
+    headers: r.lane === 'ring' ? { bucket_start: String(r.bucketStartMs), tier: r.tierName } : { tier: 'due' },
+  };
+}
+
+/** Groups records per topic for one producer.sendBatch call. */
+export function byTopic(records: readonly BucketRecord[]): Array<{ topic: string; messages: Array<Omit<BucketRecord, 'topic'>> }> {
+  const grouped = new Map<string, Array<Omit<BucketRecord, 'topic'>>>();
+  for (const { topic, ...message } of records) {
+    const list = grouped.get(topic) ?? [];
+    list.push(message);
+    grouped.set(topic, list);
+  }
+  return [...grouped].map(([topic, messages]) => ({ topic, messages }));
+}

@@ -1,0 +1,260 @@
+/**
+ * The topology: the tier table and every topic it implies, as data, checked once.
+ *
+ * Glossary
+ *   tier      a ring of bucket topics of one width (minute, hour, day); listed finest first.
+ *             Releases of the finest tier expire entries; releases of coarser tiers cascade
+ *             (re-route) them, normally into a finer tier.
+ *   bucket    the interval [T, T + widthMs), T a multiple of widthMs (epoch ms)
+ *   ring      how many topics a tier cycles through: bucket T lives in topic
+ *             (T / widthMs) mod ring, so the topic set never changes
+ *   horizon   (ring − guard) × widthMs: a tier accepts bucket T only while T − (current bucket)
+ *             < horizon, which keeps the `guard` topics behind the current one unwritten
+ *   lead      how long before its bucket starts a coarser tier releases it
+ *   due lane  one topic for entries whose time has already passed
+ *   shard     hash of the entity id: message key, partition (shard mod partitions), DB shard
+ *
+ * parseTopology checks each rule below and names every broken one at once, so an operator
+ * fixes the file in one go. The proof that needs these rules is in router.ts (invariant I1).
+ */
+import { z } from 'zod';
+import { ConfigError } from './errors';
+
+const DAY_MS = 86_400_000;
+// Kafka's own limit and alphabet for topic names.
+const TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;
+
+const count = z.number().int().min(1);
+const duration = z.number().int().min(0);
+
+const TierSchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9]+$/, 'lower-case letters and digits only'),
+    widthMs: count,
+    // Every ring index is a topic; the cap catches a typo before it creates a million topics.
+    ring: count.max(10_000),
+    guard: count,
+    leadMs: duration,
+    partitions: count,
+  })
+  .strict();
+
+const EventTopicSchema = z
+  .object({
+    type: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'upper-case letters, digits and _ only'),
+    topic: z.string().regex(TOPIC_NAME, 'not a legal Kafka topic name'),
+    partitions: count,
+    retentionMs: count,
+  })
+  .strict();
+
+const BaseSchema = z
+  .object({
+    prefix: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
+    shards: count,
+    tiers: z.array(TierSchema).min(1),
+    due: z.object({ partitions: count }).strict(),
+    replayWindowMs: duration,
+    dlq: z.object({ partitions: count, retentionMs: count }).strict(),
+    events: z.array(EventTopicSchema),
+  })
+  .strict();
+
+type RawTopology = z.output<typeof BaseSchema>;
+
+export type Tier = Readonly<z.output<typeof TierSchema>>;
+export type EventTopic = Readonly<z.output<typeof EventTopicSchema>>;
+export type Topology = Readonly<{
+  prefix: string;
+  shards: number;
+  tiers: readonly Tier[];
+  due: Readonly<{ partitions: number }>;
+  replayWindowMs: number;
+  dlq: Readonly<{ partitions: number; retentionMs: number }>;
+  events: readonly EventTopic[];
+}>;
+
+export type TopicDeclaration = Readonly<{ topic: string; partitions: number; config: Readonly<Record<string, string>> }>;
+export type ParsedTopic = Readonly<{ lane: 'ring'; tierIndex: number; ringIndex: number }> | Readonly<{ lane: 'due' }>;
+
+/** Structure plus the cross-field rules; parseTopology is the way to use it. */
+export const TopologySchema = BaseSchema.superRefine((t, ctx) => {
+  for (const { path, message } of crossFieldProblems(t)) ctx.addIssue({ code: z.ZodIssueCode.custom, path, message });
+});
+
+/**
+ * `json` is a parsed JSON value or the JSON text itself; `source` names where it came from
+ * (a file path) for the error message. Returns a deeply frozen Topology or throws a
+ * ConfigError whose `details.problems` lists every problem.
+ */
+export function parseTopology(json: unknown, source: string): Topology {
+  let value = json;
+  if (typeof json === 'string') {
+    try {
+      value = JSON.parse(json);
+    } catch (err) {
+      const problems = [`not JSON: ${err instanceof Error ? err.message : String(err)}`];
+      throw new ConfigError(`invalid topology in ${source}: ${problems[0]}`, { problems });
+    }
+  }
+  const parsed = TopologySchema.safeParse(value);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`);
+    throw new ConfigError(`invalid topology in ${source}: ${problems.join('; ')}`, { problems });
+  }
+  return deepFreeze(parsed.data);
+}
+
+type Problem = { path: (string | number)[]; message: string };
+
+// Runs on partly invalid input too (zod refines values that only failed min/regex checks), so
+// every rule guards against the zeros that the structural checks already reported.
+function crossFieldProblems(t: RawTopology): Problem[] {
+  const problems: Problem[] = [];
+  const add = (path: (string | number)[], message: string): void => void problems.push({ path, message });
+  const seenNames = new Set<string>();
+  t.tiers.forEach((tier, i) => {
+    if (seenNames.has(tier.name)) add(['tiers', i, 'name'], `duplicate tier name '${tier.name}'`);
+    seenNames.add(tier.name);
+    // The guard is the slack for disagreeing writers: bucket T is written until a clock reads
+    // T + width, its topic's next lap (T + ring × width) only from T + (guard + 1) × width on.
+    // So writers whose clocks (plus produce latency) differ by less than guard × width never
+    // append the next lap before the current one (I1, proof in router.ts). guard ≥ 1 is the
+    // schema's min; ring > guard leaves a horizon of at least one bucket.
+    if (tier.ring <= tier.guard) add(['tiers', i, 'ring'], `ring (${tier.ring}) must be greater than guard (${tier.guard})`);
+    const finer = t.tiers[i - 1];
+    if (finer === undefined) {
+      // Nothing finer to cascade into: a finest-tier release is the expiry itself.
+      if (tier.leadMs !== 0) add(['tiers', i, 'leadMs'], `the finest tier must have leadMs 0, got ${tier.leadMs}`);
+      return;
+    }
+    if (tier.widthMs <= finer.widthMs) {
+      add(['tiers', i, 'widthMs'], `widths must increase strictly: ${tier.widthMs} after ${finer.widthMs}`);
+    } else if (finer.widthMs > 0 && tier.widthMs % finer.widthMs !== 0) {
+      // Bucket ends must be finer bucket ends, or the bound below does not hold.
+      add(['tiers', i, 'widthMs'], `width ${tier.widthMs} must be a multiple of the finer width ${finer.widthMs}`);
+    }
+    // A release at T − lead re-routes entries up to T + width; the finer tier must accept all
+    // of them, or the cascade lands back in this tier and loops.
+    const finerHorizon = horizonMs(finer);
+    if (tier.widthMs + tier.leadMs > finerHorizon) {
+      add(
+        ['tiers', i, 'leadMs'],
+        `widthMs + leadMs (${tier.widthMs + tier.leadMs}) must be <= the horizon of tier '${finer.name}' (${finerHorizon})`,
+      );
+    }
+  });
+  const coarsestIndex = t.tiers.length - 1;
+  const coarsest = t.tiers[coarsestIndex];
+  if (coarsest !== undefined && coarsest.widthMs > 0 && coarsest.ring > coarsest.guard) {
+    // Entries beyond every horizon wait in the coarsest tier's last writable bucket and are
+    // re-routed there on release; that bucket must then be a later one, or the cascader
+    // re-reads its own output until the clock moves on.
+    const leadBuckets = Math.ceil(coarsest.leadMs / coarsest.widthMs);
+    if (coarsest.ring - coarsest.guard - 1 <= leadBuckets) {
+      add(
+        ['tiers', coarsestIndex, 'ring'],
+        `the coarsest tier needs ring − guard − 1 (${coarsest.ring - coarsest.guard - 1}) > ceil(leadMs / widthMs) (${leadBuckets})`,
+      );
+    }
+  }
+  const seenTypes = new Set<string>();
+  t.events.forEach((e, i) => {
+    if (seenTypes.has(e.type)) add(['events', i, 'type'], `duplicate event type '${e.type}'`);
+    seenTypes.add(e.type);
+  });
+  if (problems.length === 0) {
+    const seenTopics = new Set<string>();
+    for (const { topic } of declaredTopics(t)) {
+      if (seenTopics.has(topic)) add(['events'], `topic '${topic}' is declared twice`);
+      if (!TOPIC_NAME.test(topic)) add(['prefix'], `topic '${topic}' is longer than Kafka allows (249)`);
+      seenTopics.add(topic);
+    }
+  }
+  return problems;
+}
+
+export function horizonMs(tier: Tier): number {
+  return (tier.ring - tier.guard) * tier.widthMs;
+}
+
+/** Start of the bucket of `tier` that contains `timeMs`. */
+export function bucketStartOf(tier: Tier, timeMs: number): number {
+  return Math.floor(timeMs / tier.widthMs) * tier.widthMs;
+}
+
+/** Which topic of the ring holds bucket `bucketStartMs` (non-negative for times before 1970 too). */
+export function ringIndex(tier: Tier, bucketStartMs: number): number {
+  const n = Math.floor(bucketStartMs / tier.widthMs) % tier.ring;
+  return n < 0 ? n + tier.ring : n;
+}
+
+// All names of a ring have the same length, so they sort in ring order.
+function indexDigits(tier: Tier): number {
+  return Math.max(2, String(tier.ring - 1).length);
+}
+
+export function ringTopic(topology: Pick<Topology, 'prefix'>, tier: Tier, index: number): string {
+  return `${topology.prefix}.${tier.name}.${String(index).padStart(indexDigits(tier), '0')}`;
+}
+
+export function dueTopic(topology: Pick<Topology, 'prefix'>): string {
+  return `${topology.prefix}.due`;
+}
+
+export function dlqTopic(topology: Pick<Topology, 'prefix'>): string {
+  return `${topology.prefix}.dlq`;
+}
+
+/** Message key = shard; the partition follows from it, so one shard is one partition's work. */
+export function partitionOfShard(shard: number, partitions: number): number {
+  return shard % partitions;
+}
+
+function topicConfig(retentionMs: number): Readonly<Record<string, string>> {
+  return { 'cleanup.policy': 'delete', 'retention.ms': String(retentionMs) };
+}
+
+/**
+ * Every topic the topology needs, for the CLI to create idempotently.
+ * Retention: a ring topic keeps a lap (ring × width: an entry is written at most one horizon
+ * before its bucket and read by the bucket's end) plus the replay window; the due lane keeps
+ * the replay window plus a day for consumers that were down.
+ */
+export function declaredTopics(topology: Topology): TopicDeclaration[] {
+  const topics: TopicDeclaration[] = [];
+  for (const tier of topology.tiers) {
+    const config = topicConfig(tier.ring * tier.widthMs + topology.replayWindowMs);
+    for (let index = 0; index < tier.ring; index += 1) {
+      topics.push({ topic: ringTopic(topology, tier, index), partitions: tier.partitions, config });
+    }
+  }
+  topics.push({ topic: dueTopic(topology), partitions: topology.due.partitions, config: topicConfig(topology.replayWindowMs + DAY_MS) });
+  topics.push({ topic: dlqTopic(topology), partitions: topology.dlq.partitions, config: topicConfig(topology.dlq.retentionMs) });
+  for (const e of topology.events) topics.push({ topic: e.topic, partitions: e.partitions, config: topicConfig(e.retentionMs) });
+  return topics;
+}
+
+/** The lane of a topic name this topology declares, or undefined (DLQ, events, foreign topics). */
+export function parseTopic(topology: Topology, topic: string): ParsedTopic | undefined {
+  const head = `${topology.prefix}.`;
+  if (!topic.startsWith(head)) return undefined;
+  const rest = topic.slice(head.length);
+  if (rest === 'due') return { lane: 'due' };
+  const match = /^([a-z0-9]+)\.([0-9]+)$/.exec(rest);
+  if (match === null) return undefined;
+  const [, name, digits] = match;
+  const tierIndex = topology.tiers.findIndex((t) => t.name === name);
+  const tier = topology.tiers[tierIndex];
+  if (tier === undefined || digits === undefined || digits.length !== indexDigits(tier)) return undefined;
+  const index = Number(digits);
+  return index < tier.ring ? { lane: 'ring', tierIndex, ringIndex: index } : undefined;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

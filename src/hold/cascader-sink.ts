@@ -1,0 +1,82 @@
+/**
+ * The cascader's side of holding: a coarse bucket is released `lead` before it starts, and each
+ * of its entries is routed again at the cascader's clock. The router picks the finest tier whose
+ * horizon covers the entry (tier sizes guarantee the finer tier can take the whole bucket);
+ * entries still beyond every horizon go back to the coarsest ring; overdue ones go to the due
+ * lane. An entry is done only once its new record is acknowledged, so a crash re-routes it again
+ * (duplicates are harmless: the expirer is idempotent).
+ */
+import type { Producer } from 'kafkajs';
+import type { Clock } from '../core/clock';
+import { bucketRecord, byTopic } from '../core/bucket-record';
+import type { Topology } from '../core/topology';
+import type { HeldMessage, HoldSink } from './hold-consumer';
+import type { Logger } from '../ops/logger';
+
+type Pending = { msg: HeldMessage; done: () => void };
+
+export type CascaderSinkOptions = Readonly<{
+  producer: Producer;
+  topology: Topology;
+  clock: Clock;
+  flushIntervalMs: number;
+  maxBatchSize: number;
+  logger: Logger;
+  onCascaded?: (fromTopic: string, count: number) => void;
+}>;
+
+export class CascaderSink implements HoldSink {
+  private buffer: Pending[] = [];
+  private timer?: NodeJS.Timeout;
+  private flushing = false;
+  private epoch = 0;
+  private failures = 0;
+
+  constructor(private readonly opts: CascaderSinkOptions) {}
+
+  take(msg: HeldMessage, done: () => void): void {
+    this.buffer.push({ msg, done });
+    if (this.buffer.length >= this.opts.maxBatchSize) void this.flush();
+    else this.arm(this.opts.flushIntervalMs);
+  }
+
+  reset(): void {
+    this.epoch += 1;
+    this.buffer = [];
+  }
+
+  close(): void {
+    this.reset();
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private arm(delayMs: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, delayMs);
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing || this.buffer.length === 0) return;
+    this.flushing = true;
+    const epoch = this.epoch;
+    const batch = this.buffer.splice(0, this.opts.maxBatchSize);
+    try {
+      const now = this.opts.clock.now();
+      const records = batch.map((p) => bucketRecord(this.opts.topology, p.msg.entry, now));
+      await this.opts.producer.sendBatch({ acks: -1, topicMessages: byTopic(records) });
+      this.failures = 0;
+      for (const p of batch) p.done();
+      this.opts.onCascaded?.(batch[0]!.msg.topic, batch.length);
+    } catch (err) {
+      this.failures += 1;
+      this.opts.logger.warn({ err, size: batch.length }, 'cascade produce failed; will retry');
+      if (epoch === this.epoch) this.buffer.unshift(...batch);
+    } finally {
+      this.flushing = false;
+      if (this.buffer.length > 0) this.arm(this.failures > 0 ? Math.min(5_000, 100 * 2 ** this.failures) : 0);
+    }
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * A consumer over ring (or due-lane) topics that holds each partition until its head is due:
+ *
+ *   head not yet released → pause the partition, seek back to that message, resume by timer
+ *   head released         → hand it to the sink (which fires it, or re-routes it) and read on
+ *   sink finished         → commit only the contiguous finished prefix (OffsetTracker)
+ *   memory cap reached    → pause, seek back, resume once the partition drains below half
+ *
+ * Holding is recomputed, never remembered: after every rebalance (GROUP_JOIN) all in-memory
+ * state and timers are dropped, every assigned partition is resumed, and consumption restarts
+ * from the committed offsets; the first undue head pauses it again. Client pause state is never
+ * trusted across rebalances or restarts. Nothing sleeps inside the handler (heartbeats come
+ * from the consume loop). Invariant I1 (bucket times never decrease within a ring partition)
+ * is what makes "the head is not due, so nothing behind it is" true.
+ *
+ * Lifecycle: NEW → RUNNING → STOPPING → STOPPED.
+ */
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Clock } from '../core/clock';
+import { decodeBucketEntry, BucketEntry } from '../core/bucket-entry';
+import { OffsetTracker } from './offset-tracker';
+import type { DlqWriter } from '../kafka/dlq-writer';
+import type { Logger } from '../ops/logger';
+
+export type HeldMessage = Readonly<{
+  topic: string;
+  partition: number;
+  offset: string;
+  shard: number;
+  bucketStartMs: number;
+  entry: BucketEntry;
+}>;
+
+/** When a message may be released (its bucket's start, minus a tier's lead; 0 for the due lane). */
+export type ReleasePolicy = (msg: HeldMessage) => number;
+
+export interface HoldSink {
+  /** Takes a released message and calls done() once it is finished. */
+  take(msg: HeldMessage, done: () => void): void;
+  /** Forgets everything not yet finished (the partitions are re-read after a rebalance). */
+  reset(): void;
+}
+
+export type HoldConsumerOptions = Readonly<{
+  consumer: Consumer;
+  topics: readonly string[];
+  releaseAt: ReleasePolicy;
+  sink: HoldSink;
+  dlq: DlqWriter;
+  clock: Clock;
+  maxInMemoryPerPartition: number;
+  commitIntervalMs: number;
+  logger: Logger;
+}>;
+
+type PartitionState = {
+  tracker: OffsetTracker;
+  resumeTimer?: NodeJS.Timeout;
+  heldUntil?: number;
+  waitingForDrain: boolean;
+  dirty: boolean;
+  /** An offset whose commit failed, to send again with the next commit. */
+  unacked?: string;
+};
+
+export type HoldConsumerState = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED';
+
+export class HoldConsumer {
+  private state: HoldConsumerState = 'NEW';
+  private generation = 0;
+  private partitions = new Map<string, PartitionState>();
+  private commitTimer?: NodeJS.Timeout;
+  private commitInFlight: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: HoldConsumerOptions) {
+    if (opts.maxInMemoryPerPartition < 1) throw new RangeError('maxInMemoryPerPartition must be >= 1');
+  }
+
+  get lifecycle(): HoldConsumerState {
+    return this.state;
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'NEW') return;
+    this.state = 'RUNNING';
+    const { consumer } = this.opts;
+    consumer.on(consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberAssignment));
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...this.opts.topics], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 4,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+    this.commitTimer = setInterval(() => void this.commitDirty(), this.opts.commitIntervalMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.state === 'STOPPED' || this.state === 'STOPPING') return;
+    this.state = 'STOPPING';
+    if (this.commitTimer) clearInterval(this.commitTimer);
+    for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
+    try {
+      await this.commitDirty();
+    } finally {
+      await this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
+      this.opts.sink.reset();
+      this.state = 'STOPPED';
+    }
+  }
+
+  private onGroupJoin(assignment: Record<string, number[]>): void {
+    this.generation += 1;
+    for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
+    this.partitions.clear();
+    this.opts.sink.reset();
+    const topics = Object.entries(assignment).map(([topic, partitions]) => ({ topic, partitions }));
+    if (topics.length > 0) this.opts.consumer.resume(topics);
+    this.opts.logger.info({ generation: this.generation, assignment }, 'assignment changed: holding recomputed from committed offsets');
+  }
+
+  private partition(topic: string, partition: number): PartitionState {
+    const key = `${topic}:${partition}`;
+    let p = this.partitions.get(key);
+    if (p === undefined) {
+      p = { tracker: new OffsetTracker(), waitingForDrain: false, dirty: false };
+      this.partitions.set(key, p);
+    }
+    return p;
+  }
+
+  private async onBatch({ batch, resolveOffset, heartbeat, pause, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const { topic, partition } = batch;
+    const generation = this.generation;
+    const state = this.partition(topic, partition);
+    const now = this.opts.clock.now();
+    for (const message of batch.messages) {
+      if (!isRunning() || isStale() || generation !== this.generation) return;
+      if (state.tracker.size >= this.opts.maxInMemoryPerPartition) {
+        // Bounded memory: stop reading until the partition drains (see done()).
+        pause();
+        this.opts.consumer.seek({ topic, partition, offset: message.offset });
+        state.waitingForDrain = true;
+        return;
+      }
+      const held = await this.decode(topic, partition, message);
+      if (held === undefined) {
+        // Sent to the DLQ: finished, the partition moves on (invariant I5).
+        state.tracker.add(message.offset);
+        state.tracker.markDone(message.offset);
+        state.dirty = true;
+        resolveOffset(message.offset);
+        continue;
+      }
+      const releaseAt = this.opts.releaseAt(held);
+      if (releaseAt > now) {
+        this.hold(state, topic, partition, message.offset, releaseAt, pause, generation);
+        return;
+      }
+      state.tracker.add(message.offset);
+      resolveOffset(message.offset);
+      this.opts.sink.take(held, () => this.done(generation, topic, partition, message.offset));
+    }
+    await heartbeat();
+  }
+
+  private hold(state: PartitionState, topic: string, partition: number, offset: string, releaseAt: number, pause: () => () => void, generation: number): void {
+    const resume = pause();
+    this.opts.consumer.seek({ topic, partition, offset });
+    if (state.resumeTimer) clearTimeout(state.resumeTimer);
+    state.heldUntil = releaseAt;
+    state.resumeTimer = setTimeout(() => {
+      state.resumeTimer = undefined;
+      state.heldUntil = undefined;
+      if (generation === this.generation && this.state === 'RUNNING') resume();
+    }, Math.max(0, releaseAt - this.opts.clock.now()));
+  }
+
+  private done(generation: number, topic: string, partition: number, offset: string): void {
+    if (generation !== this.generation) return; // re-read from the committed offset anyway
+    const state = this.partitions.get(`${topic}:${partition}`);
+    if (state === undefined) return;
+    state.tracker.markDone(offset);
+    state.dirty = true;
+    if (state.waitingForDrain && state.tracker.size <= this.opts.maxInMemoryPerPartition / 2) {
+      state.waitingForDrain = false;
+      this.opts.consumer.resume([{ topic, partitions: [partition] }]);
+    }
+  }
+
+  private async decode(topic: string, partition: number, message: KafkaMessage): Promise<HeldMessage | undefined> {
+    try {
+      const entry = decodeBucketEntry(message.value);
+      const shard = Number(message.key?.toString());
+      const bucketStartMs = Number(message.headers?.['bucket_start']?.toString() ?? Number.NaN);
+      if (!Number.isSafeInteger(shard) || shard < 0) throw new Error(`bad shard key ${String(message.key)}`);
+      return { topic, partition, offset: message.offset, shard, bucketStartMs: Number.isFinite(bucketStartMs) ? bucketStartMs : entry.expireAtMs, entry };
+    } catch (err) {
+      await this.opts.dlq.send({ topic, partition, message, error: err });
+      return undefined;
+    }
+  }
+
+  /** Commits each partition's finished prefix; a failed commit is retried on the next tick. */
+  private commitDirty(): Promise<void> {
+    this.commitInFlight = this.commitInFlight.then(async () => {
+      const offsets: Array<{ topic: string; partition: number; offset: string }> = [];
+      const states: PartitionState[] = [];
+      for (const [key, state] of this.partitions) {
+        if (!state.dirty) continue;
+        state.dirty = false;
+        const next = state.tracker.advance() ?? state.unacked;
+        if (next === undefined) continue;
+        state.unacked = next;
+        states.push(state);
+        const sep = key.lastIndexOf(':');
+        offsets.push({ topic: key.slice(0, sep), partition: Number(key.slice(sep + 1)), offset: next });
+      }
+      if (offsets.length === 0) return;
+      try {
+        await this.opts.consumer.commitOffsets(offsets);
+        for (const state of states) state.unacked = undefined;
+      } catch (err) {
+        // Retried on the next tick; after a rebalance the new owner re-reads from the last commit.
+        for (const state of states) state.dirty = true;
+        this.opts.logger.warn({ err, offsets: offsets.length }, 'offset commit failed; will be retried');
+      }
+    });
+    return this.commitInFlight;
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Composition root: config → adapters → stages → start. The only place concrete things are
+ * wired together. Roles can run alone or several in one process:
+ *
+ *   repartitioner  CDC topics → bucket topics
+ *   expirer        finest ring + due lane → hold → expiry transactions
+ *   cascader       coarser rings → hold until `lead` before the bucket → re-route
+ *   relay          outbox → event topics (Avro, registry)
+ */
+import type { Kafka, Producer } from 'kafkajs';
+import type { Config } from './config';
+import { Clock, systemClock } from './core/clock';
+import type { EntityType } from './core/bucket-entry';
+import { dlqTopic, dueTopic, parseTopic, ringTopic, Topology } from './core/topology';
+import { createDb, Db } from './db/knex';
+import { createKafka } from './kafka/client';
+import { createDlqWriter } from './kafka/dlq-writer';
+import { Repartitioner } from './ingest/repartitioner';
+import { HoldConsumer, HeldMessage } from './hold/hold-consumer';
+import { ExpirerSink } from './hold/expirer-sink';
+import { CascaderSink } from './hold/cascader-sink';
+import { expireCouponBatch } from './expire/expire-coupon-batch';
+import { cancelOrderBatch } from './expire/cancel-order-batch';
+import { startRelay } from './publish/start-relay';
+import type { Logger } from './ops/logger';
+
+export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay'] as const;
+export type Role = (typeof Roles)[number];
+
+export type Running = Readonly<{ stop: () => Promise<void> }>;
+
+export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; clock?: Clock; instanceId?: string }>;
+
+/** When a ring message may be released: its bucket start minus its tier's lead; at once for the due lane. */
+export function releasePolicy(topology: Topology): (msg: HeldMessage) => number {
+  return (msg) => {
+    const lane = parseTopic(topology, msg.topic);
+    if (lane === undefined || lane.lane === 'due') return 0;
+    return msg.bucketStartMs - (topology.tiers[lane.tierIndex]?.leadMs ?? 0);
+  };
+}
+
+export function ringTopics(topology: Topology, tierIndexes: readonly number[]): string[] {
+  return tierIndexes.flatMap((i) => {
+    const tier = topology.tiers[i]!;
+    return Array.from({ length: tier.ring }, (_, index) => ringTopic(topology, tier, index));
+  });
+}
+
+export async function startTimebucket(config: Config, topology: Topology, opts: StartOptions): Promise<Running> {
+  const clock = opts.clock ?? systemClock;
+  const instanceId = opts.instanceId ?? `${process.pid}`;
+  const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    // Reverse start order; every cleanup runs even when one fails.
+    for (const stop of stops.reverse()) {
+      await stop().catch((err: unknown) => opts.logger.error({ err }, 'stop failed'));
+    }
+  };
+  try {
+    const db = createDb(config.db);
+    stops.push(() => db.destroy());
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    stops.push(() => producer.disconnect());
+    const dlq = createDlqWriter({ producer, topic: dlqTopic(topology), logger: opts.logger });
+    const ctx = { config, topology, kafka, producer, dlq, db, clock, logger: opts.logger, instanceId };
+    for (const role of Roles) {
+      if (opts.roles.includes(role)) stops.push(await starters[role](ctx));
+    }
+    opts.logger.info({ roles: opts.roles, topology: topology.prefix }, 'timebucket running');
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  let stopped: Promise<void> | undefined;
+  return { stop: () => (stopped ??= stopAll()) };
+}
+
+type Ctx = Readonly<{
+  config: Config;
+  topology: Topology;
+  kafka: Kafka;
+  producer: Producer;
+  dlq: ReturnType<typeof createDlqWriter>;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  instanceId: string;
+}>;
+
+function consumerFor(ctx: Ctx, role: Role) {
+  return ctx.kafka.consumer({
+    groupId: `${ctx.config.groupPrefix}.${role}`,
+    sessionTimeout: ctx.config.consumer.sessionTimeoutMs,
+    heartbeatInterval: ctx.config.consumer.heartbeatIntervalMs,
+    maxWaitTimeInMs: 250,
+  });
+}
+
+const starters: Record<Role, (ctx: Ctx) => Promise<() => Promise<void>>> = {
+  async repartitioner(ctx) {
+    const cdcTopics: Record<string, EntityType> = { [ctx.config.cdc.couponsTopic]: 'coupon', [ctx.config.cdc.ordersTopic]: 'order' };
+    const stage = new Repartitioner({
+      consumer: consumerFor(ctx, 'repartitioner'),
+      producer: ctx.producer,
+      cdcTopics,
+      topology: ctx.topology,
+      dlq: ctx.dlq,
+      clock: ctx.clock,
+      logger: ctx.logger.child({ role: 'repartitioner' }),
+    });
+    await stage.start();
+    return () => stage.stop();
+  },
+
+  async expirer(ctx) {
+    const logger = ctx.logger.child({ role: 'expirer' });
+    const sink = new ExpirerSink({
+      expireBatch: (entity, entries) => (entity === 'coupon' ? expireCouponBatch(ctx.db, entries, 'stream') : cancelOrderBatch(ctx.db, entries, 'stream')),
+      clock: ctx.clock,
+      maxBatchSize: ctx.config.expirer.batchSize,
+      maxConcurrentBatches: ctx.config.expirer.concurrency,
+      maxBackoffMs: 5_000,
+      logger,
+    });
+    const stage = new HoldConsumer({
+      consumer: consumerFor(ctx, 'expirer'),
+      topics: [...ringTopics(ctx.topology, [0]), dueTopic(ctx.topology)],
+      releaseAt: releasePolicy(ctx.topology),
+      sink,
+      dlq: ctx.dlq,
+      clock: ctx.clock,
+      maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
+      commitIntervalMs: ctx.config.expirer.commitIntervalMs,
+      logger,
+    });
+    await stage.start();
+    return async () => {
+      await stage.stop();
+      sink.close();
+    };
+  },
+
+  async cascader(ctx) {
+    const coarser = ctx.topology.tiers.map((_, i) => i).slice(1);
+    if (coarser.length === 0) return async () => undefined;
+    const logger = ctx.logger.child({ role: 'cascader' });
+    const sink = new CascaderSink({ producer: ctx.producer, topology: ctx.topology, clock: ctx.clock, flushIntervalMs: 50, maxBatchSize: 1_000, logger });
+    const stage = new HoldConsumer({
+      consumer: consumerFor(ctx, 'cascader'),
+      topics: ringTopics(ctx.topology, coarser),
+      releaseAt: releasePolicy(ctx.topology),
+      sink,
+      dlq: ctx.dlq,
+      clock: ctx.clock,
+      maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
+      commitIntervalMs: ctx.config.expirer.commitIntervalMs,
+      logger,
+    });
+    await stage.start();
+    return async () => {
+      await stage.stop();
+      sink.close();
+    };
+  },
+
+  async relay(ctx) {
+    return startRelay(ctx);
+  },
+};

@@ -1,0 +1,54 @@
+/**
+ * Checks an outbox row before it is encoded: the parts Avro cannot check. A row that fails is
+ * poison (set aside, never retried), so only a fault in the data belongs here, never one that
+ * waiting could fix. Avro encoding then checks every field's type against the schema.
+ *
+ * The row's columns and its payload must agree: the headers and the message key are taken from
+ * the columns, the value from the payload, and a subscriber must never see them disagree.
+ */
+import { EventType, EventTypes } from '../core/events';
+import type { OutboxRow } from './sql/read-claimed-outbox';
+
+export type ParsedPayload =
+  | Readonly<{ ok: true; eventType: EventType; payload: Readonly<Record<string, unknown>>; occurredAtMs: number }>
+  | Readonly<{ ok: false; reason: string }>;
+
+/** The payload field that holds the entity id (= the message key) per event type. */
+const idFields: Readonly<Record<EventType, string>> = { COUPON_EXPIRED: 'coupon_id', ORDER_CANCELLED: 'order_id' };
+
+// ±8.64e15 ms is the range of a JS Date: beyond it there is no ISO-8601 ce_time to give.
+const maxInstantMs = 8.64e15;
+
+export function parseOutboxPayload(row: Pick<OutboxRow, 'eventKey' | 'eventType' | 'entityId' | 'payload'>): ParsedPayload {
+  const eventType = EventTypes.find((t) => t === row.eventType);
+  if (eventType === undefined) return poison(`unknown event type '${row.eventType}'`);
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(row.payload);
+  } catch {
+    return poison('payload is not JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return poison('payload is not a JSON object');
+  const payload = parsed as Record<string, unknown>;
+
+  if (payload['event_type'] !== eventType) return poison(`payload event_type ${describe(payload['event_type'])} differs from the row's ${eventType}`);
+  if (payload['event_key'] !== row.eventKey) return poison(`payload event_key ${describe(payload['event_key'])} differs from the row's`);
+  const idField = idFields[eventType];
+  const id = payload[idField];
+  if (typeof id !== 'number' || String(id) !== row.entityId) return poison(`payload ${idField} ${describe(id)} differs from the row's entity_id ${row.entityId}`);
+  const occurredAtMs = payload['occurred_at'];
+  if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs) || Math.abs(occurredAtMs) > maxInstantMs) {
+    return poison(`payload occurred_at ${describe(occurredAtMs)} is not an epoch-millisecond instant`);
+  }
+  return { ok: true, eventType, payload, occurredAtMs };
+}
+
+function poison(reason: string): ParsedPayload {
+  return { ok: false, reason };
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

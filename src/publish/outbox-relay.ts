@@ -1,0 +1,252 @@
+/**
+ * The relay: outbox rows → event topics, at least once, in outbox order per entity.
+ *
+ * One cycle:
+ *   claim (lease up to batchSize rows) → read my leased rows → check and Avro-encode each →
+ *   set aside poison rows → per topic: send (acks = all) → mark those rows published
+ *
+ * A row is marked published only after Kafka acknowledged it, so a crash or an error anywhere
+ * leaves it unpublished and it is sent again (by this relay next cycle, or by any relay once the
+ * lease expires): delivery is at least once and subscribers deduplicate on the `event_key`
+ * header (invariant I4). A row that can never be encoded is poison: it is set aside (never
+ * marked published) and counted, so it cannot block the rows behind it.
+ *
+ * Lifecycle: NEW → RUNNING → STOPPING → STOPPED. The loop never crashes: an error is logged,
+ * counted, and followed by a capped exponential back-off. When there is nothing to do it waits
+ * idleDelayMs on a timer that stop() cancels.
+ */
+import type { Knex } from 'knex';
+import type { Message, Producer } from 'kafkajs';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+// Not re-exported by the package index; the class is how csr says "this payload fails the schema".
+import { ConfluentSchemaRegistryValidationError } from '@kafkajs/confluent-schema-registry/dist/errors';
+import { ConfigError } from '../core/errors';
+import { EventType, EventTypes } from '../core/events';
+import { Clock, systemClock } from '../core/clock';
+import type { Logger } from '../ops/logger';
+import type { SchemaIds } from './schemas';
+import { eventHeaders } from './event-headers';
+import { parseOutboxPayload } from './outbox-payload';
+import { claimOutboxBatch } from './sql/claim-outbox-batch';
+import { OutboxRow, readClaimedOutbox } from './sql/read-claimed-outbox';
+import { markPublished } from './sql/mark-published';
+import { POISON_OWNER, setAsidePoison } from './sql/set-aside-poison';
+
+export type OutboxRelayOptions = Readonly<{
+  db: Knex;
+  /** Created by the caller with `idempotent: true` and connected; the relay never disconnects it. */
+  producer: Pick<Producer, 'send'>;
+  registry: Pick<SchemaRegistry, 'encode'>;
+  /** From registerEventSchemas, run once at start-up by the caller. */
+  schemaIds: SchemaIds;
+  topicsByEventType: Readonly<Record<EventType, string>>;
+  /** Unique per relay instance (≤ 64 chars): rows are leased to it by this name. */
+  relayId: string;
+  batchSize: number;
+  /** Must outlast one cycle (a send included); after it another relay may take the rows over. */
+  leaseMs: number;
+  idleDelayMs: number;
+  logger: Logger;
+  clock?: Clock;
+  /** Back-off after a failed cycle doubles from idleDelayMs up to this. Default 5 s. */
+  maxBackoffMs?: number;
+  /** stop() waits at most this long for the in-flight cycle. Default 10 s. */
+  stopTimeoutMs?: number;
+}>;
+
+export type OutboxRelayState = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED';
+
+export type CycleResult = Readonly<{ read: number; published: number; poison: number }>;
+
+type Encoded = { row: OutboxRow; topic: string; message: Message };
+
+export class OutboxRelay {
+  private state: OutboxRelayState = 'NEW';
+  private loopDone: Promise<void> = Promise.resolve();
+  private cycleChain: Promise<unknown> = Promise.resolve();
+  private stopping?: Promise<void>;
+  private wake?: () => void;
+  private readonly clock: Clock;
+  private readonly maxBackoffMs: number;
+  private readonly stopTimeoutMs: number;
+  private readonly log: Logger;
+  private counts = { cycles: 0, published: 0, poison: 0, errors: 0 };
+
+  constructor(private readonly opts: OutboxRelayOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.maxBackoffMs = opts.maxBackoffMs ?? 5_000;
+    this.stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
+    this.log = opts.logger.child({ component: 'outbox-relay', relayId: opts.relayId });
+    const problems = [
+      opts.relayId.length >= 1 && opts.relayId.length <= 64 ? null : 'relayId: 1 to 64 characters (the claimed_by column)',
+      opts.relayId !== POISON_OWNER ? null : `relayId: '${POISON_OWNER}' marks set-aside rows`,
+      Number.isInteger(opts.batchSize) && opts.batchSize >= 1 && opts.batchSize <= 10_000 ? null : 'batchSize: an integer in 1..10000',
+      Number.isInteger(opts.leaseMs) && opts.leaseMs >= 1_000 ? null : 'leaseMs: an integer >= 1000',
+      Number.isInteger(opts.idleDelayMs) && opts.idleDelayMs >= 1 ? null : 'idleDelayMs: an integer >= 1',
+      this.maxBackoffMs >= opts.idleDelayMs ? null : 'maxBackoffMs: >= idleDelayMs',
+      this.stopTimeoutMs > 0 ? null : 'stopTimeoutMs: > 0',
+      ...EventTypes.map((t) => (opts.topicsByEventType[t] ? null : `topicsByEventType: no topic for ${t}`)),
+      ...EventTypes.map((t) => (Number.isInteger(opts.schemaIds[t]) ? null : `schemaIds: no schema id for ${t}`)),
+    ].filter((p): p is string => p !== null);
+    if (problems.length > 0) throw new ConfigError(`invalid outbox relay options: ${problems.join('; ')}`, { problems });
+  }
+
+  get lifecycle(): OutboxRelayState {
+    return this.state;
+  }
+  /** Cycles completed without error. */
+  get cycles(): number {
+    return this.counts.cycles;
+  }
+  /** Rows sent and marked published by this relay. */
+  get published(): number {
+    return this.counts.published;
+  }
+  /** Rows this relay set aside as poison. */
+  get poison(): number {
+    return this.counts.poison;
+  }
+  /** Cycles that failed (DB, registry or Kafka error); their rows are retried. */
+  get errors(): number {
+    return this.counts.errors;
+  }
+
+  start(): void {
+    if (this.state !== 'NEW') throw new Error(`OutboxRelay.start() in state ${this.state}: a relay starts once`);
+    this.state = 'RUNNING';
+    this.loopDone = this.loop();
+  }
+
+  /** Idempotent. Cancels the idle wait, then waits (at most stopTimeoutMs) for the cycle in flight. */
+  stop(): Promise<void> {
+    if (this.stopping) return this.stopping;
+    if (this.state === 'NEW') this.state = 'STOPPED';
+    if (this.state === 'STOPPED') return (this.stopping = Promise.resolve());
+    this.state = 'STOPPING';
+    this.wake?.();
+    this.stopping = (async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.stopTimeoutMs)));
+      const late = await Promise.race([this.loopDone.then(() => false), timedOut]);
+      clearTimeout(timer);
+      if (late) this.log.warn({ stopTimeoutMs: this.stopTimeoutMs }, 'stopped without waiting for the cycle in flight; its rows are retried after the lease');
+      this.state = 'STOPPED';
+    })();
+    return this.stopping;
+  }
+
+  /** One cycle, for tests and tooling: returns the rows published. Errors are counted and thrown. */
+  async publishOnce(): Promise<number> {
+    return (await this.runCycle()).published;
+  }
+
+  /** Cycles never overlap (the loop and publishOnce share one lease owner): they are chained. */
+  private runCycle(): Promise<CycleResult> {
+    const run = this.cycleChain.then(() => this.cycle());
+    this.cycleChain = run.catch(() => undefined);
+    return run.then(
+      (result) => {
+        this.counts.cycles += 1;
+        return result;
+      },
+      (err: unknown) => {
+        this.counts.errors += 1;
+        throw err;
+      },
+    );
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (this.state === 'RUNNING') {
+      let delayMs = 0;
+      try {
+        const result = await this.runCycle();
+        failures = 0;
+        if (result.read === 0) delayMs = this.opts.idleDelayMs;
+      } catch (err) {
+        failures += 1;
+        delayMs = Math.min(this.maxBackoffMs, this.opts.idleDelayMs * 2 ** Math.min(failures, 20));
+        this.log.error({ err, failures, backoffMs: delayMs }, 'outbox relay cycle failed; its rows stay unpublished and are retried');
+      }
+      if (delayMs > 0 && this.state === 'RUNNING') await this.sleep(delayMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  private async cycle(): Promise<CycleResult> {
+    const { db, relayId, batchSize, leaseMs } = this.opts;
+    const startedAt = this.clock.now();
+    await claimOutboxBatch(db, relayId, leaseMs, batchSize);
+    const rows = await readClaimedOutbox(db, relayId, batchSize);
+    if (rows.length === 0) return { read: 0, published: 0, poison: 0 };
+
+    const encoded: Encoded[] = [];
+    const poison: OutboxRow[] = [];
+    for (const row of rows) {
+      const result = await this.encode(row);
+      if (result === null) poison.push(row);
+      else encoded.push(result);
+    }
+    // Poison first: even if a send fails below, the poison rows no longer hold up the batch.
+    if (poison.length > 0) this.counts.poison += await setAsidePoison(db, poison.map((r) => r.id), relayId);
+
+    let published = 0;
+    for (const [topic, group] of groupByTopic(encoded)) {
+      await this.opts.producer.send({ topic, acks: -1, messages: group.map((e) => e.message) });
+      // Marked per topic right after its ack: a later topic's failure does not resend this one.
+      const marked = await markPublished(db, group.map((e) => e.row.id), relayId);
+      if (marked < group.length) {
+        this.log.warn({ topic, sent: group.length, marked }, 'lease lost during send: another relay may publish these rows again');
+      }
+      published += marked;
+      this.counts.published += marked;
+    }
+    this.log.debug({ read: rows.length, published, poison: poison.length, ms: this.clock.now() - startedAt }, 'outbox cycle');
+    return { read: rows.length, published, poison: poison.length };
+  }
+
+  /** The Kafka message for a row, or null when the row is poison. Other errors propagate. */
+  private async encode(row: OutboxRow): Promise<Encoded | null> {
+    const parsed = parseOutboxPayload(row);
+    if (!parsed.ok) return this.poisonRow(row, parsed.reason);
+    let value: Buffer;
+    try {
+      value = await this.opts.registry.encode(this.opts.schemaIds[parsed.eventType], parsed.payload);
+    } catch (err) {
+      // Only a payload the schema rejects is poison; a registry outage (schema fetch) is retried.
+      if (err instanceof ConfluentSchemaRegistryValidationError) {
+        return this.poisonRow(row, `does not match the Avro schema at ${err.paths.map((p) => p.join('.')).join(', ')}`);
+      }
+      throw err;
+    }
+    const headers = eventHeaders({ eventKey: row.eventKey, eventType: parsed.eventType, occurredAtMs: parsed.occurredAtMs });
+    return { row, topic: this.opts.topicsByEventType[parsed.eventType], message: { key: row.entityId, value, headers: { ...headers } } };
+  }
+
+  private poisonRow(row: OutboxRow, reason: string): null {
+    this.log.error({ eventKey: row.eventKey, eventType: row.eventType, outboxId: row.id, reason }, 'outbox row cannot be encoded; set aside as poison');
+    return null;
+  }
+}
+
+function groupByTopic(items: readonly Encoded[]): Map<string, Encoded[]> {
+  const groups = new Map<string, Encoded[]>();
+  for (const item of items) {
+    const group = groups.get(item.topic);
+    if (group) group.push(item);
+    else groups.set(item.topic, [item]);
+  }
+  return groups;
+}

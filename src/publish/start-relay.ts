@@ -1,0 +1,46 @@
+/** Wires the relay role: event topics from the topology, schemas registered, relay started. */
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Knex } from 'knex';
+import type { Producer } from 'kafkajs';
+import type { Config } from '../config';
+import type { Clock } from '../core/clock';
+import { EventType, EventTypes } from '../core/events';
+import type { Topology } from '../core/topology';
+import { ConfigError } from '../core/errors';
+import type { Logger } from '../ops/logger';
+import { registerEventSchemas } from './schemas';
+import { OutboxRelay } from './outbox-relay';
+
+export async function startRelay(ctx: {
+  config: Config;
+  topology: Topology;
+  db: Knex;
+  producer: Producer;
+  clock: Clock;
+  logger: Logger;
+  instanceId: string;
+}): Promise<() => Promise<void>> {
+  const topicsByEventType = {} as Record<EventType, string>;
+  for (const type of EventTypes) {
+    const declared = ctx.topology.events.find((e) => e.type === type);
+    if (declared === undefined) throw new ConfigError(`topology declares no topic for ${type}`, { problems: ['events'] });
+    topicsByEventType[type] = declared.topic;
+  }
+  const registry = new SchemaRegistry({ host: ctx.config.registry.url });
+  const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registryUrl: ctx.config.registry.url });
+  const relay = new OutboxRelay({
+    db: ctx.db,
+    producer: ctx.producer,
+    registry,
+    schemaIds,
+    topicsByEventType,
+    relayId: `relay-${ctx.instanceId}`,
+    batchSize: ctx.config.relay.batchSize,
+    leaseMs: ctx.config.relay.leaseMs,
+    idleDelayMs: ctx.config.relay.idleMs,
+    logger: ctx.logger.child({ role: 'relay' }),
+    clock: ctx.clock,
+  });
+  relay.start();
+  return () => relay.stop();
+}

@@ -1,0 +1,146 @@
+/**
+ * The whole pipeline through real Debezium: rows written with mysql2 → CDC → repartitioner →
+ * rings (second-wide buckets) → cascader / expirer → database + outbox → relay → event topics,
+ * read back and decoded through the registry.
+ */
+import { createDb, Db } from '../../../src/db/knex';
+import { config as baseConfig } from '../../support/stack';
+import { createTestPipeline, TestPipeline } from '../../support/pipeline';
+import { collectEvents, SeenEvent } from '../../support/events';
+import { waitFor } from '../../support/wait-for';
+
+let db: Db;
+let pipeline: TestPipeline;
+let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
+const marker = 1_000_000 + Math.floor(Math.random() * 1_000_000_000);
+
+type Row = { id: number; status: string; expire_time: Date; expired_at?: Date | null; cancel_time?: Date | null; cancel_reason?: string | null; locked_order_id?: number | null };
+
+async function insertCoupons(count: number, spreadMs: number, offsetMs = 0, status = 'ACTIVE'): Promise<number[]> {
+  const rows = Array.from({ length: count }, () => ({
+    user_id: marker,
+    status,
+    expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [Math.floor((offsetMs + Math.random() * spreadMs) * 1000)]),
+  }));
+  const ids: number[] = [];
+  for (let i = 0; i < rows.length; i += 200) {
+    const [first] = await db('coupons').insert(rows.slice(i, i + 200));
+    for (let k = 0; k < Math.min(200, rows.length - i); k += 1) ids.push(first! + k);
+  }
+  return ids;
+}
+
+async function insertOrder(offsetMs: number, couponId: number | null = null): Promise<number> {
+  const [id] = await db('orders').insert({ user_id: marker, status: 'UNPAID', coupon_id: couponId, expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [offsetMs * 1000]) });
+  return id!;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+describe('end to end through Debezium', () => {
+  let bulkCoupons: number[];
+  let bulkOrders: number[];
+  let farCoupons: number[];
+  let lockedPairs: Array<{ order: number; coupon: number }>;
+  let paidOrder: number;
+  let usedCoupon: number;
+  let pushedCoupon: number;
+
+  beforeAll(async () => {
+    db = createDb(baseConfig.db);
+    pipeline = await createTestPipeline();
+    events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+    await pipeline.start();
+
+    bulkCoupons = await insertCoupons(1_000, 10_000, 1_000);
+    bulkOrders = [];
+    for (let i = 0; i < 200; i += 1) bulkOrders.push(await insertOrder(1_000 + Math.floor(Math.random() * 10_000)));
+    // Beyond the finest ring's horizon (9 s) → hour tier; beyond the hour tier's (24 s) → day tier.
+    farCoupons = [...(await insertCoupons(5, 2_000, 15_000)), ...(await insertCoupons(5, 2_000, 36_000))];
+
+    // Orders holding a coupon that is already overdue: cancelling releases it, then it expires.
+    lockedPairs = [];
+    for (let i = 0; i < 5; i += 1) {
+      const [coupon] = await insertCoupons(1, 0, -2_000, 'LOCKED');
+      const order = await insertOrder(3_000, coupon!);
+      await db('coupons').where({ id: coupon }).update({ locked_order_id: order });
+      lockedPairs.push({ order, coupon: coupon! });
+    }
+
+    paidOrder = await insertOrder(3_000);
+    await db('orders').where({ id: paidOrder }).update({ status: 'PAID' });
+    [usedCoupon] = (await insertCoupons(1, 0, 3_000)) as [number];
+    await db('coupons').where({ id: usedCoupon }).update({ status: 'USED' });
+    [pushedCoupon] = (await insertCoupons(1, 0, 3_000)) as [number];
+    await db('coupons').where({ id: pushedCoupon }).update({ expire_time: db.raw('expire_time + INTERVAL 9 SECOND') });
+  });
+
+  afterAll(async () => {
+    await events?.stop();
+    await pipeline?.stopAll();
+    await db?.destroy();
+  });
+
+  test('every due row transitions exactly once, never before its time, with one outbox row and one event each', async () => {
+    const couponIds = [...bulkCoupons, ...farCoupons, ...lockedPairs.map((p) => p.coupon), pushedCoupon];
+    const orderIds = [...bulkOrders, ...lockedPairs.map((p) => p.order)];
+    await waitFor(
+      'all due coupons expired and orders cancelled',
+      async () => {
+        const c = await db('coupons').whereIn('id', couponIds).where({ status: 'EXPIRED' }).count({ n: '*' });
+        const o = await db('orders').whereIn('id', orderIds).where({ status: 'CANCELLED' }).count({ n: '*' });
+        return Number(c[0]!.n) === couponIds.length && Number(o[0]!.n) === orderIds.length ? true : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+
+    const coupons = (await db('coupons').whereIn('id', couponIds).select('id', 'status', 'expire_time', 'expired_at')) as Row[];
+    for (const c of coupons) expect(c.expired_at!.getTime()).toBeGreaterThanOrEqual(c.expire_time.getTime());
+    const orders = (await db('orders').whereIn('id', orderIds).select('id', 'status', 'expire_time', 'cancel_time', 'cancel_reason')) as Row[];
+    for (const o of orders) {
+      expect(o.cancel_time!.getTime()).toBeGreaterThanOrEqual(o.expire_time.getTime());
+      expect(o.cancel_reason).toBe('TIMEOUT');
+    }
+
+    const keys = [
+      ...coupons.map((c) => `coupon-expired-${c.id}-${c.expire_time.getTime()}`),
+      ...orders.map((o) => `order-cancelled-${o.id}-${o.expire_time.getTime()}`),
+    ];
+    const outbox = (await db('outbox').whereIn('event_key', keys).select('event_key')) as Array<{ event_key: string }>;
+    expect(outbox).toHaveLength(keys.length);
+
+    const wanted = new Set(keys);
+    await waitFor('every event on the event topics', () => (new Set(events.events.map((e) => e.headers['event_key']).filter((k) => wanted.has(k!))).size === keys.length ? true : undefined), {
+      timeoutMs: 60_000,
+    });
+    const ours = events.events.filter((e) => wanted.has(e.headers['event_key']!));
+    expect(new Set(ours.map((e) => e.headers['event_key'])).size).toBe(ours.length); // no duplicates on the wire
+    expect(events.undecodable).toEqual([]);
+    for (const e of ours) {
+      expect(e.value['event_key']).toBe(e.headers['event_key']);
+      expect(e.headers['ce_id']).toBe(e.headers['event_key']);
+      expect(e.key).toBe(String(e.value['event_type'] === 'COUPON_EXPIRED' ? e.value['coupon_id'] : e.value['order_id']));
+    }
+
+    const delays = [...coupons.map((c) => c.expired_at!.getTime() - c.expire_time.getTime()), ...orders.map((o) => o.cancel_time!.getTime() - o.expire_time.getTime())].sort((a, b) => a - b);
+    console.log(`end-to-end: ${delays.length} transitions; delay (transition time − due time) p50 ${percentile(delays, 50)} ms, p99 ${percentile(delays, 99)} ms, max ${delays[delays.length - 1]} ms`);
+  });
+
+  test('a released coupon that was overdue expires after its order is cancelled', async () => {
+    const released = (await db('orders').whereIn('id', lockedPairs.map((p) => p.order)).select('id', 'status')) as Row[];
+    expect(released.every((o) => o.status === 'CANCELLED')).toBe(true);
+    const coupons = (await db('coupons').whereIn('id', lockedPairs.map((p) => p.coupon)).select('id', 'status', 'locked_order_id')) as Row[];
+    expect(coupons.map((c) => c.status)).toEqual(lockedPairs.map(() => 'EXPIRED'));
+    expect(coupons.every((c) => c.locked_order_id === null)).toBe(true);
+  });
+
+  test('a paid order and a used coupon stay untouched; a pushed expiry fires at the new time', async () => {
+    await expect(db('orders').where({ id: paidOrder }).first()).resolves.toMatchObject({ status: 'PAID', cancel_time: null });
+    await expect(db('coupons').where({ id: usedCoupon }).first()).resolves.toMatchObject({ status: 'USED', expired_at: null });
+    const pushed = (await db('coupons').where({ id: pushedCoupon }).first()) as Row;
+    expect(pushed.status).toBe('EXPIRED');
+    expect(pushed.expired_at!.getTime()).toBeGreaterThanOrEqual(pushed.expire_time.getTime());
+    const keys = (await db('outbox').where({ entity_type: 'coupon', entity_id: pushedCoupon }).pluck('event_key')) as string[];
+    expect(keys).toEqual([`coupon-expired-${pushedCoupon}-${pushed.expire_time.getTime()}`]);
+  });
+});

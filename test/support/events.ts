@@ -1,0 +1,29 @@
+/** Reads the pipeline's event topics back and decodes them through the registry. */
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Consumer } from 'kafkajs';
+import type { Config } from '../../src/config';
+import { createKafka } from '../../src/kafka/client';
+import { logger, uniqueName } from './stack';
+
+export type SeenEvent = { topic: string; key: string; headers: Record<string, string>; value: Record<string, unknown> };
+
+export async function collectEvents(config: Config, topics: string[]): Promise<{ events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> }> {
+  const registry = new SchemaRegistry({ host: config.registry.url });
+  const consumer: Consumer = createKafka(config.kafka, logger, '-test-events').consumer({ groupId: uniqueName('tb-events'), maxWaitTimeInMs: 200 });
+  const events: SeenEvent[] = [];
+  const undecodable: unknown[] = [];
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ topic, message }) => {
+      const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, v?.toString() ?? '']));
+      try {
+        const value = (await registry.decode(message.value!)) as Record<string, unknown>;
+        events.push({ topic, key: message.key?.toString() ?? '', headers, value });
+      } catch (err) {
+        undecodable.push(err);
+      }
+    },
+  });
+  return { events, undecodable, stop: () => consumer.disconnect() };
+}

@@ -1,0 +1,58 @@
+/**
+ * A timebucket pipeline of the test's own: unique topic prefix, event topics and consumer
+ * groups, the scaled-down tier table of topics/test.json (second-wide buckets), topics applied,
+ * roles started in this process against the real stack.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig, Config } from '../../src/config';
+import type { Clock } from '../../src/core/clock';
+import { declaredTopics, parseTopology, Topology } from '../../src/core/topology';
+import { createKafka } from '../../src/kafka/client';
+import { applyTopics } from '../../src/kafka/topics-apply';
+import { Role, Roles, Running, startTimebucket } from '../../src/main';
+import { logger, uniqueName } from './stack';
+
+export type TestPipeline = Readonly<{ config: Config; topology: Topology; start: (roles?: readonly Role[], clock?: Clock) => Promise<Running>; stopAll: () => Promise<void> }>;
+
+export async function createTestPipeline(opts: { topologyFile?: string; env?: Record<string, string> } = {}): Promise<TestPipeline> {
+  const prefix = uniqueName('tbt').replace(/-/g, '');
+  const raw = JSON.parse(readFileSync(join(__dirname, '../../topics', opts.topologyFile ?? 'test.json'), 'utf8')) as {
+    prefix: string;
+    events: Array<{ type: string; topic: string }>;
+  };
+  raw.prefix = prefix;
+  for (const e of raw.events) e.topic = `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}`;
+  const topology = parseTopology(raw, 'test topology');
+  const config = loadConfig({
+    ...process.env,
+    TB_GROUP_PREFIX: prefix,
+    TB_COMMIT_INTERVAL_MS: '200',
+    TB_RELAY_IDLE_MS: '50',
+    TB_SESSION_TIMEOUT_MS: '10000',
+    TB_HEARTBEAT_INTERVAL_MS: '1000',
+    ...opts.env,
+  });
+
+  const admin = createKafka(config.kafka, logger, '-test-topics').admin();
+  await admin.connect();
+  try {
+    await applyTopics(admin, declaredTopics(topology));
+  } finally {
+    await admin.disconnect();
+  }
+
+  const running: Running[] = [];
+  return {
+    config,
+    topology,
+    async start(roles = Roles, clock) {
+      const r = await startTimebucket(config, topology, { roles, logger, clock, instanceId: uniqueName('i') });
+      running.push(r);
+      return r;
+    },
+    async stopAll() {
+      await Promise.all(running.splice(0).map((r) => r.stop()));
+    },
+  };
+}

@@ -1,0 +1,339 @@
+import fc from 'fast-check';
+import {
+  BucketEntry,
+  decodeBucketEntry,
+  encodeBucketEntry,
+  entityOfTable,
+  entryFromChange,
+  EntityType,
+  EXPIRABLE,
+} from '../../../src/core/bucket-entry';
+import { CdcChange, decodeCdcValue } from '../../../src/core/cdc-envelope';
+import { CdcInvalidError } from '../../../src/core/errors';
+
+const T = Date.UTC(2031, 0, 2, 3, 4, 5, 678);
+const LATER = T + 3_600_000;
+
+// ---- Debezium fixtures: what the MariaDB connector emits for the migration's coupons table ----
+// Plain columns have only a Connect type; logical types add `name` (and `version`).
+
+const col = (type: string, optional: boolean, field: string, extra: object = {}) => ({ type, optional, ...extra, field });
+const timestamp = (field: string, optional: boolean, extra: object = {}) =>
+  col('int64', optional, field, { name: 'io.debezium.time.Timestamp', version: 1, ...extra });
+
+/** BIGINT UNSIGNED → int64 (bigint.unsigned.handling.mode=long), INT UNSIGNED → int64, DATETIME(3) → Timestamp. */
+type ColumnOverrides = { id?: object; expireTime?: object };
+const couponValueSchema = (over: ColumnOverrides) => ({
+  type: 'struct',
+  fields: [
+    over.id ?? col('int64', false, 'id'),
+    col('int64', false, 'user_id'),
+    col('string', false, 'status', { default: 'INIT' }),
+    over.expireTime ?? timestamp('expire_time', false),
+    col('int64', true, 'locked_order_id'),
+    timestamp('expired_at', true),
+    col('int64', false, 'version', { default: 0 }),
+    timestamp('created_at', false, { default: 0 }),
+    timestamp('updated_at', false, { default: 0 }),
+  ],
+  optional: true,
+  name: 'tb.timebucket.coupons.Value',
+});
+
+const snapshotEnum = {
+  name: 'io.debezium.data.Enum',
+  version: 1,
+  parameters: { allowed: 'true,first,first_in_data_collection,last_in_data_collection,last,false,incremental' },
+  default: 'false',
+};
+const sourceSchema = {
+  type: 'struct',
+  fields: [
+    ...['version', 'connector', 'name'].map((f) => col('string', false, f)),
+    col('int64', false, 'ts_ms'),
+    col('string', true, 'snapshot', snapshotEnum),
+    col('string', false, 'db'),
+    col('string', true, 'sequence'),
+    col('int64', true, 'ts_us'),
+    col('int64', true, 'ts_ns'),
+    col('string', true, 'table'),
+    col('int64', false, 'server_id'),
+    col('string', true, 'gtid'),
+    col('string', false, 'file'),
+    col('int64', false, 'pos'),
+    col('int32', false, 'row'),
+    col('int64', true, 'thread'),
+    col('string', true, 'query'),
+  ],
+  optional: false,
+  name: 'io.debezium.connector.mariadb.Source',
+  version: 1,
+  field: 'source',
+};
+const transactionSchema = {
+  type: 'struct',
+  fields: [col('string', false, 'id'), col('int64', false, 'total_order'), col('int64', false, 'data_collection_order')],
+  optional: true,
+  name: 'event.block',
+  version: 1,
+  field: 'transaction',
+};
+
+const couponEnvelopeSchema = (over: ColumnOverrides = {}) => ({
+  type: 'struct',
+  fields: [
+    { ...couponValueSchema(over), field: 'before' },
+    { ...couponValueSchema(over), field: 'after' },
+    sourceSchema,
+    transactionSchema,
+    col('string', false, 'op'),
+    ...['ts_ms', 'ts_us', 'ts_ns'].map((f) => col('int64', true, f)),
+  ],
+  optional: false,
+  name: 'tb.timebucket.coupons.Envelope',
+  version: 2,
+});
+
+type Row = Record<string, unknown>;
+const DAY = 86_400_000;
+const coupon = (over: Row = {}): Row => ({
+  ...{ id: 1001, user_id: 42, status: 'ACTIVE', expire_time: T, locked_order_id: null, expired_at: null, version: 0 },
+  ...{ created_at: T - DAY, updated_at: T - DAY, ...over },
+});
+const order = (over: Row = {}): Row => ({ id: 2002, user_id: 42, status: 'UNPAID', coupon_id: null, expire_time: T, version: 0, ...over });
+
+function payload(table: string, op: string, before: Row | null, after: Row | null) {
+  const source = {
+    ...{ version: '3.0.8.Final', connector: 'mariadb', name: 'tb', ts_ms: T, snapshot: op === 'r' ? 'true' : 'false' },
+    ...{ db: 'timebucket', sequence: null, ts_us: T * 1000, ts_ns: T * 1_000_000, table, server_id: 1, gtid: '0-1-42' },
+    ...{ file: 'mysql-bin.000003', pos: 4711, row: 0, thread: 11, query: null },
+  };
+  return { before, after, source, transaction: null, op, ts_ms: T + 5, ts_us: (T + 5) * 1000, ts_ns: (T + 5) * 1_000_000 };
+}
+
+/** Goes through decodeCdcValue so the tests see exactly what the ingest stage will see. */
+function change(value: unknown): CdcChange {
+  const event = decodeCdcValue(JSON.stringify(value));
+  if (event.kind !== 'change') throw new Error('fixture decoded to a tombstone');
+  return event;
+}
+
+const envelopes = {
+  unwrapped: (op: string, before: Row | null, after: Row | null) => change(payload('coupons', op, before, after)),
+  wrapped: (op: string, before: Row | null, after: Row | null) =>
+    change({ schema: couponEnvelopeSchema(), payload: payload('coupons', op, before, after) }),
+};
+const orderChange = (op: string, before: Row | null, after: Row | null) => change(payload('orders', op, before, after));
+
+describe.each(Object.entries(envelopes))('entryFromChange, coupons, %s envelope', (_name, couponChange) => {
+  const entry = (expireAtMs: number, id = '1001'): BucketEntry => ({ v: 1, entity: 'coupon', id, expireAtMs });
+
+  test('insert ACTIVE → entry', () => {
+    expect(entryFromChange('coupon', couponChange('c', null, coupon()))).toEqual(entry(T));
+  });
+
+  test('snapshot read of an ACTIVE row → entry (rows that existed before the connector)', () => {
+    expect(entryFromChange('coupon', couponChange('r', null, coupon()))).toEqual(entry(T));
+  });
+
+  test('insert INIT → null', () => {
+    expect(entryFromChange('coupon', couponChange('c', null, coupon({ status: 'INIT' })))).toBeNull();
+  });
+
+  test('INIT → ACTIVE → entry', () => {
+    expect(entryFromChange('coupon', couponChange('u', coupon({ status: 'INIT' }), coupon()))).toEqual(entry(T));
+  });
+
+  test('LOCKED → ACTIVE (its order was cancelled) → entry, so the released coupon is scheduled again', () => {
+    const before = coupon({ status: 'LOCKED', locked_order_id: 2002 });
+    expect(entryFromChange('coupon', couponChange('u', before, coupon({ version: 2 })))).toEqual(entry(T));
+  });
+
+  test('ACTIVE → ACTIVE with only other columns changed → null (its entry already exists)', () => {
+    const after = coupon({ user_id: 43, version: 1, updated_at: T - 1000 });
+    expect(entryFromChange('coupon', couponChange('u', coupon(), after))).toBeNull();
+  });
+
+  test.each([
+    ['pushed later', LATER],
+    ['pulled earlier', T - 60_000],
+  ])('ACTIVE with expire_time %s → entry with the NEW time', (_how, newTime) => {
+    const after = coupon({ expire_time: newTime, version: 1 });
+    expect(entryFromChange('coupon', couponChange('u', coupon(), after))).toEqual(entry(newTime));
+  });
+
+  test.each(['LOCKED', 'USED', 'EXPIRED', 'INVALID'])('ACTIVE → %s → null', (status) => {
+    expect(entryFromChange('coupon', couponChange('u', coupon(), coupon({ status })))).toBeNull();
+  });
+
+  test('LOCKED → USED → null', () => {
+    expect(entryFromChange('coupon', couponChange('u', coupon({ status: 'LOCKED' }), coupon({ status: 'USED' })))).toBeNull();
+  });
+
+  test('update without a before image → entry (cannot prove it was already scheduled)', () => {
+    expect(entryFromChange('coupon', couponChange('u', null, coupon()))).toEqual(entry(T));
+  });
+
+  test.each([
+    ['only the key (binlog_row_image=MINIMAL)', { id: 1001 }],
+    ['a garbage status', coupon({ status: 7 })],
+    ['an undecodable expire_time', coupon({ expire_time: 'soon' })],
+  ])('update whose before image has %s → entry, not an error', (_what, before) => {
+    expect(entryFromChange('coupon', couponChange('u', before, coupon()))).toEqual(entry(T));
+  });
+
+  test('delete → null', () => {
+    expect(entryFromChange('coupon', couponChange('d', coupon(), null))).toBeNull();
+  });
+
+  test('a decimal-string id larger than 2^53 is kept exact', () => {
+    const big = '18446744073709551615';
+    expect(entryFromChange('coupon', couponChange('c', null, coupon({ id: big })))).toEqual(entry(T, big));
+  });
+
+  test.each([
+    ['id', { id: 0 }, /after\.id/],
+    ['id', { id: -5 }, /after\.id/],
+    ['id', { id: 1.5 }, /after\.id/],
+    ['id', { id: 2 ** 53 }, /after\.id/],
+    ['id', { id: '01' }, /after\.id/],
+    ['id', { id: 'abc' }, /after\.id/],
+    ['id', { id: '18446744073709551616' }, /after\.id/],
+    ['id', { id: null }, /after\.id/],
+    ['expire_time', { expire_time: null }, /after\.expire_time: missing/],
+    ['expire_time', { expire_time: undefined }, /after\.expire_time: missing/],
+    // Unwrapped: an ISO string without offset; wrapped: the schema says Timestamp, so not a string.
+    ['expire_time', { expire_time: '2031-01-02T03:04:05' }, /after\.expire_time: .*(offset|must be a number)/],
+    ['expire_time', { expire_time: -1 }, /after\.expire_time: before 1970/],
+    ['status', { status: 42 }, /after\.status: expected a string/],
+    ['status', { status: null }, /after\.status: expected a string/],
+    ['status', { status: 'ACTIVATED' }, /after\.status: unknown coupon state "ACTIVATED"/],
+    ['status', { status: 'UNPAID' }, /after\.status: unknown coupon state/],
+  ])('bad %s %j → CdcInvalidError naming the field', (_field, over, reason) => {
+    const run = () => entryFromChange('coupon', couponChange('c', null, coupon(over)));
+    expect(run).toThrow(CdcInvalidError);
+    expect(run).toThrow(reason);
+  });
+
+  test('a garbage status is rejected even when the change would not be scheduled', () => {
+    expect(() => entryFromChange('coupon', couponChange('u', coupon(), coupon({ status: 'used' })))).toThrow(/after\.status/);
+  });
+});
+
+describe('entryFromChange, schema-driven decoding', () => {
+  test('the wrapper carries the encoding: MicroTimestamp µs are read as µs, not ms', () => {
+    const micro = { type: 'int64', optional: false, name: 'io.debezium.time.MicroTimestamp', version: 1, field: 'expire_time' };
+    const value = { schema: couponEnvelopeSchema({ expireTime: micro }), payload: payload('coupons', 'c', null, coupon({ expire_time: T * 1000 + 456 })) };
+    expect(entryFromChange('coupon', change(value))).toEqual({ v: 1, entity: 'coupon', id: '1001', expireAtMs: T });
+  });
+
+  test('ZonedTimestamp strings are decoded with their offset', () => {
+    const zoned = { type: 'string', optional: false, name: 'io.debezium.time.ZonedTimestamp', version: 1, field: 'expire_time' };
+    const row = coupon({ expire_time: '2031-01-02T05:04:05.678+02:00' });
+    const value = { schema: couponEnvelopeSchema({ expireTime: zoned }), payload: payload('coupons', 'c', null, row) };
+    expect(entryFromChange('coupon', change(value))).toMatchObject({ expireAtMs: T });
+  });
+
+  test('an id with a Connect logical type (Decimal as base64 bytes) is rejected, not misread', () => {
+    const decimal = { name: 'org.apache.kafka.connect.data.Decimal', version: 1, parameters: { scale: '0', 'connect.decimal.precision': '20' } };
+    const schema = couponEnvelopeSchema({ id: col('bytes', false, 'id', decimal) });
+    // A digits-only string such as "1234" is valid base64 too: it must not pass for id 1234.
+    const value = { schema, payload: payload('coupons', 'c', null, coupon({ id: '1234' })) };
+    expect(() => entryFromChange('coupon', change(value))).toThrow(/after\.id: unsupported Connect schema/);
+  });
+});
+
+describe('entryFromChange, orders', () => {
+  const entry = (expireAtMs: number): BucketEntry => ({ v: 1, entity: 'order', id: '2002', expireAtMs });
+
+  test('insert UNPAID → entry', () => {
+    expect(entryFromChange('order', orderChange('c', null, order()))).toEqual(entry(T));
+  });
+
+  test('UNPAID with expire_time changed → entry with the new time', () => {
+    expect(entryFromChange('order', orderChange('u', order(), order({ expire_time: LATER })))).toEqual(entry(LATER));
+  });
+
+  test.each(['PAID', 'CANCELLED'])('UNPAID → %s → null', (status) => {
+    expect(entryFromChange('order', orderChange('u', order(), order({ status })))).toBeNull();
+  });
+
+  test('a coupon state on an order is garbage', () => {
+    expect(() => entryFromChange('order', orderChange('c', null, order({ status: 'ACTIVE' })))).toThrow(/after\.status: unknown order state/);
+  });
+});
+
+describe('EXPIRABLE and entityOfTable', () => {
+  test('one expirable state per entity; LOCKED coupons are left to their order', () => {
+    expect(EXPIRABLE).toEqual({ coupon: 'ACTIVE', order: 'UNPAID' });
+  });
+
+  test.each([
+    ['coupons', 'coupon'],
+    ['orders', 'order'],
+    ['outbox', undefined],
+    ['Coupons', undefined],
+    ['constructor', undefined],
+  ])('%s → %s', (table, entity) => {
+    expect(entityOfTable(table)).toBe(entity);
+  });
+});
+
+describe('bucket entry wire format', () => {
+  const sample: BucketEntry = { v: 1, entity: 'coupon', id: '1001', expireAtMs: T };
+  const decodeJson = (text: string) => decodeBucketEntry(Buffer.from(text));
+
+  test('encodes compact JSON', () => {
+    expect(encodeBucketEntry(sample).toString('utf8')).toBe(`{"v":1,"entity":"coupon","id":"1001","expireAtMs":${T}}`);
+  });
+
+  test('round-trips every valid entry', () => {
+    const entries = fc.record({
+      v: fc.constant(1 as const),
+      entity: fc.constantFrom<EntityType>('coupon', 'order'),
+      id: fc.bigInt({ min: 1n, max: 18446744073709551615n }).map(String),
+      expireAtMs: fc.integer({ min: 0, max: 8.64e15 }),
+    });
+    fc.assert(fc.property(entries, (e) => expect(decodeBucketEntry(encodeBucketEntry(e))).toEqual(e)));
+  });
+
+  test.each([
+    ['null', null, /value is null/],
+    ['not JSON', Buffer.from('{"v":1,'), /not JSON/],
+    ['JSON null', Buffer.from('null'), /not an object/],
+    ['an array', Buffer.from('[1]'), /not an object/],
+  ])('rejects %s', (_name, buf, reason) => {
+    expect(() => decodeBucketEntry(buf)).toThrow(CdcInvalidError);
+    expect(() => decodeBucketEntry(buf)).toThrow(reason);
+  });
+
+  test.each([
+    ['wrong v', { ...sample, v: 2 }, /unsupported v 2/],
+    ['v as a string', { ...sample, v: '1' }, /unsupported v "1"/],
+    ['missing v', { entity: 'coupon', id: '1001', expireAtMs: T }, /unsupported v undefined/],
+    ['negative expireAtMs', { ...sample, expireAtMs: -1 }, /expireAtMs/],
+    ['fractional expireAtMs', { ...sample, expireAtMs: 1.5 }, /expireAtMs/],
+    ['expireAtMs as a string', { ...sample, expireAtMs: String(T) }, /expireAtMs/],
+    ['a non-decimal id', { ...sample, id: 'abc' }, /id is not a decimal id/],
+    ['a numeric id', { ...sample, id: 1001 }, /id is not a decimal id/],
+    ['a negative id', { ...sample, id: '-1' }, /id is not a decimal id/],
+    ['a zero-padded id', { ...sample, id: '01001' }, /id is not a decimal id/],
+    ['an empty id', { ...sample, id: '' }, /id is not a decimal id/],
+    ['an unknown entity', { ...sample, entity: 'user' }, /unknown entity "user"/],
+    ['an unknown key', { ...sample, shard: 3 }, /unknown keys shard/],
+  ])('rejects %s', (_name, value, reason) => {
+    const run = () => decodeJson(JSON.stringify(value));
+    expect(run).toThrow(CdcInvalidError);
+    expect(run).toThrow(reason);
+    expect(run).toThrow(/^bucket entry: /);
+  });
+
+  test('refuses to encode what it would refuse to decode', () => {
+    expect(() => encodeBucketEntry({ ...sample, expireAtMs: -1 })).toThrow(/^bucket entry: /);
+    expect(() => encodeBucketEntry({ ...sample, id: '1e3' })).toThrow(/^bucket entry: /);
+  });
+
+  test('decode errors are DLQ data: code CDC_INVALID, not retriable', () => {
+    expect(() => decodeJson('{}')).toThrow(expect.objectContaining({ code: 'CDC_INVALID', retriable: false }));
+  });
+});

@@ -1,0 +1,28 @@
+import { eventHeaders } from '../../../src/publish/event-headers';
+
+describe('eventHeaders', () => {
+  test('carries the dedup key, the event type and the CloudEvents binary-mode attributes', () => {
+    const occurredAtMs = Date.UTC(2031, 0, 2, 3, 4, 5, 678);
+    expect(eventHeaders({ eventKey: 'coupon-expired-42-1924992000123', eventType: 'COUPON_EXPIRED', occurredAtMs })).toEqual({
+      event_key: 'coupon-expired-42-1924992000123',
+      event_type: 'COUPON_EXPIRED',
+      ce_id: 'coupon-expired-42-1924992000123',
+      ce_type: 'timebucket.coupon.expired',
+      ce_source: '/timebucket/expirer',
+      ce_time: '2031-01-02T03:04:05.678Z',
+      ce_specversion: '1.0',
+      'content-type': 'application/avro',
+    });
+  });
+
+  test('names order cancellations by their own CloudEvents type', () => {
+    const headers = eventHeaders({ eventKey: 'order-cancelled-7-1', eventType: 'ORDER_CANCELLED', occurredAtMs: 0 });
+    expect(headers['ce_type']).toBe('timebucket.order.cancelled');
+    expect(headers['ce_time']).toBe('1970-01-01T00:00:00.000Z');
+  });
+
+  test('refuses an instant that has no ISO-8601 form', () => {
+    expect(() => eventHeaders({ eventKey: 'k', eventType: 'COUPON_EXPIRED', occurredAtMs: Number.NaN })).toThrow(RangeError);
+    expect(() => eventHeaders({ eventKey: 'k', eventType: 'COUPON_EXPIRED', occurredAtMs: 9e15 })).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,64 @@
+import type { CouponExpired, OrderCancelled } from '../../../src/core/events';
+import { parseOutboxPayload } from '../../../src/publish/outbox-payload';
+
+const coupon: CouponExpired = {
+  event_key: 'coupon-expired-42-1000',
+  event_type: 'COUPON_EXPIRED',
+  coupon_id: 42,
+  user_id: 9,
+  from_status: 'ACTIVE',
+  to_status: 'EXPIRED',
+  due_at: 1_000,
+  occurred_at: 1_250,
+  path: 'stream',
+  version: 3,
+};
+
+const order: OrderCancelled = {
+  event_key: 'order-cancelled-7-1000',
+  event_type: 'ORDER_CANCELLED',
+  order_id: 7,
+  user_id: 9,
+  from_status: 'UNPAID',
+  to_status: 'CANCELLED',
+  reason: 'TIMEOUT',
+  coupon_id: null,
+  coupon_released: false,
+  due_at: 1_000,
+  occurred_at: 1_001,
+  path: 'scanner',
+  version: 1,
+};
+
+function row(payload: unknown, over: Partial<{ eventKey: string; eventType: string; entityId: string }> = {}) {
+  const p = payload as { event_key?: string; event_type?: string };
+  return {
+    eventKey: over.eventKey ?? p.event_key ?? 'k',
+    eventType: over.eventType ?? p.event_type ?? 'COUPON_EXPIRED',
+    entityId: over.entityId ?? '42',
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  };
+}
+
+describe('parseOutboxPayload', () => {
+  test('accepts a row whose columns agree with its payload', () => {
+    expect(parseOutboxPayload(row(coupon))).toEqual({ ok: true, eventType: 'COUPON_EXPIRED', payload: coupon, occurredAtMs: 1_250 });
+    expect(parseOutboxPayload(row(order, { entityId: '7' }))).toEqual({ ok: true, eventType: 'ORDER_CANCELLED', payload: order, occurredAtMs: 1_001 });
+  });
+
+  test.each([
+    ['not JSON', row('{"event_key":', { eventKey: 'k' }), /not JSON/],
+    ['not an object', row('[1,2]', { eventKey: 'k' }), /not a JSON object/],
+    ['an unknown event type', row(coupon, { eventType: 'COUPON_REVIVED' }), /unknown event type 'COUPON_REVIVED'/],
+    ['a payload of another type than the row', row(coupon, { eventType: 'ORDER_CANCELLED' }), /event_type "COUPON_EXPIRED" differs/],
+    ['a payload with another event_key', row(coupon, { eventKey: 'coupon-expired-42-999' }), /event_key "coupon-expired-42-1000" differs/],
+    ['an entity id that is not the key', row(coupon, { entityId: '43' }), /coupon_id 42 differs from the row's entity_id 43/],
+    ['an entity id that is a string', row({ ...coupon, coupon_id: '42' }), /coupon_id "42" differs/],
+    ['an occurred_at that is not an instant', row({ ...coupon, occurred_at: '2031-01-01' }), /occurred_at "2031-01-01" is not/],
+    ['an occurred_at out of Date range', row({ ...coupon, occurred_at: 9e15 }), /occurred_at 9000000000000000 is not/],
+  ])('rejects %s with a reason', (_what, input, reason) => {
+    const parsed = parseOutboxPayload(input);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? '' : parsed.reason).toMatch(reason);
+  });
+});
