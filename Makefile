@@ -1,5 +1,5 @@
 # timebucket — the two commands a newcomer needs:
-#   make run    bring up the local stack, migrate, and show CDC events flowing
+#   make run    bring up the local stack, migrate, apply topics, run all roles on a demo workload
 #   make test   install everything, start the stack, run unit + integration tests, stop the stack
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -10,10 +10,10 @@ ENV := set -a && source stack/env.sh && set +a
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test \
-        stack-up stack-down stack-status stack-clean migrate run
+        stack-up stack-down stack-status stack-clean migrate topics-apply run
 
 help:
-	@echo "make run           stack up + migrate + live CDC demo (Ctrl-C stops the demo; make stack-down stops the stack)"
+	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
 	@echo "make test          install, stack up, unit + integration tests, stack down"
 	@echo "make stack-up | stack-down | stack-status | stack-clean | migrate | check"
 
@@ -44,7 +44,8 @@ test-unit: node-deps
 	@mkdir -p $(REPORTS)
 	npx jest --selectProjects unit --json --outputFile=$(REPORTS)/unit.json
 
-test-integration: node-deps
+# The crash test runs the CLI from dist/ as a separate process, hence build first.
+test-integration: build
 	@mkdir -p $(REPORTS)
 	$(ENV) && npx jest --selectProjects integration --runInBand --json --outputFile=$(REPORTS)/integration.json
 
@@ -70,5 +71,9 @@ stack-clean:
 migrate: build
 	$(ENV) && node dist/cli/main.js migrate
 
-run: install stack-up migrate
-	$(ENV) && node dist/cli/main.js cdc-tail --demo
+topics-apply: build
+	$(ENV) && node dist/cli/main.js topics apply
+
+# Logs at warn so the demo's summary lines stand out; TB_LOG_LEVEL=info make run for more.
+run: install stack-up migrate topics-apply
+	$(ENV) && TB_LOG_LEVEL=$${TB_LOG_LEVEL:-warn} node dist/cli/main.js run --demo

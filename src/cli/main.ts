@@ -32,9 +32,10 @@ async function main(argv: string[]): Promise<void> {
     .command('run')
     .description('run timebucket roles until SIGINT/SIGTERM')
     .option('--roles <list>', `comma-separated roles (${Roles.join(', ')})`, parseRoles, [...Roles])
-    .action(async (opts: { roles: Role[] }) => {
+    .option('--demo', 'also feed a small demo workload and print a live summary')
+    .action(async (opts: { roles: Role[]; demo?: boolean }) => {
       const config = loadConfig(process.env);
-      await run(config, loadTopology(config.topologyPath), createLogger(config.logLevel), opts.roles);
+      await run(config, loadTopology(config.topologyPath), createLogger(config.logLevel), opts.roles, { demo: opts.demo === true });
     });
 
   program

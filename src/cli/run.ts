@@ -2,10 +2,12 @@ import type { Config } from '../config';
 import type { Topology } from '../core/topology';
 import { Role, startTimebucket } from '../main';
 import type { Logger } from '../ops/logger';
+import { startDemo } from './demo';
 
 /** Runs the roles until SIGINT/SIGTERM, then stops them in order (a second signal forces exit). */
-export async function run(config: Config, topology: Topology, logger: Logger, roles: Role[]): Promise<void> {
+export async function run(config: Config, topology: Topology, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<void> {
   const running = await startTimebucket(config, topology, { roles, logger });
+  const demo = opts.demo ? await startDemo(config, topology, logger) : undefined;
   await new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
       logger.info({ signal }, 'stopping');
@@ -15,6 +17,7 @@ export async function run(config: Config, topology: Topology, logger: Logger, ro
     process.once('SIGINT', () => onSignal('SIGINT'));
     process.once('SIGTERM', () => onSignal('SIGTERM'));
   });
+  await demo?.stop();
   await running.stop();
   logger.info('stopped');
 }

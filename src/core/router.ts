@@ -66,7 +66,7 @@ export function route(topology: Topology, expireAtMs: number, nowMs: number): Ro
     const tier = tiers[tierIndex];
     if (tier === undefined) break;
     const bucket = bucketStartOf(tier, expireAtMs);
-    if (bucket - bucketStartOf(tier, nowMs) < horizonMs(tier)) return ringRoute(topology, tierIndex, bucket);
+    if (bucket - bucketStartOf(tier, nowMs) < horizonMs(tier) + 2 * tier.widthMs) return ringRoute(topology, tierIndex, bucket);
   }
   const coarsestIndex = tiers.length - 1;
   const coarsest = tiers[coarsestIndex];

@@ -137,8 +137,8 @@ export class HoldConsumer {
     const now = this.opts.clock.now();
     for (const message of batch.messages) {
       if (!isRunning() || isStale() || generation !== this.generation) return;
-      if (state.tracker.size >= this.opts.maxInMemoryPerPartition) {
-        // Bounded memory: stop reading until the partition drains (see done()).
+      if (this.overCap(state)) {
+        // Bounded memory: stop reading until the partition drains (see resumeIfDrained).
         pause();
         this.opts.consumer.seek({ topic, partition, offset: message.offset });
         state.waitingForDrain = true;
@@ -183,7 +183,21 @@ export class HoldConsumer {
     if (state === undefined) return;
     state.tracker.markDone(offset);
     state.dirty = true;
-    if (state.waitingForDrain && state.tracker.size <= this.opts.maxInMemoryPerPartition / 2) {
+    this.resumeIfDrained(state, topic, partition);
+  }
+
+  /**
+   * The memory cap: unfinished entries (which hold memory in the sink) per partition, and, ten
+   * times larger, offsets awaiting commit behind an unfinished head (which hold only a number).
+   */
+  private overCap(state: PartitionState): boolean {
+    const cap = this.opts.maxInMemoryPerPartition;
+    return state.tracker.inFlight >= cap || state.tracker.tracked >= cap * 10;
+  }
+
+  private resumeIfDrained(state: PartitionState, topic: string, partition: number): void {
+    const cap = this.opts.maxInMemoryPerPartition;
+    if (state.waitingForDrain && state.tracker.inFlight <= cap / 2 && state.tracker.tracked < cap * 5) {
       state.waitingForDrain = false;
       this.opts.consumer.resume([{ topic, partitions: [partition] }]);
     }
@@ -211,11 +225,14 @@ export class HoldConsumer {
         if (!state.dirty) continue;
         state.dirty = false;
         const next = state.tracker.advance() ?? state.unacked;
+        const sep = key.lastIndexOf(':');
+        const topic = key.slice(0, sep);
+        const partition = Number(key.slice(sep + 1));
+        this.resumeIfDrained(state, topic, partition);
         if (next === undefined) continue;
         state.unacked = next;
         states.push(state);
-        const sep = key.lastIndexOf(':');
-        offsets.push({ topic: key.slice(0, sep), partition: Number(key.slice(sep + 1)), offset: next });
+        offsets.push({ topic, partition, offset: next });
       }
       if (offsets.length === 0) return;
       try {

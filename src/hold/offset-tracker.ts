@@ -9,18 +9,28 @@ export class OffsetTracker {
   private offsets: number[] = [];
   private done = new Set<number>();
   private head = 0;
+  private unfinished = 0;
 
-  /** Messages taken and not yet committed past: the number the memory cap applies to. */
-  get size(): number {
+  /** Messages taken and not finished: what holds memory elsewhere (the memory cap applies here). */
+  get inFlight(): number {
+    return this.unfinished;
+  }
+
+  /** Offsets tracked but not yet committed past (finished or not). */
+  get tracked(): number {
     return this.offsets.length - this.head;
   }
 
   add(offset: string): void {
     this.offsets.push(Number(offset));
+    this.unfinished += 1;
   }
 
   markDone(offset: string): void {
-    this.done.add(Number(offset));
+    const n = Number(offset);
+    if (this.done.has(n)) return;
+    this.done.add(n);
+    this.unfinished -= 1;
   }
 
   /**

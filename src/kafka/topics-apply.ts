@@ -14,10 +14,12 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
   const present = new Set(await admin.listTopics());
   const missing = declared.filter((d) => !present.has(d.topic));
   const existing = declared.filter((d) => present.has(d.topic));
-  // Chunked: one request creating hundreds of topics can outlast the request timeout.
+  // Chunked: one request creating hundreds of topics can outlast the request timeout. Leaders
+  // are awaited once for all of them afterwards: kafkajs's per-request wait gives up while a
+  // single broker is still electing leaders for hundreds of new partitions.
   for (let i = 0; i < missing.length; i += 50) {
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       timeout: 60_000,
       topics: missing.slice(i, i + 50).map((d) => ({
         topic: d.topic,
@@ -27,7 +29,27 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
       })),
     });
   }
+  await waitForLeaders(admin, missing.map((d) => d.topic));
   return { created: missing.map((d) => d.topic), existing: existing.map((d) => d.topic), drift: await findDrift(admin, existing) };
+}
+
+/** Bounded wait until every partition of `topics` has a leader. */
+async function waitForLeaders(admin: Admin, topics: readonly string[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let pending = [...topics];
+  while (pending.length > 0) {
+    try {
+      const meta = await admin.fetchTopicMetadata({ topics: pending });
+      const ready = new Set(meta.topics.filter((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)).map((t) => t.name));
+      pending = pending.filter((t) => !ready.has(t));
+    } catch (err) {
+      // Topics not yet known to the broker's metadata: ask again.
+      if (Date.now() >= deadline) throw err;
+    }
+    if (pending.length === 0) return;
+    if (Date.now() >= deadline) throw new Error(`no leader after ${timeoutMs} ms for ${pending.length} topic(s), e.g. ${pending[0]}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 async function findDrift(admin: Admin, existing: readonly TopicDeclaration[]): Promise<TopicDrift[]> {

@@ -3,7 +3,7 @@
  *
  * One cycle:
  *   claim (lease up to batchSize rows) → read my leased rows → check and Avro-encode each →
- *   set aside poison rows → per topic: send (acks = all) → mark those rows published
+ *   set aside poison rows → per topic, ≤ 500 at a time: send (acks = all) → mark those published
  *
  * A row is marked published only after Kafka acknowledged it, so a crash or an error anywhere
  * leaves it unpublished and it is sent again (by this relay next cycle, or by any relay once the
@@ -59,6 +59,9 @@ export type OutboxRelayState = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED';
 export type CycleResult = Readonly<{ read: number; published: number; poison: number }>;
 
 type Encoded = { row: OutboxRow; topic: string; message: Message };
+
+// Avro values of ~150 bytes plus ~300 bytes of headers: 500 messages stay well under 1 MB.
+const maxSendSize = 500;
 
 export class OutboxRelay {
   private state: OutboxRelayState = 'NEW';
@@ -205,7 +208,7 @@ export class OutboxRelay {
     let published = 0;
     for (const [topic, group] of groupByTopic(encoded)) {
       await this.opts.producer.send({ topic, acks: -1, messages: group.map((e) => e.message) });
-      // Marked per topic right after its ack: a later topic's failure does not resend this one.
+      // Marked right after each ack: a later send's failure does not resend this one.
       const marked = await markPublished(db, group.map((e) => e.row.id), relayId);
       if (marked < group.length) {
         this.log.warn({ topic, sent: group.length, marked }, 'lease lost during send: another relay may publish these rows again');
@@ -241,12 +244,18 @@ export class OutboxRelay {
   }
 }
 
-function groupByTopic(items: readonly Encoded[]): Map<string, Encoded[]> {
+/**
+ * Rows to send, per topic in outbox order, in sends of at most maxSendSize messages: a batch of
+ * 10000 rows to a one-partition topic would exceed the broker's message.max.bytes (~1 MB).
+ */
+function groupByTopic(items: readonly Encoded[]): Array<[string, Encoded[]]> {
   const groups = new Map<string, Encoded[]>();
   for (const item of items) {
     const group = groups.get(item.topic);
     if (group) group.push(item);
     else groups.set(item.topic, [item]);
   }
-  return groups;
+  return [...groups].flatMap(([topic, group]) =>
+    Array.from({ length: Math.ceil(group.length / maxSendSize) }, (_, i) => [topic, group.slice(i * maxSendSize, (i + 1) * maxSendSize)] as [string, Encoded[]]),
+  );
 }

@@ -3,7 +3,8 @@
  * groups, the scaled-down tier table of topics/test.json (second-wide buckets), topics applied,
  * roles started in this process against the real stack.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, Config } from '../../src/config';
 import type { Clock } from '../../src/core/clock';
@@ -13,7 +14,14 @@ import { applyTopics } from '../../src/kafka/topics-apply';
 import { Role, Roles, Running, startTimebucket } from '../../src/main';
 import { logger, uniqueName } from './stack';
 
-export type TestPipeline = Readonly<{ config: Config; topology: Topology; start: (roles?: readonly Role[], clock?: Clock) => Promise<Running>; stopAll: () => Promise<void> }>;
+export type TestPipeline = Readonly<{
+  config: Config;
+  topology: Topology;
+  /** Environment for a `timebucket run` child process joining this pipeline. */
+  env: Readonly<Record<string, string>>;
+  start: (roles?: readonly Role[], clock?: Clock) => Promise<Running>;
+  stopAll: () => Promise<void>;
+}>;
 
 export async function createTestPipeline(opts: { topologyFile?: string; env?: Record<string, string> } = {}): Promise<TestPipeline> {
   const prefix = uniqueName('tbt').replace(/-/g, '');
@@ -24,15 +32,18 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
   raw.prefix = prefix;
   for (const e of raw.events) e.topic = `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}`;
   const topology = parseTopology(raw, 'test topology');
-  const config = loadConfig({
-    ...process.env,
+  const topologyPath = join(tmpdir(), `${prefix}.json`);
+  writeFileSync(topologyPath, JSON.stringify(raw));
+  const env: Record<string, string> = {
+    TB_TOPOLOGY: topologyPath,
     TB_GROUP_PREFIX: prefix,
     TB_COMMIT_INTERVAL_MS: '200',
     TB_RELAY_IDLE_MS: '50',
     TB_SESSION_TIMEOUT_MS: '10000',
     TB_HEARTBEAT_INTERVAL_MS: '1000',
     ...opts.env,
-  });
+  };
+  const config = loadConfig({ ...process.env, ...env });
 
   const admin = createKafka(config.kafka, logger, '-test-topics').admin();
   await admin.connect();
@@ -46,6 +57,7 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
   return {
     config,
     topology,
+    env,
     async start(roles = Roles, clock) {
       const r = await startTimebucket(config, topology, { roles, logger, clock, instanceId: uniqueName('i') });
       running.push(r);
