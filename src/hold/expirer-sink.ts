@@ -83,8 +83,11 @@ export class ExpirerSink implements HoldSink {
   private fire(): void {
     const free = this.opts.maxConcurrentBatches - this.running;
     if (free > 0) {
-      const due = this.queue.popDue(this.opts.clock.now(), free * this.opts.maxBatchSize);
-      for (const batch of this.group(due)) void this.run(batch);
+      const now = this.opts.clock.now();
+      const batches = this.group(this.queue.popDue(now, free * this.opts.maxBatchSize));
+      // Entries of several shards can make more batches than free slots: the rest wait.
+      for (const batch of batches.slice(0, free)) void this.run(batch);
+      for (const p of batches.slice(free).flat()) this.queue.push(now, p);
     }
     // With every slot busy, the next run() completion fires again.
     if (this.running < this.opts.maxConcurrentBatches) this.schedule();

@@ -8,12 +8,12 @@ export class OffsetTracker {
   // Offsets in the order taken; `done` marks finished ones. `head` indexes the first unfinished.
   private offsets: number[] = [];
   private done = new Set<number>();
+  private open = new Set<number>();
   private head = 0;
-  private unfinished = 0;
 
   /** Messages taken and not finished: what holds memory elsewhere (the memory cap applies here). */
   get inFlight(): number {
-    return this.unfinished;
+    return this.open.size;
   }
 
   /** Offsets tracked but not yet committed past (finished or not). */
@@ -22,15 +22,15 @@ export class OffsetTracker {
   }
 
   add(offset: string): void {
-    this.offsets.push(Number(offset));
-    this.unfinished += 1;
+    const n = Number(offset);
+    this.offsets.push(n);
+    this.open.add(n);
   }
 
+  /** Idempotent; an offset never added, or already committed past, is ignored. */
   markDone(offset: string): void {
     const n = Number(offset);
-    if (this.done.has(n)) return;
-    this.done.add(n);
-    this.unfinished -= 1;
+    if (this.open.delete(n)) this.done.add(n);
   }
 
   /**

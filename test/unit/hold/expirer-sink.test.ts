@@ -1,0 +1,236 @@
+import type { EntityType } from '../../../src/core/bucket-entry';
+import type { ScheduledEntry } from '../../../src/core/expiry-plan';
+import type { BatchOutcome } from '../../../src/expire/batch-outcome';
+import { ExpirerSink, type ExpirerSinkOptions } from '../../../src/hold/expirer-sink';
+import type { HeldMessage } from '../../../src/hold/hold-consumer';
+import { createLogger } from '../../../src/ops/logger';
+import { deferred, heldMessage, type Deferred } from '../../support/fake-held-message';
+
+const T0 = 1_700_000_000_000;
+type Call = { entity: EntityType; ids: string[]; at: number; result: Deferred<BatchOutcome> };
+
+/** A fake expireBatch: records calls; each returns a promise the test settles (or auto-settles). */
+function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => BatchOutcome | Error | undefined } = {}) {
+  const calls: Call[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const sink = new ExpirerSink({
+    clock: { now: () => Date.now() },
+    maxBatchSize: 10,
+    maxConcurrentBatches: 4,
+    maxBackoffMs: 10_000,
+    logger: createLogger('silent'),
+    ...opts,
+    expireBatch: (entity: EntityType, entries: readonly ScheduledEntry[]) => {
+      const call: Call = { entity, ids: entries.map((e) => e.id), at: Date.now(), result: deferred<BatchOutcome>() };
+      calls.push(call);
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const auto = (opts.auto ?? transitionAll)(call);
+      if (auto instanceof Error) call.result.reject(auto);
+      else if (auto !== undefined) call.result.resolve(auto);
+      return call.result.promise.finally(() => (inFlight -= 1));
+    },
+  });
+  const done: string[] = [];
+  const take = (m: HeldMessage): void => sink.take(m, () => done.push(m.entry.id));
+  return { sink, calls, done, take, maxInFlight: () => maxInFlight };
+}
+
+function outcome(ids: readonly string[], o: Partial<BatchOutcome> = {}): BatchOutcome {
+  return { transitioned: ids.map((id) => ({ id, dueAtMs: T0 })), notYetDue: [], stale: [], dbNowMs: Date.now(), ...o };
+}
+const transitionAll = (c: Call): BatchOutcome => outcome(c.ids);
+const settle = (): Promise<void> => jest.advanceTimersByTimeAsync(0);
+
+beforeEach(() => jest.useFakeTimers({ now: T0 }));
+afterEach(() => jest.useRealTimers());
+
+describe('ExpirerSink', () => {
+  test('an entry fires at its own expireAtMs, not before, then is done', async () => {
+    const h = harness();
+    h.take(heldMessage({ id: '1', expireAtMs: T0 + 500 }));
+    expect(h.sink.waiting).toBe(1);
+    await jest.advanceTimersByTimeAsync(499);
+    expect(h.calls).toHaveLength(0);
+    expect(h.done).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(h.calls.map((c) => [c.entity, c.ids, c.at])).toEqual([['coupon', ['1'], T0 + 500]]);
+    expect(h.done).toEqual(['1']);
+    expect(h.sink.waiting).toBe(0);
+  });
+
+  test('entries taken out of order fire in time order, each at its own time', async () => {
+    const h = harness();
+    h.take(heldMessage({ id: '3', expireAtMs: T0 + 300 }));
+    h.take(heldMessage({ id: '1', expireAtMs: T0 + 100 }));
+    h.take(heldMessage({ id: '2', expireAtMs: T0 + 200 }));
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(h.calls.map((c) => [c.ids, c.at])).toEqual([
+      [['1'], T0 + 100],
+      [['2'], T0 + 200],
+      [['3'], T0 + 300],
+    ]);
+  });
+
+  test('an already overdue entry fires at once', async () => {
+    const h = harness();
+    h.take(heldMessage({ id: '7', expireAtMs: T0 - 60_000 }));
+    await settle();
+    expect(h.calls.map((c) => c.ids)).toEqual([['7']]);
+  });
+
+  test('batches group by entity and shard and respect maxBatchSize', async () => {
+    const h = harness({ maxBatchSize: 2, maxConcurrentBatches: 10 });
+    const at = T0 + 50;
+    for (const [id, entity, shard] of [
+      ['1', 'coupon', 0],
+      ['2', 'coupon', 1],
+      ['3', 'order', 0],
+      ['4', 'coupon', 0],
+      ['5', 'coupon', 0],
+      ['6', 'order', 0],
+    ] as const) {
+      h.take(heldMessage({ id, entity, shard, expireAtMs: at }));
+    }
+    await jest.advanceTimersByTimeAsync(50);
+    expect(h.calls.map((c) => [c.entity, c.ids])).toEqual([
+      ['coupon', ['1', '4']],
+      ['coupon', ['5']],
+      ['coupon', ['2']],
+      ['order', ['3', '6']],
+    ]);
+    expect([...h.done].sort()).toEqual(['1', '2', '3', '4', '5', '6']);
+  });
+
+  test('maxConcurrentBatches is never exceeded within one shard; queued work runs as slots free up', async () => {
+    const h = harness({ maxBatchSize: 1, maxConcurrentBatches: 2, auto: () => undefined });
+    for (let i = 1; i <= 5; i += 1) h.take(heldMessage({ id: String(i), expireAtMs: T0 + 10 }));
+    await jest.advanceTimersByTimeAsync(10);
+    expect(h.calls.map((c) => c.ids)).toEqual([['1'], ['2']]);
+    h.calls[0]!.result.resolve(outcome(['1']));
+    await settle();
+    expect(h.calls).toHaveLength(3);
+    expect(h.done).toEqual(['1']);
+    for (let i = 1; i < 5; i += 1) {
+      h.calls[i]!.result.resolve(outcome(h.calls[i]!.ids));
+      await settle();
+    }
+    expect(h.calls.map((c) => c.ids[0])).toEqual(['1', '2', '3', '4', '5']);
+    expect(h.done).toEqual(['1', '2', '3', '4', '5']);
+    expect(h.maxInFlight()).toBe(2);
+  });
+
+  // Several entity/shard groups due at once must not start more batches than free slots.
+  test('maxConcurrentBatches holds across shards', async () => {
+    const h = harness({ maxBatchSize: 2, maxConcurrentBatches: 1, auto: () => undefined });
+    h.take(heldMessage({ id: '1', shard: 0, expireAtMs: T0 + 10 }));
+    h.take(heldMessage({ id: '2', shard: 1, expireAtMs: T0 + 10 }));
+    await jest.advanceTimersByTimeAsync(10);
+    expect(h.maxInFlight()).toBe(1);
+  });
+
+  test('notYetDue → re-queued for retryInMs; done only after a later transition', async () => {
+    let attempt = 0;
+    const h = harness({
+      auto: (c) => (attempt++ === 0 ? outcome([], { notYetDue: [{ entry: { id: '1', expireAtMs: T0 + 100 }, retryInMs: 300 }] }) : outcome(c.ids)),
+    });
+    h.take(heldMessage({ id: '1', expireAtMs: T0 + 100 }));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(h.calls).toHaveLength(1);
+    expect(h.done).toEqual([]);
+    expect(h.sink.waiting).toBe(1);
+    await jest.advanceTimersByTimeAsync(299);
+    expect(h.calls).toHaveLength(1);
+    expect(h.done).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(h.calls.map((c) => c.at)).toEqual([T0 + 100, T0 + 400]);
+    expect(h.done).toEqual(['1']);
+  });
+
+  test('in a mixed outcome only the notYetDue entry waits; stale and transitioned are done', async () => {
+    const h = harness({
+      auto: (c) =>
+        c.ids.length === 3 ? outcome(['1'], { stale: [{ id: '2', expireAtMs: T0 }], notYetDue: [{ entry: { id: '3', expireAtMs: T0 }, retryInMs: 50 }] }) : undefined,
+    });
+    for (const id of ['1', '2', '3']) h.take(heldMessage({ id, expireAtMs: T0 }));
+    await settle();
+    expect(h.done).toEqual(['1', '2']);
+    expect(h.sink.waiting).toBe(1);
+    await jest.advanceTimersByTimeAsync(50);
+    expect(h.calls.map((c) => c.ids)).toEqual([['1', '2', '3'], ['3']]);
+  });
+
+  test('failures retry with exponential backoff; done only after success', async () => {
+    let attempt = 0;
+    const failed: unknown[] = [];
+    const h = harness({ auto: (c) => (attempt++ < 2 ? new Error('db down') : outcome(c.ids)), observer: { failed: (_e, err) => failed.push(err) } });
+    h.take(heldMessage({ id: '1', expireAtMs: T0 }));
+    await settle();
+    expect(h.calls).toHaveLength(1);
+    expect(failed).toEqual([new Error('db down')]);
+    await jest.advanceTimersByTimeAsync(199); // first retry after 100 × 2^1 ms
+    expect(h.calls).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(h.calls).toHaveLength(2);
+    expect(h.done).toEqual([]);
+    await jest.advanceTimersByTimeAsync(399); // second after 100 × 2^2 ms
+    expect(h.calls).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(h.calls.map((c) => c.at - T0)).toEqual([0, 200, 600]);
+    expect(h.done).toEqual(['1']);
+  });
+
+  test('backoff is capped by maxBackoffMs', async () => {
+    let attempt = 0;
+    const h = harness({ maxBackoffMs: 150, auto: (c) => (attempt++ < 3 ? new Error('db down') : outcome(c.ids)) });
+    h.take(heldMessage({ id: '1', expireAtMs: T0 }));
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(h.calls.map((c) => c.at - T0)).toEqual([0, 150, 300, 450]);
+    expect(h.done).toEqual(['1']);
+  });
+
+  test('reset() drops waiting entries: they never fire and their done is never called', async () => {
+    const h = harness();
+    h.take(heldMessage({ id: '1', expireAtMs: T0 + 100 }));
+    h.take(heldMessage({ id: '2', expireAtMs: T0 + 200 }));
+    h.sink.reset();
+    expect(h.sink.waiting).toBe(0);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(h.calls).toHaveLength(0);
+    expect(h.done).toEqual([]);
+    h.take(heldMessage({ id: '3', expireAtMs: T0 + 1_100 }));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(h.calls.map((c) => c.ids)).toEqual([['3']]);
+  });
+
+  test('reset() during a failing batch: the batch is not retried', async () => {
+    const h = harness({ auto: () => undefined });
+    h.take(heldMessage({ id: '1', expireAtMs: T0 }));
+    await settle();
+    h.sink.reset();
+    h.calls[0]!.result.reject(new Error('db down'));
+    await jest.advanceTimersByTimeAsync(20_000);
+    expect(h.calls).toHaveLength(1);
+    expect(h.done).toEqual([]);
+    expect(h.sink.waiting).toBe(0);
+  });
+
+  test('stale entries are done without a retry', async () => {
+    const h = harness({ auto: (c) => outcome([], { stale: c.ids.map((id) => ({ id, expireAtMs: T0 })) }) });
+    h.take(heldMessage({ id: '1', expireAtMs: T0 }));
+    h.take(heldMessage({ id: '2', expireAtMs: T0 }));
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(h.calls).toHaveLength(1);
+    expect(h.done).toEqual(['1', '2']);
+  });
+
+  test('close() stops firing', async () => {
+    const h = harness();
+    h.take(heldMessage({ id: '1', expireAtMs: T0 + 100 }));
+    h.sink.close();
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(h.calls).toHaveLength(0);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});
