@@ -7,7 +7,7 @@
  *   cascader       coarser rings → hold until `lead` before the bucket → re-route
  *   relay          outbox → event topics (Avro, registry)
  */
-import type { Kafka, Producer } from 'kafkajs';
+import { Kafka, Partitioners, Producer } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityType } from './core/bucket-entry';
@@ -27,7 +27,13 @@ import type { Logger } from './ops/logger';
 export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay'] as const;
 export type Role = (typeof Roles)[number];
 
-export type Running = Readonly<{ stop: () => Promise<void> }>;
+export type Running = Readonly<{
+  /** Resolves once every started consumer has joined its group. */
+  ready: () => Promise<void>;
+  stop: () => Promise<void>;
+}>;
+
+type Started = Readonly<{ stop: () => Promise<void>; joined?: () => Promise<void> }>;
 
 export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; clock?: Clock; instanceId?: string }>;
 
@@ -52,6 +58,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   const instanceId = opts.instanceId ?? `${process.pid}`;
   const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
   const stops: Array<() => Promise<void>> = [];
+  const joins: Array<Promise<void>> = [];
   const stopAll = async () => {
     // Reverse start order; every cleanup runs even when one fails.
     for (const stop of stops.reverse()) {
@@ -61,13 +68,17 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   try {
     const db = createDb(config.db);
     stops.push(() => db.destroy());
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     stops.push(() => producer.disconnect());
     const dlq = createDlqWriter({ producer, topic: dlqTopic(topology), logger: opts.logger });
     const ctx = { config, topology, kafka, producer, dlq, db, clock, logger: opts.logger, instanceId };
     for (const role of Roles) {
-      if (opts.roles.includes(role)) stops.push(await starters[role](ctx));
+      if (!opts.roles.includes(role)) continue;
+      const started = await starters[role](ctx);
+      stops.push(started.stop);
+      if (started.joined) joins.push(started.joined());
     }
     opts.logger.info({ roles: opts.roles, topology: topology.prefix }, 'timebucket running');
   } catch (err) {
@@ -75,7 +86,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     throw err;
   }
   let stopped: Promise<void> | undefined;
-  return { stop: () => (stopped ??= stopAll()) };
+  return { ready: () => Promise.all(joins).then(() => undefined), stop: () => (stopped ??= stopAll()) };
 }
 
 type Ctx = Readonly<{
@@ -99,7 +110,7 @@ function consumerFor(ctx: Ctx, role: Role) {
   });
 }
 
-const starters: Record<Role, (ctx: Ctx) => Promise<() => Promise<void>>> = {
+const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   async repartitioner(ctx) {
     const cdcTopics: Record<string, EntityType> = { [ctx.config.cdc.couponsTopic]: 'coupon', [ctx.config.cdc.ordersTopic]: 'order' };
     const stage = new Repartitioner({
@@ -112,7 +123,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<() => Promise<void>>> = {
       logger: ctx.logger.child({ role: 'repartitioner' }),
     });
     await stage.start();
-    return () => stage.stop();
+    return { stop: () => stage.stop(), joined: () => stage.joined() };
   },
 
   async expirer(ctx) {
@@ -137,15 +148,16 @@ const starters: Record<Role, (ctx: Ctx) => Promise<() => Promise<void>>> = {
       logger,
     });
     await stage.start();
-    return async () => {
+    const stop = async () => {
       await stage.stop();
       sink.close();
     };
+    return { stop, joined: () => stage.joined() };
   },
 
   async cascader(ctx) {
     const coarser = ctx.topology.tiers.map((_, i) => i).slice(1);
-    if (coarser.length === 0) return async () => undefined;
+    if (coarser.length === 0) return { stop: async () => undefined };
     const logger = ctx.logger.child({ role: 'cascader' });
     const sink = new CascaderSink({ producer: ctx.producer, topology: ctx.topology, clock: ctx.clock, flushIntervalMs: 50, maxBatchSize: 1_000, logger });
     const stage = new HoldConsumer({
@@ -160,13 +172,14 @@ const starters: Record<Role, (ctx: Ctx) => Promise<() => Promise<void>>> = {
       logger,
     });
     await stage.start();
-    return async () => {
+    const stop = async () => {
       await stage.stop();
       sink.close();
     };
+    return { stop, joined: () => stage.joined() };
   },
 
   async relay(ctx) {
-    return startRelay(ctx);
+    return { stop: await startRelay(ctx) };
   },
 };

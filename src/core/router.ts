@@ -21,7 +21,7 @@
  * else shares the topic). Every ring write of bucket T has C ≤ T and T − C ≤ horizon − w,
  * the clamp included.
  *   (1) A writer with clock c writes T only while c < T + w: C ≤ T gives c < C + w ≤ T + w.
- *       (For entries in their own bucket: expireAt < T + w, so c ≥ T + w would mean due.)
+ *       (For an entry in its own bucket, expireAt < T + w, so c ≥ T + w would mean due.)
  *   (2) It writes T' only once T' − C ≤ (ring − guard − 1)·w, i.e. C ≥ T + (guard + 1)·w
  *       (k = 1; more for k > 1), so c ≥ T + (guard + 1)·w.
  *   With one clock, every write of T precedes every write of T'. With clocks c = t + δ over
@@ -66,7 +66,7 @@ export function route(topology: Topology, expireAtMs: number, nowMs: number): Ro
     const tier = tiers[tierIndex];
     if (tier === undefined) break;
     const bucket = bucketStartOf(tier, expireAtMs);
-    if (bucket - bucketStartOf(tier, nowMs) < horizonMs(tier) + 2 * tier.widthMs) return ringRoute(topology, tierIndex, bucket);
+    if (bucket - bucketStartOf(tier, nowMs) < horizonMs(tier)) return ringRoute(topology, tierIndex, bucket);
   }
   const coarsestIndex = tiers.length - 1;
   const coarsest = tiers[coarsestIndex];
@@ -89,7 +89,8 @@ function ringRoute(topology: Topology, tierIndex: number, bucketStartMs: number)
 
 /** The partition a routed entry of `shard` is appended to. */
 export function partitionOfRoute(topology: Topology, r: Route, shard: number): number {
-  const partitions = r.lane === 'due' ? topology.due.partitions : topology.tiers[r.tierIndex]?.partitions;
-  if (partitions === undefined) throw new RangeError(`no tier ${r.lane === 'ring' ? r.tierIndex : ''}`);
-  return partitionOfShard(shard, partitions);
+  if (r.lane === 'due') return partitionOfShard(shard, topology.due.partitions);
+  const tier = topology.tiers[r.tierIndex];
+  if (tier === undefined) throw new RangeError(`no tier ${r.tierIndex}`);
+  return partitionOfShard(shard, tier.partitions);
 }

@@ -61,6 +61,8 @@ const BaseSchema = z
   .strict();
 
 type RawTopology = z.output<typeof BaseSchema>;
+/** The document as written (e.g. topics/topology.json). */
+export type TopologyJson = z.input<typeof BaseSchema>;
 
 export type Tier = Readonly<z.output<typeof TierSchema>>;
 export type EventTopic = Readonly<z.output<typeof EventTopicSchema>>;

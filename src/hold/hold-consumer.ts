@@ -20,6 +20,7 @@ import type { Clock } from '../core/clock';
 import { decodeBucketEntry, BucketEntry } from '../core/bucket-entry';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
+import { groupJoined } from '../kafka/group-joined';
 import type { Logger } from '../ops/logger';
 
 export type HeldMessage = Readonly<{
@@ -71,6 +72,7 @@ export class HoldConsumer {
   private partitions = new Map<string, PartitionState>();
   private commitTimer?: NodeJS.Timeout;
   private commitInFlight: Promise<void> = Promise.resolve();
+  private joinedGroup: Promise<void> = new Promise(() => undefined);
 
   constructor(private readonly opts: HoldConsumerOptions) {
     if (opts.maxInMemoryPerPartition < 1) throw new RangeError('maxInMemoryPerPartition must be >= 1');
@@ -80,11 +82,17 @@ export class HoldConsumer {
     return this.state;
   }
 
+  /** Resolves once the consumer has joined its group. */
+  joined(): Promise<void> {
+    return this.joinedGroup;
+  }
+
   async start(): Promise<void> {
     if (this.state !== 'NEW') return;
     this.state = 'RUNNING';
     const { consumer } = this.opts;
     consumer.on(consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberAssignment));
+    this.joinedGroup = groupJoined(consumer);
     await consumer.connect();
     await consumer.subscribe({ topics: [...this.opts.topics], fromBeginning: true });
     await consumer.run({

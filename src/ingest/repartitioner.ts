@@ -12,6 +12,7 @@ import { entityOfTable, entryFromChange, EntityType } from '../core/bucket-entry
 import { bucketRecord, byTopic, BucketRecord } from '../core/bucket-record';
 import type { Topology } from '../core/topology';
 import type { DlqWriter } from '../kafka/dlq-writer';
+import { groupJoined } from '../kafka/group-joined';
 import type { Logger } from '../ops/logger';
 
 export type RepartitionerOptions = Readonly<{
@@ -28,6 +29,7 @@ export type RepartitionerOptions = Readonly<{
 export class Repartitioner {
   private started = false;
   private stopped = false;
+  private joinedGroup: Promise<void> = new Promise(() => undefined);
 
   constructor(private readonly opts: RepartitionerOptions) {}
 
@@ -36,10 +38,16 @@ export class Repartitioner {
     return entityOfTable(topic.slice(topic.lastIndexOf('.') + 1));
   }
 
+  /** Resolves once the consumer has joined its group. */
+  joined(): Promise<void> {
+    return this.joinedGroup;
+  }
+
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
     const { consumer } = this.opts;
+    this.joinedGroup = groupJoined(consumer);
     await consumer.connect();
     await consumer.subscribe({ topics: Object.keys(this.opts.cdcTopics), fromBeginning: true });
     await consumer.run({ eachBatchAutoResolve: true, eachBatch: (payload) => this.onBatch(payload) });

@@ -13,6 +13,7 @@ import { createKafka } from '../../src/kafka/client';
 import { applyTopics } from '../../src/kafka/topics-apply';
 import { Role, Roles, Running, startTimebucket } from '../../src/main';
 import { logger, uniqueName } from './stack';
+import { withTimeout } from './wait-for';
 
 export type TestPipeline = Readonly<{
   config: Config;
@@ -61,6 +62,8 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
     async start(roles = Roles, clock) {
       const r = await startTimebucket(config, topology, { roles, logger, clock, instanceId: uniqueName('i') });
       running.push(r);
+      // Rows written before the consumers own partitions would measure group start-up, not the pipeline.
+      await withTimeout('the pipeline consumers to join their groups', r.ready(), 60_000);
       return r;
     },
     async stopAll() {

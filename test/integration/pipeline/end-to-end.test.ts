@@ -52,9 +52,11 @@ describe('end to end through Debezium', () => {
     events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
     await pipeline.start();
 
-    bulkCoupons = await insertCoupons(1_000, 10_000, 1_000);
+    // Due 3–13 s after being written: later than the CDC path takes under this insert burst, so the
+    // delay measures holding and firing rather than Debezium catching up.
+    bulkCoupons = await insertCoupons(1_000, 10_000, 3_000);
     bulkOrders = [];
-    for (let i = 0; i < 200; i += 1) bulkOrders.push(await insertOrder(1_000 + Math.floor(Math.random() * 10_000)));
+    for (let i = 0; i < 200; i += 1) bulkOrders.push(await insertOrder(3_000 + Math.floor(Math.random() * 10_000)));
     // Beyond the finest ring's horizon (9 s) → hour tier; beyond the hour tier's (24 s) → day tier.
     farCoupons = [...(await insertCoupons(5, 2_000, 15_000)), ...(await insertCoupons(5, 2_000, 36_000))];
 
@@ -122,8 +124,17 @@ describe('end to end through Debezium', () => {
       expect(e.key).toBe(String(e.value['event_type'] === 'COUPON_EXPIRED' ? e.value['coupon_id'] : e.value['order_id']));
     }
 
-    const delays = [...coupons.map((c) => c.expired_at!.getTime() - c.expire_time.getTime()), ...orders.map((o) => o.cancel_time!.getTime() - o.expire_time.getTime())].sort((a, b) => a - b);
-    console.log(`end-to-end: ${delays.length} transitions; delay (transition time − due time) p50 ${percentile(delays, 50)} ms, p99 ${percentile(delays, 99)} ms, max ${delays[delays.length - 1]} ms`);
+    // Delay = transition time − due time, both by the database clock. Reported, never asserted:
+    // speed is measured by benchmarks. Released coupons are left out: they were overdue while
+    // locked, by design.
+    const delayOf = (r: Row) => (r.expired_at ?? r.cancel_time)!.getTime() - r.expire_time.getTime();
+    const report = (name: string, rows: Row[]) => {
+      const d = rows.map(delayOf).sort((a, b) => a - b);
+      console.log(`end-to-end ${name}: ${d.length} transitions; delay p50 ${percentile(d, 50)} ms, p99 ${percentile(d, 99)} ms, max ${d[d.length - 1]} ms`);
+    };
+    const bulk = new Set([...bulkCoupons, ...bulkOrders]);
+    report('bulk (due 3–13 s after insert)', [...coupons, ...orders].filter((r) => bulk.has(r.id)));
+    report('far (through hour and day tiers)', coupons.filter((r) => farCoupons.includes(r.id)));
   });
 
   test('a released coupon that was overdue expires after its order is cancelled', async () => {
