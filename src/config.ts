@@ -34,6 +34,7 @@ const EnvSchema = z.object({
   TB_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   TB_RELAY_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
   TB_RELAY_IDLE_MS: z.coerce.number().int().min(10).default(200),
+  TB_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   TB_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).default(30_000),
   TB_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(3_000),
 });
@@ -50,6 +51,8 @@ export type Config = Readonly<{
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
   relay: Readonly<{ batchSize: number; leaseMs: number; idleMs: number }>;
   consumer: Readonly<{ sessionTimeoutMs: number; heartbeatIntervalMs: number }>;
+  /** Port of /metrics, /healthz, /readyz; 0 turns the endpoint off. */
+  httpPort: number;
 }>;
 
 export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Config {
@@ -101,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
     },
     relay: { batchSize: e.TB_RELAY_BATCH_SIZE, leaseMs: e.TB_RELAY_LEASE_MS, idleMs: e.TB_RELAY_IDLE_MS },
     consumer: { sessionTimeoutMs: e.TB_SESSION_TIMEOUT_MS, heartbeatIntervalMs: e.TB_HEARTBEAT_INTERVAL_MS },
+    httpPort: e.TB_HTTP_PORT,
   });
 }
 

@@ -23,6 +23,9 @@ import { expireCouponBatch } from './expire/expire-coupon-batch';
 import { cancelOrderBatch } from './expire/cancel-order-batch';
 import { startRelay } from './publish/start-relay';
 import type { Logger } from './ops/logger';
+import { createMetrics, Metrics } from './ops/metrics';
+import { readOutboxBacklog } from './publish/sql/outbox-backlog';
+import type { BatchOutcome } from './expire/batch-outcome';
 
 export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay'] as const;
 export type Role = (typeof Roles)[number];
@@ -35,7 +38,7 @@ export type Running = Readonly<{
 
 type Started = Readonly<{ stop: () => Promise<void>; joined?: () => Promise<void> }>;
 
-export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; clock?: Clock; instanceId?: string }>;
+export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; clock?: Clock; instanceId?: string; metrics?: Metrics }>;
 
 /** When a ring message may be released: its bucket start minus its tier's lead; at once for the due lane. */
 export function releasePolicy(topology: Topology): (msg: HeldMessage) => number {
@@ -72,8 +75,16 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     stops.push(() => producer.disconnect());
-    const dlq = createDlqWriter({ producer, topic: dlqTopic(topology), logger: opts.logger });
-    const ctx = { config, topology, kafka, producer, dlq, db, clock, logger: opts.logger, instanceId };
+    const metrics = opts.metrics ?? createMetrics();
+    metrics.trackOutbox(() => readOutboxBacklog(db));
+    const dlqFor = (stage: Role) =>
+      createDlqWriter({
+        producer,
+        topic: dlqTopic(topology),
+        logger: opts.logger.child({ role: stage }),
+        onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
+      });
+    const ctx = { config, topology, kafka, producer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
@@ -94,8 +105,9 @@ type Ctx = Readonly<{
   topology: Topology;
   kafka: Kafka;
   producer: Producer;
-  dlq: ReturnType<typeof createDlqWriter>;
+  dlqFor: (stage: Role) => ReturnType<typeof createDlqWriter>;
   db: Db;
+  metrics: Metrics;
   clock: Clock;
   logger: Logger;
   instanceId: string;
@@ -113,20 +125,29 @@ function consumerFor(ctx: Ctx, role: Role) {
 const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   async repartitioner(ctx) {
     const cdcTopics: Record<string, EntityType> = { [ctx.config.cdc.couponsTopic]: 'coupon', [ctx.config.cdc.ordersTopic]: 'order' };
+    const admin = ctx.kafka.admin();
+    await admin.connect();
     const stage = new Repartitioner({
+      listTopics: () => admin.listTopics(),
       consumer: consumerFor(ctx, 'repartitioner'),
       producer: ctx.producer,
       cdcTopics,
       topology: ctx.topology,
-      dlq: ctx.dlq,
+      dlq: ctx.dlqFor('repartitioner'),
       clock: ctx.clock,
       logger: ctx.logger.child({ role: 'repartitioner' }),
+      onRouted: (lane, count) => ctx.metrics.routed.inc({ lane }, count),
     });
     await stage.start();
-    return { stop: () => stage.stop(), joined: () => stage.joined() };
+    const stop = async () => {
+      await stage.stop();
+      await admin.disconnect();
+    };
+    return { stop, joined: () => stage.joined() };
   },
 
   async expirer(ctx) {
+    const role = 'expirer';
     const logger = ctx.logger.child({ role: 'expirer' });
     const sink = new ExpirerSink({
       expireBatch: (entity, entries) => (entity === 'coupon' ? expireCouponBatch(ctx.db, entries, 'stream') : cancelOrderBatch(ctx.db, entries, 'stream')),
@@ -135,19 +156,24 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       maxConcurrentBatches: ctx.config.expirer.concurrency,
       maxBackoffMs: 5_000,
       logger,
+      observer: {
+        batch: (entity, outcome) => observeBatch(ctx.metrics, entity, outcome),
+        failed: (entity) => ctx.metrics.batchFailures.inc({ entity }),
+      },
     });
     const stage = new HoldConsumer({
-      consumer: consumerFor(ctx, 'expirer'),
+      consumer: consumerFor(ctx, role),
       topics: [...ringTopics(ctx.topology, [0]), dueTopic(ctx.topology)],
       releaseAt: releasePolicy(ctx.topology),
       sink,
-      dlq: ctx.dlq,
+      dlq: ctx.dlqFor(role),
       clock: ctx.clock,
       maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
       commitIntervalMs: ctx.config.expirer.commitIntervalMs,
       logger,
     });
     await stage.start();
+    ctx.metrics.trackHold(role, () => stage.stats());
     const stop = async () => {
       await stage.stop();
       sink.close();
@@ -156,22 +182,32 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   },
 
   async cascader(ctx) {
+    const role = 'cascader';
     const coarser = ctx.topology.tiers.map((_, i) => i).slice(1);
     if (coarser.length === 0) return { stop: async () => undefined };
     const logger = ctx.logger.child({ role: 'cascader' });
-    const sink = new CascaderSink({ producer: ctx.producer, topology: ctx.topology, clock: ctx.clock, flushIntervalMs: 50, maxBatchSize: 1_000, logger });
+    const sink = new CascaderSink({
+      producer: ctx.producer,
+      topology: ctx.topology,
+      clock: ctx.clock,
+      flushIntervalMs: 50,
+      maxBatchSize: 1_000,
+      logger,
+      onCascaded: (count) => ctx.metrics.cascaded.inc(count),
+    });
     const stage = new HoldConsumer({
-      consumer: consumerFor(ctx, 'cascader'),
+      consumer: consumerFor(ctx, role),
       topics: ringTopics(ctx.topology, coarser),
       releaseAt: releasePolicy(ctx.topology),
       sink,
-      dlq: ctx.dlq,
+      dlq: ctx.dlqFor(role),
       clock: ctx.clock,
       maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
       commitIntervalMs: ctx.config.expirer.commitIntervalMs,
       logger,
     });
     await stage.start();
+    ctx.metrics.trackHold(role, () => stage.stats());
     const stop = async () => {
       await stage.stop();
       sink.close();
@@ -183,3 +219,10 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
     return { stop: await startRelay(ctx) };
   },
 };
+
+function observeBatch(metrics: Metrics, entity: EntityType, outcome: BatchOutcome): void {
+  if (outcome.transitioned.length > 0) metrics.transitions.inc({ entity, path: 'stream' }, outcome.transitioned.length);
+  for (const t of outcome.transitioned) metrics.delay.observe({ entity }, Math.max(0, outcome.dbNowMs - t.dueAtMs) / 1000);
+  if (outcome.notYetDue.length > 0) metrics.notYetDue.inc({ entity }, outcome.notYetDue.length);
+  if (outcome.stale.length > 0) metrics.stale.inc({ entity }, outcome.stale.length);
+}

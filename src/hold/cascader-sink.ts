@@ -22,7 +22,7 @@ export type CascaderSinkOptions = Readonly<{
   flushIntervalMs: number;
   maxBatchSize: number;
   logger: Logger;
-  onCascaded?: (fromTopic: string, count: number) => void;
+  onCascaded?: (count: number) => void;
 }>;
 
 export class CascaderSink implements HoldSink {
@@ -31,6 +31,7 @@ export class CascaderSink implements HoldSink {
   private flushing = false;
   private epoch = 0;
   private failures = 0;
+  private inFlight = 0;
 
   constructor(private readonly opts: CascaderSinkOptions) {}
 
@@ -43,6 +44,11 @@ export class CascaderSink implements HoldSink {
   reset(): void {
     this.epoch += 1;
     this.buffer = [];
+  }
+
+  /** Everything a cascader takes is released, so all of it is due. */
+  dueCount(): number {
+    return this.buffer.length + this.inFlight;
   }
 
   close(): void {
@@ -63,18 +69,20 @@ export class CascaderSink implements HoldSink {
     this.flushing = true;
     const epoch = this.epoch;
     const batch = this.buffer.splice(0, this.opts.maxBatchSize);
+    this.inFlight = batch.length;
     try {
       const now = this.opts.clock.now();
       const records = batch.map((p) => bucketRecord(this.opts.topology, p.msg.entry, now));
       await this.opts.producer.sendBatch({ acks: -1, topicMessages: byTopic(records) });
       this.failures = 0;
       for (const p of batch) p.done();
-      this.opts.onCascaded?.(batch[0]!.msg.topic, batch.length);
+      this.opts.onCascaded?.(batch.length);
     } catch (err) {
       this.failures += 1;
       this.opts.logger.warn({ err, size: batch.length }, 'cascade produce failed; will retry');
       if (epoch === this.epoch) this.buffer.unshift(...batch);
     } finally {
+      this.inFlight = 0;
       this.flushing = false;
       if (this.buffer.length > 0) this.arm(this.failures > 0 ? Math.min(5_000, 100 * 2 ** this.failures) : 0);
     }

@@ -41,6 +41,7 @@ export class ExpirerSink implements HoldSink {
   private timer?: NodeJS.Timeout;
   private timerAt = Number.POSITIVE_INFINITY;
   private running = 0;
+  private runningEntries = 0;
   private epoch = 0;
   private closed = false;
 
@@ -49,6 +50,10 @@ export class ExpirerSink implements HoldSink {
   /** Entries waiting in memory (for metrics and tests). */
   get waiting(): number {
     return this.queue.size;
+  }
+
+  dueCount(now: number): number {
+    return this.queue.countDue(now) + this.runningEntries;
   }
 
   take(msg: HeldMessage, done: () => void): void {
@@ -113,6 +118,7 @@ export class ExpirerSink implements HoldSink {
     const epoch = this.epoch;
     const entity = batch[0]!.msg.entry.entity;
     this.running += 1;
+    this.runningEntries += batch.length;
     try {
       const outcome = await this.opts.expireBatch(
         entity,
@@ -138,6 +144,7 @@ export class ExpirerSink implements HoldSink {
       }
     } finally {
       this.running -= 1;
+      this.runningEntries -= batch.length;
       this.fire();
     }
   }

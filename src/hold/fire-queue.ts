@@ -21,6 +21,13 @@ export class FireQueue<T> {
     return this.heap[0]?.at;
   }
 
+  /** How many items are due at `now` (a scan: for metrics, not for the hot path). */
+  countDue(now: number): number {
+    let n = 0;
+    for (const e of this.heap) if (e.at <= now) n += 1;
+    return n;
+  }
+
   /** Removes and returns every item due at `now` (at <= now), earliest first. */
   popDue(now: number, limit = Number.POSITIVE_INFINITY): T[] {
     const out: T[] = [];

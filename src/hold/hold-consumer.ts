@@ -40,7 +40,11 @@ export interface HoldSink {
   take(msg: HeldMessage, done: () => void): void;
   /** Forgets everything not yet finished (the partitions are re-read after a rebalance). */
   reset(): void;
+  /** Entries taken whose time has come but are not finished (for the due-lag metric). */
+  dueCount(now: number): number;
 }
+
+export type HoldStats = Readonly<{ heldPartitions: number; inMemory: number; dueLag: number }>;
 
 export type HoldConsumerOptions = Readonly<{
   consumer: Consumer;
@@ -62,6 +66,9 @@ type PartitionState = {
   dirty: boolean;
   /** An offset whose commit failed, to send again with the next commit. */
   unacked?: string;
+  /** From the last batch: the partition's end, and the next offset to read. */
+  highWatermark: number;
+  nextOffset: number;
 };
 
 export type HoldConsumerState = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED';
@@ -87,20 +94,44 @@ export class HoldConsumer {
     return this.joinedGroup;
   }
 
+  /**
+   * Due lag: released-but-unfinished entries in memory, plus unread messages of partitions that
+   * are not held. A held partition's unread messages are not due (invariant I1: nothing behind an
+   * undue head is due), which is exactly what raw consumer lag gets wrong.
+   */
+  stats(): HoldStats {
+    let heldPartitions = 0;
+    let inMemory = 0;
+    let unreadReleased = 0;
+    for (const p of this.partitions.values()) {
+      inMemory += p.tracker.inFlight;
+      if (p.heldUntil !== undefined) heldPartitions += 1;
+      else unreadReleased += Math.max(0, p.highWatermark - p.nextOffset);
+    }
+    return { heldPartitions, inMemory, dueLag: unreadReleased + this.opts.sink.dueCount(this.opts.clock.now()) };
+  }
+
   async start(): Promise<void> {
     if (this.state !== 'NEW') return;
     this.state = 'RUNNING';
     const { consumer } = this.opts;
     consumer.on(consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberAssignment));
     this.joinedGroup = groupJoined(consumer);
-    await consumer.connect();
-    await consumer.subscribe({ topics: [...this.opts.topics], fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 4,
-      eachBatch: (payload) => this.onBatch(payload),
-    });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [...this.opts.topics], fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 4,
+        eachBatch: (payload) => this.onBatch(payload),
+      });
+    } catch (err) {
+      // A half-started consumer would keep its connections (and the process) alive.
+      this.state = 'STOPPED';
+      await consumer.disconnect().catch(() => undefined);
+      throw err;
+    }
     this.commitTimer = setInterval(() => void this.commitDirty(), this.opts.commitIntervalMs);
   }
 
@@ -132,7 +163,7 @@ export class HoldConsumer {
     const key = `${topic}:${partition}`;
     let p = this.partitions.get(key);
     if (p === undefined) {
-      p = { tracker: new OffsetTracker(), waitingForDrain: false, dirty: false };
+      p = { tracker: new OffsetTracker(), waitingForDrain: false, dirty: false, highWatermark: 0, nextOffset: 0 };
       this.partitions.set(key, p);
     }
     return p;
@@ -143,6 +174,7 @@ export class HoldConsumer {
     const generation = this.generation;
     const state = this.partition(topic, partition);
     const now = this.opts.clock.now();
+    state.highWatermark = Number(batch.highWatermark);
     for (const message of batch.messages) {
       if (!isRunning() || isStale() || generation !== this.generation) return;
       if (this.overCap(state)) {
@@ -158,6 +190,7 @@ export class HoldConsumer {
         state.tracker.add(message.offset);
         state.tracker.markDone(message.offset);
         state.dirty = true;
+        state.nextOffset = Number(message.offset) + 1;
         resolveOffset(message.offset);
         continue;
       }
@@ -167,6 +200,7 @@ export class HoldConsumer {
         return;
       }
       state.tracker.add(message.offset);
+      state.nextOffset = Number(message.offset) + 1;
       resolveOffset(message.offset);
       this.opts.sink.take(held, () => this.done(generation, topic, partition, message.offset));
     }

@@ -8,7 +8,7 @@
 import type { Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { decodeCdcValue } from '../core/cdc-envelope';
-import { entityOfTable, entryFromChange, EntityType } from '../core/bucket-entry';
+import { entryFromChange, EntityType } from '../core/bucket-entry';
 import { bucketRecord, byTopic, BucketRecord } from '../core/bucket-record';
 import type { Topology } from '../core/topology';
 import type { DlqWriter } from '../kafka/dlq-writer';
@@ -24,39 +24,67 @@ export type RepartitionerOptions = Readonly<{
   clock: Clock;
   logger: Logger;
   onRouted?: (lane: string, count: number) => void;
+  /** Topics that exist now: Debezium creates a table's topic with its first change. */
+  listTopics: () => Promise<string[]>;
 }>;
 
 export class Repartitioner {
   private started = false;
   private stopped = false;
   private joinedGroup: Promise<void> = new Promise(() => undefined);
+  private running: Promise<void> = Promise.resolve();
+  private waitTimer?: NodeJS.Timeout;
+  private wake?: () => void;
 
   constructor(private readonly opts: RepartitionerOptions) {}
-
-  /** The entity of a CDC topic named `<prefix>.<db>.<table>`. */
-  static entityOfTopic(topic: string): EntityType | undefined {
-    return entityOfTable(topic.slice(topic.lastIndexOf('.') + 1));
-  }
 
   /** Resolves once the consumer has joined its group. */
   joined(): Promise<void> {
     return this.joinedGroup;
   }
 
+  /**
+   * Returns at once; consumption begins when every CDC topic exists (a kafkajs subscription to
+   * a missing topic fails, and topics created later are never picked up). Until then readiness
+   * stays false and a warning repeats, naming the missing topics.
+   */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
     const { consumer } = this.opts;
     this.joinedGroup = groupJoined(consumer);
-    await consumer.connect();
-    await consumer.subscribe({ topics: Object.keys(this.opts.cdcTopics), fromBeginning: true });
-    await consumer.run({ eachBatchAutoResolve: true, eachBatch: (payload) => this.onBatch(payload) });
+    this.running = this.consumeWhenTopicsExist().catch(async (err: unknown) => {
+      this.opts.logger.error({ err }, 'repartitioner failed to start');
+      await this.opts.consumer.disconnect().catch(() => undefined);
+    });
   }
 
   async stop(): Promise<void> {
     if (!this.started || this.stopped) return;
     this.stopped = true;
+    if (this.waitTimer) clearTimeout(this.waitTimer);
+    this.wake?.();
+    await this.running;
     await this.opts.consumer.disconnect();
+  }
+
+  private async consumeWhenTopicsExist(): Promise<void> {
+    const wanted = Object.keys(this.opts.cdcTopics);
+    for (let attempt = 0; !this.stopped; attempt += 1) {
+      const existing = new Set(await this.opts.listTopics().catch(() => [] as string[]));
+      const missing = wanted.filter((t) => !existing.has(t));
+      if (missing.length === 0) break;
+      if (attempt % 20 === 0) this.opts.logger.warn({ missing }, 'waiting for CDC topics (Debezium creates each with its table\'s first change)');
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        this.waitTimer = setTimeout(resolve, 500);
+      });
+    }
+    if (this.stopped) return;
+    const { consumer } = this.opts;
+    await consumer.connect();
+    await consumer.subscribe({ topics: wanted, fromBeginning: true });
+    await consumer.run({ eachBatchAutoResolve: true, eachBatch: (payload) => this.onBatch(payload) });
   }
 
   private async onBatch({ batch, heartbeat }: EachBatchPayload): Promise<void> {

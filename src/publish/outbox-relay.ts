@@ -48,6 +48,8 @@ export type OutboxRelayOptions = Readonly<{
   idleDelayMs: number;
   logger: Logger;
   clock?: Clock;
+  /** Told of every row published and set aside (metrics). */
+  observer?: Partial<{ published: (rows: number) => void; poison: (rows: number) => void }>;
   /** Back-off after a failed cycle doubles from idleDelayMs up to this. Default 5 s. */
   maxBackoffMs?: number;
   /** stop() waits at most this long for the in-flight cycle. Default 10 s. */
@@ -203,7 +205,11 @@ export class OutboxRelay {
       else encoded.push(result);
     }
     // Poison first: even if a send fails below, the poison rows no longer hold up the batch.
-    if (poison.length > 0) this.counts.poison += await setAsidePoison(db, poison.map((r) => r.id), relayId);
+    if (poison.length > 0) {
+      const setAside = await setAsidePoison(db, poison.map((r) => r.id), relayId);
+      this.counts.poison += setAside;
+      this.opts.observer?.poison?.(setAside);
+    }
 
     let published = 0;
     for (const [topic, group] of groupByTopic(encoded)) {
@@ -215,6 +221,7 @@ export class OutboxRelay {
       }
       published += marked;
       this.counts.published += marked;
+      this.opts.observer?.published?.(marked);
     }
     this.log.debug({ read: rows.length, published, poison: poison.length, ms: this.clock.now() - startedAt }, 'outbox cycle');
     return { read: rows.length, published, poison: poison.length };

@@ -10,6 +10,7 @@ import { ConfigError } from '../core/errors';
 import type { Logger } from '../ops/logger';
 import { registerEventSchemas } from './schemas';
 import { OutboxRelay } from './outbox-relay';
+import type { Metrics } from '../ops/metrics';
 
 export async function startRelay(ctx: {
   config: Config;
@@ -19,6 +20,7 @@ export async function startRelay(ctx: {
   clock: Clock;
   logger: Logger;
   instanceId: string;
+  metrics: Metrics;
 }): Promise<() => Promise<void>> {
   const topicsByEventType = {} as Record<EventType, string>;
   for (const type of EventTypes) {
@@ -40,6 +42,7 @@ export async function startRelay(ctx: {
     idleDelayMs: ctx.config.relay.idleMs,
     logger: ctx.logger.child({ role: 'relay' }),
     clock: ctx.clock,
+    observer: { published: (n) => ctx.metrics.outboxPublished.inc(n), poison: (n) => ctx.metrics.outboxPoison.inc(n) },
   });
   relay.start();
   return () => relay.stop();

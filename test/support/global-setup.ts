@@ -1,10 +1,14 @@
 /**
  * Integration tests run against the real local stack (`make stack-up`). Fail fast, with the
  * command to run, when it is not there; then bring the application schema up to date, since
- * Debezium captures the real `coupons` and `orders` tables.
+ * Debezium captures the real `coupons` and `orders` tables, and make sure Debezium has created
+ * both CDC topics (it does so with each table's first change), as a deployed system's would be.
  */
 import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db/knex';
+import { createKafka } from '../../src/kafka/client';
+import { createLogger } from '../../src/ops/logger';
+import { waitFor } from './wait-for';
 
 export default async function globalSetup(): Promise<void> {
   const config = loadConfig(process.env);
@@ -12,13 +16,31 @@ export default async function globalSetup(): Promise<void> {
   try {
     await db.raw('SELECT 1');
   } catch (err) {
+    await db.destroy();
     throw new Error(
       `integration tests need the local stack (MariaDB at ${config.db.host}:${config.db.port}): run \`make stack-up\` first (${String(err)})`,
     );
   }
+  const admin = createKafka(config.kafka, createLogger('warn'), '-test-setup').admin();
   try {
     await db.migrate.latest();
+    await admin.connect();
+    const topics = [config.cdc.couponsTopic, config.cdc.ordersTopic];
+    const existing = new Set(await admin.listTopics());
+    if (!existing.has(config.cdc.couponsTopic)) {
+      const [id] = await db('coupons').insert({ user_id: 0, status: 'INIT', expire_time: new Date('2099-01-01T00:00:00Z') });
+      await db('coupons').where({ id }).delete();
+    }
+    if (!existing.has(config.cdc.ordersTopic)) {
+      const [id] = await db('orders').insert({ user_id: 0, status: 'FINISHED', expire_time: new Date('2099-01-01T00:00:00Z') });
+      await db('orders').where({ id }).delete();
+    }
+    await waitFor('Debezium to create the CDC topics', async () => {
+      const now = new Set(await admin.listTopics());
+      return topics.every((t) => now.has(t)) ? true : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 500 });
   } finally {
+    await admin.disconnect();
     await db.destroy();
   }
 }

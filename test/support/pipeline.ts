@@ -12,6 +12,7 @@ import { declaredTopics, parseTopology, Topology } from '../../src/core/topology
 import { createKafka } from '../../src/kafka/client';
 import { applyTopics } from '../../src/kafka/topics-apply';
 import { Role, Roles, Running, startTimebucket } from '../../src/main';
+import { createMetrics, Metrics } from '../../src/ops/metrics';
 import { logger, uniqueName } from './stack';
 import { withTimeout } from './wait-for';
 
@@ -20,6 +21,8 @@ export type TestPipeline = Readonly<{
   topology: Topology;
   /** Environment for a `timebucket run` child process joining this pipeline. */
   env: Readonly<Record<string, string>>;
+  /** Metrics of every role started through `start`. */
+  metrics: Metrics;
   start: (roles?: readonly Role[], clock?: Clock) => Promise<Running>;
   stopAll: () => Promise<void>;
 }>;
@@ -55,12 +58,14 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
   }
 
   const running: Running[] = [];
+  const metrics = createMetrics();
   return {
     config,
     topology,
     env,
+    metrics,
     async start(roles = Roles, clock) {
-      const r = await startTimebucket(config, topology, { roles, logger, clock, instanceId: uniqueName('i') });
+      const r = await startTimebucket(config, topology, { roles, logger, clock, metrics, instanceId: uniqueName('i') });
       running.push(r);
       // Rows written before the consumers own partitions would measure group start-up, not the pipeline.
       await withTimeout('the pipeline consumers to join their groups', r.ready(), 60_000);

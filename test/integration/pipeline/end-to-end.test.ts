@@ -137,6 +137,26 @@ describe('end to end through Debezium', () => {
     report('far (through hour and day tiers)', coupons.filter((r) => farCoupons.includes(r.id)));
   });
 
+  test('metrics tell the truth: transitions and delays counted, due lag back to zero', async () => {
+    const transitions = await pipeline.metrics.transitions.get();
+    const count = (entity: string) => transitions.values.filter((v) => v.labels['entity'] === entity && v.labels['path'] === 'stream').reduce((a, v) => a + v.value, 0);
+    // At least ours: the pipeline also expires other tests' leftover rows that are due.
+    expect(count('coupon')).toBeGreaterThanOrEqual(bulkCoupons.length + farCoupons.length + lockedPairs.length + 1);
+    expect(count('order')).toBeGreaterThanOrEqual(bulkOrders.length + lockedPairs.length);
+    const delay = await pipeline.metrics.delay.get();
+    const observed = delay.values.filter((v) => v.metricName === 'timebucket_transition_delay_seconds_count').reduce((a, v) => a + v.value, 0);
+    expect(observed).toBe(count('coupon') + count('order'));
+    const routed = await pipeline.metrics.routed.get();
+    expect(routed.values.map((v) => v.labels['lane'])).toEqual(expect.arrayContaining(['minute', 'hour', 'day']));
+    expect((await pipeline.metrics.cascaded.get()).values[0]?.value).toBeGreaterThanOrEqual(farCoupons.length);
+    await waitFor('due lag to drain to zero', async () => {
+      const lag = await pipeline.metrics.dueLag.get();
+      return lag.values.length > 0 && lag.values.every((v) => v.value === 0) ? true : undefined;
+    });
+    const text = await pipeline.metrics.registry.metrics();
+    expect(text).toMatch(/timebucket_outbox_published_total \d+/);
+  });
+
   test('a released coupon that was overdue expires after its order is cancelled', async () => {
     const released = (await db('orders').whereIn('id', lockedPairs.map((p) => p.order)).select('id', 'status')) as Row[];
     expect(released.every((o) => o.status === 'CANCELLED')).toBe(true);

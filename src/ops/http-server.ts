@@ -1,0 +1,45 @@
+/**
+ * The operations endpoint: /metrics (Prometheus text), /healthz (the process answers) and
+ * /readyz (every consumer joined its group and the process is not shutting down).
+ */
+import { createServer, Server } from 'node:http';
+import type { Registry } from 'prom-client';
+import type { Logger } from './logger';
+
+export type OpsServer = Readonly<{ port: number; close: () => Promise<void> }>;
+
+export async function startOpsServer(opts: { port: number; host?: string; registry: Registry; isReady: () => boolean; logger: Logger }): Promise<OpsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET') {
+      res.writeHead(405).end();
+    } else if (path === '/metrics') {
+      opts.registry
+        .metrics()
+        .then((text) => res.writeHead(200, { 'content-type': opts.registry.contentType }).end(text))
+        .catch((err: unknown) => {
+          opts.logger.warn({ err }, 'metrics collection failed');
+          res.writeHead(500).end();
+        });
+    } else if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/readyz') {
+      const ready = opts.isReady();
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : 'not ready\n');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : opts.port;
+  opts.logger.info({ port }, 'ops endpoint listening (/metrics, /healthz, /readyz)');
+  let closed: Promise<void> | undefined;
+  return {
+    port,
+    close: () => (closed ??= new Promise<void>((resolve) => server.close(() => resolve()))),
+  };
+}

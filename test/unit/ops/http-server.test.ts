@@ -1,0 +1,43 @@
+import { createLogger } from '../../../src/ops/logger';
+import { createMetrics } from '../../../src/ops/metrics';
+import { startOpsServer, OpsServer } from '../../../src/ops/http-server';
+
+let server: OpsServer;
+let ready = false;
+const metrics = createMetrics();
+
+beforeAll(async () => {
+  server = await startOpsServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => ready, logger: createLogger('silent') });
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+const get = (path: string) => fetch(`http://127.0.0.1:${server.port}${path}`);
+
+test('/healthz answers while the process lives', async () => {
+  expect((await get('/healthz')).status).toBe(200);
+});
+
+test('/readyz follows readiness', async () => {
+  ready = false;
+  expect((await get('/readyz')).status).toBe(503);
+  ready = true;
+  expect((await get('/readyz')).status).toBe(200);
+});
+
+test('/metrics serves the registry in Prometheus text', async () => {
+  metrics.transitions.inc({ entity: 'coupon', path: 'stream' }, 3);
+  metrics.trackHold('expirer', () => ({ heldPartitions: 2, inMemory: 5, dueLag: 7 }));
+  const res = await get('/metrics');
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(text).toMatch(/timebucket_transitions_total\{entity="coupon",path="stream"\} 3/);
+  expect(text).toMatch(/timebucket_due_lag_messages\{stage="expirer"\} 7/);
+  expect(text).toMatch(/timebucket_held_partitions\{stage="expirer"\} 2/);
+});
+
+test('unknown paths are 404', async () => {
+  expect((await get('/nope')).status).toBe(404);
+});
