@@ -10,7 +10,7 @@ ENV := set -a && source stack/env.sh && set +a
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test \
-        stack-up stack-down stack-status stack-clean migrate topics-apply run
+        stack-up stack-down stack-status stack-clean migrate topics-apply run bench-hot-minute
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -56,6 +56,12 @@ test: install
 	$(MAKE) --no-print-directory lint typecheck test-unit
 	bash stack/with-stack.sh $(MAKE) --no-print-directory test-integration
 	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/integration.json
+
+# Benchmark (not a test): N coupons due in the same instant; prints one JSON line of results.
+N ?= 100000
+bench-hot-minute: node-deps stack-up migrate topics-apply
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && N=$(N) node dist-bench/bench/hot-minute.js
 
 stack-up:
 	$(STACK) up
