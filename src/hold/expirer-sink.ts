@@ -9,7 +9,7 @@
  * Concurrency is capped, so a hot minute queues here (bounded by the consumer's per-partition
  * cap) instead of opening unbounded transactions.
  */
-import type { Clock } from '../core/clock';
+import { Clock, timerDelay } from '../core/clock';
 import type { EntityType } from '../core/bucket-entry';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
@@ -82,7 +82,7 @@ export class ExpirerSink implements HoldSink {
       this.timer = undefined;
       this.timerAt = Number.POSITIVE_INFINITY;
       this.fire();
-    }, Math.max(0, at - this.opts.clock.now()));
+    }, timerDelay(at, this.opts.clock.now()));
   }
 
   private fire(): void {

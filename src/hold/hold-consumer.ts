@@ -16,7 +16,7 @@
  * Lifecycle: NEW → RUNNING → STOPPING → STOPPED.
  */
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
-import type { Clock } from '../core/clock';
+import { Clock, timerDelay } from '../core/clock';
 import { decodeBucketEntry, BucketEntry } from '../core/bucket-entry';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
@@ -44,7 +44,7 @@ export interface HoldSink {
   dueCount(now: number): number;
 }
 
-export type HoldStats = Readonly<{ heldPartitions: number; inMemory: number; dueLag: number }>;
+export type HoldStats = Readonly<{ heldPartitions: number; inMemory: number; largestPartitionInMemory: number; dueLag: number }>;
 
 export type HoldConsumerOptions = Readonly<{
   consumer: Consumer;
@@ -102,13 +102,15 @@ export class HoldConsumer {
   stats(): HoldStats {
     let heldPartitions = 0;
     let inMemory = 0;
+    let largestPartitionInMemory = 0;
     let unreadReleased = 0;
     for (const p of this.partitions.values()) {
       inMemory += p.tracker.inFlight;
+      largestPartitionInMemory = Math.max(largestPartitionInMemory, p.tracker.inFlight);
       if (p.heldUntil !== undefined) heldPartitions += 1;
       else unreadReleased += Math.max(0, p.highWatermark - p.nextOffset);
     }
-    return { heldPartitions, inMemory, dueLag: unreadReleased + this.opts.sink.dueCount(this.opts.clock.now()) };
+    return { heldPartitions, inMemory, largestPartitionInMemory, dueLag: unreadReleased + this.opts.sink.dueCount(this.opts.clock.now()) };
   }
 
   async start(): Promise<void> {
@@ -216,7 +218,7 @@ export class HoldConsumer {
       state.resumeTimer = undefined;
       state.heldUntil = undefined;
       if (generation === this.generation && this.state === 'RUNNING') resume();
-    }, Math.max(0, releaseAt - this.opts.clock.now()));
+    }, timerDelay(releaseAt, this.opts.clock.now()));
   }
 
   private done(generation: number, topic: string, partition: number, offset: string): void {

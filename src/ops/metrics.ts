@@ -8,7 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 export type Metrics = ReturnType<typeof createMetrics>;
 
 /** What a hold stage reports at scrape time. */
-export type HoldStatsSource = () => Readonly<{ heldPartitions: number; inMemory: number; dueLag: number }>;
+export type HoldStatsSource = () => Readonly<{ heldPartitions: number; inMemory: number; largestPartitionInMemory: number; dueLag: number }>;
 export type OutboxBacklogSource = () => Promise<{ rows: number; oldestAgeSeconds: number }>;
 
 export function createMetrics(opts: { registry?: Registry; defaultMetrics?: boolean } = {}) {
@@ -86,6 +86,11 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
     ),
     heldPartitions: holdGauge('timebucket_held_partitions', 'Partitions paused because their head bucket is not yet due', (st) => st.heldPartitions),
     inMemory: holdGauge('timebucket_in_memory_entries', 'Entries taken from Kafka and not yet finished', (st) => st.inMemory),
+    largestPartitionInMemory: holdGauge(
+      'timebucket_largest_partition_in_memory_entries',
+      'Unfinished entries of the fullest partition (capped by TB_MAX_IN_MEMORY_PER_PARTITION)',
+      (st) => st.largestPartitionInMemory,
+    ),
     outboxPublished: new Counter({ name: 'timebucket_outbox_published_total', help: 'Outbox rows published to event topics', registers }),
     outboxPoison: new Counter({ name: 'timebucket_outbox_poison_total', help: 'Outbox rows set aside because they cannot be encoded', registers }),
     outboxBacklog: new Gauge({

@@ -106,3 +106,26 @@ test('a poison CDC record goes to the DLQ with its reason and its partition keep
   expect(dead).toHaveLength(partitions.length);
   for (const d of dead) expect(d).toEqual({ reason: 'value is not JSON', source: baseConfig.cdc.couponsTopic, code: 'CDC_UNDECODABLE' });
 });
+
+test('a partition at its memory cap pauses and resumes as it drains: bounded memory, nothing dropped', async () => {
+  const cap = 3;
+  pipeline = await createTestPipeline({ env: { TB_MAX_IN_MEMORY_PER_PARTITION: String(cap), TB_EXPIRER_BATCH_SIZE: '2', TB_EXPIRER_CONCURRENCY: '1' } });
+  await pipeline.start();
+  let largest = 0;
+  const sampler = setInterval(() => {
+    void pipeline?.metrics.largestPartitionInMemory.get().then((g) => {
+      for (const v of g.values) if (v.labels['stage'] === 'expirer') largest = Math.max(largest, v.value);
+    });
+  }, 20);
+  try {
+    // Many entries per partition, all released at once: far more than the cap.
+    const ids = await insertCoupons(120, 1_500, 1_000);
+    await waitFor('every coupon expired', () => allExpired(ids), { timeoutMs: 90_000, intervalMs: 250 });
+    const [events] = await db('outbox').where({ entity_type: 'coupon' }).whereIn('entity_id', ids).count({ n: '*' });
+    expect(Number(events!.n)).toBe(ids.length);
+  } finally {
+    clearInterval(sampler);
+  }
+  expect(largest).toBeGreaterThan(0);
+  expect(largest).toBeLessThanOrEqual(cap);
+});

@@ -29,7 +29,7 @@ test('/readyz follows readiness', async () => {
 
 test('/metrics serves the registry in Prometheus text', async () => {
   metrics.transitions.inc({ entity: 'coupon', path: 'stream' }, 3);
-  metrics.trackHold('expirer', () => ({ heldPartitions: 2, inMemory: 5, dueLag: 7 }));
+  metrics.trackHold('expirer', () => ({ heldPartitions: 2, inMemory: 5, largestPartitionInMemory: 3, dueLag: 7 }));
   const res = await get('/metrics');
   expect(res.status).toBe(200);
   const text = await res.text();
