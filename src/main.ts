@@ -148,7 +148,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
 
   async expirer(ctx) {
     const role = 'expirer';
-    const logger = ctx.logger.child({ role: 'expirer' });
+    const logger = ctx.logger.child({ role });
     const sink = new ExpirerSink({
       expireBatch: (entity, entries) => (entity === 'coupon' ? expireCouponBatch(ctx.db, entries, 'stream') : cancelOrderBatch(ctx.db, entries, 'stream')),
       clock: ctx.clock,
@@ -161,31 +161,14 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
         failed: (entity) => ctx.metrics.batchFailures.inc({ entity }),
       },
     });
-    const stage = new HoldConsumer({
-      consumer: consumerFor(ctx, role),
-      topics: [...ringTopics(ctx.topology, [0]), dueTopic(ctx.topology)],
-      releaseAt: releasePolicy(ctx.topology),
-      sink,
-      dlq: ctx.dlqFor(role),
-      clock: ctx.clock,
-      maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
-      commitIntervalMs: ctx.config.expirer.commitIntervalMs,
-      logger,
-    });
-    await stage.start();
-    ctx.metrics.trackHold(role, () => stage.stats());
-    const stop = async () => {
-      await stage.stop();
-      sink.close();
-    };
-    return { stop, joined: () => stage.joined() };
+    return startHoldStage(ctx, role, [...ringTopics(ctx.topology, [0]), dueTopic(ctx.topology)], sink, logger);
   },
 
   async cascader(ctx) {
     const role = 'cascader';
     const coarser = ctx.topology.tiers.map((_, i) => i).slice(1);
     if (coarser.length === 0) return { stop: async () => undefined };
-    const logger = ctx.logger.child({ role: 'cascader' });
+    const logger = ctx.logger.child({ role });
     const sink = new CascaderSink({
       producer: ctx.producer,
       topology: ctx.topology,
@@ -195,30 +178,35 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       logger,
       onCascaded: (count) => ctx.metrics.cascaded.inc(count),
     });
-    const stage = new HoldConsumer({
-      consumer: consumerFor(ctx, role),
-      topics: ringTopics(ctx.topology, coarser),
-      releaseAt: releasePolicy(ctx.topology),
-      sink,
-      dlq: ctx.dlqFor(role),
-      clock: ctx.clock,
-      maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
-      commitIntervalMs: ctx.config.expirer.commitIntervalMs,
-      logger,
-    });
-    await stage.start();
-    ctx.metrics.trackHold(role, () => stage.stats());
-    const stop = async () => {
-      await stage.stop();
-      sink.close();
-    };
-    return { stop, joined: () => stage.joined() };
+    return startHoldStage(ctx, role, ringTopics(ctx.topology, coarser), sink, logger);
   },
 
   async relay(ctx) {
     return { stop: await startRelay(ctx) };
   },
 };
+
+/** A hold consumer over `topics` feeding `sink`: the shared shape of the expirer and the cascader. */
+async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: ExpirerSink | CascaderSink, logger: Logger): Promise<Started> {
+  const stage = new HoldConsumer({
+    consumer: consumerFor(ctx, role),
+    topics,
+    releaseAt: releasePolicy(ctx.topology),
+    sink,
+    dlq: ctx.dlqFor(role),
+    clock: ctx.clock,
+    maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
+    commitIntervalMs: ctx.config.expirer.commitIntervalMs,
+    logger,
+  });
+  await stage.start();
+  ctx.metrics.trackHold(role, () => stage.stats());
+  const stop = async () => {
+    await stage.stop();
+    sink.close();
+  };
+  return { stop, joined: () => stage.joined() };
+}
 
 function observeBatch(metrics: Metrics, entity: EntityType, outcome: BatchOutcome): void {
   if (outcome.transitioned.length > 0) metrics.transitions.inc({ entity, path: 'stream' }, outcome.transitioned.length);
