@@ -37,17 +37,35 @@ function rowIdOfKey(key: Buffer | null): string | undefined {
   }
 }
 
-/** Collects every CDC event of one table topic whose key is one of `ids`. */
-async function tail(topic: string, ids: () => Set<string>): Promise<Seen[]> {
+/** The current end of a CDC topic (global setup made sure Debezium created it). */
+async function endOffsets(topic: string): Promise<Array<{ partition: number; offset: string }>> {
   const admin = kafka.admin();
   await admin.connect();
-  await waitFor(`Debezium to create ${topic}`, async () => ((await admin.listTopics()).includes(topic) ? true : undefined), { timeoutMs: 60_000 });
-  await admin.disconnect();
+  try {
+    return (await admin.fetchTopicOffsets(topic)).map((p) => ({ partition: p.partition, offset: p.high }));
+  } finally {
+    await admin.disconnect();
+  }
+}
 
+/**
+ * Collects every CDC event of one table topic, from `from` on, whose key is one of `ids`.
+ * Starting at offsets taken before the test's writes keeps the test independent of how much
+ * history the topic holds.
+ */
+async function tail(topic: string, from: Array<{ partition: number; offset: string }>, ids: () => Set<string>): Promise<Seen[]> {
+  const groupId = uniqueName('tb-cdc');
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.setOffsets({ groupId, topic, partitions: from });
+  } finally {
+    await admin.disconnect();
+  }
   const seen: Seen[] = [];
-  consumer = kafka.consumer({ groupId: uniqueName('tb-cdc'), maxWaitTimeInMs: 200 });
+  consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 200 });
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.subscribe({ topic });
   await consumer.run({
     eachMessage: async ({ message }) => {
       const id = rowIdOfKey(message.key);
@@ -59,11 +77,12 @@ async function tail(topic: string, ids: () => Set<string>): Promise<Seen[]> {
 
 test('a coupon insert, update and delete arrive as c, u, d and a tombstone', async () => {
   const expireTime = new Date(Date.UTC(2031, 0, 2, 3, 4, 5, 678));
+  const from = await endOffsets(config.cdc.couponsTopic);
   const [id] = await db('coupons').insert({ user_id: 42, status: 'ACTIVE', expire_time: expireTime });
   await db('coupons').where({ id }).update({ status: 'USED', version: db.raw('version + 1') });
   await db('coupons').where({ id }).delete();
 
-  const seen = await tail(config.cdc.couponsTopic, () => new Set([String(id)]));
+  const seen = await tail(config.cdc.couponsTopic, from, () => new Set([String(id)]));
   await waitFor('create, update, delete and tombstone', () => (seen.length >= 4 ? true : undefined), { timeoutMs: 60_000 });
 
   const [created, updated, deleted, tombstone] = seen.map((s) => s.event);
@@ -79,10 +98,11 @@ test('a coupon insert, update and delete arrive as c, u, d and a tombstone', asy
 
 test('an order insert arrives on the orders topic', async () => {
   const expireTime = new Date(Date.UTC(2031, 5, 6, 7, 8, 9, 10));
+  const from = await endOffsets(config.cdc.ordersTopic);
   const [id] = await db('orders').insert({ user_id: 7, status: 'UNPAID', expire_time: expireTime });
 
   await consumer?.disconnect();
-  const seen = await tail(config.cdc.ordersTopic, () => new Set([String(id)]));
+  const seen = await tail(config.cdc.ordersTopic, from, () => new Set([String(id)]));
   await waitFor('the order create event', () => (seen.length >= 1 ? true : undefined), { timeoutMs: 60_000 });
   expect(seen[0]?.event).toMatchObject({ kind: 'change', op: 'c', after: { id, status: 'UNPAID', expire_time: expireTime.getTime() } });
 });
