@@ -1,18 +1,13 @@
-/**
- * Prints CDC events for coupons and orders as they arrive. With --demo it first writes a few
- * coupons (insert, update, delete) so a newcomer sees Debezium's events flow end to end.
- */
+/** Prints CDC events for coupons and orders as they arrive: a look at what Debezium sends. */
 import { DateTime } from 'luxon';
 import type { Config } from '../config';
 import type { Logger } from '../ops/logger';
-import { createDb } from '../db/knex';
 import { createKafka } from '../kafka/client';
 import { decodeCdcValue } from '../core/cdc-envelope';
 
-export async function cdcTail(config: Config, logger: Logger, opts: { demo: boolean; seconds?: number }): Promise<void> {
+export async function cdcTail(config: Config, logger: Logger, opts: { seconds?: number }): Promise<void> {
   const kafka = createKafka(config.kafka, logger, '-cdc-tail');
   const topics = [config.cdc.couponsTopic, config.cdc.ordersTopic];
-  if (opts.demo) await writeDemoCoupons(config);
 
   const admin = kafka.admin();
   await admin.connect();
@@ -28,7 +23,7 @@ export async function cdcTail(config: Config, logger: Logger, opts: { demo: bool
 
   const consumer = kafka.consumer({ groupId: `timebucket-cdc-tail-${process.pid}` });
   await consumer.connect();
-  await consumer.subscribe({ topics: existing, fromBeginning: !opts.demo });
+  await consumer.subscribe({ topics: existing, fromBeginning: false });
   await consumer.run({
     eachMessage: async ({ topic, partition, message }) => {
       const event = decodeCdcValue(message.value);
@@ -49,16 +44,4 @@ export async function cdcTail(config: Config, logger: Logger, opts: { demo: bool
     if (opts.seconds !== undefined) setTimeout(stop, opts.seconds * 1000).unref();
   });
   await consumer.disconnect();
-}
-
-async function writeDemoCoupons(config: Config): Promise<void> {
-  const db = createDb(config.db);
-  try {
-    const [id] = await db('coupons').insert({ user_id: 1, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL 1 HOUR') });
-    await db('coupons').where({ id }).update({ expire_time: db.raw('NOW(3) + INTERVAL 2 HOUR'), version: db.raw('version + 1') });
-    const [doomed] = await db('coupons').insert({ user_id: 2, status: 'INIT', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
-    await db('coupons').where({ id: doomed }).delete();
-  } finally {
-    await db.destroy();
-  }
 }

@@ -4,7 +4,7 @@
  *   timebucket run [--roles a,b]    run roles (default: all) until SIGINT/SIGTERM
  *   timebucket migrate [--down]     apply (or roll back) the database migrations
  *   timebucket topics apply         create missing declared topics, report drift
- *   timebucket cdc-tail [--demo]    print CDC events from the coupons and orders topics
+ *   timebucket cdc-tail             print CDC events from the coupons and orders topics
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config';
@@ -61,11 +61,10 @@ async function main(argv: string[]): Promise<void> {
   program
     .command('cdc-tail')
     .description('print CDC events for coupons and orders as they arrive (Ctrl-C stops)')
-    .option('--demo', 'insert, update and delete a few demo coupons so events flow')
     .option('--seconds <n>', 'stop after n seconds', (v) => Number.parseInt(v, 10))
-    .action(async (opts: { demo?: boolean; seconds?: number }) => {
+    .action(async (opts: { seconds?: number }) => {
       const config = loadConfig(process.env);
-      await cdcTail(config, createLogger(config.logLevel), { demo: opts.demo === true, seconds: opts.seconds });
+      await cdcTail(config, createLogger(config.logLevel), { seconds: opts.seconds });
     });
 
   await program.parseAsync(argv);

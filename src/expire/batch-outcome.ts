@@ -1,4 +1,4 @@
-import type { ScheduledEntry } from '../core/expiry-plan';
+import type { ExpiryPlan, LockedRow, ScheduledEntry } from '../core/expiry-plan';
 
 /** What one expiry transaction did with its batch; the hold stage acts on each list. */
 export type BatchOutcome = Readonly<{
@@ -10,3 +10,13 @@ export type BatchOutcome = Readonly<{
   stale: readonly ScheduledEntry[];
   dbNowMs: number;
 }>;
+
+/** The outcome of a committed plan: what the transaction reports back to the hold stage. */
+export function outcomeOf(plan: ExpiryPlan<LockedRow>, dbNowMs: number): BatchOutcome {
+  return {
+    transitioned: plan.due.map((r) => ({ id: r.id, dueAtMs: r.expireAtMs })),
+    notYetDue: plan.notYetDue,
+    stale: plan.stale,
+    dbNowMs,
+  };
+}

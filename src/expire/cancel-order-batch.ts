@@ -12,7 +12,7 @@ import { readDbNow } from './sql/read-db-now';
 import { cancelOrders } from './sql/cancel-orders';
 import { releaseCoupons } from './sql/release-coupons';
 import { insertOutbox } from './sql/insert-outbox';
-import type { BatchOutcome } from './batch-outcome';
+import { BatchOutcome, outcomeOf } from './batch-outcome';
 
 export async function cancelOrderBatch(db: Knex, entries: readonly ScheduledEntry[], path: ExpiryPath): Promise<BatchOutcome> {
   return db.transaction(async (trx) => {
@@ -44,11 +44,6 @@ export async function cancelOrderBatch(db: Knex, entries: readonly ScheduledEntr
         return { event, entityType: 'order' as const, entityId: r.id };
       }),
     );
-    return {
-      transitioned: plan.due.map((r) => ({ id: r.id, dueAtMs: r.expireAtMs })),
-      notYetDue: plan.notYetDue,
-      stale: plan.stale,
-      dbNowMs,
-    };
+    return outcomeOf(plan, dbNowMs);
   });
 }

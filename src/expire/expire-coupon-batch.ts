@@ -11,7 +11,7 @@ import { lockCoupons } from './sql/lock-coupons';
 import { readDbNow } from './sql/read-db-now';
 import { expireCoupons } from './sql/expire-coupons';
 import { insertOutbox } from './sql/insert-outbox';
-import type { BatchOutcome } from './batch-outcome';
+import { BatchOutcome, outcomeOf } from './batch-outcome';
 
 export async function expireCouponBatch(db: Knex, entries: readonly ScheduledEntry[], path: ExpiryPath): Promise<BatchOutcome> {
   return db.transaction(async (trx) => {
@@ -42,11 +42,6 @@ export async function expireCouponBatch(db: Knex, entries: readonly ScheduledEnt
         return { event, entityType: 'coupon' as const, entityId: r.id };
       }),
     );
-    return {
-      transitioned: plan.due.map((r) => ({ id: r.id, dueAtMs: r.expireAtMs })),
-      notYetDue: plan.notYetDue,
-      stale: plan.stale,
-      dbNowMs,
-    };
+    return outcomeOf(plan, dbNowMs);
   });
 }
