@@ -59,6 +59,8 @@ export type HoldConsumerOptions = Readonly<{
 }>;
 
 type PartitionState = {
+  readonly topic: string;
+  readonly partition: number;
   tracker: OffsetTracker;
   resumeTimer?: NodeJS.Timeout;
   heldUntil?: number;
@@ -165,7 +167,7 @@ export class HoldConsumer {
     const key = `${topic}:${partition}`;
     let p = this.partitions.get(key);
     if (p === undefined) {
-      p = { tracker: new OffsetTracker(), waitingForDrain: false, dirty: false, highWatermark: 0, nextOffset: 0 };
+      p = { topic, partition, tracker: new OffsetTracker(), waitingForDrain: false, dirty: false, highWatermark: 0, nextOffset: 0 };
       this.partitions.set(key, p);
     }
     return p;
@@ -227,7 +229,7 @@ export class HoldConsumer {
     if (state === undefined) return;
     state.tracker.markDone(offset);
     state.dirty = true;
-    this.resumeIfDrained(state, topic, partition);
+    this.resumeIfDrained(state);
   }
 
   /**
@@ -239,11 +241,11 @@ export class HoldConsumer {
     return state.tracker.inFlight >= cap || state.tracker.tracked >= cap * 10;
   }
 
-  private resumeIfDrained(state: PartitionState, topic: string, partition: number): void {
+  private resumeIfDrained(state: PartitionState): void {
     const cap = this.opts.maxInMemoryPerPartition;
     if (state.waitingForDrain && state.tracker.inFlight <= cap / 2 && state.tracker.tracked < cap * 5) {
       state.waitingForDrain = false;
-      this.opts.consumer.resume([{ topic, partitions: [partition] }]);
+      this.opts.consumer.resume([{ topic: state.topic, partitions: [state.partition] }]);
     }
   }
 
@@ -265,18 +267,15 @@ export class HoldConsumer {
     this.commitInFlight = this.commitInFlight.then(async () => {
       const offsets: Array<{ topic: string; partition: number; offset: string }> = [];
       const states: PartitionState[] = [];
-      for (const [key, state] of this.partitions) {
+      for (const state of this.partitions.values()) {
         if (!state.dirty) continue;
         state.dirty = false;
         const next = state.tracker.advance() ?? state.unacked;
-        const sep = key.lastIndexOf(':');
-        const topic = key.slice(0, sep);
-        const partition = Number(key.slice(sep + 1));
-        this.resumeIfDrained(state, topic, partition);
+        this.resumeIfDrained(state);
         if (next === undefined) continue;
         state.unacked = next;
         states.push(state);
-        offsets.push({ topic, partition, offset: next });
+        offsets.push({ topic: state.topic, partition: state.partition, offset: next });
       }
       if (offsets.length === 0) return;
       try {
