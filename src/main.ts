@@ -42,10 +42,18 @@ export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; cl
 
 /** When a ring message may be released: its bucket start minus its tier's lead; at once for the due lane. */
 export function releasePolicy(topology: Topology): (msg: HeldMessage) => number {
+  // Called for every message held: each topic's lead (undefined for the due lane) is parsed once.
+  const leads = new Map<string, number | undefined>();
+  const leadOf = (topic: string): number | undefined => {
+    if (!leads.has(topic)) {
+      const lane = parseTopic(topology, topic);
+      leads.set(topic, lane?.lane === 'ring' ? (topology.tiers[lane.tierIndex]?.leadMs ?? 0) : undefined);
+    }
+    return leads.get(topic);
+  };
   return (msg) => {
-    const lane = parseTopic(topology, msg.topic);
-    if (lane === undefined || lane.lane === 'due') return 0;
-    return msg.bucketStartMs - (topology.tiers[lane.tierIndex]?.leadMs ?? 0);
+    const lead = leadOf(msg.topic);
+    return lead === undefined ? 0 : msg.bucketStartMs - lead;
   };
 }
 
