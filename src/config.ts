@@ -5,14 +5,21 @@
  *
  * Defaults point at the local stack started by `make stack-up` (ports from stack/env.sh).
  */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from './core/errors';
 
 const port = z.coerce.number().int().min(1).max(65535);
 
+const BROKER = /^[^:\s]+:\d{1,5}$/;
+
 const EnvSchema = z.object({
   TB_KAFKA_PORT: port.default(19092),
-  TB_KAFKA_BROKERS: z.string().min(1).optional(),
+  TB_KAFKA_BROKERS: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || splitList(v).length > 0 && splitList(v).every((b) => BROKER.test(b)), 'expected host:port[,host:port]'),
   TB_KAFKA_CLIENT_ID: z.string().min(1).default('timebucket'),
   TB_MARIADB_PORT: port.default(13306),
   TB_DB_HOST: z.string().min(1).default('127.0.0.1'),
@@ -38,7 +45,13 @@ const EnvSchema = z.object({
   TB_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   TB_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).default(30_000),
   TB_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(3_000),
-});
+  // Above kafkajs's rebalance timeout (60 s) plus a session: a long rebalance is not a stall.
+  TB_CONSUMER_STALL_MS: z.coerce.number().int().min(1_000).default(90_000),
+  // Below Kubernetes' default grace period (30 s), so a SIGTERM never ends in a SIGKILL.
+  TB_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+  // Names this process in client ids and relay leases; default: host name (the pod name) + random suffix.
+  TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
+  });
 
 export type Config = Readonly<{
   kafka: Readonly<{ brokers: readonly string[]; clientId: string }>;
@@ -51,34 +64,24 @@ export type Config = Readonly<{
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
   relay: Readonly<{ batchSize: number; leaseMs: number; idleMs: number }>;
-  consumer: Readonly<{ sessionTimeoutMs: number; heartbeatIntervalMs: number }>;
+  consumer: Readonly<{ sessionTimeoutMs: number; heartbeatIntervalMs: number; stallMs: number }>;
   /** Port of /metrics, /healthz, /readyz; 0 turns the endpoint off. */
   httpPort: number;
+  /** SIGTERM: finish or abandon the work in flight within this, then exit. */
+  shutdownTimeoutMs: number;
+  /** This process's name in client ids and relay leases. */
+  instanceId: string;
 }>;
 
 export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Config {
   const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
-  }
+  // Field problems and cross-field problems in one report, so an operator fixes them in one go.
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  const crossField = heartbeatProblem(env);
+  if (crossField !== undefined) problems.push(crossField);
+  if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
   const e = parsed.data;
-  const brokers = (e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`)
-    .split(',')
-    .map((b) => b.trim())
-    .filter((b) => b.length > 0);
-  const badBroker = brokers.find((b) => !/^[^:\s]+:\d{1,5}$/.test(b));
-  if (brokers.length === 0 || badBroker !== undefined) {
-    throw new ConfigError(`invalid configuration: TB_KAFKA_BROKERS: expected host:port[,host:port], got '${e.TB_KAFKA_BROKERS}'`, {
-      problems: ['TB_KAFKA_BROKERS'],
-    });
-  }
-  if (e.TB_HEARTBEAT_INTERVAL_MS * 3 > e.TB_SESSION_TIMEOUT_MS) {
-    // kafkajs's rule of thumb: a session survives at least three missed heartbeats.
-    throw new ConfigError('invalid configuration: TB_HEARTBEAT_INTERVAL_MS must be at most a third of TB_SESSION_TIMEOUT_MS', {
-      problems: ['TB_HEARTBEAT_INTERVAL_MS'],
-    });
-  }
+  const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   return deepFreeze({
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID },
     db: {
@@ -104,9 +107,39 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
       commitIntervalMs: e.TB_COMMIT_INTERVAL_MS,
     },
     relay: { batchSize: e.TB_RELAY_BATCH_SIZE, leaseMs: e.TB_RELAY_LEASE_MS, idleMs: e.TB_RELAY_IDLE_MS },
-    consumer: { sessionTimeoutMs: e.TB_SESSION_TIMEOUT_MS, heartbeatIntervalMs: e.TB_HEARTBEAT_INTERVAL_MS },
+    consumer: { sessionTimeoutMs: e.TB_SESSION_TIMEOUT_MS, heartbeatIntervalMs: e.TB_HEARTBEAT_INTERVAL_MS, stallMs: e.TB_CONSUMER_STALL_MS },
     httpPort: e.TB_HTTP_PORT,
+    shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,
+    instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
   });
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
+}
+
+/**
+ * kafkajs's rule of thumb: a session survives at least three missed heartbeats. Checked on the
+ * raw values, so it is reported together with field problems (values that do not parse are
+ * reported by the schema).
+ */
+function heartbeatProblem(env: Record<string, string | undefined>): string | undefined {
+  const heartbeat = Number(env['TB_HEARTBEAT_INTERVAL_MS'] ?? 3_000);
+  const session = Number(env['TB_SESSION_TIMEOUT_MS'] ?? 30_000);
+  if (!Number.isFinite(heartbeat) || !Number.isFinite(session)) return undefined;
+  return heartbeat * 3 > session ? 'TB_HEARTBEAT_INTERVAL_MS: must be at most a third of TB_SESSION_TIMEOUT_MS' : undefined;
+}
+
+/**
+ * Host name (in Kubernetes: the pod name, unique per replica) plus a random suffix, so two
+ * processes never share an identity, not even restarts of one pod or processes in one
+ * container (where process.pid is 1 in every replica).
+ */
+function defaultInstanceId(): string {
+  return `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 40)}-${randomBytes(3).toString('hex')}`;
 }
 
 function deepFreeze<T>(value: T): T {

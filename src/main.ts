@@ -11,12 +11,13 @@ import { Kafka, Partitioners, Producer } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityType } from './core/bucket-entry';
-import { dlqTopic, dueTopic, parseTopic, ringTopic, Topology } from './core/topology';
+import { dlqTopic, dueTopic, ringTopics, Topology } from './core/topology';
+import { heldRecordReader } from './core/held-record';
 import { createDb, Db } from './db/knex';
 import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
 import { Repartitioner } from './ingest/repartitioner';
-import { HoldConsumer, HeldMessage } from './hold/hold-consumer';
+import { HoldConsumer } from './hold/hold-consumer';
 import { ExpirerSink } from './hold/expirer-sink';
 import { CascaderSink } from './hold/cascader-sink';
 import { expireCouponBatch } from './expire/expire-coupon-batch';
@@ -40,33 +41,9 @@ type Started = Readonly<{ stop: () => Promise<void>; joined?: () => Promise<void
 
 export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; clock?: Clock; instanceId?: string; metrics?: Metrics }>;
 
-/** When a ring message may be released: its bucket start minus its tier's lead; at once for the due lane. */
-export function releasePolicy(topology: Topology): (msg: HeldMessage) => number {
-  // Called for every message held: each topic's lead (undefined for the due lane) is parsed once.
-  const leads = new Map<string, number | undefined>();
-  const leadOf = (topic: string): number | undefined => {
-    if (!leads.has(topic)) {
-      const lane = parseTopic(topology, topic);
-      leads.set(topic, lane?.lane === 'ring' ? (topology.tiers[lane.tierIndex]?.leadMs ?? 0) : undefined);
-    }
-    return leads.get(topic);
-  };
-  return (msg) => {
-    const lead = leadOf(msg.topic);
-    return lead === undefined ? 0 : msg.bucketStartMs - lead;
-  };
-}
-
-export function ringTopics(topology: Topology, tierIndexes: readonly number[]): string[] {
-  return tierIndexes.flatMap((i) => {
-    const tier = topology.tiers[i]!;
-    return Array.from({ length: tier.ring }, (_, index) => ringTopic(topology, tier, index));
-  });
-}
-
 export async function startTimebucket(config: Config, topology: Topology, opts: StartOptions): Promise<Running> {
   const clock = opts.clock ?? systemClock;
-  const instanceId = opts.instanceId ?? `${process.pid}`;
+  const instanceId = opts.instanceId ?? config.instanceId;
   const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
   const stops: Array<() => Promise<void>> = [];
   const joins: Array<Promise<void>> = [];
@@ -199,12 +176,14 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
   const stage = new HoldConsumer({
     consumer: consumerFor(ctx, role),
     topics,
-    releaseAt: releasePolicy(ctx.topology),
+    group: `${ctx.config.groupPrefix}.${role}`,
+    read: heldRecordReader(ctx.topology),
     sink,
     dlq: ctx.dlqFor(role),
     clock: ctx.clock,
     maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
     commitIntervalMs: ctx.config.expirer.commitIntervalMs,
+    stallMs: ctx.config.consumer.stallMs,
     logger,
   });
   await stage.start();

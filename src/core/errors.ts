@@ -7,6 +7,8 @@ export const ErrorCodes = [
   'CONFIG_INVALID',
   'CDC_UNDECODABLE',
   'CDC_INVALID',
+  'BUCKET_INVALID',
+  'CONSUMER_CRASHED',
   'DB_UNAVAILABLE',
   'KAFKA_UNAVAILABLE',
   'REGISTRY_UNAVAILABLE',
@@ -40,5 +42,24 @@ export class ConfigError extends TimebucketError {
 export class CdcInvalidError extends TimebucketError {
   constructor(reason: string, details?: Record<string, unknown>) {
     super('CDC_INVALID', reason, { retriable: false, details });
+  }
+}
+
+/**
+ * A bucket record (ring or due lane) that decoded but breaks the rules its lane promises: a
+ * bucket_start that is not this topic's bucket, an entry outside its bucket, a shard in the wrong
+ * partition, a time further ahead than any writer's clock can be. Holding on it would freeze the
+ * partition's commit point, so it goes to the DLQ instead (I5).
+ */
+export class BucketRecordInvalidError extends TimebucketError {
+  constructor(reason: string, details?: Record<string, unknown>) {
+    super('BUCKET_INVALID', reason, { retriable: false, details });
+  }
+}
+
+/** A kafkajs consumer crashed and kafkajs will not restart it: the process must not look healthy. */
+export class ConsumerCrashedError extends TimebucketError {
+  constructor(group: string, cause: unknown) {
+    super('CONSUMER_CRASHED', `consumer of group ${group} crashed and will not restart`, { retriable: false, cause, details: { group } });
   }
 }

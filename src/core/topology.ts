@@ -237,6 +237,14 @@ export function declaredTopics(topology: Topology): TopicDeclaration[] {
   return topics;
 }
 
+/** Every ring topic of the tiers given (by index), in tier then ring order: what a hold stage subscribes to. */
+export function ringTopics(topology: Topology, tierIndexes: readonly number[]): string[] {
+  return tierIndexes.flatMap((i) => {
+    const tier = topology.tiers[i]!;
+    return Array.from({ length: tier.ring }, (_, index) => ringTopic(topology, tier, index));
+  });
+}
+
 /** The lane of a topic name this topology declares, or undefined (DLQ, events, foreign topics). */
 export function parseTopic(topology: Topology, topic: string): ParsedTopic | undefined {
   const head = `${topology.prefix}.`;

@@ -1,10 +1,20 @@
 /**
  * A consumer over ring (or due-lane) topics that holds each partition until its head is due:
  *
- *   head not yet released → pause the partition, seek back to that message, resume by timer
+ *   head not yet released → pause the partition, resume it by timer at the release time
  *   head released         → hand it to the sink (which fires it, or re-routes it) and read on
  *   sink finished         → commit only the contiguous finished prefix (OffsetTracker)
- *   memory cap reached    → pause, seek back, resume once the partition drains below half
+ *   memory cap reached    → pause, resume once the partition drains below half
+ *   record breaks a rule  → DLQ with the reason (held-record.ts), the partition moves on (I5)
+ *
+ * Where reading resumes. The read position of a partition is kafkajs's resolved offset: the
+ * next fetch of a partition starts after the last offset resolved, and kafkajs fetches again
+ * only after every batch of the previous fetch was handled. Offsets are resolved only as
+ * messages are taken, so a paused partition resumes exactly at its held head. There is no
+ * consumer.seek() anywhere: kafkajs queues seeks in a map that survives a rejoin and applies
+ * them to the next generation, where a stale seek beats the committed offset and skips the
+ * released-but-unfinished entries dropped at the rejoin (they would never be re-read, I3).
+ * So after every rejoin the position is the committed offset, and only that.
  *
  * Holding is recomputed, never remembered: after every rebalance (GROUP_JOIN) all in-memory
  * state and timers are dropped, every assigned partition is resumed, and consumption restarts
@@ -13,27 +23,20 @@
  * from the consume loop). Invariant I1 (bucket times never decrease within a ring partition)
  * is what makes "the head is not due, so nothing behind it is" true.
  *
- * Lifecycle: NEW → RUNNING → STOPPING → STOPPED.
+ * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
+ * consumer crashed for good (`failed()` resolves; the process exits non-zero).
  */
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { Clock, timerDelay } from '../core/clock';
-import { decodeBucketEntry, BucketEntry } from '../core/bucket-entry';
+import type { HeldMessage, HeldRecordReader } from '../core/held-record';
+import type { Lifecycle } from '../core/lifecycle';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
+import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
 
-export type HeldMessage = Readonly<{
-  topic: string;
-  partition: number;
-  offset: string;
-  shard: number;
-  bucketStartMs: number;
-  entry: BucketEntry;
-}>;
-
-/** When a message may be released (its bucket's start, minus a tier's lead; 0 for the due lane). */
-export type ReleasePolicy = (msg: HeldMessage) => number;
+export type { HeldMessage } from '../core/held-record';
 
 export interface HoldSink {
   /** Takes a released message and calls done() once it is finished. */
@@ -48,13 +51,18 @@ export type HoldStats = Readonly<{ heldPartitions: number; inMemory: number; lar
 
 export type HoldConsumerOptions = Readonly<{
   consumer: Consumer;
+  /** The consumer group's id, for logs and health reasons. */
+  group: string;
   topics: readonly string[];
-  releaseAt: ReleasePolicy;
+  /** Decodes and checks a record (held-record.ts); a throw sends the record to the DLQ. */
+  read: HeldRecordReader;
   sink: HoldSink;
   dlq: DlqWriter;
   clock: Clock;
   maxInMemoryPerPartition: number;
   commitIntervalMs: number;
+  /** /healthz fails when the consume loop shows no sign of life for this long. */
+  stallMs: number;
   logger: Logger;
 }>;
 
@@ -73,10 +81,10 @@ type PartitionState = {
   nextOffset: number;
 };
 
-export type HoldConsumerState = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED';
-
 export class HoldConsumer {
-  private state: HoldConsumerState = 'NEW';
+  private state: Lifecycle = 'NEW';
+  private watch?: ConsumerWatch;
+  private failure: Promise<Error> = new Promise(() => undefined);
   private generation = 0;
   private partitions = new Map<string, PartitionState>();
   private commitTimer?: NodeJS.Timeout;
@@ -87,8 +95,18 @@ export class HoldConsumer {
     if (opts.maxInMemoryPerPartition < 1) throw new RangeError('maxInMemoryPerPartition must be >= 1');
   }
 
-  get lifecycle(): HoldConsumerState {
+  get lifecycle(): Lifecycle {
     return this.state;
+  }
+
+  /** Resolves when the consumer crashed for good; the stage is then FAILED. */
+  failed(): Promise<Error> {
+    return this.failure;
+  }
+
+  health(): ConsumerHealth {
+    if (this.state !== 'RUNNING') return this.state === 'FAILED' ? { ok: false, reason: `${this.opts.group}: FAILED` } : { ok: true };
+    return this.watch?.health() ?? { ok: true };
   }
 
   /** Resolves once the consumer has joined its group. */
@@ -121,6 +139,15 @@ export class HoldConsumer {
     const { consumer } = this.opts;
     consumer.on(consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberAssignment));
     this.joinedGroup = groupJoined(consumer);
+    const watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
+    this.watch = watch;
+    this.failure = watch.failed.then((err) => {
+      if (this.state === 'RUNNING') {
+        this.state = 'FAILED';
+        this.opts.logger.error({ err }, 'consumer crashed and will not restart: stage FAILED');
+      }
+      return err;
+    });
     try {
       await consumer.connect();
       await consumer.subscribe({ topics: [...this.opts.topics], fromBeginning: true });
@@ -142,6 +169,7 @@ export class HoldConsumer {
   async stop(): Promise<void> {
     if (this.state === 'STOPPED' || this.state === 'STOPPING') return;
     this.state = 'STOPPING';
+    this.watch?.stop();
     if (this.commitTimer) clearInterval(this.commitTimer);
     for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
     try {
@@ -173,22 +201,26 @@ export class HoldConsumer {
     return p;
   }
 
-  private async onBatch({ batch, resolveOffset, heartbeat, pause, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  private async onBatch({ batch, resolveOffset, heartbeat, pause, isRunning }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
     const generation = this.generation;
     const state = this.partition(topic, partition);
     const now = this.opts.clock.now();
     state.highWatermark = Number(batch.highWatermark);
+    // Due lag counts from where this batch starts, not from 0 (a fresh state after a rejoin
+    // would otherwise report the whole partition as due lag until its first message is taken).
+    const first = batch.messages[0];
+    if (first !== undefined) state.nextOffset = Math.max(state.nextOffset, Number(first.offset));
     for (const message of batch.messages) {
-      if (!isRunning() || isStale() || generation !== this.generation) return;
+      if (!isRunning() || generation !== this.generation) return;
       if (this.overCap(state)) {
-        // Bounded memory: stop reading until the partition drains (see resumeIfDrained).
+        // Bounded memory: stop reading until the partition drains (see resumeIfDrained). The
+        // message is not resolved, so reading resumes at it.
         pause();
-        this.opts.consumer.seek({ topic, partition, offset: message.offset });
         state.waitingForDrain = true;
         return;
       }
-      const held = await this.decode(topic, partition, message);
+      const held = await this.read(topic, partition, message, now);
       if (held === undefined) {
         // Sent to the DLQ: finished, the partition moves on (invariant I5).
         state.tracker.add(message.offset);
@@ -198,9 +230,8 @@ export class HoldConsumer {
         resolveOffset(message.offset);
         continue;
       }
-      const releaseAt = this.opts.releaseAt(held);
-      if (releaseAt > now) {
-        this.hold(state, topic, partition, message.offset, releaseAt, pause, generation);
+      if (held.releaseAtMs > now) {
+        this.hold(state, held.releaseAtMs, pause, generation);
         return;
       }
       state.tracker.add(message.offset);
@@ -211,9 +242,9 @@ export class HoldConsumer {
     await heartbeat();
   }
 
-  private hold(state: PartitionState, topic: string, partition: number, offset: string, releaseAt: number, pause: () => () => void, generation: number): void {
+  /** Pauses at an undue head; the unresolved head is where the next fetch starts (no seek). */
+  private hold(state: PartitionState, releaseAt: number, pause: () => () => void, generation: number): void {
     const resume = pause();
-    this.opts.consumer.seek({ topic, partition, offset });
     if (state.resumeTimer) clearTimeout(state.resumeTimer);
     state.heldUntil = releaseAt;
     state.resumeTimer = setTimeout(() => {
@@ -249,13 +280,9 @@ export class HoldConsumer {
     }
   }
 
-  private async decode(topic: string, partition: number, message: KafkaMessage): Promise<HeldMessage | undefined> {
+  private async read(topic: string, partition: number, message: KafkaMessage, now: number): Promise<HeldMessage | undefined> {
     try {
-      const entry = decodeBucketEntry(message.value);
-      const shard = Number(message.key?.toString());
-      const bucketStartMs = Number(message.headers?.['bucket_start']?.toString() ?? Number.NaN);
-      if (!Number.isSafeInteger(shard) || shard < 0) throw new Error(`bad shard key ${String(message.key)}`);
-      return { topic, partition, offset: message.offset, shard, bucketStartMs: Number.isFinite(bucketStartMs) ? bucketStartMs : entry.expireAtMs, entry };
+      return this.opts.read({ topic, partition, offset: message.offset, key: message.key, value: message.value, headers: message.headers }, now);
     } catch (err) {
       await this.opts.dlq.send({ topic, partition, message, error: err });
       return undefined;

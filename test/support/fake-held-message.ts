@@ -1,6 +1,6 @@
 /** Builders for hold-stage unit tests: held messages and promises settled by the test. */
 import type { EntityType } from '../../src/core/bucket-entry';
-import type { HeldMessage } from '../../src/hold/hold-consumer';
+import type { HeldMessage } from '../../src/core/held-record';
 
 export function heldMessage(
   o: Partial<{ topic: string; partition: number; offset: string; shard: number; bucketStartMs: number; entity: EntityType; id: string; expireAtMs: number }> = {},
@@ -12,6 +12,7 @@ export function heldMessage(
     offset: o.offset ?? '0',
     shard: o.shard ?? 0,
     bucketStartMs: o.bucketStartMs ?? expireAtMs,
+    releaseAtMs: o.bucketStartMs ?? expireAtMs,
     entry: { v: 1, entity: o.entity ?? 'coupon', id: o.id ?? '1', expireAtMs },
   };
 }

@@ -36,6 +36,38 @@ describe('loadConfig', () => {
     expect((error as ConfigError).message).toMatch(/TB_LOG_LEVEL/);
   });
 
+  test('field and cross-field problems are reported together', () => {
+    let error: unknown;
+    try {
+      loadConfig({ TB_KAFKA_BROKERS: 'localhost', TB_SESSION_TIMEOUT_MS: '9000', TB_HEARTBEAT_INTERVAL_MS: '5000', TB_LOG_LEVEL: 'loud' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).details['problems'] as string[];
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^TB_KAFKA_BROKERS: expected host:port/),
+        expect.stringMatching(/^TB_LOG_LEVEL: /),
+        expect.stringMatching(/^TB_HEARTBEAT_INTERVAL_MS: must be at most a third of TB_SESSION_TIMEOUT_MS/),
+      ]),
+    );
+    expect(problems).toHaveLength(3);
+  });
+
+  test('the heartbeat rule alone is reported too', () => {
+    expect(() => loadConfig({ TB_SESSION_TIMEOUT_MS: '9000', TB_HEARTBEAT_INTERVAL_MS: '5000' })).toThrow(/TB_HEARTBEAT_INTERVAL_MS: must be at most a third/);
+  });
+
+  test('instance id: host name plus a random suffix by default, never the same twice; overridable', () => {
+    const a = loadConfig({}).instanceId;
+    const b = loadConfig({}).instanceId;
+    expect(a).toMatch(/^[A-Za-z0-9._-]+-[0-9a-f]{6}$/);
+    expect(a).not.toBe(b);
+    expect(loadConfig({ TB_INSTANCE_ID: 'pod-7' }).instanceId).toBe('pod-7');
+    expect(() => loadConfig({ TB_INSTANCE_ID: 'has space' })).toThrow(/TB_INSTANCE_ID/);
+  });
+
   test('a malformed broker list is rejected', () => {
     expect(() => loadConfig({ TB_KAFKA_BROKERS: 'localhost' })).toThrow(/TB_KAFKA_BROKERS/);
   });

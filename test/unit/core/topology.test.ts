@@ -9,8 +9,10 @@ import {
   partitionOfShard,
   ringIndex,
   ringTopic,
+  ringTopics,
   type Tier,
 } from '../../../src/core/topology';
+import testTopologyJson from '../../../topics/test.json';
 
 const MIN = 60_000;
 const HOUR = 3_600_000;
@@ -204,4 +206,23 @@ describe('parseTopic', () => {
       expect(parseTopic(topology, topic)).toBeUndefined();
     },
   );
+});
+
+describe('ringTopics', () => {
+  const t = parseTopology(testTopologyJson, 'topics/test.json');
+
+  test('finest tier → every minute topic', () => {
+    expect(ringTopics(t, [0])).toEqual(Array.from({ length: 12 }, (_, i) => `tbtest.minute.${String(i).padStart(2, '0')}`));
+  });
+
+  test('coarser tiers → every hour then every day topic', () => {
+    expect(ringTopics(t, [1, 2])).toEqual([
+      ...['00', '01', '02', '03', '04', '05', '06', '07'].map((i) => `tbtest.hour.${i}`),
+      ...['00', '01', '02', '03', '04', '05'].map((i) => `tbtest.day.${i}`),
+    ]);
+  });
+
+  test('no tiers → no topics', () => {
+    expect(ringTopics(t, [])).toEqual([]);
+  });
 });

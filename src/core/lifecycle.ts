@@ -1,0 +1,8 @@
+/**
+ * The lifecycle every long-running part reports (hold consumers, the repartitioner, the relay):
+ *
+ *   NEW → RUNNING → STOPPING → STOPPED
+ *           └────→ FAILED      it can no longer do its work (e.g. its Kafka consumer crashed and
+ *                              will not restart); the process reports unhealthy and exits non-zero
+ */
+export type Lifecycle = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED' | 'FAILED';

@@ -1,0 +1,118 @@
+import { BucketRecordInvalidError } from '../../../src/core/errors';
+import { encodeBucketEntry, type BucketEntry } from '../../../src/core/bucket-entry';
+import { heldRecordReader, type RawRecord } from '../../../src/core/held-record';
+import { bucketRecord } from '../../../src/core/bucket-record';
+import { shardOf } from '../../../src/core/router';
+import { parseTopology } from '../../../src/core/topology';
+import testTopologyJson from '../../../topics/test.json';
+
+// tbtest: minute 1 s × 12 (guard 3, lead 0, 4 partitions), hour 4 s × 8 (lead 2 s, 2 partitions),
+// day 16 s × 6 (lead 4 s, 2 partitions); 4 shards; skew budget = 3 × 1 s.
+const topology = parseTopology(testTopologyJson, 'topics/test.json');
+const read = heldRecordReader(topology);
+const NOW = 1_700_000_016_000;
+
+function entry(expireAtMs: number, id = '42'): BucketEntry {
+  return { v: 1, entity: 'coupon', id, expireAtMs };
+}
+
+/** What the writer produces for `e` at clock `writerNow`, as the reader sees it. */
+function written(e: BucketEntry, writerNow = NOW): RawRecord {
+  const r = bucketRecord(topology, e, writerNow);
+  return { topic: r.topic, partition: r.partition, offset: '7', key: Buffer.from(r.key), value: r.value, headers: r.headers };
+}
+
+function rejection(record: RawRecord, now = NOW): string {
+  try {
+    read(record, now);
+  } catch (err) {
+    expect(err).toBeInstanceOf(BucketRecordInvalidError);
+    expect((err as BucketRecordInvalidError).code).toBe('BUCKET_INVALID');
+    return (err as Error).message;
+  }
+  throw new Error('the record was accepted');
+}
+
+describe('heldRecordReader accepts what the router writes', () => {
+  test.each([
+    ['finest tier', NOW + 2_500, 'tbtest.minute', NOW + 2_000, NOW + 2_000],
+    ['hour tier (release = bucket − lead)', NOW + 12_500, 'tbtest.hour', NOW + 12_000, NOW + 10_000],
+    ['day tier', NOW + 40_000, 'tbtest.day', 1_700_000_048_000, 1_700_000_044_000],
+  ])('%s', (_name, expireAtMs, topicPrefix, bucketStartMs, releaseAtMs) => {
+    const held = read(written(entry(expireAtMs)), NOW);
+    expect(held.topic.startsWith(topicPrefix)).toBe(true);
+    expect(held).toMatchObject({ bucketStartMs, releaseAtMs, shard: shardOf('42', 4), offset: '7', entry: entry(expireAtMs) });
+  });
+
+  test('due lane: released at once', () => {
+    expect(read(written(entry(NOW - 5_000)), NOW)).toMatchObject({ topic: 'tbtest.due', releaseAtMs: 0, bucketStartMs: NOW - 5_000 });
+  });
+
+  test('the coarsest tier takes entries clamped to its last writable bucket', () => {
+    const far = NOW + 10 * 86_400_000;
+    const held = read(written(entry(far)), NOW);
+    expect(held.topic.startsWith('tbtest.day.')).toBe(true);
+    expect(held.bucketStartMs).toBeLessThan(far);
+  });
+
+  test('a reader whose clock is behind the writer by the skew budget still accepts', () => {
+    expect(() => read(written(entry(NOW + 7_900)), NOW - 3_000)).not.toThrow();
+  });
+});
+
+describe('heldRecordReader rejects records that would block a partition', () => {
+  const good = written(entry(NOW + 2_500));
+
+  test('missing bucket_start on a ring', () => {
+    expect(rejection({ ...good, headers: {} })).toMatch(/without a bucket_start/);
+  });
+
+  test('bucket_start that is not a number', () => {
+    expect(rejection({ ...good, headers: { bucket_start: 'soon' } })).toMatch(/not epoch milliseconds/);
+  });
+
+  test('bucket_start not on a bucket boundary', () => {
+    expect(rejection({ ...good, headers: { bucket_start: String(NOW + 2_001) } })).toMatch(/not a multiple/);
+  });
+
+  test('bucket_start of another ring index (wrong topic)', () => {
+    expect(rejection({ ...good, headers: { bucket_start: String(NOW + 3_000) } })).toMatch(/ring index/);
+  });
+
+  test('an entry outside its bucket in the finest tier', () => {
+    const e = entry(NOW + 2_000 + 12_000 * 5); // same ring index, five laps later
+    expect(rejection({ ...good, value: encodeBucketEntry(e) })).toMatch(/outside its bucket/);
+  });
+
+  test('a far-future bucket in the finest tier (writer clock far ahead)', () => {
+    const far = NOW + 2_000 + 12_000 * 100; // same ring index, a hundred laps later
+    expect(rejection({ ...good, value: encodeBucketEntry(entry(far + 100)), headers: { bucket_start: String(far) } })).toMatch(/beyond the minute horizon/);
+  });
+
+  test('a due-lane entry from a clock far ahead', () => {
+    const due = written(entry(NOW - 1_000));
+    expect(rejection({ ...due, value: encodeBucketEntry(entry(NOW + 60_000)) })).toMatch(/due-lane entry is 60000 ms in the future/);
+  });
+
+  test('a key that is not the entry shard', () => {
+    const other = (shardOf('42', 4) + 1) % 4;
+    expect(rejection({ ...good, key: String(other) })).toMatch(/is not the shard/);
+  });
+
+  test('a key that is not a shard at all', () => {
+    expect(rejection({ ...good, key: '17' })).toMatch(/not a shard in \[0, 4\)/);
+    expect(rejection({ ...good, key: null })).toMatch(/not a shard/);
+  });
+
+  test('a shard in the wrong partition', () => {
+    expect(rejection({ ...good, partition: (good.partition + 1) % 4 })).toMatch(/belongs to partition/);
+  });
+
+  test('a topic that is not a lane of the topology', () => {
+    expect(rejection({ ...good, topic: 'other.minute.03' })).toMatch(/not a lane/);
+  });
+
+  test('an undecodable value is rejected too (CDC_INVALID from the entry decoder)', () => {
+    expect(() => read({ ...good, value: Buffer.from('nope') }, NOW)).toThrow(/not JSON/);
+  });
+});
