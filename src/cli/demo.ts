@@ -3,12 +3,12 @@
  * summary, so a newcomer sees coupons expiring and events arriving within a minute:
  * coupons due over the next ~40 s, unpaid orders (one holding a coupon), one order paid in time.
  */
-import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Config } from '../config';
 import type { Topology } from '../core/topology';
 import { createDb } from '../db/knex';
 import { createKafka } from '../kafka/client';
 import type { Logger } from '../ops/logger';
+import { createSchemaRegistry } from '../publish/schema-registry';
 
 export type Demo = Readonly<{ stop: () => Promise<void> }>;
 
@@ -33,7 +33,8 @@ export async function startDemo(config: Config, topology: Topology, logger: Logg
   orderIds.push(holdingOrder!);
   console.log(`demo: ${couponIds.length} coupons due over the next 45 s (one locked by an unpaid order), ${orderIds.length} unpaid orders, 1 order paid in time`);
 
-  const registry = new SchemaRegistry({ host: config.registry.url });
+  // The events' own client: ids (longs) decode exactly, as bigints.
+  const registry = createSchemaRegistry(config.registry.url);
   const consumer = createKafka(config.kafka, logger, '-demo').consumer({ groupId: `${config.groupPrefix}.demo-${marker}`, maxWaitTimeInMs: 200 });
   let events = 0;
   let lastEvent = '';
@@ -41,8 +42,8 @@ export async function startDemo(config: Config, topology: Topology, logger: Logg
   await consumer.subscribe({ topics: topology.events.map((e) => e.topic), fromBeginning: false });
   await consumer.run({
     eachMessage: async ({ message }) => {
-      const value = (await registry.decode(message.value!)) as { event_type: string; event_key: string; due_at: number; occurred_at: number; user_id: number };
-      if (value.user_id !== marker) return;
+      const value = (await registry.decode(message.value!)) as { event_type: string; event_key: string; due_at: number; occurred_at: number; user_id: bigint };
+      if (value.user_id !== BigInt(marker)) return;
       events += 1;
       lastEvent = `${value.event_key} (${value.occurred_at - value.due_at} ms after due)`;
     },

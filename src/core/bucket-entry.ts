@@ -38,6 +38,9 @@ const STATES: Readonly<Record<EntityType, ReadonlySet<string>>> = {
 
 const TABLES: Readonly<Record<string, EntityType>> = { coupons: 'coupon', orders: 'order' };
 
+/** 2^64 - 1: ids are BIGINT UNSIGNED. */
+const MAX_BIGINT_UNSIGNED = 18446744073709551615n;
+
 export function entityOfTable(table: string): EntityType | undefined {
   return Object.hasOwn(TABLES, table) ? TABLES[table] : undefined;
 }
@@ -73,7 +76,9 @@ function statusOf(entity: EntityType, row: CdcRow, image: string): string {
 }
 
 /**
- * BIGINT ids: a JSON number is only exact up to 2^53, so larger ones must arrive as strings.
+ * BIGINT UNSIGNED ids, exact: a safe JS number, a bigint (decodeCdcValue's form of an integer
+ * beyond 2^53) or a canonical decimal string, in 1..2^64-1. A JS number beyond 2^53 is refused:
+ * it may already be rounded, and a rounded id names another row.
  * A plain int64 column has no schema name; a named one (Connect Decimal, from
  * bigint.unsigned.handling.mode=precise) is base64 bytes, and "1234" is valid base64 too, so
  * reading it as decimal could silently schedule the wrong row. Rejected instead.
@@ -83,8 +88,9 @@ function idOf(row: CdcRow, change: CdcChange): string {
   if (schema !== undefined) throw new CdcInvalidError(`after.id: unsupported Connect schema ${JSON.stringify(schema)}`);
   const id = row['id'];
   if (typeof id === 'number' && Number.isSafeInteger(id) && id > 0) return String(id);
+  if (typeof id === 'bigint' && id > 0n && id <= MAX_BIGINT_UNSIGNED) return String(id);
   if (typeof id === 'string' && isDecimalId(id)) return id;
-  throw new CdcInvalidError(`after.id: expected a positive safe integer or decimal string, got ${describe(id)}`);
+  throw new CdcInvalidError(`after.id: expected a positive integer within BIGINT UNSIGNED (exact) or its decimal string, got ${describe(id)}`);
 }
 
 function expireAtOf(row: CdcRow, change: CdcChange, image: string): number {
@@ -92,7 +98,10 @@ function expireAtOf(row: CdcRow, change: CdcChange, image: string): number {
   if (raw === undefined || raw === null) throw new CdcInvalidError(`${image}.expire_time: missing`);
   let ms: number;
   try {
-    ms = decodeDebeziumInstant(raw, change.fieldSchemas['expire_time']);
+    // A bigint here is an integer beyond 2^53: a NanoTimestamp (anything else is out of range).
+    // decodeDebeziumInstant takes the double JSON.parse used to give (Number() rounds the same
+    // way) and floors it to ms, as before.
+    ms = decodeDebeziumInstant(typeof raw === 'bigint' ? Number(raw) : raw, change.fieldSchemas['expire_time']);
   } catch (err) {
     if (!(err instanceof CdcInvalidError)) throw err;
     throw new CdcInvalidError(`${image}.expire_time: ${err.message}`, err.details);
@@ -108,7 +117,6 @@ function expireAtOf(row: CdcRow, change: CdcChange, image: string): number {
 // field means a new `v`.
 
 const ENTRY_KEYS = ['v', 'entity', 'id', 'expireAtMs'] as const;
-const MAX_BIGINT_UNSIGNED = 18446744073709551615n;
 
 export function encodeBucketEntry(e: BucketEntry): Buffer {
   // Encode only what decode accepts, so a bug surfaces here rather than in a DLQ downstream.
@@ -154,5 +162,6 @@ function typeName(v: unknown): string {
 }
 
 function describe(v: unknown): string {
+  if (typeof v === 'bigint') return String(v);
   return v === undefined ? 'undefined' : typeof v === 'string' || typeof v === 'number' ? JSON.stringify(v) : typeName(v);
 }

@@ -10,12 +10,17 @@
  *              structs (expire_time → io.debezium.time.Timestamp). It says how a value is
  *              encoded (ms, µs, ISO string…), which the bare value cannot; empty without wrapper.
  *
+ * Numbers: an integer beyond 2^53 (a BIGINT id, written by the JSON converter as a JSON number)
+ * decodes to an exact bigint, never a rounded double; see cdc-json.ts (and its one exception).
+ *
  * Pure: takes bytes, returns data or a CdcDecodeError saying why not. A bad record is data
  * (invariant I5): the caller sends it to the DLQ with the reason and moves on.
  */
+import { parseCdcJson } from './cdc-json';
 import { TimebucketError } from './errors';
 
 export type CdcOp = 'c' | 'u' | 'd' | 'r';
+/** Column → value as the converter wrote it; an integer beyond 2^53 is a bigint. */
 export type CdcRow = Readonly<Record<string, unknown>>;
 
 export type CdcSource = Readonly<{ db?: string; table?: string; tsMs?: number; file?: string; pos?: number; gtid?: string }>;
@@ -43,7 +48,7 @@ export function decodeCdcValue(value: Buffer | string | null): CdcEvent {
   if (value === null || value.length === 0) return { kind: 'tombstone' };
   let parsed: unknown;
   try {
-    parsed = JSON.parse(typeof value === 'string' ? value : value.toString('utf8'));
+    parsed = parseCdcJson(typeof value === 'string' ? value : value.toString('utf8'));
   } catch (err) {
     throw new CdcDecodeError('value is not JSON', err);
   }
@@ -53,7 +58,8 @@ export function decodeCdcValue(value: Buffer | string | null): CdcEvent {
   if (envelope === null) return { kind: 'tombstone' };
   if (!isRecord(envelope)) throw new CdcDecodeError('envelope is not an object');
   const op = envelope['op'];
-  if (typeof op !== 'string' || !OPS.has(op)) throw new CdcDecodeError(`unknown op ${JSON.stringify(op)}`);
+  // String() for a bigint op, which JSON.stringify cannot show.
+  if (typeof op !== 'string' || !OPS.has(op)) throw new CdcDecodeError(`unknown op ${typeof op === 'bigint' ? String(op) : JSON.stringify(op)}`);
   const before = rowOrNull(envelope['before'], 'before');
   const after = rowOrNull(envelope['after'], 'after');
   if (op !== 'd' && after === null) throw new CdcDecodeError(`op ${op} without an after image`);

@@ -4,6 +4,12 @@
  * event_key = <entity>-<transition>-<id>-<expire_time ms>: the same on every replay of the same
  * transition (so a subscriber can drop duplicates, invariant I4), and different when a row
  * legitimately expires again later with a new expire_time.
+ *
+ * Ids (coupon_id, order_id, user_id) are BIGINT UNSIGNED: snowflake-style ids pass 2^53, where a
+ * JS number stops being exact. So in the program and in the outbox payload JSON they are
+ * canonical decimal strings; the published Avro field is a `long`, written exactly from them.
+ * An Avro long is signed, so an id above 2^63-1 (the upper half of BIGINT UNSIGNED) cannot be
+ * published: the relay sets such an event aside as poison rather than wrap it to a negative id.
  */
 export const EventTypes = ['COUPON_EXPIRED', 'ORDER_CANCELLED'] as const;
 export type EventType = (typeof EventTypes)[number];
@@ -20,11 +26,14 @@ export function orderCancelledKey(id: string, expireAtMs: number): string {
   return `order-cancelled-${id}-${expireAtMs}`;
 }
 
+/** A BIGINT UNSIGNED id as its canonical decimal string ("9223372036854775807"). */
+export type DecimalId = string;
+
 export type CouponExpired = Readonly<{
   event_key: string;
   event_type: 'COUPON_EXPIRED';
-  coupon_id: number;
-  user_id: number;
+  coupon_id: DecimalId;
+  user_id: DecimalId;
   from_status: 'ACTIVE';
   to_status: 'EXPIRED';
   due_at: number;
@@ -36,12 +45,12 @@ export type CouponExpired = Readonly<{
 export type OrderCancelled = Readonly<{
   event_key: string;
   event_type: 'ORDER_CANCELLED';
-  order_id: number;
-  user_id: number;
+  order_id: DecimalId;
+  user_id: DecimalId;
   from_status: 'UNPAID';
   to_status: 'CANCELLED';
   reason: 'TIMEOUT';
-  coupon_id: number | null;
+  coupon_id: DecimalId | null;
   coupon_released: boolean;
   due_at: number;
   occurred_at: number;

@@ -6,6 +6,12 @@
  * session zone (`time_zone = '+00:00'` fixes the server side). Both are needed: the database
  * clock decides when a row is due (invariant I2), so its idea of "now" must be the same instant
  * the application wrote.
+ *
+ * BIGINT: ids are BIGINT UNSIGNED and snowflake-style ids pass 2^53. `supportBigNumbers` makes
+ * mysql2 return a BIGINT beyond 2^53 as its exact decimal string instead of a rounded number
+ * (safe ones stay numbers, so readers that count rows are unaffected); `bigintString` turns
+ * either form into the decimal string the expirer and the relay work with. Parameters go the
+ * other way as decimal strings, which MariaDB compares with BIGINT columns exactly.
  */
 import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';

@@ -29,12 +29,13 @@ export async function cancelOrderBatch(db: Knex, entries: readonly ScheduledEntr
         const event: OrderCancelled = {
           event_key: orderCancelledKey(r.id, r.expireAtMs),
           event_type: 'ORDER_CANCELLED',
-          order_id: Number(r.id),
+          // Decimal strings, never Number(): an id beyond 2^53 would round to another row's id.
+          order_id: r.id,
           user_id: r.userId,
           from_status: 'UNPAID',
           to_status: 'CANCELLED',
           reason: 'TIMEOUT',
-          coupon_id: r.couponId === null ? null : Number(r.couponId),
+          coupon_id: r.couponId,
           coupon_released: released.has(r.id),
           due_at: r.expireAtMs,
           occurred_at: dbNowMs,

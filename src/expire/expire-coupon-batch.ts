@@ -30,7 +30,8 @@ export async function expireCouponBatch(db: Knex, entries: readonly ScheduledEnt
         const event: CouponExpired = {
           event_key: couponExpiredKey(r.id, r.expireAtMs),
           event_type: 'COUPON_EXPIRED',
-          coupon_id: Number(r.id),
+          // Decimal strings, never Number(): an id beyond 2^53 would round to another row's id.
+          coupon_id: r.id,
           user_id: r.userId,
           from_status: 'ACTIVE',
           to_status: 'EXPIRED',

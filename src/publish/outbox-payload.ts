@@ -5,6 +5,8 @@
  *
  * The row's columns and its payload must agree: the headers and the message key are taken from
  * the columns, the value from the payload, and a subscriber must never see them disagree.
+ * Ids in the payload are decimal strings (exact beyond 2^53); a row written before that carries
+ * them as JSON numbers, accepted while they are safe integers (a larger one may be rounded).
  */
 import { EventType, EventTypes } from '../core/events';
 import type { OutboxRow } from './sql/read-claimed-outbox';
@@ -36,12 +38,19 @@ export function parseOutboxPayload(row: Pick<OutboxRow, 'eventKey' | 'eventType'
   if (payload['event_key'] !== row.eventKey) return poison(`payload event_key ${describe(payload['event_key'])} differs from the row's`);
   const idField = idFields[eventType];
   const id = payload[idField];
-  if (typeof id !== 'number' || String(id) !== row.entityId) return poison(`payload ${idField} ${describe(id)} differs from the row's entity_id ${row.entityId}`);
+  if (exactIdText(id) !== row.entityId) return poison(`payload ${idField} ${describe(id)} differs from the row's entity_id ${row.entityId}`);
   const occurredAtMs = payload['occurred_at'];
   if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs) || Math.abs(occurredAtMs) > maxInstantMs) {
     return poison(`payload occurred_at ${describe(occurredAtMs)} is not an epoch-millisecond instant`);
   }
   return { ok: true, eventType, payload, occurredAtMs };
+}
+
+/** The id as the decimal text it is known exactly by, or undefined when it is not exact. */
+function exactIdText(id: unknown): string | undefined {
+  if (typeof id === 'string') return id;
+  if (typeof id === 'number' && Number.isSafeInteger(id)) return String(id);
+  return undefined;
 }
 
 function poison(reason: string): ParsedPayload {

@@ -36,6 +36,7 @@ export type OutboxRelayOptions = Readonly<{
   db: Knex;
   /** Created by the caller with `idempotent: true` and connected; the relay never disconnects it. */
   producer: Pick<Producer, 'send'>;
+  /** From createSchemaRegistry: exact Avro longs (a plain client refuses ids beyond 2^53). */
   registry: Pick<SchemaRegistry, 'encode'>;
   /** From registerEventSchemas, run once at start-up by the caller. */
   schemaIds: SchemaIds;

@@ -1,5 +1,4 @@
 /** Wires the relay role: event topics from the topology, schemas registered, relay started. */
-import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Knex } from 'knex';
 import type { Producer } from 'kafkajs';
 import type { Config } from '../config';
@@ -9,6 +8,7 @@ import type { Topology } from '../core/topology';
 import { ConfigError } from '../core/errors';
 import type { Logger } from '../ops/logger';
 import { registerEventSchemas } from './schemas';
+import { createSchemaRegistry } from './schema-registry';
 import { OutboxRelay } from './outbox-relay';
 import type { Metrics } from '../ops/metrics';
 
@@ -28,7 +28,7 @@ export async function startRelay(ctx: {
     if (declared === undefined) throw new ConfigError(`topology declares no topic for ${type}`, { problems: ['events'] });
     topicsByEventType[type] = declared.topic;
   }
-  const registry = new SchemaRegistry({ host: ctx.config.registry.url });
+  const registry = createSchemaRegistry(ctx.config.registry.url);
   const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registryUrl: ctx.config.registry.url });
   const relay = new OutboxRelay({
     db: ctx.db,

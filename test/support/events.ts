@@ -1,14 +1,17 @@
-/** Reads the pipeline's event topics back and decodes them through the registry. */
-import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+/**
+ * Reads the pipeline's event topics back and decodes them through the registry, with the
+ * events' own client: longs (ids, version) decode exactly, as bigints.
+ */
 import type { Consumer } from 'kafkajs';
 import type { Config } from '../../src/config';
 import { createKafka } from '../../src/kafka/client';
+import { createSchemaRegistry } from '../../src/publish/schema-registry';
 import { logger, uniqueName } from './stack';
 
 export type SeenEvent = { topic: string; key: string; headers: Record<string, string>; value: Record<string, unknown> };
 
 export async function collectEvents(config: Config, topics: string[]): Promise<{ events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> }> {
-  const registry = new SchemaRegistry({ host: config.registry.url });
+  const registry = createSchemaRegistry(config.registry.url);
   const consumer: Consumer = createKafka(config.kafka, logger, '-test-events').consumer({ groupId: uniqueName('tb-events'), maxWaitTimeInMs: 200 });
   const events: SeenEvent[] = [];
   const undecodable: unknown[] = [];

@@ -1,24 +1,26 @@
 /**
- * Locks a batch of orders by primary key. Inputs: ids. Output: the rows that exist.
+ * Locks a batch of orders by primary key. Inputs: ids. Output: the rows that exist, with every
+ * BIGINT (id, user_id, coupon_id) as its exact decimal string.
  * Safe to re-run: a read under FOR UPDATE. Orders are always locked before their coupons, the
  * one lock order used everywhere, so order and coupon batches cannot deadlock.
  */
 import type { Knex } from 'knex';
+import { bigintString } from '../../db/bigint-string';
 
-export type OrderRow = { id: string; userId: number; status: string; expireAtMs: number; version: number; couponId: string | null };
+export type OrderRow = { id: string; userId: string; status: string; expireAtMs: number; version: number; couponId: string | null };
 
 export async function lockOrders(trx: Knex.Transaction, ids: readonly string[]): Promise<OrderRow[]> {
   if (ids.length === 0) return [];
   const [rows] = (await trx.raw(
     'SELECT id, user_id, status, expire_time, version, coupon_id FROM orders WHERE id IN (?) ORDER BY id FOR UPDATE',
     [[...ids]],
-  )) as [Array<{ id: number | string; user_id: number; status: string; expire_time: Date; version: number; coupon_id: number | string | null }>];
+  )) as [Array<{ id: number | string; user_id: number | string; status: string; expire_time: Date; version: number; coupon_id: number | string | null }>];
   return rows.map((r) => ({
-    id: String(r.id),
-    userId: Number(r.user_id),
+    id: bigintString(r.id, 'orders.id'),
+    userId: bigintString(r.user_id, 'orders.user_id'),
     status: r.status,
     expireAtMs: r.expire_time.getTime(),
     version: r.version,
-    couponId: r.coupon_id === null ? null : String(r.coupon_id),
+    couponId: r.coupon_id === null ? null : bigintString(r.coupon_id, 'orders.coupon_id'),
   }));
 }

@@ -1,10 +1,11 @@
 /**
  * LOCKED → ACTIVE for the coupons held by orders being cancelled. Inputs: order ids. Output:
- * the ids of the coupons released.
+ * order id → the id of the coupon it released, both exact decimal strings.
  * Safe to re-run: only coupons still LOCKED by exactly these orders are released. The released
  * coupon's own CDC event schedules it again, so it expires if it is overdue.
  */
 import type { Knex } from 'knex';
+import { bigintString } from '../../db/bigint-string';
 
 export async function releaseCoupons(trx: Knex.Transaction, orderIds: readonly string[]): Promise<Map<string, string>> {
   if (orderIds.length === 0) return new Map();
@@ -15,8 +16,8 @@ export async function releaseCoupons(trx: Knex.Transaction, orderIds: readonly s
   if (rows.length === 0) return new Map();
   await trx.raw(
     "UPDATE coupons SET status = 'ACTIVE', locked_order_id = NULL, version = version + 1 WHERE id IN (?) AND status = 'LOCKED'",
-    [rows.map((r) => String(r.id))],
+    [rows.map((r) => bigintString(r.id, 'coupons.id'))],
   );
   // order id → released coupon id
-  return new Map(rows.map((r) => [String(r.locked_order_id), String(r.id)]));
+  return new Map(rows.map((r) => [bigintString(r.locked_order_id, 'coupons.locked_order_id'), bigintString(r.id, 'coupons.id')]));
 }

@@ -8,6 +8,7 @@
  * Safe to re-run: a plain read.
  */
 import type { Knex } from 'knex';
+import { bigintString } from '../../db/bigint-string';
 
 export type OutboxRow = Readonly<{
   id: string;
@@ -26,11 +27,11 @@ export async function readClaimedOutbox(db: Knex, relayId: string, limit: number
     [relayId, limit],
   )) as [Array<{ id: number | string; event_key: string; event_type: string; entity_type: string; entity_id: number | string; payload: string }>];
   return rows.map((r) => ({
-    id: String(r.id),
+    id: bigintString(r.id, 'outbox.id'),
     eventKey: r.event_key,
     eventType: r.event_type,
     entityType: r.entity_type,
-    entityId: String(r.entity_id),
+    entityId: bigintString(r.entity_id, 'outbox.entity_id'),
     payload: r.payload,
   }));
 }

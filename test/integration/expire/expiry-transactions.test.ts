@@ -43,7 +43,7 @@ test('a due coupon expires once; replaying the batch changes nothing', async () 
   expect(events).toHaveLength(1);
   expect(JSON.parse(events[0]!.payload)).toMatchObject({
     event_type: 'COUPON_EXPIRED',
-    coupon_id: Number(coupon.id),
+    coupon_id: coupon.id,
     due_at: coupon.expireAtMs,
     occurred_at: row.expired_at.getTime(),
     path: 'stream',
@@ -101,7 +101,7 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
   expect(JSON.parse(events[0]!.payload)).toMatchObject({
     event_type: 'ORDER_CANCELLED',
     reason: 'TIMEOUT',
-    coupon_id: Number(coupon.id),
+    coupon_id: coupon.id,
     coupon_released: true,
   });
 

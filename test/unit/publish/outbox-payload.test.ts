@@ -4,8 +4,8 @@ import { parseOutboxPayload } from '../../../src/publish/outbox-payload';
 const coupon: CouponExpired = {
   event_key: 'coupon-expired-42-1000',
   event_type: 'COUPON_EXPIRED',
-  coupon_id: 42,
-  user_id: 9,
+  coupon_id: '42',
+  user_id: '9',
   from_status: 'ACTIVE',
   to_status: 'EXPIRED',
   due_at: 1_000,
@@ -17,8 +17,8 @@ const coupon: CouponExpired = {
 const order: OrderCancelled = {
   event_key: 'order-cancelled-7-1000',
   event_type: 'ORDER_CANCELLED',
-  order_id: 7,
-  user_id: 9,
+  order_id: '7',
+  user_id: '9',
   from_status: 'UNPAID',
   to_status: 'CANCELLED',
   reason: 'TIMEOUT',
@@ -46,14 +46,26 @@ describe('parseOutboxPayload', () => {
     expect(parseOutboxPayload(row(order, { entityId: '7' }))).toEqual({ ok: true, eventType: 'ORDER_CANCELLED', payload: order, occurredAtMs: 1_001 });
   });
 
+  test('keeps an id beyond 2^53 exact (a decimal string), and the whole payload with it', () => {
+    const big = { ...coupon, event_key: 'coupon-expired-9223372036854775807-1000', coupon_id: '9223372036854775807', user_id: '18446744073709551615' };
+    expect(parseOutboxPayload(row(big, { entityId: '9223372036854775807' }))).toEqual({ ok: true, eventType: 'COUPON_EXPIRED', payload: big, occurredAtMs: 1_250 });
+  });
+
+  test('accepts a row written before ids were strings: a safe-integer id', () => {
+    const legacy = { ...coupon, coupon_id: 42, user_id: 9 };
+    expect(parseOutboxPayload(row(legacy))).toMatchObject({ ok: true, payload: legacy });
+  });
+
   test.each([
     ['not JSON', row('{"event_key":', { eventKey: 'k' }), /not JSON/],
     ['not an object', row('[1,2]', { eventKey: 'k' }), /not a JSON object/],
     ['an unknown event type', row(coupon, { eventType: 'COUPON_REVIVED' }), /unknown event type 'COUPON_REVIVED'/],
     ['a payload of another type than the row', row(coupon, { eventType: 'ORDER_CANCELLED' }), /event_type "COUPON_EXPIRED" differs/],
     ['a payload with another event_key', row(coupon, { eventKey: 'coupon-expired-42-999' }), /event_key "coupon-expired-42-1000" differs/],
-    ['an entity id that is not the key', row(coupon, { entityId: '43' }), /coupon_id 42 differs from the row's entity_id 43/],
-    ['an entity id that is a string', row({ ...coupon, coupon_id: '42' }), /coupon_id "42" differs/],
+    ['an entity id that is not the key', row(coupon, { entityId: '43' }), /coupon_id "42" differs from the row's entity_id 43/],
+    ['an entity id that is not canonical', row({ ...coupon, coupon_id: '042' }), /coupon_id "042" differs/],
+    ['an entity id that is a number beyond 2^53 (maybe rounded)', row({ ...coupon, coupon_id: 2 ** 53 }, { entityId: '9007199254740992' }), /coupon_id 9007199254740992 differs/],
+    ['an entity id that is not a number or string', row({ ...coupon, coupon_id: [42] }), /coupon_id \[42\] differs/],
     ['an occurred_at that is not an instant', row({ ...coupon, occurred_at: '2031-01-01' }), /occurred_at "2031-01-01" is not/],
     ['an occurred_at out of Date range', row({ ...coupon, occurred_at: 9e15 }), /occurred_at 9000000000000000 is not/],
   ])('rejects %s with a reason', (_what, input, reason) => {

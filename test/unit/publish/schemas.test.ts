@@ -12,8 +12,8 @@ const samples: Record<EventType, CouponExpired | OrderCancelled> = {
   COUPON_EXPIRED: {
     event_key: 'coupon-expired-1-2',
     event_type: 'COUPON_EXPIRED',
-    coupon_id: 1,
-    user_id: 2,
+    coupon_id: '1',
+    user_id: '2',
     from_status: 'ACTIVE',
     to_status: 'EXPIRED',
     due_at: 2,
@@ -24,8 +24,8 @@ const samples: Record<EventType, CouponExpired | OrderCancelled> = {
   ORDER_CANCELLED: {
     event_key: 'order-cancelled-1-2',
     event_type: 'ORDER_CANCELLED',
-    order_id: 1,
-    user_id: 2,
+    order_id: '1',
+    user_id: '2',
     from_status: 'UNPAID',
     to_status: 'CANCELLED',
     reason: 'TIMEOUT',

@@ -1,0 +1,20 @@
+/**
+ * The schema-registry client for our events, with Avro longs exact (exact-long.ts).
+ *
+ * Every place that encodes or decodes our events builds its client here — the relay, the demo,
+ * tests — so an id beyond 2^53 is written and read exactly everywhere. A client built with
+ * `new SchemaRegistry({ host })` alone would refuse such an id when encoding and round it when
+ * decoding.
+ *
+ * csr passes `options[SchemaType.AVRO]` to avsc's Type.forSchema for every schema it parses
+ * (register, encode and decode alike; read in its dist/schemaTypeResolver.js and AvroHelper.js).
+ */
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type { ProtocolOptions } from '@kafkajs/confluent-schema-registry/dist/@types';
+import { exactLongHook } from './exact-long';
+
+export const eventAvroOptions: ProtocolOptions = Object.freeze({ [SchemaType.AVRO]: { typeHook: exactLongHook } });
+
+export function createSchemaRegistry(host: string): SchemaRegistry {
+  return new SchemaRegistry({ host }, eventAvroOptions);
+}

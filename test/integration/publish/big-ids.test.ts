@@ -1,0 +1,129 @@
+/**
+ * Ids beyond 2^53 end to end from the database to the event topics: rows written by raw SQL
+ * with snowflake-style ids, transitioned by expireCouponBatch / cancelOrderBatch, published by
+ * the relay, read back by a fresh subscriber client: every id decodes to exactly the long that
+ * was written (compared as bigints), and the message key is the exact decimal id.
+ *
+ * In a database of this file's own (an explicit id moves the table's AUTO_INCREMENT past it),
+ * which also keeps relays of other test files and runs away from these outbox rows.
+ */
+import { Admin, Kafka, Producer } from 'kafkajs';
+import { createDb, Db } from '../../../src/db/knex';
+import { createKafka } from '../../../src/kafka/client';
+import type { EventType } from '../../../src/core/events';
+import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
+import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { OutboxRelay } from '../../../src/publish/outbox-relay';
+import { createSchemaRegistry } from '../../../src/publish/schema-registry';
+import { registerEventSchemas } from '../../../src/publish/schemas';
+import { config, logger, uniqueName } from '../../support/stack';
+import { waitFor } from '../../support/wait-for';
+
+type Topics = Record<EventType, string>;
+type Received = { topic: string; key: string; value: Record<string, unknown> };
+
+const database = `${config.db.database}_test_publish_big_ids_${process.pid}`;
+const ABOVE_2_53 = '9007199254740993'; // 2^53 + 1
+const MAX_SIGNED = '9223372036854775807'; // 2^63 - 1, the largest Avro long
+const MAX_UNSIGNED = '18446744073709551615'; // BIGINT UNSIGNED's largest: no Avro long holds it
+
+let server: Db;
+let db: Db;
+let kafka: Kafka;
+let admin: Admin;
+let producer: Producer;
+
+beforeAll(async () => {
+  server = createDb(config.db, { database: null });
+  await server.raw(`CREATE DATABASE IF NOT EXISTS \`${database}\``);
+  db = createDb(config.db, { database });
+  await db.migrate.latest();
+  kafka = createKafka(config.kafka, logger, '-test');
+  admin = kafka.admin();
+  producer = kafka.producer({ idempotent: true });
+  await Promise.all([admin.connect(), producer.connect()]);
+});
+
+afterAll(async () => {
+  await Promise.all([admin?.disconnect(), producer?.disconnect()]);
+  await db?.destroy();
+  await server.raw(`DROP DATABASE IF EXISTS \`${database}\``);
+  await server.destroy();
+});
+
+async function expireAt(table: 'coupons' | 'orders', id: string): Promise<{ id: string; expireAtMs: number }> {
+  const [rows] = (await db.raw(`SELECT expire_time FROM ${table} WHERE id = ?`, [id])) as [Array<{ expire_time: Date }>];
+  return { id, expireAtMs: rows[0]!.expire_time.getTime() };
+}
+
+/** Publishes every outbox row of this database to fresh topics; returns what a subscriber reads back. */
+async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRelay }> {
+  const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
+  await admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
+  const registry = createSchemaRegistry(config.registry.url);
+  const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url });
+  const relay = new OutboxRelay({
+    ...{ db, producer, registry, schemaIds, topicsByEventType: topics, relayId: uniqueName('relay') },
+    ...{ batchSize: 500, leaseMs: 30_000, idleDelayMs: 50, logger },
+  });
+  const [[{ n }]] = (await db.raw('SELECT COUNT(*) AS n FROM outbox')) as [[{ n: number }]];
+  await waitFor('every outbox row published or set aside', async () => {
+    await relay.publishOnce();
+    return relay.published + relay.poison === Number(n) ? true : undefined;
+  });
+
+  // A fresh client, as a subscriber has: the writer schema is fetched from the registry by id.
+  const subscriber = createSchemaRegistry(config.registry.url);
+  const received: Received[] = [];
+  const consumer = kafka.consumer({ groupId: uniqueName('tb-big-ids'), maxWaitTimeInMs: 200 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: Object.values(topics), fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ topic, message }) => {
+        const value = (await subscriber.decode(message.value!)) as Record<string, unknown>;
+        received.push({ topic, key: message.key?.toString() ?? '', value });
+      },
+    });
+    await waitFor(`${relay.published} events read back`, () => (received.length >= relay.published ? true : undefined));
+  } finally {
+    await consumer.disconnect();
+  }
+  return { received, relay };
+}
+
+test('coupon and order events carry ids 2^53 + 1 and 2^63 - 1 exactly; an id above 2^63 - 1 is set aside', async () => {
+  const heldCoupon = '9007199254740994';
+  await db.raw(
+    `INSERT INTO coupons (id, user_id, status, locked_order_id, expire_time) VALUES
+       (${ABOVE_2_53}, ${MAX_SIGNED}, 'ACTIVE', NULL, NOW(3) - INTERVAL 1 SECOND),
+       (${MAX_SIGNED}, ${ABOVE_2_53}, 'ACTIVE', NULL, NOW(3) - INTERVAL 1 SECOND),
+       (${MAX_UNSIGNED}, 1, 'ACTIVE', NULL, NOW(3) - INTERVAL 1 SECOND),
+       (${heldCoupon}, ${ABOVE_2_53}, 'LOCKED', ${MAX_SIGNED}, NOW(3) + INTERVAL 1 HOUR)`,
+  );
+  await db.raw(
+    `INSERT INTO orders (id, user_id, status, coupon_id, expire_time) VALUES
+       (${MAX_SIGNED}, ${MAX_SIGNED}, 'UNPAID', ${heldCoupon}, NOW(3) - INTERVAL 1 SECOND),
+       (${ABOVE_2_53}, ${ABOVE_2_53}, 'UNPAID', NULL, NOW(3) - INTERVAL 1 SECOND)`,
+  );
+  const coupons = await Promise.all([ABOVE_2_53, MAX_SIGNED, MAX_UNSIGNED].map((id) => expireAt('coupons', id)));
+  const orders = await Promise.all([MAX_SIGNED, ABOVE_2_53].map((id) => expireAt('orders', id)));
+  expect((await expireCouponBatch(db, coupons, 'stream')).transitioned).toHaveLength(3);
+  expect((await cancelOrderBatch(db, orders, 'stream')).transitioned).toHaveLength(2);
+
+  const { received, relay } = await publishAndRead();
+  expect(relay.poison).toBe(1);
+  // Message keys are the exact decimal ids: one coupon and one order event for each.
+  expect(received.map((m) => m.key).sort()).toEqual([ABOVE_2_53, ABOVE_2_53, MAX_SIGNED, MAX_SIGNED]);
+
+  const coupon = (id: string) => received.find((m) => m.value['event_type'] === 'COUPON_EXPIRED' && m.key === id)?.value;
+  const order = (id: string) => received.find((m) => m.value['event_type'] === 'ORDER_CANCELLED' && m.key === id)?.value;
+  expect(coupon(ABOVE_2_53)).toMatchObject({ coupon_id: BigInt(ABOVE_2_53), user_id: BigInt(MAX_SIGNED), event_key: `coupon-expired-${ABOVE_2_53}-${coupons[0]!.expireAtMs}` });
+  expect(coupon(MAX_SIGNED)).toMatchObject({ coupon_id: BigInt(MAX_SIGNED), user_id: BigInt(ABOVE_2_53), event_key: `coupon-expired-${MAX_SIGNED}-${coupons[1]!.expireAtMs}` });
+  expect(order(MAX_SIGNED)).toMatchObject({ order_id: BigInt(MAX_SIGNED), user_id: BigInt(MAX_SIGNED), coupon_id: BigInt(heldCoupon), coupon_released: true });
+  expect(order(ABOVE_2_53)).toMatchObject({ order_id: BigInt(ABOVE_2_53), user_id: BigInt(ABOVE_2_53), coupon_id: null, coupon_released: false });
+
+  // The coupon above 2^63 - 1 is set aside, never published with a wrapped or rounded id.
+  const [aside] = (await db.raw("SELECT CAST(entity_id AS CHAR) AS id FROM outbox WHERE claimed_by = 'poison'")) as [Array<{ id: string }>];
+  expect(aside).toEqual([{ id: MAX_UNSIGNED }]);
+});
