@@ -18,6 +18,7 @@ import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
 import { Repartitioner } from './ingest/repartitioner';
 import { HoldConsumer } from './hold/hold-consumer';
+import type { ConsumerHealth } from './kafka/consumer-watch';
 import { ExpirerSink } from './hold/expirer-sink';
 import { CascaderSink } from './hold/cascader-sink';
 import { expireCouponBatch } from './expire/expire-coupon-batch';
@@ -34,10 +35,21 @@ export type Role = (typeof Roles)[number];
 export type Running = Readonly<{
   /** Resolves once every started consumer has joined its group. */
   ready: () => Promise<void>;
+  /** Every consumer alive and making progress; the reasons when not (for /healthz). */
+  health: () => Health;
+  /** Resolves when a part failed for good (a consumer crashed and will not restart). */
+  failed: Promise<Error>;
   stop: () => Promise<void>;
 }>;
 
-type Started = Readonly<{ stop: () => Promise<void>; joined?: () => Promise<void> }>;
+export type Health = Readonly<{ ok: boolean; problems: readonly string[] }>;
+
+type Started = Readonly<{
+  stop: () => Promise<void>;
+  joined?: () => Promise<void>;
+  health?: () => ConsumerHealth;
+  failed?: () => Promise<Error>;
+}>;
 
 export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; clock?: Clock; instanceId?: string; metrics?: Metrics }>;
 
@@ -47,6 +59,8 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
   const stops: Array<() => Promise<void>> = [];
   const joins: Array<Promise<void>> = [];
+  const healths: Array<() => ConsumerHealth> = [];
+  const failures: Array<Promise<Error>> = [];
   const stopAll = async () => {
     // Reverse start order; every cleanup runs even when one fails.
     for (const stop of stops.reverse()) {
@@ -75,6 +89,8 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       const started = await starters[role](ctx);
       stops.push(started.stop);
       if (started.joined) joins.push(started.joined());
+      if (started.health) healths.push(started.health);
+      if (started.failed) failures.push(started.failed());
     }
     opts.logger.info({ roles: opts.roles, topology: topology.prefix }, 'timebucket running');
   } catch (err) {
@@ -82,7 +98,16 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     throw err;
   }
   let stopped: Promise<void> | undefined;
-  return { ready: () => Promise.all(joins).then(() => undefined), stop: () => (stopped ??= stopAll()) };
+  const health = (): Health => {
+    const problems = healths.map((h) => h()).flatMap((h) => (h.ok ? [] : [h.reason]));
+    return { ok: problems.length === 0, problems };
+  };
+  return {
+    ready: () => Promise.all(joins).then(() => undefined),
+    health,
+    failed: Promise.race(failures.length > 0 ? failures : [new Promise<Error>(() => undefined)]),
+    stop: () => (stopped ??= stopAll()),
+  };
 }
 
 type Ctx = Readonly<{
@@ -115,6 +140,8 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
     const stage = new Repartitioner({
       listTopics: () => admin.listTopics(),
       consumer: consumerFor(ctx, 'repartitioner'),
+      group: `${ctx.config.groupPrefix}.repartitioner`,
+      stallMs: ctx.config.consumer.stallMs,
       producer: ctx.producer,
       cdcTopics,
       topology: ctx.topology,
@@ -128,7 +155,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       await stage.stop();
       await admin.disconnect();
     };
-    return { stop, joined: () => stage.joined() };
+    return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
   },
 
   async expirer(ctx) {
@@ -192,7 +219,7 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
     await stage.stop();
     sink.close();
   };
-  return { stop, joined: () => stage.joined() };
+  return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
 }
 
 function observeBatch(metrics: Metrics, entity: EntityType, outcome: BatchOutcome): void {

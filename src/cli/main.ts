@@ -8,6 +8,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config';
+import { ConfigError } from '../core/errors';
 import { createLogger } from '../ops/logger';
 import { loadTopology } from '../ops/load-topology';
 import { migrate } from './migrate';
@@ -35,7 +36,10 @@ async function main(argv: string[]): Promise<void> {
     .option('--demo', 'also feed a small demo workload and print a live summary')
     .action(async (opts: { roles: Role[]; demo?: boolean }) => {
       const config = loadConfig(process.env);
-      await run(config, loadTopology(config.topologyPath), createLogger(config.logLevel), opts.roles, { demo: opts.demo === true });
+      const code = await run(config, loadTopology(config.topologyPath), createLogger(config.logLevel), opts.roles, { demo: opts.demo === true });
+      // Exit now: a client that never let go (a half-open connection at the deadline) must not
+      // keep the process alive past the orchestrator's grace period.
+      process.exit(code);
     });
 
   program
@@ -72,5 +76,7 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
-  process.exit(1);
+  // A configuration problem has its own code, so scripts and orchestrators can tell it apart
+  // from a runtime failure (78 = EX_CONFIG in sysexits.h).
+  process.exit(err instanceof ConfigError ? 78 : 1);
 });

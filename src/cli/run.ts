@@ -1,3 +1,15 @@
+/**
+ * `timebucket run`: the roles until SIGTERM/SIGINT, or until a part fails for good.
+ *
+ *   SIGTERM / SIGINT  stop within TB_SHUTDOWN_TIMEOUT_MS (below Kubernetes' grace period): finish
+ *                     or abandon the batch in flight, commit only finished work, leave the
+ *                     groups, exit 0. Work abandoned at the deadline is safe by construction:
+ *                     it is re-read from the committed offsets (or its outbox lease runs out).
+ *                     A second signal exits at once.
+ *   a part FAILED     (a consumer crashed and kafkajs will not restart it) /healthz turns 503,
+ *                     the process stops what it can within the same deadline and exits 1, so
+ *                     the orchestrator restarts it instead of leaving a member that is gone.
+ */
 import type { Config } from '../config';
 import type { Topology } from '../core/topology';
 import { Role, startTimebucket } from '../main';
@@ -6,33 +18,50 @@ import { startDemo } from './demo';
 import { createMetrics } from '../ops/metrics';
 import { startOpsServer } from '../ops/http-server';
 
-/** Runs the roles until SIGINT/SIGTERM, then stops them in order (a second signal forces exit). */
-export async function run(config: Config, topology: Topology, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<void> {
+export const ExitCodes = { OK: 0, FAILED: 1, SIGINT: 130, SIGTERM: 143 } as const;
+
+export async function run(config: Config, topology: Topology, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<number> {
   const metrics = createMetrics({ defaultMetrics: true });
   let ready = false;
   let stopping = false;
+  let running: Awaited<ReturnType<typeof startTimebucket>> | undefined = undefined;
+  const health = () => running?.health() ?? { ok: true, problems: [] };
   const ops =
     config.httpPort === 0
       ? undefined
-      : await startOpsServer({ port: config.httpPort, registry: metrics.registry, isReady: () => ready && !stopping, logger });
-  const running = await startTimebucket(config, topology, { roles, logger, metrics });
+      : await startOpsServer({ port: config.httpPort, registry: metrics.registry, isReady: () => ready && !stopping && health().ok, health, logger });
+  running = await startTimebucket(config, topology, { roles, logger, metrics, instanceId: config.instanceId });
   void running.ready().then(() => {
     ready = true;
     logger.info('all consumers joined their groups: ready');
   });
   const demo = opts.demo ? await startDemo(config, topology, logger) : undefined;
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: string) => {
-      logger.info({ signal }, 'stopping');
-      process.once('SIGINT', () => process.exit(130));
-      resolve();
+
+  const reason = await new Promise<{ signal?: NodeJS.Signals; err?: Error }>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      // The second signal does not wait for anything.
+      process.once(signal, () => process.exit(ExitCodes[signal as 'SIGINT' | 'SIGTERM']));
+      resolve({ signal });
     };
-    process.once('SIGINT', () => onSignal('SIGINT'));
-    process.once('SIGTERM', () => onSignal('SIGTERM'));
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    void running!.failed.then((err) => resolve({ err }));
   });
   stopping = true;
-  await demo?.stop();
-  await running.stop();
+  if (reason.err) logger.error({ err: reason.err }, 'a part failed for good: stopping, then exiting non-zero');
+  else logger.info({ signal: reason.signal, deadlineMs: config.shutdownTimeoutMs }, 'stopping');
+
+  const stopped = (async () => {
+    await demo?.stop();
+    await running.stop();
+    return true;
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs)));
+  const inTime = await Promise.race([stopped, deadline]);
+  clearTimeout(timer);
   await ops?.close();
-  logger.info('stopped');
+  if (!inTime) logger.warn({ deadlineMs: config.shutdownTimeoutMs }, 'shutdown deadline passed: work in flight abandoned (it is re-read from the committed offsets)');
+  else logger.info('stopped');
+  return reason.err ? ExitCodes.FAILED : ExitCodes.OK;
 }

@@ -4,19 +4,20 @@
  * horizon covers the entry (tier sizes guarantee the finer tier can take the whole bucket);
  * entries still beyond every horizon go back to the coarsest ring; overdue ones go to the due
  * lane. An entry is done only once its new record is acknowledged, so a crash re-routes it again
- * (duplicates are harmless: the expirer is idempotent).
+ * (duplicates are harmless: the expirer is idempotent). Appends are bounded in time
+ * (kafka/send-routed.ts), so a slow send cannot land an entry a lap late (I1).
  */
 import type { Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
-import { bucketRecord, byTopic } from '../core/bucket-record';
 import type { Topology } from '../core/topology';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
+import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
 
 type Pending = { msg: HeldMessage; done: () => void };
 
 export type CascaderSinkOptions = Readonly<{
-  producer: Producer;
+  producer: Pick<Producer, 'sendBatch'>;
   topology: Topology;
   clock: Clock;
   flushIntervalMs: number;
@@ -32,8 +33,11 @@ export class CascaderSink implements HoldSink {
   private epoch = 0;
   private failures = 0;
   private inFlight = 0;
+  private readonly routing: SendRoutedOptions;
 
-  constructor(private readonly opts: CascaderSinkOptions) {}
+  constructor(private readonly opts: CascaderSinkOptions) {
+    this.routing = { producer: opts.producer, topology: opts.topology, clock: opts.clock, appendBudgetMs: appendBudgetMs(opts.topology), logger: opts.logger };
+  }
 
   take(msg: HeldMessage, done: () => void): void {
     this.buffer.push({ msg, done });
@@ -71,9 +75,7 @@ export class CascaderSink implements HoldSink {
     const batch = this.buffer.splice(0, this.opts.maxBatchSize);
     this.inFlight = batch.length;
     try {
-      const now = this.opts.clock.now();
-      const records = batch.map((p) => bucketRecord(this.opts.topology, p.msg.entry, now));
-      await this.opts.producer.sendBatch({ acks: -1, topicMessages: byTopic(records) });
+      await sendRouted(this.routing, batch.map((p) => p.msg.entry));
       this.failures = 0;
       for (const p of batch) p.done();
       this.opts.onCascaded?.(batch.length);

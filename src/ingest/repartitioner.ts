@@ -2,22 +2,33 @@
  * CDC topics → bucket topics. Each Debezium change of a coupon or order that makes it expirable
  * (or moves its expire_time) becomes one bucket entry, routed at this instance's clock. A batch
  * is committed only after its records are acknowledged by the broker (acks = all): a crash
- * re-reads and re-routes it, and duplicates are harmless downstream.
- * Undecodable or invalid records go to the DLQ with the reason; the partition moves on (I5).
+ * re-reads and re-routes it, and duplicates are harmless downstream. Appends are bounded in
+ * time (kafka/send-routed.ts), so a slow send cannot land a ring entry a lap late (I1).
+ *
+ * Undecodable or invalid records go to the DLQ with the reason, all of a batch in as few sends
+ * as possible; the partition moves on (I5). Decoding is CPU work, so a large batch heartbeats
+ * as it goes: a poison storm cannot outlast the session and loop through rebalances.
+ *
+ * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
+ * consumer crashed for good.
  */
 import type { Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { decodeCdcValue } from '../core/cdc-envelope';
-import { entryFromChange, EntityType } from '../core/bucket-entry';
-import { bucketRecord, byTopic, BucketRecord } from '../core/bucket-record';
+import { BucketEntry, entryFromChange, EntityType } from '../core/bucket-entry';
+import type { Lifecycle } from '../core/lifecycle';
 import type { Topology } from '../core/topology';
-import type { DlqWriter } from '../kafka/dlq-writer';
+import type { DlqRecord, DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
+import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
+import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
 
 export type RepartitionerOptions = Readonly<{
   consumer: Consumer;
-  producer: Producer;
+  /** The consumer group's id, for logs and health reasons. */
+  group: string;
+  producer: Pick<Producer, 'sendBatch'>;
   cdcTopics: Readonly<Record<string, EntityType>>;
   topology: Topology;
   dlq: DlqWriter;
@@ -26,17 +37,41 @@ export type RepartitionerOptions = Readonly<{
   onRouted?: (lane: string, count: number) => void;
   /** Topics that exist now: Debezium creates a table's topic with its first change. */
   listTopics: () => Promise<string[]>;
+  /** /healthz fails when the consume loop shows no sign of life for this long. */
+  stallMs: number;
 }>;
 
+// Heartbeats are rate-limited by kafkajs (heartbeatInterval), so asking often costs nothing.
+const heartbeatEvery = 500;
+
 export class Repartitioner {
-  private started = false;
-  private stopped = false;
+  private state: Lifecycle = 'NEW';
+  private watch?: ConsumerWatch;
+  private failure: Promise<Error> = new Promise(() => undefined);
+  private readonly routing: SendRoutedOptions;
   private joinedGroup: Promise<void> = new Promise(() => undefined);
   private running: Promise<void> = Promise.resolve();
   private waitTimer?: NodeJS.Timeout;
   private wake?: () => void;
 
-  constructor(private readonly opts: RepartitionerOptions) {}
+  constructor(private readonly opts: RepartitionerOptions) {
+    this.routing = { producer: opts.producer, topology: opts.topology, clock: opts.clock, appendBudgetMs: appendBudgetMs(opts.topology), logger: opts.logger };
+  }
+
+  get lifecycle(): Lifecycle {
+    return this.state;
+  }
+
+  /** Resolves when the consumer crashed for good; the stage is then FAILED. */
+  failed(): Promise<Error> {
+    return this.failure;
+  }
+
+  health(): ConsumerHealth {
+    if (this.state === 'FAILED') return { ok: false, reason: `${this.opts.group}: FAILED` };
+    // Waiting for Debezium to create the CDC topics is not a stall (readiness says so).
+    return this.state === 'RUNNING' && this.watch !== undefined ? this.watch.health() : { ok: true };
+  }
 
   /** Resolves once the consumer has joined its group. */
   joined(): Promise<void> {
@@ -49,28 +84,40 @@ export class Repartitioner {
    * stays false and a warning repeats, naming the missing topics.
    */
   async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
+    if (this.state !== 'NEW') return;
+    this.state = 'RUNNING';
     const { consumer } = this.opts;
     this.joinedGroup = groupJoined(consumer);
-    this.running = this.consumeWhenTopicsExist().catch(async (err: unknown) => {
+    let signalFailed!: (err: Error) => void;
+    this.failure = new Promise((resolve) => (signalFailed = resolve));
+    this.running = this.consumeWhenTopicsExist(signalFailed).catch(async (err: unknown) => {
       this.opts.logger.error({ err }, 'repartitioner failed to start');
       await this.opts.consumer.disconnect().catch(() => undefined);
+      this.fail(err instanceof Error ? err : new Error(String(err)), signalFailed);
     });
   }
 
   async stop(): Promise<void> {
-    if (!this.started || this.stopped) return;
-    this.stopped = true;
+    if (this.state === 'NEW' || this.state === 'STOPPING' || this.state === 'STOPPED') return;
+    this.state = 'STOPPING';
+    this.watch?.stop();
     if (this.waitTimer) clearTimeout(this.waitTimer);
     this.wake?.();
     await this.running;
     await this.opts.consumer.disconnect();
+    this.state = 'STOPPED';
   }
 
-  private async consumeWhenTopicsExist(): Promise<void> {
+  private fail(err: Error, signalFailed: (err: Error) => void): void {
+    if (this.state !== 'RUNNING') return;
+    this.state = 'FAILED';
+    this.opts.logger.error({ err }, 'repartitioner FAILED');
+    signalFailed(err);
+  }
+
+  private async consumeWhenTopicsExist(signalFailed: (err: Error) => void): Promise<void> {
     const wanted = Object.keys(this.opts.cdcTopics);
-    for (let attempt = 0; !this.stopped; attempt += 1) {
+    for (let attempt = 0; this.state === 'RUNNING'; attempt += 1) {
       const existing = new Set(await this.opts.listTopics().catch(() => [] as string[]));
       const missing = wanted.filter((t) => !existing.has(t));
       if (missing.length === 0) break;
@@ -80,8 +127,10 @@ export class Repartitioner {
         this.waitTimer = setTimeout(resolve, 500);
       });
     }
-    if (this.stopped) return;
+    if (this.state !== 'RUNNING') return;
     const { consumer } = this.opts;
+    this.watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
+    void this.watch.failed.then((err) => this.fail(err, signalFailed));
     await consumer.connect();
     await consumer.subscribe({ topics: wanted, fromBeginning: true });
     await consumer.run({ eachBatchAutoResolve: true, eachBatch: (payload) => this.onBatch(payload) });
@@ -89,22 +138,27 @@ export class Repartitioner {
 
   private async onBatch({ batch, heartbeat }: EachBatchPayload): Promise<void> {
     const entity = this.opts.cdcTopics[batch.topic];
-    const now = this.opts.clock.now();
-    const records: BucketRecord[] = [];
+    const entries: BucketEntry[] = [];
+    const rejected: DlqRecord[] = [];
+    let decoded = 0;
     for (const message of batch.messages) {
       try {
         if (entity === undefined) throw new Error(`no entity for topic ${batch.topic}`);
         const event = decodeCdcValue(message.value);
         if (event.kind === 'tombstone') continue;
         const entry = entryFromChange(entity, event);
-        if (entry !== null) records.push(bucketRecord(this.opts.topology, entry, now));
+        if (entry !== null) entries.push(entry);
       } catch (err) {
-        await this.opts.dlq.send({ topic: batch.topic, partition: batch.partition, message, error: err });
+        rejected.push({ topic: batch.topic, partition: batch.partition, message, error: err });
       }
+      decoded += 1;
+      if (decoded % heartbeatEvery === 0) await heartbeat();
     }
-    if (records.length > 0) {
-      // Throwing here fails the batch: kafkajs retries it and nothing is committed.
-      await this.opts.producer.sendBatch({ acks: -1, topicMessages: byTopic(records) });
+    // Throwing below fails the batch: kafkajs retries it and nothing is committed; the DLQ and
+    // the rings may then see duplicates, which are harmless.
+    if (rejected.length > 0) await this.opts.dlq.sendAll(rejected);
+    if (entries.length > 0) {
+      const records = await sendRouted(this.routing, entries);
       for (const r of records) this.opts.onRouted?.(r.headers['tier'] ?? 'due', 1);
     }
     await heartbeat();

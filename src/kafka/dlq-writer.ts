@@ -1,9 +1,12 @@
 /**
  * The dead-letter queue: a record that cannot be decoded or is invalid is copied to the DLQ
  * topic with the reason and its source coordinates in headers, counted, and the partition
- * moves on (invariant I5: bad input never blocks).
+ * moves on (invariant I5: bad input never blocks). The original key and headers are kept.
+ *
+ * Many at once go in as few sends as message.max.bytes allows: a poison storm (a schema change
+ * upstream, a bad deploy) must cost about what the good records would, not one round trip each.
  */
-import type { KafkaMessage, Producer } from 'kafkajs';
+import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import { TimebucketError } from '../core/errors';
 import type { Logger } from '../ops/logger';
 
@@ -11,34 +14,81 @@ export type DlqRecord = Readonly<{ topic: string; partition: number; message: Ka
 
 export interface DlqWriter {
   send(record: DlqRecord): Promise<void>;
+  sendAll(records: readonly DlqRecord[]): Promise<void>;
 }
 
-export function createDlqWriter(opts: { producer: Producer; topic: string; logger: Logger; onDeadLetter?: (sourceTopic: string, code: string) => void }): DlqWriter {
-  return {
-    async send({ topic, partition, message, error }) {
-      const code = error instanceof TimebucketError ? error.code : 'UNDECODABLE';
-      const reason = error instanceof Error ? error.message : String(error);
-      await opts.producer.send({
-        topic: opts.topic,
-        acks: -1,
-        messages: [
-          {
-            key: message.key,
-            value: message.value,
-            headers: {
-              ...message.headers,
-              dlq_reason: reason.slice(0, 1000),
-              dlq_error_code: code,
-              dlq_source_topic: topic,
-              dlq_source_partition: String(partition),
-              dlq_source_offset: message.offset,
-              dlq_source_timestamp: message.timestamp,
-            },
-          },
-        ],
-      });
-      opts.onDeadLetter?.(topic, code);
-      opts.logger.warn({ sourceTopic: topic, partition, offset: message.offset, code, reason }, 'record sent to DLQ');
-    },
+// Sends stay well under the broker's 1 MB message.max.bytes whatever the source records hold.
+const maxSendBytes = 512 * 1024;
+
+export function createDlqWriter(opts: {
+  producer: Pick<Producer, 'send'>;
+  topic: string;
+  logger: Logger;
+  onDeadLetter?: (sourceTopic: string, code: string) => void;
+}): DlqWriter {
+  const toMessage = ({ topic, partition, message, error }: DlqRecord): { message: Message; code: string; reason: string } => {
+    const code = error instanceof TimebucketError ? error.code : 'UNDECODABLE';
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      code,
+      reason,
+      message: {
+        key: message.key,
+        value: message.value,
+        headers: {
+          ...message.headers,
+          dlq_reason: reason.slice(0, 1000),
+          dlq_error_code: code,
+          dlq_source_topic: topic,
+          dlq_source_partition: String(partition),
+          dlq_source_offset: message.offset,
+          dlq_source_timestamp: message.timestamp,
+        },
+      },
+    };
   };
+
+  const sendAll = async (records: readonly DlqRecord[]): Promise<void> => {
+    const converted = records.map(toMessage);
+    for (const chunk of chunksBySize(converted)) {
+      await opts.producer.send({ topic: opts.topic, acks: -1, messages: chunk.map((c) => c.message) });
+    }
+    converted.forEach((c, i) => {
+      const { topic, partition, message } = records[i]!;
+      opts.onDeadLetter?.(topic, c.code);
+      // One line per record below a burst, a summary above it: a storm must not flood the logs.
+      if (records.length <= 10) opts.logger.warn({ sourceTopic: topic, partition, offset: message.offset, code: c.code, reason: c.reason }, 'record sent to DLQ');
+    });
+    if (records.length > 10) {
+      const first = records[0]!;
+      opts.logger.warn(
+        { sourceTopic: first.topic, partition: first.partition, records: records.length, firstOffset: first.message.offset, code: converted[0]!.code, reason: converted[0]!.reason },
+        'records sent to DLQ',
+      );
+    }
+  };
+
+  return { send: (record) => sendAll([record]), sendAll };
+}
+
+function chunksBySize<T extends { message: Message }>(items: readonly T[]): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = sizeOf(item.message.value) + sizeOf(item.message.key) + 512;
+    if (current.length > 0 && bytes + size > maxSendBytes) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+function sizeOf(v: Message['value'] | Message['key']): number {
+  return v === null || v === undefined ? 0 : v.length;
 }

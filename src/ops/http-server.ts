@@ -1,6 +1,7 @@
 /**
- * The operations endpoint: /metrics (Prometheus text), /healthz (the process answers) and
- * /readyz (every consumer joined its group and the process is not shutting down).
+ * The operations endpoint: /metrics (Prometheus text), /healthz (liveness: every consumer is
+ * alive and its consume loop makes progress; the reasons in the body when not) and /readyz
+ * (every consumer joined its group, the process is healthy and not shutting down).
  */
 import { createServer, Server } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -8,7 +9,16 @@ import type { Logger } from './logger';
 
 export type OpsServer = Readonly<{ port: number; close: () => Promise<void> }>;
 
-export async function startOpsServer(opts: { port: number; host?: string; registry: Registry; isReady: () => boolean; logger: Logger }): Promise<OpsServer> {
+export type HealthCheck = () => Readonly<{ ok: boolean; problems: readonly string[] }>;
+
+export async function startOpsServer(opts: {
+  port: number;
+  host?: string;
+  registry: Registry;
+  isReady: () => boolean;
+  health?: HealthCheck;
+  logger: Logger;
+}): Promise<OpsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
@@ -22,7 +32,8 @@ export async function startOpsServer(opts: { port: number; host?: string; regist
           res.writeHead(500).end();
         });
     } else if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      const health = opts.health?.() ?? { ok: true, problems: [] };
+      res.writeHead(health.ok ? 200 : 503, { 'content-type': 'text/plain' }).end(health.ok ? 'ok\n' : `unhealthy\n${health.problems.join('\n')}\n`);
     } else if (path === '/readyz') {
       const ready = opts.isReady();
       res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : 'not ready\n');

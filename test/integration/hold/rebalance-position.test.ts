@@ -82,7 +82,7 @@ test('after a rebalance detected right after a hold, the partition is re-read fr
     topics: [topic],
     read: readReleaseHeader,
     sink,
-    dlq: { send: async () => undefined },
+    dlq: { send: async () => undefined, sendAll: async () => undefined },
     clock: systemClock,
     maxInMemoryPerPartition: 1_000,
     commitIntervalMs: 100,

@@ -4,10 +4,11 @@ import { startOpsServer, OpsServer } from '../../../src/ops/http-server';
 
 let server: OpsServer;
 let ready = false;
+let health = { ok: true, problems: [] as string[] };
 const metrics = createMetrics();
 
 beforeAll(async () => {
-  server = await startOpsServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => ready, logger: createLogger('silent') });
+  server = await startOpsServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => ready, health: () => health, logger: createLogger('silent') });
 });
 
 afterAll(async () => {
@@ -16,7 +17,13 @@ afterAll(async () => {
 
 const get = (path: string) => fetch(`http://127.0.0.1:${server.port}${path}`);
 
-test('/healthz answers while the process lives', async () => {
+test('/healthz follows the health check and names the problems', async () => {
+  expect((await get('/healthz')).status).toBe(200);
+  health = { ok: false, problems: ['consumer of group g.expirer made no progress for 91000 ms'] };
+  const res = await get('/healthz');
+  expect(res.status).toBe(503);
+  expect(await res.text()).toBe('unhealthy\nconsumer of group g.expirer made no progress for 91000 ms\n');
+  health = { ok: true, problems: [] };
   expect((await get('/healthz')).status).toBe(200);
 });
 

@@ -1,0 +1,101 @@
+/**
+ * What an orchestrator sees of a `timebucket run` process: /healthz tells the truth about its
+ * consumers, a member that can no longer consume ends the process non-zero, SIGTERM ends it
+ * cleanly (group left, exit 0) within the deadline, and bad configuration or topology drift
+ * exit with their own codes.
+ */
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Admin } from 'kafkajs';
+import { createKafka } from '../../../src/kafka/client';
+import { config, logger, uniqueName } from '../../support/stack';
+import { createTestPipeline, TestPipeline } from '../../support/pipeline';
+import { CliRun, freePort, spawnCli } from '../../support/cli';
+import { waitFor, withTimeout } from '../../support/wait-for';
+
+let admin: Admin;
+let pipeline: TestPipeline;
+const runs: CliRun[] = [];
+
+beforeAll(async () => {
+  admin = createKafka(config.kafka, logger, '-test-health').admin();
+  await admin.connect();
+});
+
+beforeEach(async () => {
+  pipeline = await createTestPipeline();
+});
+
+afterEach(async () => {
+  for (const r of runs.splice(0)) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+});
+
+afterAll(async () => {
+  await admin.disconnect();
+});
+
+function startExpirer(env: Record<string, string> = {}): { run: CliRun; port: number } {
+  const port = freePort();
+  const run = spawnCli(['run', '--roles', 'expirer'], { ...pipeline.env, TB_LOG_LEVEL: 'error', TB_HTTP_PORT: String(port), ...env });
+  runs.push(run);
+  return { run, port };
+}
+
+async function status(port: number, path: string): Promise<{ code: number; body: string } | undefined> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined);
+  return res === undefined ? undefined : { code: res.status, body: await res.text() };
+}
+
+test('a consumer that can no longer consume turns /healthz 503 with the reason, then the process exits 1', async () => {
+  const { run, port } = startExpirer({ TB_CONSUMER_STALL_MS: '3000' });
+  await waitFor('the expirer to be ready', async () => ((await status(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  expect(await status(port, '/healthz')).toEqual({ code: 200, body: 'ok\n' });
+
+  // A subscribed topic deleted under it: kafkajs restarts the consumer over and over, and it
+  // never fetches again, while the process itself stays up.
+  await admin.deleteTopics({ topics: [`${pipeline.topology.prefix}.minute.03`] });
+  const unhealthy = await waitFor(
+    '/healthz to fail',
+    async () => {
+      const s = await status(port, '/healthz');
+      return s?.code === 503 ? s : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
+  expect(unhealthy.body).toMatch(new RegExp(`^unhealthy\\nconsumer of group ${pipeline.env['TB_GROUP_PREFIX']}\\.expirer made no progress for \\d+ ms`));
+  expect((await status(port, '/readyz'))?.code).toBe(503);
+  expect(await withTimeout('the process to exit', run.exited, 30_000)).toEqual({ code: 1, signal: null });
+});
+
+test('SIGTERM: the member leaves its group and the process exits 0 within the deadline', async () => {
+  const { run, port } = startExpirer({ TB_SHUTDOWN_TIMEOUT_MS: '10000' });
+  await waitFor('the expirer to be ready', async () => ((await status(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  const group = `${pipeline.env['TB_GROUP_PREFIX']}.expirer`;
+  expect((await admin.describeGroups([group])).groups[0]!.members).toHaveLength(1);
+
+  const sentAt = Date.now();
+  run.child.kill('SIGTERM');
+  expect(await withTimeout('the process to exit', run.exited, 15_000)).toEqual({ code: 0, signal: null });
+  expect(Date.now() - sentAt).toBeLessThan(10_000 + 2_000);
+  // Left, not timed out: the group is empty at once, not after the 10 s session timeout.
+  const { groups } = await admin.describeGroups([group]);
+  expect(groups[0]!.members).toHaveLength(0);
+});
+
+test('bad configuration exits 78 naming every problem; topology drift exits 3', async () => {
+  const bad = spawnCli(['run'], { TB_KAFKA_BROKERS: 'no-port', TB_LOG_LEVEL: 'loud' });
+  runs.push(bad);
+  expect(await withTimeout('the process to exit', bad.exited, 20_000)).toEqual({ code: 78, signal: null });
+  expect(bad.stderr()).toMatch(/TB_KAFKA_BROKERS/);
+  expect(bad.stderr()).toMatch(/TB_LOG_LEVEL/);
+
+  // The pipeline's topics exist; a topology declaring more due-lane partitions has drifted.
+  const drifted = JSON.parse(JSON.stringify({ ...pipeline.topology, due: { partitions: pipeline.topology.due.partitions + 1 } })) as object;
+  const path = join(tmpdir(), `${uniqueName('drift')}.json`);
+  writeFileSync(path, JSON.stringify(drifted));
+  const apply = spawnCli(['topics', 'apply'], { ...pipeline.env, TB_TOPOLOGY: path, TB_LOG_LEVEL: 'error' });
+  runs.push(apply);
+  expect(await withTimeout('topics apply to exit', apply.exited, 60_000)).toEqual({ code: 3, signal: null });
+  expect(apply.stdout()).toMatch(new RegExp(`drift: ${pipeline.topology.prefix.replace(/\./g, '\\.')}\\.due partitions: declared \\d+, actual \\d+`));
+});

@@ -1,0 +1,30 @@
+/** Runs the built `timebucket` command (dist/) as a child process, as an operator would. */
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const cliPath = join(__dirname, '../../dist/cli/main.js');
+
+export type CliRun = Readonly<{
+  child: ChildProcess;
+  /** Resolves with the exit code (null when killed by a signal) and the signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+  stdout: () => string;
+}>;
+
+export function spawnCli(args: readonly string[], env: Readonly<Record<string, string>>): CliRun {
+  if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run \`make build\` (make test does) before the integration tests`);
+  const child = spawn(process.execPath, [cliPath, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { child, exited, stderr: () => err, stdout: () => out };
+}
+
+/** A port for a child's ops endpoint that no other test of this run picks. */
+export function freePort(): number {
+  return 20_000 + Math.floor(Math.random() * 20_000);
+}

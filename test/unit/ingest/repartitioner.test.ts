@@ -1,0 +1,67 @@
+import type { KafkaMessage } from 'kafkajs';
+import { Repartitioner } from '../../../src/ingest/repartitioner';
+import { parseTopology } from '../../../src/core/topology';
+import type { DlqRecord } from '../../../src/kafka/dlq-writer';
+import { createLogger } from '../../../src/ops/logger';
+import testTopologyJson from '../../../topics/test.json';
+import { fakeConsumer, message } from '../../support/fake-consumer';
+import { fakeProducer } from '../../support/fake-producer';
+import { waitFor } from '../../support/wait-for';
+
+const topology = parseTopology(testTopologyJson, 'topics/test.json');
+const NOW = 1_700_000_016_000;
+const cdc = 'tbcdc.timebucket.coupons';
+
+function change(offset: number, id: number, expireAtMs: number): KafkaMessage {
+  const after = { id, user_id: 1, status: 'ACTIVE', expire_time: expireAtMs };
+  return message(offset, { value: Buffer.from(JSON.stringify({ op: 'c', before: null, after, source: {} })) });
+}
+
+async function started() {
+  const consumer = fakeConsumer();
+  const producer = fakeProducer();
+  const dlqCalls: DlqRecord[][] = [];
+  const stage = new Repartitioner({
+    consumer: consumer.consumer,
+    group: 'g.repartitioner',
+    producer: producer.producer,
+    cdcTopics: { [cdc]: 'coupon' },
+    topology,
+    dlq: { send: async (r) => void dlqCalls.push([r]), sendAll: async (rs) => void dlqCalls.push([...rs]) },
+    clock: { now: () => NOW },
+    logger: createLogger('silent'),
+    listTopics: async () => [cdc],
+    stallMs: 60_000,
+  });
+  await stage.start();
+  // run() is called once the CDC topics exist (checked asynchronously).
+  await waitFor('the stage to run', () => consumer.feed(cdc, 0, []).then(() => true).catch(() => undefined), { timeoutMs: 2_000, intervalMs: 10 });
+  return { stage, consumer, producer, dlqCalls };
+}
+
+test('a poison storm costs one DLQ write per batch, heartbeats as it decodes, and the good records still go out', async () => {
+  const { stage, consumer, producer, dlqCalls } = await started();
+  const messages = [
+    ...Array.from({ length: 2_000 }, (_, i) => message(i, { value: Buffer.from(`not json ${i}`) })),
+    ...Array.from({ length: 10 }, (_, i) => change(2_000 + i, 100 + i, NOW + 5_000)),
+  ];
+  const seen = await consumer.feed(cdc, 0, messages);
+  expect(dlqCalls).toHaveLength(1);
+  expect(dlqCalls[0]!.map((r) => r.message.offset)).toEqual(Array.from({ length: 2_000 }, (_, i) => String(i)));
+  expect(dlqCalls[0]![0]!.error).toMatchObject({ code: 'CDC_UNDECODABLE' });
+  // 2,010 records decoded: a heartbeat every 500 and one at the end.
+  expect(seen.heartbeats).toBe(5);
+  expect(producer.calls).toHaveLength(1);
+  expect(producer.calls[0]!.topicMessages!.flatMap((t) => t.messages)).toHaveLength(10);
+  await stage.stop();
+});
+
+test('ids beyond 2^53 are routed exactly', async () => {
+  const { stage, consumer, producer, dlqCalls } = await started();
+  const text = `{"op":"c","before":null,"after":{"id":9223372036854775807,"user_id":1,"status":"ACTIVE","expire_time":${NOW + 5_000}},"source":{}}`;
+  await consumer.feed(cdc, 0, [message(0, { value: Buffer.from(text) })]);
+  expect(dlqCalls).toHaveLength(0);
+  const [sent] = producer.calls[0]!.topicMessages!.flatMap((t) => t.messages);
+  expect(JSON.parse(sent!.value!.toString())).toMatchObject({ id: '9223372036854775807' });
+  await stage.stop();
+});
