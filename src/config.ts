@@ -21,6 +21,10 @@ const EnvSchema = z.object({
     .optional()
     .refine((v) => v === undefined || splitList(v).length > 0 && splitList(v).every((b) => BROKER.test(b)), 'expected host:port[,host:port]'),
   TB_KAFKA_CLIENT_ID: z.string().min(1).default('timebucket'),
+  // How long a request to a broker may take before kafkajs gives up on it (and retries).
+  TB_KAFKA_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  // How often kafkajs retries a failed request (backoff 200 ms doubling to 5 s) before it gives up.
+  TB_KAFKA_RETRIES: z.coerce.number().int().min(0).max(20).default(8),
   TB_MARIADB_PORT: port.default(13306),
   TB_DB_HOST: z.string().min(1).default('127.0.0.1'),
   TB_DB_PORT: port.optional(),
@@ -54,7 +58,7 @@ const EnvSchema = z.object({
   });
 
 export type Config = Readonly<{
-  kafka: Readonly<{ brokers: readonly string[]; clientId: string }>;
+  kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number }>;
   db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number }>;
   registry: Readonly<{ url: string }>;
   cdc: Readonly<{ couponsTopic: string; ordersTopic: string }>;
@@ -83,7 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
   const e = parsed.data;
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   return deepFreeze({
-    kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID },
+    kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES },
     db: {
       host: e.TB_DB_HOST,
       port: e.TB_DB_PORT ?? e.TB_MARIADB_PORT,

@@ -7,7 +7,7 @@
  *   cascader       coarser rings → hold until `lead` before the bucket → re-route
  *   relay          outbox → event topics (Avro, registry)
  */
-import { Kafka, Partitioners, Producer } from 'kafkajs';
+import { Kafka, Partitioners } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityType } from './core/bucket-entry';
@@ -19,6 +19,10 @@ import { createDlqWriter } from './kafka/dlq-writer';
 import { Repartitioner } from './ingest/repartitioner';
 import { HoldConsumer } from './hold/hold-consumer';
 import type { ConsumerHealth } from './kafka/consumer-watch';
+import { createGuardedProducer, GuardedProducer } from './kafka/guarded-producer';
+import { BreakerState, createBreaker } from './ops/breaker';
+import { parkToDlq } from './hold/park-to-dlq';
+import type { ScheduledEntry } from './core/expiry-plan';
 import { ExpirerSink } from './hold/expirer-sink';
 import { CascaderSink } from './hold/cascader-sink';
 import { expireCouponBatch } from './expire/expire-coupon-batch';
@@ -44,6 +48,11 @@ export type Running = Readonly<{
 
 export type Health = Readonly<{ ok: boolean; problems: readonly string[] }>;
 
+const BREAKER_VALUES: Readonly<Record<BreakerState, number>> = { closed: 0, 'half-open': 1, open: 2 };
+/** Expiry retries: jittered, up to 5 s apart; a deterministic failure parks after 3 tries alone. */
+const EXPIRY_BACKOFF = { baseMs: 100, maxMs: 5_000 } as const;
+const PARK_AFTER_ATTEMPTS = 3;
+
 type Started = Readonly<{
   stop: () => Promise<void>;
   joined?: () => Promise<void>;
@@ -68,13 +77,18 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     }
   };
   try {
-    const db = createDb(config.db);
+    const db = createDb(config.db, { logger: opts.logger });
     stops.push(() => db.destroy());
-    // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
-    await producer.connect();
-    stops.push(() => producer.disconnect());
     const metrics = opts.metrics ?? createMetrics();
+    const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
+    // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
+    const producer = createGuardedProducer(
+      () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
+      { logger: opts.logger.child({ component: 'producer' }), onBreakerStateChange, onReplaced: () => metrics.producerReplacements.inc() },
+    );
+    onBreakerStateChange('producer', 'closed');
+    stops.push(() => producer.disconnect());
+    await producer.connect();
     metrics.trackOutbox(() => readOutboxBacklog(db));
     const dlqFor = (stage: Role) =>
       createDlqWriter({
@@ -83,7 +97,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         logger: opts.logger.child({ role: stage }),
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
-    const ctx = { config, topology, kafka, producer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics };
+    const ctx = { config, topology, kafka, producer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
@@ -114,7 +128,8 @@ type Ctx = Readonly<{
   config: Config;
   topology: Topology;
   kafka: Kafka;
-  producer: Producer;
+  producer: GuardedProducer;
+  onBreakerStateChange: (name: string, state: BreakerState) => void;
   dlqFor: (stage: Role) => ReturnType<typeof createDlqWriter>;
   db: Db;
   metrics: Metrics;
@@ -161,19 +176,35 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   async expirer(ctx) {
     const role = 'expirer';
     const logger = ctx.logger.child({ role });
+    const expiry = createBreaker(
+      (entity: EntityType, entries: readonly ScheduledEntry[]) =>
+        entity === 'coupon' ? expireCouponBatch(ctx.db, entries, 'stream') : cancelOrderBatch(ctx.db, entries, 'stream'),
+      { name: 'expiry', logger, onStateChange: ctx.onBreakerStateChange },
+    );
+    ctx.onBreakerStateChange('expiry', 'closed');
     const sink = new ExpirerSink({
-      expireBatch: (entity, entries) => (entity === 'coupon' ? expireCouponBatch(ctx.db, entries, 'stream') : cancelOrderBatch(ctx.db, entries, 'stream')),
+      expireBatch: (entity, entries) => expiry.fire(entity, entries),
       clock: ctx.clock,
       maxBatchSize: ctx.config.expirer.batchSize,
       maxConcurrentBatches: ctx.config.expirer.concurrency,
-      maxBackoffMs: 5_000,
+      backoff: EXPIRY_BACKOFF,
+      maxAttempts: PARK_AFTER_ATTEMPTS,
+      park: parkToDlq(ctx.dlqFor(role), PARK_AFTER_ATTEMPTS),
       logger,
       observer: {
         batch: (entity, outcome) => observeBatch(ctx.metrics, entity, outcome),
         failed: (entity) => ctx.metrics.batchFailures.inc({ entity }),
+        parked: (entity) => ctx.metrics.parked.inc({ entity }),
       },
     });
-    return startHoldStage(ctx, role, [...ringTopics(ctx.topology, [0]), dueTopic(ctx.topology)], sink, logger);
+    const started = await startHoldStage(ctx, role, [...ringTopics(ctx.topology, [0]), dueTopic(ctx.topology)], sink, logger);
+    return {
+      ...started,
+      stop: async () => {
+        await started.stop();
+        expiry.shutdown();
+      },
+    };
   },
 
   async cascader(ctx) {

@@ -13,7 +13,7 @@ import { createSchemaRegistry } from '../publish/schema-registry';
 export type Demo = Readonly<{ stop: () => Promise<void> }>;
 
 export async function startDemo(config: Config, topology: Topology, logger: Logger): Promise<Demo> {
-  const db = createDb(config.db);
+  const db = createDb(config.db, { logger });
   const marker = 900_000_000 + Math.floor(Math.random() * 1_000_000);
   const due = (seconds: number) => db.raw('NOW(3) + INTERVAL ? MICROSECOND', [Math.round(seconds * 1_000_000)]);
 

@@ -3,7 +3,7 @@ import type { Logger } from '../ops/logger';
 import { createDb } from '../db/knex';
 
 export async function migrate(config: Config, logger: Logger, opts: { down: boolean }): Promise<void> {
-  const db = createDb(config.db);
+  const db = createDb(config.db, { logger });
   try {
     if (opts.down) {
       const [, rolledBack] = (await db.migrate.rollback(undefined, true)) as [number, string[]];

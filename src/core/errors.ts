@@ -9,6 +9,7 @@ export const ErrorCodes = [
   'CDC_INVALID',
   'BUCKET_INVALID',
   'CONSUMER_CRASHED',
+  'EXPIRY_PARKED',
   'DB_UNAVAILABLE',
   'KAFKA_UNAVAILABLE',
   'REGISTRY_UNAVAILABLE',
@@ -61,5 +62,13 @@ export class BucketRecordInvalidError extends TimebucketError {
 export class ConsumerCrashedError extends TimebucketError {
   constructor(group: string, cause: unknown) {
     super('CONSUMER_CRASHED', `consumer of group ${group} crashed and will not restart`, { retriable: false, cause, details: { group } });
+  }
+}
+
+/** An entry whose expiry failed deterministically, alone, every time: parked in the DLQ. */
+export class ExpiryParkedError extends TimebucketError {
+  constructor(attempts: number, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super('EXPIRY_PARKED', `expiry failed ${attempts} times on its own: ${why}`, { retriable: false, cause });
   }
 }

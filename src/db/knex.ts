@@ -12,17 +12,38 @@
  * (safe ones stay numbers, so readers that count rows are unaffected); `bigintString` turns
  * either form into the decimal string the expirer and the relay work with. Parameters go the
  * other way as decimal strings, which MariaDB compares with BIGINT columns exactly.
+ *
+ * Isolation: READ COMMITTED for every session of timebucket. Its transactions are guarded
+ * updates that re-check state under row locks, so they need no snapshot; what REPEATABLE READ
+ * would add is gap and next-key locks: the coupon release's scan of the sparse
+ * `locked_order_id` index would lock the gaps that the application's checkout writes into
+ * (blocking checkouts for the length of an expiry batch), and rows a locking read looks at but
+ * does not match (a LOCKED coupon in a batch of ACTIVE ones) would stay locked to the end of
+ * the transaction, which is how a coupon expiry and an order cancellation could deadlock.
+ * Binlog format is ROW, which READ COMMITTED requires.
  */
 import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';
+import type { Logger } from '../ops/logger';
 import { migrationSource } from './migrations';
 
 export type Db = Knex;
 
-export function createDb(db: Config['db'], opts: { database?: string | null } = {}): Db {
+/**
+ * `logger` receives knex's own warnings (a connection lost during an outage, deprecations) as
+ * structured logs; without one they are dropped (tests' pools), never printed to the console.
+ */
+export function createDb(db: Config['db'], opts: { database?: string | null; logger?: Logger } = {}): Db {
   const database = opts.database === null ? undefined : (opts.database ?? db.database);
+  const log = opts.logger?.child({ component: 'knex' });
   return knexFactory({
     client: 'mysql2',
+    log: {
+      warn: (message: unknown) => log?.warn(String(message)),
+      error: (message: unknown) => log?.error(String(message)),
+      deprecate: (method: unknown, alternative: unknown) => log?.warn({ method, alternative }, 'knex deprecation'),
+      debug: () => undefined,
+    },
     connection: {
       host: db.host,
       port: db.port,
@@ -38,7 +59,11 @@ export function createDb(db: Config['db'], opts: { database?: string | null } = 
       min: 0,
       max: db.poolMax,
       afterCreate: (conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, c: unknown) => void) => {
-        conn.query("SET time_zone = '+00:00'", (err) => done(err, conn));
+        // Two statements: SET TRANSACTION cannot share a SET with variables (MySQL and MariaDB).
+        conn.query("SET time_zone = '+00:00'", (err) => {
+          if (err) return done(err, conn);
+          conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err2) => done(err2, conn));
+        });
       },
     },
     migrations: { migrationSource, tableName: 'knex_migrations' },

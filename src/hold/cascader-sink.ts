@@ -13,8 +13,11 @@ import type { Topology } from '../core/topology';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
+import { Backoff, backoffMs } from '../core/retry-policy';
 
 type Pending = { msg: HeldMessage; done: () => void };
+
+const DEFAULT_BACKOFF: Backoff = { baseMs: 100, maxMs: 5_000 };
 
 export type CascaderSinkOptions = Readonly<{
   producer: Pick<Producer, 'sendBatch'>;
@@ -24,6 +27,10 @@ export type CascaderSinkOptions = Readonly<{
   maxBatchSize: number;
   logger: Logger;
   onCascaded?: (count: number) => void;
+  /** Between failed sends (the one retry policy's jittered backoff). Default 100 ms doubling to 5 s. */
+  backoff?: Backoff;
+  /** For the backoff's jitter; tests make it exact. */
+  random?: () => number;
 }>;
 
 export class CascaderSink implements HoldSink {
@@ -86,7 +93,7 @@ export class CascaderSink implements HoldSink {
     } finally {
       this.inFlight = 0;
       this.flushing = false;
-      if (this.buffer.length > 0) this.arm(this.failures > 0 ? Math.min(5_000, 100 * 2 ** this.failures) : 0);
+      if (this.buffer.length > 0) this.arm(this.failures > 0 ? backoffMs(this.failures, this.opts.backoff ?? DEFAULT_BACKOFF, this.opts.random) : 0);
     }
   }
 }

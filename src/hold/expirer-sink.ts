@@ -4,7 +4,12 @@
  *
  *   transitioned / stale  → done (the offset may be committed)
  *   not yet due by the DB → back in the queue for the database's remaining time (I2)
- *   transaction failed    → back in the queue after a capped backoff; never dropped (I3)
+ *   retriable failure     → back in the queue after a jittered backoff, for as long as it
+ *                           lasts (a database outage, a deadlock); never dropped (I3)
+ *   deterministic failure → each entry of the batch is tried again alone, so one bad row cannot
+ *                           hold up the rest; an entry that fails alone `maxAttempts` times is
+ *                           parked (DLQ with the reason, counted) and done: its partition's
+ *                           commit point moves on instead of being pinned for good
  *
  * Concurrency is capped, so a hot minute queues here (bounded by the consumer's per-partition
  * cap) instead of opening unbounded transactions.
@@ -13,6 +18,7 @@ import { Clock, timerDelay } from '../core/clock';
 import type { EntityType } from '../core/bucket-entry';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
+import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
 import { FireQueue } from './fire-queue';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
@@ -22,16 +28,26 @@ export type ExpireBatch = (entity: EntityType, entries: readonly ScheduledEntry[
 export type ExpirerObserver = Partial<{
   batch(entity: EntityType, outcome: BatchOutcome): void;
   failed(entity: EntityType, err: unknown): void;
+  parked(entity: EntityType, err: unknown): void;
 }>;
 
-type Pending = { msg: HeldMessage; done: () => void; attempts: number };
+/** Where an entry goes that keeps failing deterministically (the DLQ); it is done afterwards. */
+export type Park = (msg: HeldMessage, err: unknown) => Promise<void>;
+
+/** `alone`: after a deterministic failure the entry runs in a batch of its own. */
+type Pending = { msg: HeldMessage; done: () => void; attempts: number; alone: boolean };
 
 export type ExpirerSinkOptions = Readonly<{
   expireBatch: ExpireBatch;
   clock: Clock;
   maxBatchSize: number;
   maxConcurrentBatches: number;
-  maxBackoffMs: number;
+  backoff: Backoff;
+  /** Tries of an entry alone, after a deterministic failure, before it is parked. */
+  maxAttempts: number;
+  park: Park;
+  /** For the backoff's jitter; tests make it exact. */
+  random?: () => number;
   logger: Logger;
   observer?: ExpirerObserver;
 }>;
@@ -57,7 +73,7 @@ export class ExpirerSink implements HoldSink {
   }
 
   take(msg: HeldMessage, done: () => void): void {
-    this.queue.push(msg.entry.expireAtMs, { msg, done, attempts: 0 });
+    this.queue.push(msg.entry.expireAtMs, { msg, done, attempts: 0, alone: false });
     this.schedule();
   }
 
@@ -101,13 +117,18 @@ export class ExpirerSink implements HoldSink {
   /** One batch per entity and shard (one batch touches one shard's rows), capped in size. */
   private group(due: Pending[]): Pending[][] {
     const groups = new Map<string, Pending[]>();
+    const alone: Pending[][] = [];
     for (const p of due) {
+      if (p.alone) {
+        alone.push([p]);
+        continue;
+      }
       const key = `${p.msg.entry.entity}:${p.msg.shard}`;
       const list = groups.get(key) ?? [];
       list.push(p);
       groups.set(key, list);
     }
-    const batches: Pending[][] = [];
+    const batches: Pending[][] = alone;
     for (const list of groups.values()) {
       for (let i = 0; i < list.length; i += this.opts.maxBatchSize) batches.push(list.slice(i, i + this.opts.maxBatchSize));
     }
@@ -134,18 +155,51 @@ export class ExpirerSink implements HoldSink {
       }
     } catch (err) {
       this.opts.observer?.failed?.(entity, err);
-      this.opts.logger.warn({ err, entity, size: batch.length }, 'expiry batch failed; will retry');
-      if (epoch === this.epoch) {
-        const now = this.opts.clock.now();
-        for (const p of batch) {
-          p.attempts += 1;
-          this.queue.push(now + Math.min(this.opts.maxBackoffMs, 100 * 2 ** Math.min(p.attempts, 10)), p);
-        }
-      }
+      if (epoch === this.epoch) await this.retryOrPark(entity, batch, err);
     } finally {
       this.running -= 1;
       this.runningEntries -= batch.length;
       this.fire();
+    }
+  }
+
+  private async retryOrPark(entity: EntityType, batch: Pending[], err: unknown): Promise<void> {
+    const kind = classifyFailure(err);
+    const now = this.opts.clock.now();
+    if (kind === 'retriable') {
+      // One wait for the whole batch, so it is retried as a batch: per-entry jitter would
+      // scatter it into a crowd of tiny transactions against a database that is struggling.
+      const attempts = Math.max(...batch.map((p) => (p.attempts += 1)));
+      const at = now + backoffMs(attempts, this.opts.backoff, this.opts.random);
+      // An open breaker was logged once when it opened; each call it turns away is not news.
+      const breakerOpen = (err as { code?: unknown } | null)?.code === 'EOPENBREAKER';
+      this.opts.logger[breakerOpen ? 'debug' : 'warn']({ err, entity, size: batch.length, attempts }, 'expiry batch failed; will retry');
+      for (const p of batch) this.queue.push(at, p);
+      return;
+    }
+    if (batch.length > 1 || !batch[0]!.alone) {
+      // Which entry the failure belongs to is unknown: each is tried again on its own.
+      this.opts.logger.warn({ err, entity, size: batch.length }, 'expiry batch failed deterministically; its entries are tried again one by one');
+      for (const p of batch) {
+        p.alone = true;
+        this.queue.push(now, p);
+      }
+      return;
+    }
+    const p = batch[0]!;
+    p.attempts += 1;
+    if (p.attempts < this.opts.maxAttempts) {
+      this.queue.push(now + backoffMs(p.attempts, this.opts.backoff, this.opts.random), p);
+      return;
+    }
+    try {
+      await this.opts.park(p.msg, err);
+      this.opts.observer?.parked?.(entity, err);
+      this.opts.logger.error({ err, entity, id: p.msg.entry.id, topic: p.msg.topic, partition: p.msg.partition, offset: p.msg.offset }, 'entry parked in the DLQ after failing alone; redrive it once the cause is fixed');
+      p.done();
+    } catch (parkErr) {
+      this.opts.logger.warn({ err: parkErr, id: p.msg.entry.id }, 'parking failed; the entry stays and is tried again');
+      this.queue.push(now + backoffMs(p.attempts, this.opts.backoff, this.opts.random), p);
     }
   }
 }

@@ -16,8 +16,8 @@ export function createKafka(kafka: Config['kafka'], logger: Logger, clientIdSuff
     clientId: `${kafka.clientId}${clientIdSuffix}`,
     brokers: [...kafka.brokers],
     connectionTimeout: 5_000,
-    requestTimeout: 30_000,
-    retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5_000 },
+    requestTimeout: kafka.requestTimeoutMs,
+    retry: { retries: kafka.retries, initialRetryTime: 200, maxRetryTime: 5_000 },
     logLevel: KafkaLogLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
       const { message, ...extra } = entry.log;

@@ -56,6 +56,23 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       labelNames: ['entity'] as const,
       registers,
     }),
+    parked: new Counter({
+      name: 'timebucket_parked_entries_total',
+      help: 'Entries whose expiry failed deterministically on their own, parked in the DLQ (redrive them once fixed)',
+      labelNames: ['entity'] as const,
+      registers,
+    }),
+    producerReplacements: new Counter({
+      name: 'timebucket_producer_replacements_total',
+      help: 'Producers retired after a failed send (a fresh one, with fresh sequence numbers, takes over)',
+      registers,
+    }),
+    breakerState: new Gauge({
+      name: 'timebucket_circuit_breaker_state',
+      help: 'Circuit breaker state: 0 closed, 1 half-open, 2 open',
+      labelNames: ['breaker'] as const,
+      registers,
+    }),
     batchFailures: new Counter({
       name: 'timebucket_expiry_batch_failures_total',
       help: 'Expiry transactions that failed and were retried',

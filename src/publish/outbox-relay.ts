@@ -12,8 +12,8 @@
  * marked published) and counted, so it cannot block the rows behind it.
  *
  * Lifecycle: NEW → RUNNING → STOPPING → STOPPED. The loop never crashes: an error is logged,
- * counted, and followed by a capped exponential back-off. When there is nothing to do it waits
- * idleDelayMs on a timer that stop() cancels.
+ * counted, and followed by the retry policy's jittered, capped exponential back-off. When there
+ * is nothing to do it waits idleDelayMs on a timer that stop() cancels.
  */
 import type { Knex } from 'knex';
 import type { Message, Producer } from 'kafkajs';
@@ -23,6 +23,7 @@ import { ConfluentSchemaRegistryValidationError } from '@kafkajs/confluent-schem
 import { ConfigError } from '../core/errors';
 import { EventType, EventTypes } from '../core/events';
 import { Clock, systemClock } from '../core/clock';
+import { backoffMs } from '../core/retry-policy';
 import type { Logger } from '../ops/logger';
 import type { SchemaIds } from './schemas';
 import { eventHeaders } from './event-headers';
@@ -51,7 +52,7 @@ export type OutboxRelayOptions = Readonly<{
   clock?: Clock;
   /** Told of every row published and set aside (metrics). */
   observer?: Partial<{ published: (rows: number) => void; poison: (rows: number) => void }>;
-  /** Back-off after a failed cycle doubles from idleDelayMs up to this. Default 5 s. */
+  /** Back-off after a failed cycle: jittered, its ceiling doubling from idleDelayMs up to this. Default 5 s. */
   maxBackoffMs?: number;
   /** stop() waits at most this long for the in-flight cycle. Default 10 s. */
   stopTimeoutMs?: number;
@@ -172,7 +173,7 @@ export class OutboxRelay {
         if (result.read === 0) delayMs = this.opts.idleDelayMs;
       } catch (err) {
         failures += 1;
-        delayMs = Math.min(this.maxBackoffMs, this.opts.idleDelayMs * 2 ** Math.min(failures, 20));
+        delayMs = backoffMs(failures, { baseMs: this.opts.idleDelayMs, maxMs: this.maxBackoffMs });
         this.log.error({ err, failures, backoffMs: delayMs }, 'outbox relay cycle failed; its rows stay unpublished and are retried');
       }
       if (delayMs > 0 && this.state === 'RUNNING') await this.sleep(delayMs);

@@ -16,7 +16,7 @@ export async function startRelay(ctx: {
   config: Config;
   topology: Topology;
   db: Knex;
-  producer: Producer;
+  producer: Pick<Producer, 'send'>;
   clock: Clock;
   logger: Logger;
   instanceId: string;

@@ -23,6 +23,8 @@ function harness(opts: Partial<CascaderSinkOptions> = {}) {
     maxBatchSize: 10,
     logger: createLogger('silent'),
     onCascaded: (count) => cascaded.push(count),
+    backoff: { baseMs: 200, maxMs: 5_000 },
+    random: () => 1,
     ...opts,
   });
   const done: string[] = [];
@@ -136,13 +138,13 @@ describe('CascaderSink', () => {
     await jest.advanceTimersByTimeAsync(50);
     expect(h.fake.calls).toHaveLength(1);
     expect(sent(h.fake, 0).map((s) => s.topic)).toEqual(['tbtest.minute.08', 'tbtest.day.05']);
-    await jest.advanceTimersByTimeAsync(199); // 100 × 2^1 ms after the first failure
+    await jest.advanceTimersByTimeAsync(199); // 200 ms after the first failure (jitter at its ceiling)
     expect(h.fake.calls).toHaveLength(1);
     expect(h.done).toEqual([]);
     await jest.advanceTimersByTimeAsync(1);
     expect(h.fake.calls).toHaveLength(2);
     expect(h.done).toEqual([]);
-    await jest.advanceTimersByTimeAsync(399); // 100 × 2^2 ms after the second
+    await jest.advanceTimersByTimeAsync(399); // 400 ms after the second
     expect(h.fake.calls).toHaveLength(2);
     await jest.advanceTimersByTimeAsync(1);
     expect(h.fake.calls).toHaveLength(3);

@@ -12,13 +12,17 @@ type Call = { entity: EntityType; ids: string[]; at: number; result: Deferred<Ba
 /** A fake expireBatch: records calls; each returns a promise the test settles (or auto-settles). */
 function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => BatchOutcome | Error | undefined } = {}) {
   const calls: Call[] = [];
+  const parked: string[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
   const sink = new ExpirerSink({
     clock: { now: () => Date.now() },
     maxBatchSize: 10,
     maxConcurrentBatches: 4,
-    maxBackoffMs: 10_000,
+    backoff: { baseMs: 100, maxMs: 10_000 },
+    maxAttempts: 3,
+    random: () => 1,
+    park: async (m) => void parked.push(m.entry.id),
     logger: createLogger('silent'),
     ...opts,
     expireBatch: (entity: EntityType, entries: readonly ScheduledEntry[]) => {
@@ -34,13 +38,15 @@ function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => Batch
   });
   const done: string[] = [];
   const take = (m: HeldMessage): void => sink.take(m, () => done.push(m.entry.id));
-  return { sink, calls, done, take, maxInFlight: () => maxInFlight };
+  return { sink, calls, done, take, parked, maxInFlight: () => maxInFlight };
 }
 
 function outcome(ids: readonly string[], o: Partial<BatchOutcome> = {}): BatchOutcome {
   return { transitioned: ids.map((id) => ({ id, dueAtMs: T0 })), notYetDue: [], stale: [], dbNowMs: Date.now(), ...o };
 }
 const transitionAll = (c: Call): BatchOutcome => outcome(c.ids);
+/** A retriable failure: the database refused the connection. */
+const dbDown = (): Error => Object.assign(new Error('db down'), { code: 'ECONNREFUSED' });
 const settle = (): Promise<void> => jest.advanceTimersByTimeAsync(0);
 
 beforeEach(() => jest.useFakeTimers({ now: T0 }));
@@ -161,32 +167,71 @@ describe('ExpirerSink', () => {
     expect(h.calls.map((c) => c.ids)).toEqual([['1', '2', '3'], ['3']]);
   });
 
-  test('failures retry with exponential backoff; done only after success', async () => {
+  test('retriable failures retry with exponential backoff, as long as they last; done only after success', async () => {
     let attempt = 0;
     const failed: unknown[] = [];
-    const h = harness({ auto: (c) => (attempt++ < 2 ? new Error('db down') : outcome(c.ids)), observer: { failed: (_e, err) => failed.push(err) } });
+    const h = harness({ auto: (c) => (attempt++ < 2 ? dbDown() : outcome(c.ids)), observer: { failed: (_e, err) => failed.push(err) } });
     h.take(heldMessage({ id: '1', expireAtMs: T0 }));
     await settle();
     expect(h.calls).toHaveLength(1);
-    expect(failed).toEqual([new Error('db down')]);
-    await jest.advanceTimersByTimeAsync(199); // first retry after 100 × 2^1 ms
+    expect(failed).toEqual([dbDown()]);
+    await jest.advanceTimersByTimeAsync(99); // first retry after 100 ms (jitter at its ceiling)
     expect(h.calls).toHaveLength(1);
     await jest.advanceTimersByTimeAsync(1);
     expect(h.calls).toHaveLength(2);
     expect(h.done).toEqual([]);
-    await jest.advanceTimersByTimeAsync(399); // second after 100 × 2^2 ms
+    await jest.advanceTimersByTimeAsync(199); // second after 200 ms
     expect(h.calls).toHaveLength(2);
     await jest.advanceTimersByTimeAsync(1);
-    expect(h.calls.map((c) => c.at - T0)).toEqual([0, 200, 600]);
+    expect(h.calls.map((c) => c.at - T0)).toEqual([0, 100, 300]);
     expect(h.done).toEqual(['1']);
   });
 
-  test('backoff is capped by maxBackoffMs', async () => {
+  test('backoff is capped by backoff.maxMs', async () => {
     let attempt = 0;
-    const h = harness({ maxBackoffMs: 150, auto: (c) => (attempt++ < 3 ? new Error('db down') : outcome(c.ids)) });
+    const h = harness({ backoff: { baseMs: 100, maxMs: 150 }, auto: (c) => (attempt++ < 3 ? dbDown() : outcome(c.ids)) });
     h.take(heldMessage({ id: '1', expireAtMs: T0 }));
     await jest.advanceTimersByTimeAsync(1_000);
-    expect(h.calls.map((c) => c.at - T0)).toEqual([0, 150, 300, 450]);
+    expect(h.calls.map((c) => c.at - T0)).toEqual([0, 100, 250, 400]);
+    expect(h.done).toEqual(['1']);
+  });
+
+  test('a retriable failure is never parked, however long it lasts', async () => {
+    const h = harness({ auto: () => dbDown() });
+    h.take(heldMessage({ id: '1', expireAtMs: T0 }));
+    await jest.advanceTimersByTimeAsync(120_000);
+    expect(h.calls.length).toBeGreaterThan(10);
+    expect(h.parked).toEqual([]);
+    expect(h.done).toEqual([]);
+  });
+
+  test('a deterministic failure: each entry is tried alone, the bad one parked after maxAttempts, the rest done', async () => {
+    const parkedErrors: unknown[] = [];
+    const constraint = Object.assign(new Error('CONSTRAINT `chk` failed'), { errno: 4025 });
+    const h = harness({ auto: (c) => (c.ids.includes('2') ? constraint : outcome(c.ids)), observer: { parked: (_e, err) => parkedErrors.push(err) } });
+    for (const id of ['1', '2', '3']) h.take(heldMessage({ id, expireAtMs: T0 }));
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(h.calls.map((c) => c.ids)).toEqual([['1', '2', '3'], ['1'], ['2'], ['3'], ['2'], ['2']]);
+    expect(h.parked).toEqual(['2']);
+    expect(parkedErrors).toEqual([constraint]);
+    expect(h.done.sort()).toEqual(['1', '2', '3']);
+    expect(h.sink.waiting).toBe(0);
+  });
+
+  test('an entry whose parking fails stays and is tried again', async () => {
+    let parkFailures = 1;
+    const parked: string[] = [];
+    const h = harness({
+      auto: () => new TypeError('bug'),
+      maxAttempts: 1,
+      park: async (m) => {
+        if (parkFailures-- > 0) throw dbDown();
+        parked.push(m.entry.id);
+      },
+    });
+    h.take(heldMessage({ id: '1', expireAtMs: T0 }));
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(parked).toEqual(['1']);
     expect(h.done).toEqual(['1']);
   });
 
@@ -209,7 +254,7 @@ describe('ExpirerSink', () => {
     h.take(heldMessage({ id: '1', expireAtMs: T0 }));
     await settle();
     h.sink.reset();
-    h.calls[0]!.result.reject(new Error('db down'));
+    h.calls[0]!.result.reject(dbDown());
     await jest.advanceTimersByTimeAsync(20_000);
     expect(h.calls).toHaveLength(1);
     expect(h.done).toEqual([]);

@@ -1,0 +1,85 @@
+/**
+ * The one retry policy: which failures waiting can fix, and how long to wait.
+ *
+ *   retriable       the database or broker is unreachable or busy, or a transaction lost a lock
+ *                   race: deadlock (1213), lock wait timeout (1205), lost or refused
+ *                   connections, server going away, a pool that could not hand out a
+ *                   connection, access denied or a read-only server (an operator's fix, the
+ *                   same for every entry), retriable Kafka errors, an open circuit breaker.
+ *                   Retried for as long as it lasts, with jittered backoff; nothing is ever
+ *                   dropped for it.
+ *   deterministic   everything else: a constraint the data breaks, a bug. Waiting never fixes
+ *                   it, so the caller retries it only a few times (a misclassified blip gets a
+ *                   second chance) and then parks the work with its reason, where an operator
+ *                   can see and redrive it, instead of pinning a partition's commit point.
+ *
+ * Our own errors say what they are (`TimebucketError.retriable`); so do kafkajs's. Drivers' and
+ * libraries' errors are recognised by their codes, never by message text. Pure.
+ */
+import { TimebucketError } from './errors';
+
+export type FailureKind = 'retriable' | 'deterministic';
+
+/** MySQL/MariaDB server errors that a later attempt can get past. */
+const RETRIABLE_ERRNOS: ReadonlySet<number> = new Set([
+  1205, // ER_LOCK_WAIT_TIMEOUT
+  1213, // ER_LOCK_DEADLOCK
+  1040, // ER_CON_COUNT_ERROR: too many connections
+  1053, // ER_SERVER_SHUTDOWN
+  1927, // ER_CONNECTION_KILLED (MariaDB)
+  2002, // CR_CONNECTION_ERROR
+  2003, // CR_CONN_HOST_ERROR
+  2006, // CR_SERVER_GONE_ERROR
+  2013, // CR_SERVER_LOST
+  4031, // ER_CLIENT_INTERACTION_TIMEOUT (MariaDB)
+  // Access problems are the operator's to fix and hit every entry alike: parking entries one
+  // by one for them would empty the stream into the DLQ during, say, a credential rotation.
+  1044, // ER_DBACCESS_DENIED_ERROR
+  1045, // ER_ACCESS_DENIED_ERROR
+  1142, // ER_TABLEACCESS_DENIED_ERROR
+  1290, // ER_OPTION_PREVENTS_STATEMENT (read-only replica after a failover)
+  1792, // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+  1836, // ER_READ_ONLY_MODE
+  4151, // ER_ACCOUNT_HAS_BEEN_LOCKED
+]);
+
+/** Node, mysql2, knex and opossum codes for "not now" rather than "never". */
+const RETRIABLE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_LOCK_DEADLOCK',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'EOPENBREAKER', // opossum: the breaker is open, the call was never made
+  'ESEMLOCKED', // opossum: at capacity
+]);
+
+export function classifyFailure(err: unknown): FailureKind {
+  if (err instanceof TimebucketError) return err.retriable ? 'retriable' : 'deterministic';
+  if (typeof err !== 'object' || err === null) return 'deterministic';
+  const e = err as { retriable?: unknown; errno?: unknown; code?: unknown; name?: unknown; fatal?: unknown };
+  if (e.retriable === true) return 'retriable'; // kafkajs
+  if (typeof e.errno === 'number' && RETRIABLE_ERRNOS.has(e.errno)) return 'retriable';
+  if (typeof e.code === 'string' && RETRIABLE_CODES.has(e.code)) return 'retriable';
+  if (e.name === 'KnexTimeoutError' || e.name === 'KafkaJSNumberOfRetriesExceeded' || e.name === 'KafkaJSConnectionError') return 'retriable';
+  // mysql2 marks errors that killed the connection as fatal: the next attempt gets a new one.
+  if (e.fatal === true) return 'retriable';
+  return 'deterministic';
+}
+
+export type Backoff = Readonly<{ baseMs: number; maxMs: number }>;
+
+/**
+ * Full jitter (a uniform wait in [0, min(max, base × 2^attempt)]): instances that failed together
+ * do not retry together. `attempt` counts from 1.
+ */
+export function backoffMs(attempt: number, b: Backoff, random: () => number = Math.random): number {
+  const ceiling = Math.min(b.maxMs, b.baseMs * 2 ** Math.min(Math.max(attempt, 1) - 1, 30));
+  return Math.round(random() * ceiling);
+}

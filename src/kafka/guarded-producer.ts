@@ -1,0 +1,90 @@
+/**
+ * The producer every stage shares, made safe to keep using after a failed send.
+ *
+ * kafkajs's idempotent producer numbers each partition's batches. When a send gives up, it
+ * rolls its sequence back even if the broker did append the batch; the next send to that
+ * partition then fails with OUT_OF_ORDER_SEQUENCE_NUMBER for ever (the relay, the cascader and
+ * the repartitioner all stall) or is dropped by the broker as a duplicate (a lost ring entry).
+ * So a producer that failed a send is never used again: it is disconnected, and the next send
+ * gets a fresh one (a new producer id, so fresh sequences). The failed send is the caller's to
+ * retry, as before; a duplicate it may cause downstream is harmless (I4, the guarded update).
+ *
+ * Sends go through a circuit breaker (ops/breaker.ts): with the broker down they fail fast
+ * instead of each waiting out kafkajs's retries, and the stages' own retries back off.
+ */
+import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata } from 'kafkajs';
+import { createBreaker, BreakerState } from '../ops/breaker';
+import type { Logger } from '../ops/logger';
+
+export type GuardedProducer = Readonly<{
+  send: (record: ProducerRecord) => Promise<RecordMetadata[]>;
+  sendBatch: (batch: ProducerBatch) => Promise<RecordMetadata[]>;
+  /** Connects the first producer, so that start-up fails when the broker cannot be reached. */
+  connect: () => Promise<void>;
+  disconnect: () => Promise<void>;
+  breakerState: () => BreakerState;
+  /** Producers created so far (the first one included): a number that grows means failed sends. */
+  generations: () => number;
+}>;
+
+export function createGuardedProducer(
+  make: () => Producer,
+  opts: { logger: Logger; onBreakerStateChange?: (name: string, state: BreakerState) => void; onReplaced?: () => void; resetTimeoutMs?: number },
+): GuardedProducer {
+  let current: Promise<Producer> | undefined;
+  let created = 0;
+  let closed = false;
+
+  const obtain = (): Promise<Producer> => {
+    if (closed) return Promise.reject(new Error('producer is disconnected'));
+    if (current === undefined) {
+      const producer = make();
+      created += 1;
+      const connecting = producer.connect().then(() => producer);
+      // A producer that could not connect is replaced on the next call, like one that failed a send.
+      current = connecting;
+      connecting.catch(() => {
+        if (current === connecting) current = undefined;
+        void producer.disconnect().catch(() => undefined);
+      });
+    }
+    return current;
+  };
+
+  const retire = (failed: Promise<Producer>, err: unknown): void => {
+    if (current !== failed) return; // already replaced by a concurrent failure
+    current = undefined;
+    opts.logger.warn({ err }, 'send failed: the producer is replaced (its sequence numbers can no longer be trusted)');
+    opts.onReplaced?.();
+    void failed.then((p) => p.disconnect()).catch(() => undefined);
+  };
+
+  const breaker = createBreaker(
+    async <R>(call: (p: Producer) => Promise<R>): Promise<R> => {
+      const producing = obtain();
+      const producer = await producing;
+      try {
+        return await call(producer);
+      } catch (err) {
+        retire(producing, err);
+        throw err;
+      }
+    },
+    { name: 'producer', logger: opts.logger, onStateChange: opts.onBreakerStateChange, resetTimeoutMs: opts.resetTimeoutMs },
+  );
+
+  return {
+    send: (record) => breaker.fire((p) => p.send(record)) as Promise<RecordMetadata[]>,
+    sendBatch: (batch) => breaker.fire((p) => p.sendBatch(batch)) as Promise<RecordMetadata[]>,
+    connect: async () => void (await obtain()),
+    async disconnect() {
+      closed = true;
+      breaker.shutdown();
+      const last = current;
+      current = undefined;
+      if (last) await last.then((p) => p.disconnect()).catch(() => undefined);
+    },
+    breakerState: () => breaker.state(),
+    generations: () => created,
+  };
+}

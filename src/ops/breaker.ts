@@ -1,0 +1,59 @@
+/**
+ * Circuit breakers (opossum) around what the stages call out to: the expiry transactions and
+ * the producer. Closed, calls go through; after enough failures the breaker opens and calls
+ * fail at once with EOPENBREAKER, which the retry policy counts as retriable, so the work is
+ * queued again with backoff instead of piling onto a database or broker that is down. After
+ * `resetTimeoutMs` one call is let through (half-open): its success closes the breaker.
+ *
+ * Nothing is skipped while open: entries stay unfinished, so no offset is committed past them
+ * (the memory cap then pauses their partitions: back-pressure), and the consume loop keeps
+ * heartbeating. Deterministic failures (bad data, bugs) do not count towards opening: the
+ * dependency is fine, the input is not.
+ */
+import CircuitBreaker from 'opossum';
+import { classifyFailure } from '../core/retry-policy';
+import type { Logger } from './logger';
+
+export type BreakerState = 'closed' | 'half-open' | 'open';
+
+export type Breaker<A extends unknown[], R> = Readonly<{
+  fire: (...args: A) => Promise<R>;
+  state: () => BreakerState;
+  shutdown: () => void;
+}>;
+
+export type BreakerOptions = Readonly<{
+  name: string;
+  /** Share of failed calls in the rolling window that opens the breaker. */
+  errorThresholdPercentage?: number;
+  /** Calls in the window before the breaker may open at all. */
+  volumeThreshold?: number;
+  /** How long the breaker stays open before a half-open probe. */
+  resetTimeoutMs?: number;
+  logger: Logger;
+  onStateChange?: (name: string, state: BreakerState) => void;
+}>;
+
+export function createBreaker<A extends unknown[], R>(action: (...args: A) => Promise<R>, opts: BreakerOptions): Breaker<A, R> {
+  const breaker = new CircuitBreaker(action, {
+    name: opts.name,
+    // The calls have their own deadlines (lock wait timeout, kafkajs request timeout); a
+    // breaker timeout would only abandon a call that is still running.
+    timeout: false,
+    errorThresholdPercentage: opts.errorThresholdPercentage ?? 50,
+    volumeThreshold: opts.volumeThreshold ?? 5,
+    resetTimeout: opts.resetTimeoutMs ?? 5_000,
+    rollingCountTimeout: 10_000,
+    errorFilter: (err: unknown) => classifyFailure(err) === 'deterministic',
+  });
+  const state = (): BreakerState => (breaker.opened ? 'open' : breaker.halfOpen ? 'half-open' : 'closed');
+  const report = (next: BreakerState) => () => {
+    const log = next === 'open' ? opts.logger.warn.bind(opts.logger) : opts.logger.info.bind(opts.logger);
+    log({ breaker: opts.name, state: next }, `circuit breaker ${next}`);
+    opts.onStateChange?.(opts.name, next);
+  };
+  breaker.on('open', report('open'));
+  breaker.on('halfOpen', report('half-open'));
+  breaker.on('close', report('closed'));
+  return { fire: (...args: A) => breaker.fire(...args), state, shutdown: () => breaker.shutdown() };
+}

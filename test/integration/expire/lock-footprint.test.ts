@@ -1,0 +1,124 @@
+/**
+ * What an expiry transaction keeps locked while it runs, and so what it can block: finding 7 of
+ * the reliability review. Each test pauses a real expiry transaction at its outbox insert (a
+ * transaction of the test holds the same event_key, so INSERT IGNORE waits on it) and checks
+ * that the application's own writes, and the other expiry path, still go through meanwhile:
+ *   - a checkout writing locked_order_id next to an order being cancelled (REPEATABLE READ's
+ *     gap locks on the sparse locked_order_id index would block it);
+ *   - the cancellation of an order whose LOCKED coupon sits in a coupon-expiry batch (a lock on
+ *     a row the batch cannot expire is what let the two paths deadlock).
+ */
+import type { Knex } from 'knex';
+import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
+import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { couponExpiredKey, orderCancelledKey } from '../../../src/core/events';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { waitFor, withTimeout } from '../../support/wait-for';
+
+let testDb: TestDatabase;
+let db: Knex;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase('lock_footprint');
+  db = testDb.db;
+});
+
+afterAll(async () => {
+  await testDb?.drop();
+});
+
+beforeEach(async () => {
+  await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM orders');
+  await db.raw('DELETE FROM coupons');
+});
+
+async function insert(table: 'coupons' | 'orders', row: Record<string, unknown>): Promise<string> {
+  const [id] = await db(table).insert(row);
+  return String(id);
+}
+
+async function expireAtMs(table: 'coupons' | 'orders', id: string): Promise<number> {
+  const [r] = await db(table).where({ id }).select('expire_time');
+  return (r as { expire_time: Date }).expire_time.getTime();
+}
+
+/** Holds `eventKey` in an open transaction: an expiry inserting the same key waits on it. */
+async function blockOutboxKey(eventKey: string): Promise<Knex.Transaction> {
+  const trx = await db.transaction();
+  await trx('outbox').insert({ event_key: eventKey, event_type: 'X', entity_type: 'coupon', entity_id: 1, payload: '{}' });
+  return trx;
+}
+
+/** Resolves once some session of this database is running `INSERT IGNORE INTO outbox` (waiting). */
+async function expiryWaitingAtOutbox(): Promise<void> {
+  await waitFor(
+    'the expiry transaction to reach its outbox insert',
+    async () => {
+      const [rows] = (await db.raw('SHOW FULL PROCESSLIST')) as [Array<{ db: string | null; Info: string | null }>];
+      return rows.some((r) => r.db === testDb.name && (r.Info ?? '').startsWith('INSERT IGNORE INTO outbox')) ? true : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
+}
+
+test('a checkout writing locked_order_id is not blocked by an order cancellation in flight', async () => {
+  const coupon = await insert('coupons', { user_id: 1, status: 'LOCKED', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
+  const order = await insert('orders', { user_id: 1, status: 'UNPAID', coupon_id: coupon, expire_time: db.raw('NOW(3) - INTERVAL 1 SECOND') });
+  await db('coupons').where({ id: coupon }).update({ locked_order_id: order });
+  const freeCoupon = await insert('coupons', { user_id: 2, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
+  const nextOrder = await insert('orders', { user_id: 2, status: 'UNPAID', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
+
+  const blocker = await blockOutboxKey(orderCancelledKey(order, await expireAtMs('orders', order)));
+  const cancelling = cancelOrderBatch(db, [{ id: order, expireAtMs: await expireAtMs('orders', order) }], 'stream');
+  try {
+    await expiryWaitingAtOutbox();
+    // The checkout: another user's coupon locked by their new order, whose id sorts right
+    // after the order being cancelled in the locked_order_id index. It must not wait.
+    // SET STATEMENT scopes the short lock wait to this statement (the pooled session keeps its own).
+    const checkout = db
+      .raw("SET STATEMENT innodb_lock_wait_timeout = 2 FOR UPDATE coupons SET status = 'LOCKED', locked_order_id = ? WHERE id = ? AND status = 'ACTIVE'", [nextOrder, freeCoupon])
+      .then(([result]: [{ affectedRows: number }]) => result.affectedRows);
+    await expect(withTimeout('the checkout update', checkout, 5_000)).resolves.toBe(1);
+  } finally {
+    await blocker.rollback();
+  }
+  const outcome = await withTimeout('the cancellation', cancelling, 10_000);
+  expect(outcome.transitioned.map((t) => t.id)).toEqual([order]);
+  expect(await db('coupons').where({ id: coupon }).first('status', 'locked_order_id')).toEqual({ status: 'ACTIVE', locked_order_id: null });
+});
+
+test("a coupon expiry batch holding a LOCKED coupon's stale entry does not block its order's cancellation", async () => {
+  const active = await insert('coupons', { user_id: 1, status: 'ACTIVE', expire_time: db.raw('NOW(3) - INTERVAL 1 SECOND') });
+  const locked = await insert('coupons', { user_id: 1, status: 'LOCKED', expire_time: db.raw('NOW(3) - INTERVAL 1 SECOND') });
+  const order = await insert('orders', { user_id: 1, status: 'UNPAID', coupon_id: locked, expire_time: db.raw('NOW(3) - INTERVAL 1 SECOND') });
+  await db('coupons').where({ id: locked }).update({ locked_order_id: order });
+
+  // The expiry batch carries an entry for the LOCKED coupon too (written while it was ACTIVE).
+  const activeDue = await expireAtMs('coupons', active);
+  const blocker = await blockOutboxKey(couponExpiredKey(active, activeDue));
+  const expiring = expireCouponBatch(
+    db,
+    [
+      { id: active, expireAtMs: activeDue },
+      { id: locked, expireAtMs: await expireAtMs('coupons', locked) },
+    ],
+    'stream',
+  );
+  try {
+    await expiryWaitingAtOutbox();
+    const cancelled = await withTimeout(
+      'the cancellation while the coupon expiry is in flight',
+      cancelOrderBatch(db, [{ id: order, expireAtMs: await expireAtMs('orders', order) }], 'stream'),
+      5_000,
+    );
+    expect(cancelled.transitioned.map((t) => t.id)).toEqual([order]);
+  } finally {
+    await blocker.rollback();
+  }
+  const expired = await withTimeout('the coupon expiry', expiring, 10_000);
+  expect(expired.transitioned.map((t) => t.id)).toEqual([active]);
+  expect(expired.stale.map((e) => e.id)).toEqual([locked]);
+  // Released by the cancellation, not expired by the batch that saw it LOCKED.
+  expect(await db('coupons').where({ id: locked }).first('status')).toEqual({ status: 'ACTIVE' });
+});

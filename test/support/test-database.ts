@@ -1,0 +1,42 @@
+/**
+ * A database of one test file's own, so its counts are exact: no other file, run or relay
+ * writes to it. Named `<db>_test_<label>_<pid>_<random>` (the stack grants `timebucket_test%`
+ * to the application user), migrated unless asked not to, dropped by `drop()`.
+ *
+ * Only for tests that do not need Debezium: it captures the `timebucket` database alone.
+ */
+import { randomBytes } from 'node:crypto';
+import { createDb, Db } from '../../src/db/knex';
+import { config } from './stack';
+
+export type TestDatabase = Readonly<{
+  name: string;
+  /** A pool on the test database. */
+  db: Db;
+  /** Idempotent: closes the pool, drops the database and closes the server connection, each even if another fails. */
+  drop: () => Promise<void>;
+}>;
+
+export async function createTestDatabase(label: string, opts: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const slug = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 20);
+  const name = `${config.db.database}_test_${slug}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const server = createDb(config.db, { database: null });
+  await server.raw(`CREATE DATABASE \`${name}\``);
+  const db = createDb(config.db, { database: name });
+  let dropping: Promise<void> | undefined;
+  const drop = (): Promise<void> =>
+    (dropping ??= (async () => {
+      const results = await Promise.allSettled([db.destroy()]);
+      results.push(...(await Promise.allSettled([server.raw(`DROP DATABASE IF EXISTS \`${name}\``)])));
+      results.push(...(await Promise.allSettled([server.destroy()])));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    })());
+  try {
+    if (opts.migrate !== false) await db.migrate.latest();
+  } catch (err) {
+    await drop().catch(() => undefined);
+    throw err;
+  }
+  return { name, db, drop };
+}

@@ -1,0 +1,41 @@
+import { backoffMs, classifyFailure } from '../../../src/core/retry-policy';
+import { CdcInvalidError, TimebucketError } from '../../../src/core/errors';
+
+const withProps = (props: Record<string, unknown>) => Object.assign(new Error('x'), props);
+
+describe('classifyFailure', () => {
+  test.each([
+    ['deadlock', withProps({ errno: 1213, code: 'ER_LOCK_DEADLOCK' })],
+    ['lock wait timeout', withProps({ errno: 1205 })],
+    ['server gone', withProps({ errno: 2006 })],
+    ['connection lost', withProps({ code: 'PROTOCOL_CONNECTION_LOST', fatal: true })],
+    ['connection refused', withProps({ code: 'ECONNREFUSED' })],
+    ['pool exhausted', withProps({ name: 'KnexTimeoutError' })],
+    ['breaker open', withProps({ code: 'EOPENBREAKER' })],
+    ['kafkajs retriable', withProps({ name: 'KafkaJSProtocolError', retriable: true })],
+    ['a retriable error of ours', new TimebucketError('DB_UNAVAILABLE', 'down', { retriable: true })],
+  ])('%s → retriable', (_name, err) => {
+    expect(classifyFailure(err)).toBe('retriable');
+  });
+
+  test.each([
+    ['constraint', withProps({ errno: 4025, code: 'ER_CONSTRAINT_FAILED' })],
+    ['syntax', withProps({ errno: 1064, code: 'ER_PARSE_ERROR' })],
+    ['data too long', withProps({ errno: 1406, code: 'ER_DATA_TOO_LONG' })],
+    ['a bug', new TypeError('undefined is not a function')],
+    ['invalid data of ours', new CdcInvalidError('bad')],
+    ['kafkajs non-retriable', withProps({ name: 'KafkaJSNonRetriableError', retriable: false })],
+    ['not an error', 'boom'],
+  ])('%s → deterministic', (_name, err) => {
+    expect(classifyFailure(err)).toBe('deterministic');
+  });
+});
+
+describe('backoffMs', () => {
+  const b = { baseMs: 100, maxMs: 5_000 };
+  test('full jitter under an exponential ceiling, capped', () => {
+    expect([1, 2, 3, 4, 10, 100].map((a) => backoffMs(a, b, () => 1))).toEqual([100, 200, 400, 800, 5_000, 5_000]);
+    expect(backoffMs(3, b, () => 0)).toBe(0);
+    expect(backoffMs(3, b, () => 0.5)).toBe(200);
+  });
+});

@@ -1,0 +1,43 @@
+import { createBreaker, BreakerState } from '../../../src/ops/breaker';
+import { classifyFailure } from '../../../src/core/retry-policy';
+import { createLogger } from '../../../src/ops/logger';
+
+const down = () => Object.assign(new Error('db down'), { code: 'ECONNREFUSED' });
+
+test('opens after retriable failures, fails fast with a retriable error, probes half-open, closes on success', async () => {
+  let healthy = false;
+  let calls = 0;
+  const states: BreakerState[] = [];
+  const breaker = createBreaker(
+    async (x: number) => {
+      calls += 1;
+      if (!healthy) throw down();
+      return x * 2;
+    },
+    { name: 'expiry', volumeThreshold: 3, resetTimeoutMs: 200, logger: createLogger('silent'), onStateChange: (_n, s) => states.push(s) },
+  );
+  for (let i = 0; i < 3; i += 1) await expect(breaker.fire(1)).rejects.toThrow('db down');
+  expect(breaker.state()).toBe('open');
+  const fast = await breaker.fire(1).catch((err: unknown) => err);
+  expect(calls).toBe(3); // not called while open
+  expect(classifyFailure(fast)).toBe('retriable');
+  healthy = true;
+  await new Promise((r) => setTimeout(r, 250));
+  expect(breaker.state()).toBe('half-open');
+  await expect(breaker.fire(21)).resolves.toBe(42);
+  expect(breaker.state()).toBe('closed');
+  expect(states).toEqual(['open', 'half-open', 'closed']);
+  breaker.shutdown();
+});
+
+test('deterministic failures (bad input) never open it', async () => {
+  const breaker = createBreaker(
+    async () => {
+      throw new TypeError('bad row');
+    },
+    { name: 'expiry', volumeThreshold: 2, logger: createLogger('silent') },
+  );
+  for (let i = 0; i < 10; i += 1) await expect(breaker.fire()).rejects.toThrow('bad row');
+  expect(breaker.state()).toBe('closed');
+  breaker.shutdown();
+});
