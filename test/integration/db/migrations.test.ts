@@ -2,31 +2,38 @@
  * Migrations apply, are idempotent and reverse cleanly, in a database of the test's own; and
  * the connection runs in UTC so DATETIME(3) round-trips to the exact instant.
  */
-import { createDb, Db } from '../../../src/db/knex';
-import { config } from '../../support/stack';
+import type { Db } from '../../../src/db/knex';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
-const database = `${config.db.database}_test_${process.pid}`;
-let server: Db;
+let testDb: TestDatabase;
 let db: Db;
 
 beforeAll(async () => {
-  server = createDb(config.db, { database: null });
-  await server.raw(`CREATE DATABASE IF NOT EXISTS \`${database}\``);
-  db = createDb(config.db, { database });
+  testDb = await createTestDatabase('migrations', { migrate: false });
+  db = testDb.db;
 });
 
 afterAll(async () => {
-  await db.destroy();
-  await server.raw(`DROP DATABASE IF EXISTS \`${database}\``);
-  await server.destroy();
+  await testDb?.drop();
 });
 
 async function indexColumns(table: string, index: string): Promise<string[]> {
   const [rows] = (await db.raw(
     'SELECT column_name AS c FROM information_schema.statistics WHERE table_schema = ? AND table_name = ? AND index_name = ? ORDER BY seq_in_index',
-    [database, table, index],
+    [testDb.name, table, index],
   )) as [Array<{ c: string }>];
   return rows.map((r) => r.c);
+}
+
+/** Per index on the table: whether it is unique (NON_UNIQUE = 0) and its columns in order. */
+async function indexes(table: string): Promise<Record<string, { unique: boolean; columns: string[] }>> {
+  const [rows] = (await db.raw(
+    'SELECT index_name AS i, non_unique AS n, column_name AS c FROM information_schema.statistics WHERE table_schema = ? AND table_name = ? ORDER BY index_name, seq_in_index',
+    [testDb.name, table],
+  )) as [Array<{ i: string; n: number | string; c: string }>];
+  const out: Record<string, { unique: boolean; columns: string[] }> = {};
+  for (const r of rows) (out[r.i] ??= { unique: Number(r.n) === 0, columns: [] }).columns.push(r.c);
+  return out;
 }
 
 test('apply, re-apply, roll back and apply again', async () => {
@@ -42,6 +49,15 @@ test('apply, re-apply, roll back and apply again', async () => {
 
   await db.migrate.latest();
   await expect(db.schema.hasTable('coupons')).resolves.toBe(true);
+});
+
+test('outbox.event_key has the unique index uq_outbox_event_key (invariant I4 rests on it)', async () => {
+  await db.migrate.latest();
+  const outbox = await indexes('outbox');
+  expect(outbox['uq_outbox_event_key']).toEqual({ unique: true, columns: ['event_key'] });
+  // The only unique index besides the primary key: the relay's lookup index must not be unique.
+  expect(Object.entries(outbox).filter(([, ix]) => ix.unique).map(([name]) => name).sort()).toEqual(['PRIMARY', 'uq_outbox_event_key']);
+  expect(outbox['idx_outbox_unpublished']).toEqual({ unique: false, columns: ['published_at', 'id'] });
 });
 
 test('the state machines are enforced by the schema', async () => {

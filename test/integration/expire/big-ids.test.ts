@@ -7,13 +7,12 @@
  * In a database of this file's own: an explicit id moves the table's AUTO_INCREMENT past it,
  * and every later insert into a shared table would get an id beyond 2^53.
  */
-import { createDb, Db } from '../../../src/db/knex';
+import type { Db } from '../../../src/db/knex';
 import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
 import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
-import { config } from '../../support/stack';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
-const database = `${config.db.database}_test_expire_big_ids_${process.pid}`;
-let server: Db;
+let testDb: TestDatabase;
 let db: Db;
 
 const ABOVE_2_53 = '9007199254740993'; // 2^53 + 1: the first integer a double cannot hold
@@ -21,16 +20,12 @@ const MAX_SIGNED = '9223372036854775807'; // 2^63 - 1: the largest Avro long
 const TWO_53 = '9007199254740992'; // what Number() makes of 2^53 + 1
 
 beforeAll(async () => {
-  server = createDb(config.db, { database: null });
-  await server.raw(`CREATE DATABASE IF NOT EXISTS \`${database}\``);
-  db = createDb(config.db, { database });
-  await db.migrate.latest();
+  testDb = await createTestDatabase('expire_big_ids');
+  db = testDb.db;
 });
 
 afterAll(async () => {
-  await db?.destroy();
-  await server.raw(`DROP DATABASE IF EXISTS \`${database}\``);
-  await server.destroy();
+  await testDb?.drop();
 });
 
 beforeEach(async () => {

@@ -1,20 +1,32 @@
 /**
  * The expirer's transactions against the real database: guarded by the database clock,
- * idempotent on replay, strict about the state machines.
+ * idempotent on replay, strict about the state machines, one outbox row per event_key.
+ *
+ * In a database of this file's own, emptied before each test: every count is exact.
  */
-import { createDb, Db } from '../../../src/db/knex';
+import type { Db } from '../../../src/db/knex';
+import { couponExpiredKey, CouponExpired } from '../../../src/core/events';
 import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
 import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
-import { config } from '../../support/stack';
+import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
+let testDb: TestDatabase;
 let db: Db;
 
-beforeAll(() => {
-  db = createDb(config.db);
+beforeAll(async () => {
+  testDb = await createTestDatabase('expiry_tx');
+  db = testDb.db;
 });
 
 afterAll(async () => {
-  await db.destroy();
+  await testDb?.drop();
+});
+
+beforeEach(async () => {
+  await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM orders');
+  await db.raw('DELETE FROM coupons');
 });
 
 /** Inserts a row whose expire_time is `offsetMs` from the database's NOW(3); returns id and expire time. */
@@ -24,8 +36,9 @@ async function insertRow(table: 'coupons' | 'orders', values: Record<string, unk
   return { id: String(id), expireAtMs: row.expire_time.getTime() };
 }
 
-async function outboxRows(key: string): Promise<Array<{ event_key: string; payload: string }>> {
-  return db('outbox').where({ event_key: key }).select('event_key', 'payload');
+/** Every row of this database's outbox, oldest first. */
+async function outboxRows(): Promise<Array<{ event_key: string; payload: string }>> {
+  return db('outbox').orderBy('id').select('event_key', 'payload');
 }
 
 test('a due coupon expires once; replaying the batch changes nothing', async () => {
@@ -39,8 +52,8 @@ test('a due coupon expires once; replaying the batch changes nothing', async () 
   expect(row.expired_at.getTime()).toBeGreaterThanOrEqual(coupon.expireAtMs);
 
   const key = `coupon-expired-${coupon.id}-${coupon.expireAtMs}`;
-  const events = await outboxRows(key);
-  expect(events).toHaveLength(1);
+  const events = await outboxRows();
+  expect(events.map((e) => e.event_key)).toEqual([key]);
   expect(JSON.parse(events[0]!.payload)).toMatchObject({
     event_type: 'COUPON_EXPIRED',
     coupon_id: coupon.id,
@@ -54,7 +67,8 @@ test('a due coupon expires once; replaying the batch changes nothing', async () 
   const replay = await expireCouponBatch(db, [coupon], 'replay');
   expect(replay.transitioned).toEqual([]);
   expect(replay.stale).toEqual([coupon]);
-  await expect(outboxRows(key)).resolves.toHaveLength(1);
+  await expect(outboxRows()).resolves.toEqual(events);
+  await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'EXPIRED', version: 1 });
 });
 
 test('a coupon not yet due by the database clock is rescheduled, not expired', async () => {
@@ -65,7 +79,8 @@ test('a coupon not yet due by the database clock is rescheduled, not expired', a
   expect(outcome.notYetDue[0]!.entry).toEqual(coupon);
   expect(outcome.notYetDue[0]!.retryInMs).toBeGreaterThan(50_000);
   expect(outcome.notYetDue[0]!.retryInMs).toBeLessThanOrEqual(60_000);
-  await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'ACTIVE', expired_at: null });
+  await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'ACTIVE', expired_at: null, version: 0 });
+  await expect(outboxRows()).resolves.toEqual([]);
 });
 
 test('an entry superseded by a later expire_time, a used coupon and a locked coupon are stale', async () => {
@@ -80,6 +95,7 @@ test('an entry superseded by a later expire_time, a used coupon and a locked cou
   expect(outcome.stale).toEqual([oldEntry, used, locked]);
   const statuses = await db('coupons').whereIn('id', [pushed.id, used.id, locked.id]).orderBy('id').pluck('status');
   expect(statuses).toEqual(['ACTIVE', 'USED', 'LOCKED']);
+  await expect(outboxRows()).resolves.toEqual([]);
 });
 
 test('a due unpaid order is cancelled and releases its locked coupon in the same transaction', async () => {
@@ -96,8 +112,8 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
   await expect(db('orders').where({ id: paid.id }).first()).resolves.toMatchObject({ status: 'PAID' });
   await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'ACTIVE', locked_order_id: null, version: 1 });
 
-  const events = await outboxRows(`order-cancelled-${order.id}-${order.expireAtMs}`);
-  expect(events).toHaveLength(1);
+  const events = await outboxRows();
+  expect(events.map((e) => e.event_key)).toEqual([`order-cancelled-${order.id}-${order.expireAtMs}`]);
   expect(JSON.parse(events[0]!.payload)).toMatchObject({
     event_type: 'ORDER_CANCELLED',
     reason: 'TIMEOUT',
@@ -107,5 +123,35 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
 
   const replay = await cancelOrderBatch(db, [order], 'replay');
   expect(replay.transitioned).toEqual([]);
-  await expect(outboxRows(`order-cancelled-${order.id}-${order.expireAtMs}`)).resolves.toHaveLength(1);
+  await expect(outboxRows()).resolves.toEqual(events);
+});
+
+test('the same outbox event inserted twice through insertOutbox leaves one row: the first', async () => {
+  // The guarded UPDATE never lets a replayed batch get this far; this leans on the unique
+  // event_key alone (uq_outbox_event_key, invariant I4).
+  const event: CouponExpired = {
+    event_key: couponExpiredKey('42', 1_700_000_000_123),
+    event_type: 'COUPON_EXPIRED',
+    coupon_id: '42',
+    user_id: '9',
+    from_status: 'ACTIVE',
+    to_status: 'EXPIRED',
+    due_at: 1_700_000_000_123,
+    occurred_at: 1_700_000_000_200,
+    path: 'stream',
+    version: 1,
+  };
+  const row: OutboxInsert = { event, entityType: 'coupon', entityId: '42' };
+  // A later replay of the same transition: same event_key, different payload.
+  const replayed: OutboxInsert = { ...row, event: { ...event, occurred_at: 1_700_000_009_000, path: 'replay' } };
+
+  const inserted = [
+    await db.transaction((trx) => insertOutbox(trx, [row])),
+    await db.transaction((trx) => insertOutbox(trx, [row])),
+    await db.transaction((trx) => insertOutbox(trx, [replayed, row])),
+  ];
+  expect(inserted).toEqual([1, 0, 0]);
+  const rows = await outboxRows();
+  expect(rows.map((r) => r.event_key)).toEqual([event.event_key]);
+  expect(JSON.parse(rows[0]!.payload)).toEqual(event);
 });

@@ -2,20 +2,14 @@
  * The relay against the real stack: outbox rows reach their event topics, Avro through the
  * registry, exactly once per row even with two relays, and poison is set aside.
  *
- * The outbox table is shared with other test files (and other runs), so a relay here may also
- * publish foreign unpublished rows; they go to this test's topics by their type. Assertions
- * therefore look only at this test's rows, found by their (random) event keys.
- *
- * The reverse also happens: a relay in another process (someone's pipeline test against the same
- * stack) claims any unleased row, this test's included, and publishes it to its own topics.
- * Tests that are not about claiming therefore insert their rows already leased to their relay,
- * in the inserting transaction, so no other relay ever sees them unleased; the concurrency test
- * accounts for every row whichever relay took it.
+ * In a database of this file's own, emptied before each test: no relay of another file or run
+ * sees these rows, and these relays see no others. So ownership is exact: every row is published
+ * by the relay the test expects, once, and the relays' counters equal the rows they published.
  */
 import { randomInt } from 'node:crypto';
 import { Admin, IHeaders, Kafka, Producer } from 'kafkajs';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { createDb, Db } from '../../../src/db/knex';
+import type { Db } from '../../../src/db/knex';
 import { createKafka } from '../../../src/kafka/client';
 import { couponExpiredKey, CouponExpired, EventType, OrderCancelled, orderCancelledKey } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
@@ -23,11 +17,13 @@ import { OutboxRelay, OutboxRelayOptions } from '../../../src/publish/outbox-rel
 import { loadEventSchema, registerEventSchemas, SchemaIds, subjectFor } from '../../../src/publish/schemas';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { config, logger, uniqueName } from '../../support/stack';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 
 type Topics = Record<EventType, string>;
 type Received = { topic: string; partition: number; key: string; headers: Record<string, string>; value: Record<string, unknown> };
 
+let testDb: TestDatabase;
 let db: Db;
 let kafka: Kafka;
 let admin: Admin;
@@ -36,7 +32,8 @@ let registry: SchemaRegistry;
 const relays: OutboxRelay[] = [];
 
 beforeAll(async () => {
-  db = createDb(config.db);
+  testDb = await createTestDatabase('outbox_relay');
+  db = testDb.db;
   kafka = createKafka(config.kafka, logger, '-test');
   admin = kafka.admin();
   producer = kafka.producer({ idempotent: true });
@@ -44,13 +41,17 @@ beforeAll(async () => {
   await Promise.all([admin.connect(), producer.connect()]);
 });
 
+beforeEach(async () => {
+  await db.raw('DELETE FROM outbox');
+});
+
 afterEach(async () => {
   await Promise.all(relays.splice(0).map((r) => r.stop()));
 });
 
 afterAll(async () => {
-  await Promise.all([admin.disconnect(), producer.disconnect()]);
-  await db.destroy();
+  await Promise.all([admin?.disconnect(), producer?.disconnect()]);
+  await testDb?.drop();
 });
 
 async function setup(partitions = 1): Promise<{ topics: Topics; schemaIds: SchemaIds }> {
@@ -78,7 +79,7 @@ function newRelay(topics: Topics, schemaIds: SchemaIds, over: Partial<OutboxRela
   return relay;
 }
 
-// Random ids far above anything the other tests insert: event keys are unique per test.
+// Random ids: event keys unique per test, and messages on a topic traceable to their row.
 const randomId = (): number => randomInt(1e12, 2 ** 47);
 const dueAt = Date.UTC(2031, 0, 1, 0, 0, 0, 123);
 
@@ -122,8 +123,8 @@ function orderCancelled(couponId: string | null): OutboxInsert & { event: OrderC
 type Lease = Readonly<{ owner: string; ms: number }>;
 
 /**
- * Inserts rows as the expirer does; with `lease`, leases them in the same transaction (the
- * rows are never visible unleased). `raw` rows are written as no code path writes them.
+ * Inserts rows as the expirer does; with `lease`, leases them in the same transaction (as a
+ * relay that then died would hold them). `raw` rows are written as no code path writes them.
  */
 async function insert(rows: readonly OutboxInsert[], opts: { lease?: Lease; raw?: Array<Record<string, unknown>> } = {}): Promise<string[]> {
   const keys = [...rows.map((r) => r.event.event_key), ...(opts.raw ?? []).map((r) => String(r['event_key']))];
@@ -141,20 +142,26 @@ async function insert(rows: readonly OutboxInsert[], opts: { lease?: Lease; raw?
   return keys;
 }
 
+/** The outbox rows of `keys`, in the order of `keys`. */
 async function outboxRows(keys: readonly string[]): Promise<Array<{ event_key: string; claimed_by: string | null; claim_until: Date | null; published_at: Date | null }>> {
-  return db('outbox').whereIn('event_key', [...keys]).select('event_key', 'claimed_by', 'claim_until', 'published_at');
+  const rows = (await db('outbox').whereIn('event_key', [...keys]).select('event_key', 'claimed_by', 'claim_until', 'published_at')) as Array<{
+    event_key: string;
+    claimed_by: string | null;
+    claim_until: Date | null;
+    published_at: Date | null;
+  }>;
+  const byKey = new Map(rows.map((r) => [r.event_key, r]));
+  return keys.map((k) => byKey.get(k)!);
 }
 
 async function publishedCount(keys: readonly string[]): Promise<number> {
   return (await outboxRows(keys)).filter((r) => r.published_at !== null).length;
 }
 
-/** Runs publishOnce until all of `keys` are published (foreign backlog may take several cycles). */
-async function publishAll(relay: OutboxRelay, keys: readonly string[]): Promise<void> {
-  await waitFor(`${keys.length} rows published`, async () => {
-    await relay.publishOnce();
-    return (await publishedCount(keys)) === keys.length ? true : undefined;
-  });
+/** Every row of this database's outbox (nothing else writes to it). */
+async function outboxSize(): Promise<number> {
+  const [{ n }] = (await db('outbox').count({ n: '*' })) as [{ n: number }];
+  return Number(n);
 }
 
 const text = (headers: IHeaders | undefined): Record<string, string> =>
@@ -194,26 +201,23 @@ function decoded(event: CouponExpired | OrderCancelled): Record<string, unknown>
   return Object.fromEntries(Object.entries(event).map(([k, v]) => [k, longs.has(k) && v !== null ? BigInt(v as string | number) : v]));
 }
 
-function mine(received: readonly Received[], keys: readonly string[]): Received[] {
-  const wanted = new Set(keys);
-  return received.filter((m) => wanted.has(m.headers['event_key'] ?? ''));
-}
-
 test('publishes each row to its type topic: Avro value, entity-id key, headers; then marks it published', async () => {
   const { topics, schemaIds } = await setup();
   const coupon = couponExpired();
   const orders = [orderCancelled(coupon.event.coupon_id), orderCancelled(null)];
+  const keys = await insert([coupon, ...orders]);
   const relayId = uniqueName('relay');
-  const keys = await insert([coupon, ...orders], { lease: { owner: relayId, ms: 60_000 } });
   const relay = newRelay(topics, schemaIds, { relayId });
 
-  await publishAll(relay, keys);
+  // One cycle claims, sends and marks all three: the only rows there are.
+  await expect(relay.publishOnce()).resolves.toBe(3);
   const rows = await outboxRows(keys);
   expect(rows.map((r) => r.claimed_by)).toEqual(keys.map(() => relayId));
-  expect(relay.published).toBeGreaterThanOrEqual(3);
+  expect(rows.every((r) => r.published_at !== null)).toBe(true);
+  expect(relay.published).toBe(3);
 
-  const received = mine(await readAll(topics), keys);
-  expect(received).toHaveLength(3);
+  const received = await readAll(topics);
+  expect(received.map((m) => m.headers['event_key']).sort()).toEqual([...keys].sort());
   for (const { event, entityId } of [coupon, ...orders]) {
     const msg = received.find((m) => m.headers['event_key'] === event.event_key)!;
     expect(msg.topic).toBe(topics[event.event_type]);
@@ -233,9 +237,10 @@ test('publishes each row to its type topic: Avro value, entity-id key, headers; 
 
   // A second cycle sends none of these rows again and leaves their published_at alone.
   const before = (await outboxRows(keys)).map((r) => r.published_at?.getTime());
-  await relay.publishOnce();
+  await expect(relay.publishOnce()).resolves.toBe(0);
   expect((await outboxRows(keys)).map((r) => r.published_at?.getTime())).toEqual(before);
-  expect(mine(await readAll(topics), keys)).toHaveLength(3);
+  expect(relay.published).toBe(3);
+  await expect(readAll(topics)).resolves.toHaveLength(3);
 });
 
 test('registers the schemas under <topic>-value, BACKWARD, idempotently', async () => {
@@ -265,41 +270,37 @@ test('two relays running concurrently over 300 rows publish each row exactly onc
   const [idA, idB] = [uniqueName('relay-a'), uniqueName('relay-b')];
   const secondProducer = kafka.producer({ idempotent: true });
   await secondProducer.connect();
+  // Both already polling when the rows commit, so they race each other for them.
+  const a = newRelay(topics, schemaIds, { relayId: idA, batchSize: 10, idleDelayMs: 10 });
+  const b = newRelay(topics, schemaIds, { relayId: idB, batchSize: 10, idleDelayMs: 10, producer: secondProducer });
   try {
-    // Both already polling when the rows commit, so they race each other for them.
-    const a = newRelay(topics, schemaIds, { relayId: idA, batchSize: 10, idleDelayMs: 10 });
-    const b = newRelay(topics, schemaIds, { relayId: idB, batchSize: 10, idleDelayMs: 10, producer: secondProducer });
     a.start();
     b.start();
     await insert(rows);
-    // Long deadline: a relay of another run that dies holding some of these rows keeps them for its lease.
-    await waitFor('all 300 rows published', async () => ((await publishedCount(keys)) === 300 ? true : undefined), { timeoutMs: 90_000 });
-    await Promise.all([a.stop(), b.stop()]);
+    await waitFor('all 300 rows published', async () => ((await publishedCount(keys)) === 300 ? true : undefined));
   } finally {
+    await Promise.all([a.stop(), b.stop()]);
     await secondProducer.disconnect();
   }
 
-  // Who published each row (claimed_by stays set after publishing).
+  // Who published each row (claimed_by stays set after publishing): A or B, never anyone else.
   const owner = new Map((await outboxRows(keys)).map((r) => [r.event_key, r.claimed_by]));
-  const foreign = [...owner.values()].filter((o) => o !== idA && o !== idB);
-  const taken = { a: keys.filter((k) => owner.get(k) === idA).length, b: keys.filter((k) => owner.get(k) === idB).length };
-  if (foreign.length === 0) {
-    // Both relays took part: the test exercised the lease, not one relay doing all the work.
-    expect(taken.a).toBeGreaterThan(0);
-    expect(taken.b).toBeGreaterThan(0);
-  } else {
-    // A relay of a concurrent run (same database) raced ours for these rows. The exactly-once
-    // checks below still cover every row, but only if ours published some of them.
-    console.warn(`${foreign.length} of 300 rows were taken by relays of another run (${[...new Set(foreign)].join(', ')}); ours took ${taken.a} + ${taken.b}`);
-    expect(taken.a + taken.b).toBeGreaterThan(0);
-  }
+  const byA = keys.filter((k) => owner.get(k) === idA);
+  const byB = keys.filter((k) => owner.get(k) === idB);
+  expect(byA.length + byB.length).toBe(300);
+  // Both took part: the test exercised the lease, not one relay doing all the work.
+  expect(byA.length).toBeGreaterThan(0);
+  expect(byB.length).toBeGreaterThan(0);
+  // Each relay counts exactly the rows it owns: none marked twice, none sent by the other as well.
+  expect([a.published, b.published]).toEqual([byA.length, byB.length]);
+  expect([a.poison, b.poison]).toEqual([0, 0]);
 
-  // Every row this run's relays published is on the topics exactly once; no other row is.
+  // On the wire: every row exactly once, and nothing else.
   const counts = new Map<string, number>();
-  for (const m of mine(await readAll(topics), keys)) counts.set(m.headers['event_key']!, (counts.get(m.headers['event_key']!) ?? 0) + 1);
-  const expected = keys.filter((k) => owner.get(k) === idA || owner.get(k) === idB);
-  expect([...counts.keys()].sort()).toEqual(expected.sort());
+  for (const m of await readAll(topics)) counts.set(m.headers['event_key']!, (counts.get(m.headers['event_key']!) ?? 0) + 1);
+  expect([...counts.keys()].sort()).toEqual([...keys].sort());
   expect([...counts].filter(([, n]) => n !== 1)).toEqual([]);
+  await expect(outboxSize()).resolves.toBe(300);
 });
 
 test('a poison row is set aside, not published, and the rows after it still flow', async () => {
@@ -311,30 +312,34 @@ test('a poison row is set aside, not published, and the rows after it still flow
   const badEvent = { ...mismatch.event, user_id: 'nine' } as unknown as CouponExpired;
   // Not JSON at all.
   const notJson = { event_key: `coupon-expired-${randomId()}-${dueAt}`, event_type: 'COUPON_EXPIRED', entity_type: 'coupon', entity_id: randomId(), payload: '{"event_key":' };
-  const relayId = uniqueName('relay');
-  await insert([before, { ...mismatch, event: badEvent }, after], { raw: [notJson], lease: { owner: relayId, ms: 60_000 } });
+  await insert([before, { ...mismatch, event: badEvent }, after], { raw: [notJson] });
   const good = [before.event.event_key, after.event.event_key];
   const poison = [mismatch.event.event_key, notJson.event_key];
+  const relayId = uniqueName('relay');
   const relay = newRelay(topics, schemaIds, { relayId });
 
-  await publishAll(relay, good);
+  // One cycle: the good rows published by this relay, the poison set aside by it.
+  await expect(relay.publishOnce()).resolves.toBe(2);
+  expect([relay.published, relay.poison]).toEqual([2, 2]);
   const rows = new Map((await outboxRows([...good, ...poison])).map((r) => [r.event_key, r]));
+  for (const key of good) expect(rows.get(key)).toMatchObject({ claimed_by: relayId, published_at: expect.any(Date) });
   for (const key of poison) {
     expect(rows.get(key)).toMatchObject({ claimed_by: 'poison', published_at: null });
     expect(rows.get(key)!.claim_until!.getUTCFullYear()).toBe(9999);
   }
-  expect(relay.poison).toBeGreaterThanOrEqual(2);
-  expect(mine(await readAll(topics), [...good, ...poison]).map((m) => m.headers['event_key']).sort()).toEqual([...good].sort());
+  expect((await readAll(topics)).map((m) => m.headers['event_key']).sort()).toEqual([...good].sort());
 
   // Set aside for good: another relay does not claim them.
-  await newRelay(topics, schemaIds).publishOnce();
+  const other = newRelay(topics, schemaIds);
+  await expect(other.publishOnce()).resolves.toBe(0);
+  expect([other.published, other.poison]).toEqual([0, 0]);
   expect((await outboxRows(poison)).map((r) => r.claimed_by)).toEqual(['poison', 'poison']);
 });
 
 test('a failed send leaves the rows unpublished; the running loop backs off and retries them', async () => {
   const { topics, schemaIds } = await setup();
   const relayId = uniqueName('relay');
-  const keys = await insert([couponExpired(), couponExpired()], { lease: { owner: relayId, ms: 60_000 } });
+  const keys = await insert([couponExpired(), couponExpired()]);
   let failures = 2;
   const flaky: Pick<Producer, 'send'> = {
     send: async (record) => {
@@ -349,13 +354,20 @@ test('a failed send leaves the rows unpublished; the running loop backs off and 
 
   await expect(relay.publishOnce()).rejects.toThrow(/injected/);
   expect(relay.errors).toBe(1);
-  expect((await outboxRows(keys)).map((r) => r.published_at)).toEqual([null, null]);
+  expect(relay.published).toBe(0);
+  // Claimed by the failed cycle, still unpublished: retried by this relay, under its live lease.
+  expect((await outboxRows(keys)).map((r) => [r.claimed_by, r.published_at])).toEqual([
+    [relayId, null],
+    [relayId, null],
+  ]);
 
   relay.start();
   await waitFor('the rows published after the failures', async () => ((await publishedCount(keys)) === 2 ? true : undefined));
   expect(relay.errors).toBe(2);
+  expect(relay.published).toBe(2);
   expect(relay.lifecycle).toBe('RUNNING');
-  expect(mine(await readAll(topics), keys)).toHaveLength(2);
+  expect((await outboxRows(keys)).map((r) => r.claimed_by)).toEqual([relayId, relayId]);
+  expect((await readAll(topics)).map((m) => m.headers['event_key']).sort()).toEqual([...keys].sort());
 });
 
 test('a live lease is respected; once it expires the rows are taken over', async () => {
@@ -365,18 +377,25 @@ test('a live lease is respected; once it expires the rows are taken over', async
   const relayId = uniqueName('relay');
   const relay = newRelay(topics, schemaIds, { relayId });
 
-  await relay.publishOnce();
+  await expect(relay.publishOnce()).resolves.toBe(0);
   expect((await outboxRows(keys)).map((r) => [r.claimed_by, r.published_at])).toEqual([
     [dead, null],
     [dead, null],
   ]);
 
-  await publishAll(relay, keys);
-  const rows = await outboxRows(keys);
-  // Taken over by this relay, or by a relay of a concurrent run: never published by the dead one.
-  expect(rows.filter((r) => r.claimed_by === dead)).toEqual([]);
-  const byMe = rows.filter((r) => r.claimed_by === relayId).map((r) => r.event_key);
-  expect(mine(await readAll(topics), keys).map((m) => m.headers['event_key']).sort()).toEqual(byMe.sort());
+  // Once the lease has run out by the database clock, the next cycle takes both rows over.
+  await waitFor('the dead relay lease to expire', async () => {
+    const [[{ live }]] = (await db.raw('SELECT COUNT(*) AS live FROM outbox WHERE claim_until >= NOW(3)')) as [[{ live: number }]];
+    return Number(live) === 0 ? true : undefined;
+  }, { timeoutMs: 10_000 });
+  await expect(relay.publishOnce()).resolves.toBe(2);
+  expect(relay.published).toBe(2);
+  expect((await outboxRows(keys)).map((r) => [r.claimed_by, r.published_at !== null])).toEqual([
+    [relayId, true],
+    [relayId, true],
+  ]);
+  const received = await readAll(topics);
+  expect(received.map((m) => m.headers['event_key']).sort()).toEqual([...keys].sort());
 });
 
 test('stop() cancels the idle wait at once, is idempotent, and a relay starts only once', async () => {
