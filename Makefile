@@ -7,15 +7,17 @@ SHELL := /bin/bash
 export TB_ROOT := $(CURDIR)
 STACK := bash stack/stack.sh
 ENV := set -a && source stack/env.sh && set +a
+# The three-node stack of the cluster tests: its own home and ports (stack/cluster.env).
+CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
-.PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test \
-        stack-up stack-down stack-status stack-clean migrate topics-apply run bench-hot-minute
+.PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test-cluster test \
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
 	@echo "make test          install, stack up, unit + integration tests, stack down"
-	@echo "make stack-up | stack-down | stack-status | stack-clean | migrate | check"
+	@echo "make stack-up | stack-down | stack-status | stack-clean | cluster-up | cluster-down | migrate | check"
 
 # npm ci only when the lock file changed since the last install.
 node_modules/.installed: package-lock.json
@@ -50,18 +52,33 @@ test-integration: build
 	@mkdir -p $(REPORTS)
 	$(ENV) && npx jest --selectProjects integration --runInBand --forceExit --json --outputFile=$(REPORTS)/integration.json
 
-# The stack is stopped afterwards even when tests fail (only if this target started it).
+# Against the three-node stack (replication factor 3): leader moves, a broker killed.
+test-cluster: build
+	@mkdir -p $(REPORTS)
+	$(CLUSTER) && $(ENV) && npx jest --selectProjects cluster --runInBand --forceExit --json --outputFile=$(REPORTS)/cluster.json
+
+# Each stack is stopped afterwards even when tests fail (only if this target started it); the
+# cluster stack comes up after the development stack is down, so the two never compete in CI.
+# The logs of the pipelines under test are in .stack/reports/logs/<test file>.log.
 test: install
 	@rm -rf $(REPORTS)
 	$(MAKE) --no-print-directory lint typecheck test-unit
 	bash stack/with-stack.sh $(MAKE) --no-print-directory test-integration
-	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/integration.json
+	$(CLUSTER) && bash stack/with-stack.sh $(MAKE) --no-print-directory test-cluster
+	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/integration.json $(REPORTS)/cluster.json
 
 # Benchmark (not a test): N coupons due in the same instant; prints one JSON line of results.
 N ?= 100000
 bench-hot-minute: node-deps stack-up migrate topics-apply
 	npx tsc -p tsconfig.bench.json
 	$(ENV) && N=$(N) node dist-bench/bench/hot-minute.js
+
+# Benchmark (not a test): P poison CDC records ahead of G good ones; prints one JSON line.
+P ?= 400000
+G ?= 20000
+bench-poison-storm: node-deps stack-up migrate
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && P=$(P) G=$(G) node dist-bench/bench/poison-storm.js
 
 stack-up:
 	$(STACK) up
@@ -74,6 +91,12 @@ stack-status:
 
 stack-clean:
 	$(STACK) clean
+
+cluster-up:
+	$(CLUSTER) && $(STACK) up
+
+cluster-down:
+	$(CLUSTER) && $(STACK) down
 
 migrate: build
 	$(ENV) && node dist/cli/main.js migrate

@@ -1,4 +1,7 @@
-/** Two projects: unit (pure, no network, fast) and integration (against the real local stack). */
+/**
+ * Three projects: unit (pure, no network, fast), integration (against the real local stack) and
+ * cluster (against the three-node stack of stack/cluster.env: tests of leader moves).
+ */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 
 module.exports = {
@@ -12,6 +15,14 @@ module.exports = {
     {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      testEnvironment: 'node',
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/integration-timeout.ts'],
+    },
+    {
+      displayName: 'cluster',
+      testMatch: ['<rootDir>/test/cluster/**/*.test.ts'],
       transform: { '^.+\\.ts$': tsJest },
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/support/global-setup.ts',

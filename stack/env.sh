@@ -3,12 +3,18 @@
 # Override any of them in the environment (e.g. TB_KAFKA_PORT=29092 make stack-up).
 
 TB_ROOT="${TB_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
-# All logs, data, pid files and downloaded jars live here; it is git-ignored.
+# All logs, data and pid files live here; it is git-ignored.
 TB_STACK_HOME="${TB_STACK_HOME:-$TB_ROOT/.stack}"
+# Downloaded jars, shared by every stack of this checkout (the cluster stack of `make test` too).
+TB_STACK_LIB="${TB_STACK_LIB:-$TB_ROOT/.stack/lib}"
 
 TB_MARIADB_PORT="${TB_MARIADB_PORT:-13306}"
 TB_KAFKA_PORT="${TB_KAFKA_PORT:-19092}"
 TB_KAFKA_CONTROLLER_PORT="${TB_KAFKA_CONTROLLER_PORT:-19093}"
+# Kafka nodes (each broker and KRaft controller). 1 for development; 3 is what production runs:
+# replication factor 3 and min.insync.replicas 2 for every topic, so leader moves are real.
+# Node i listens on TB_KAFKA_PORT + 10 (i - 1), its controller on TB_KAFKA_CONTROLLER_PORT + 10 (i - 1).
+TB_KAFKA_NODES="${TB_KAFKA_NODES:-1}"
 TB_CONNECT_PORT="${TB_CONNECT_PORT:-18083}"
 TB_REGISTRY_PORT="${TB_REGISTRY_PORT:-18081}"
 
@@ -26,6 +32,12 @@ TB_APICURIO_VERSION="${TB_APICURIO_VERSION:-3.0.9}"
 # How long "up" waits for each component to become healthy.
 TB_START_TIMEOUT_SECONDS="${TB_START_TIMEOUT_SECONDS:-120}"
 
-export TB_ROOT TB_STACK_HOME TB_MARIADB_PORT TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_CONNECT_PORT \
+# What the application and the tests connect to: every node of the cluster.
+TB_KAFKA_BROKERS="${TB_KAFKA_BROKERS:-$(for ((i = 0; i < TB_KAFKA_NODES; i++)); do printf '%s127.0.0.1:%d' "$([[ $i -gt 0 ]] && echo ,)" $((TB_KAFKA_PORT + 10 * i)); done)}"
+TB_KAFKA_REPLICATION_FACTOR=$((TB_KAFKA_NODES >= 3 ? 3 : 1))
+TB_KAFKA_MIN_ISR=$((TB_KAFKA_NODES >= 3 ? 2 : 1))
+
+export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_MARIADB_PORT TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_KAFKA_NODES \
+  TB_KAFKA_BROKERS TB_KAFKA_REPLICATION_FACTOR TB_KAFKA_MIN_ISR TB_CONNECT_PORT \
   TB_REGISTRY_PORT TB_DB_NAME TB_DB_USER TB_DB_PASSWORD TB_CDC_USER TB_CDC_PASSWORD TB_CDC_TOPIC_PREFIX \
   TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS

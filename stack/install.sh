@@ -2,8 +2,8 @@
 # Installs what the local stack needs, idempotently:
 #  - Debian packages (MariaDB server/client, curl, envsubst) when missing;
 #  - Kafka broker + Connect jars and Debezium's MariaDB connector, resolved by Maven from
-#    Maven Central into .stack/lib;
-#  - Apicurio Registry's runnable Quarkus app, unpacked into .stack/lib/apicurio.
+#    Maven Central into $TB_STACK_LIB (.stack/lib);
+#  - Apicurio Registry's runnable Quarkus app, unpacked into $TB_STACK_LIB/apicurio.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 source "$TB_ROOT/stack/lib/common.sh"
@@ -37,11 +37,11 @@ resolve_jars() {
 }
 
 install_apicurio() {
-  local out="$TB_STACK_HOME/lib/apicurio"
+  local out="$TB_STACK_LIB/apicurio"
   [[ -f "$out/.version" && $(cat "$out/.version") == "$TB_APICURIO_VERSION" ]] && return 0
   log "resolving Apicurio Registry $TB_APICURIO_VERSION with Maven"
   local artifact="io.apicurio:apicurio-registry-app:$TB_APICURIO_VERSION:tar.gz:all"
-  local downloads="$TB_STACK_HOME/downloads"
+  local downloads="$TB_STACK_LIB/downloads"
   mvn_quiet dependency:copy -Dartifact="$artifact" -DoutputDirectory="$downloads" || die "maven could not fetch $artifact"
   rm -rf "$out" && mkdir -p "$out"
   tar -xzf "$downloads/apicurio-registry-app-$TB_APICURIO_VERSION-all.tar.gz" -C "$out"
@@ -51,11 +51,11 @@ install_apicurio() {
 mvn_quiet() { mvn -B -q -Dstyle.color=never "$@"; }
 
 install_debian_packages
-mkdir -p "$TB_STACK_HOME/lib"
-resolve_jars "$TB_ROOT/stack/maven/kafka/pom.xml" "$TB_STACK_HOME/lib/kafka"
+mkdir -p "$TB_STACK_LIB"
+resolve_jars "$TB_ROOT/stack/maven/kafka/pom.xml" "$TB_STACK_LIB/kafka"
 # Kafka's own classes come from the worker's classpath; a second copy in the plugin folder
 # would be loaded by the plugin's class loader and clash.
-resolve_jars "$TB_ROOT/stack/maven/debezium/pom.xml" "$TB_STACK_HOME/lib/connect-plugins/debezium-mariadb" \
+resolve_jars "$TB_ROOT/stack/maven/debezium/pom.xml" "$TB_STACK_LIB/connect-plugins/debezium-mariadb" \
   -DexcludeGroupIds=org.apache.kafka,org.slf4j
 install_apicurio
-log "stack installed under $TB_STACK_HOME/lib"
+log "stack installed under $TB_STACK_LIB"

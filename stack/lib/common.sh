@@ -60,9 +60,10 @@ stop_component() {
   rm -f "$f"
 }
 
-# Every process the stack starts carries the stack home in its command line, so this
-# finds leftovers even when a pid file was lost.
-stack_processes() { pgrep -f -- "$TB_STACK_HOME/" || true; }
+# Every process the stack starts carries its stack home in its command line (a JVM as
+# -Dtimebucket.stack=<home>/, MariaDB in its --defaults-file), so this finds leftovers even when
+# a pid file was lost, and never another stack's processes (they share the jars in TB_STACK_LIB).
+stack_processes() { pgrep -f -- "(-Dtimebucket\.stack=|--defaults-file=)$TB_STACK_HOME/" || true; }
 
 # render TEMPLATE OUT: substitute the TB_* variables of env.sh into a checked-in config template.
 render() {

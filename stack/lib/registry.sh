@@ -19,7 +19,7 @@ registry_start() {
     -Dapicurio.datasource.jdbc.initial-size=2 -Dapicurio.datasource.jdbc.min-size=2 \
     -Dapicurio.datasource.jdbc.max-size=10 \
     -Dquarkus.log.level=INFO -Dquarkus.analytics.disabled=true \
-    -jar "$TB_STACK_HOME/lib/apicurio/apicurio-registry-app-$TB_APICURIO_VERSION-runner.jar"
+    -jar "$TB_STACK_LIB/apicurio/apicurio-registry-app-$TB_APICURIO_VERSION-runner.jar"
 }
 
 registry_wait() { wait_until registry "$TB_START_TIMEOUT_SECONDS" registry_healthy; log "registry up at $(registry_url)"; }
