@@ -3,25 +3,21 @@
  * from the last committed offset) and nothing is doubled (one outbox row per transition).
  * The expirer runs as a real `timebucket run --roles expirer` process from dist/.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { createDb, Db } from '../../../src/db/knex';
 import { config as baseConfig } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
+import { spawnCli } from '../../support/cli';
 
-const cli = join(__dirname, '../../../dist/cli/main.js');
 let db: Db;
 let pipeline: TestPipeline;
 const children: ChildProcess[] = [];
 const marker = 3_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
 
 function startExpirer(): ChildProcess {
-  const child = spawn(process.execPath, [cli, 'run', '--roles', 'expirer'], {
-    env: { ...process.env, ...pipeline.env, TB_LOG_LEVEL: 'warn', TB_EXPIRER_BATCH_SIZE: '50', TB_EXPIRER_CONCURRENCY: '2' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  // Its logs are kept in memory (spawnCli), not printed: make test stays readable.
+  const { child } = spawnCli(['run', '--roles', 'expirer'], { ...pipeline.env, TB_LOG_LEVEL: 'warn', TB_HTTP_PORT: '0', TB_EXPIRER_BATCH_SIZE: '50', TB_EXPIRER_CONCURRENCY: '2' });
   children.push(child);
   return child;
 }
@@ -32,7 +28,6 @@ async function countExpired(ids: number[]): Promise<number> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`make build\` (make test does) before the integration tests`);
   db = createDb(baseConfig.db);
   pipeline = await createTestPipeline();
   await pipeline.start(['repartitioner', 'cascader', 'relay']);
