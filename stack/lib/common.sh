@@ -41,23 +41,31 @@ wait_until() {
   done
 }
 
-# stop_component NAME: TERM the process group, wait up to 30 s, then KILL.
+# stop_component NAME...: TERM each one's process group at once, wait up to 30 s for all, then
+# KILL what is left. At once matters for a KRaft cluster: nodes stopped one after another lose
+# their quorum, and the last ones then wait out their controlled shutdown in vain.
 stop_component() {
-  local name=$1 f pid
-  f=$(pid_file "$name")
-  [[ -f "$f" ]] || return 0
-  pid=$(cat "$f")
-  if kill -0 "$pid" 2>/dev/null; then
-    log "stopping $name (pid $pid)"
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    local deadline=$((SECONDS + 30))
-    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.5; done
+  local name f pid pids=() names=()
+  for name in "$@"; do
+    f=$(pid_file "$name")
+    [[ -f "$f" ]] || continue
+    pid=$(cat "$f")
     if kill -0 "$pid" 2>/dev/null; then
-      log "$name did not stop in 30s; killing"
-      kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+      log "stopping $name (pid $pid)"
+      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+      names+=("$name")
     fi
-  fi
-  rm -f "$f"
+    rm -f "$f"
+  done
+  local deadline=$((SECONDS + 30)) i
+  for i in "${!pids[@]}"; do
+    while kill -0 "${pids[$i]}" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.5; done
+    if kill -0 "${pids[$i]}" 2>/dev/null; then
+      log "${names[$i]} did not stop in 30s; killing"
+      kill -KILL -- "-${pids[$i]}" 2>/dev/null || kill -KILL "${pids[$i]}" 2>/dev/null || true
+    fi
+  done
 }
 
 # Every process the stack starts carries its stack home in its command line (a JVM as

@@ -65,8 +65,9 @@ kafka_wait() {
 }
 
 kafka_stop() {
-  local i
-  for i in $(kafka_nodes); do stop_component "$(kafka_node_name "$i")"; done
+  local i names=()
+  for i in $(kafka_nodes); do names+=("$(kafka_node_name "$i")"); done
+  stop_component "${names[@]}"
 }
 
 kafka_status() {

@@ -63,7 +63,9 @@ test('three expirers joining and leaving every few seconds: every coupon expires
     for (let k = 0; k < Math.min(500, total - i); k += 1) ids.push(firstId! + k);
   }
 
-  // Churn: every 3 s one expirer leaves (every other time by kill -9) and a new one joins.
+  // Churn through the whole due window and beyond: every 3 s one expirer leaves (every other
+  // time by kill -9) and a new one joins; then the group is left to settle, as after a scaling
+  // storm. (Churning for ever would keep the group waiting on dead members' sessions.)
   let churns = 0;
   const churn = setInterval(() => {
     const victim = alive()[0];
@@ -73,11 +75,11 @@ test('three expirers joining and leaving every few seconds: every coupon expires
     startExpirer();
   }, 3_000);
   try {
-    await waitFor('every coupon expired', async () => ((await countExpired(ids)) === total ? true : undefined), { timeoutMs: 150_000, intervalMs: 500 });
+    await waitFor('24 s of churn', () => (churns >= 8 ? true : undefined), { timeoutMs: 40_000, intervalMs: 200 });
   } finally {
     clearInterval(churn);
   }
-  expect(churns).toBeGreaterThanOrEqual(5);
+  await waitFor('every coupon expired', async () => ((await countExpired(ids)) === total ? true : undefined), { timeoutMs: 90_000, intervalMs: 500 });
 
   const rowsAfter = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at', 'version')) as Array<{ expire_time: Date; expired_at: Date; version: number }>;
   const early = rowsAfter.filter((r) => r.expired_at.getTime() < r.expire_time.getTime());
@@ -89,4 +91,4 @@ test('three expirers joining and leaving every few seconds: every coupon expires
   const terminated = runs.filter((r) => r.child.signalCode === null && r.child.exitCode !== null);
   for (const r of terminated) expect(r.child.exitCode).toBe(0);
   console.log(`rebalance churn: ${churns} expirers replaced while ${total} coupons fell due; all expired once, none early`);
-});
+}, 180_000);
