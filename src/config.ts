@@ -47,6 +47,12 @@ const EnvSchema = z.object({
   TB_RELAY_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
   TB_RELAY_IDLE_MS: z.coerce.number().int().min(10).default(200),
   TB_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  // The compensation scanner: rows overdue by more than the grace period (far above the stream's
+  // normal delay) are the stream's misses; passes start at most every interval.
+  TB_SCANNER_GRACE_MS: z.coerce.number().int().min(0).default(60_000),
+  TB_SCANNER_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
+  TB_SCANNER_PAGE_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
+  TB_SCANNER_MAX_PAGES_PER_SECOND: z.coerce.number().min(0.01).max(1_000).default(5),
   TB_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).default(30_000),
   TB_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(3_000),
   // Above kafkajs's rebalance timeout (60 s) plus a session: a long rebalance is not a stall.
@@ -68,6 +74,7 @@ export type Config = Readonly<{
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
   relay: Readonly<{ batchSize: number; leaseMs: number; idleMs: number }>;
+  scanner: Readonly<{ graceMs: number; intervalMs: number; pageSize: number; maxPagesPerSecond: number }>;
   consumer: Readonly<{ sessionTimeoutMs: number; heartbeatIntervalMs: number; stallMs: number }>;
   /** Port of /metrics, /healthz, /readyz; 0 turns the endpoint off. */
   httpPort: number;
@@ -111,6 +118,12 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
       commitIntervalMs: e.TB_COMMIT_INTERVAL_MS,
     },
     relay: { batchSize: e.TB_RELAY_BATCH_SIZE, leaseMs: e.TB_RELAY_LEASE_MS, idleMs: e.TB_RELAY_IDLE_MS },
+    scanner: {
+      graceMs: e.TB_SCANNER_GRACE_MS,
+      intervalMs: e.TB_SCANNER_INTERVAL_MS,
+      pageSize: e.TB_SCANNER_PAGE_SIZE,
+      maxPagesPerSecond: e.TB_SCANNER_MAX_PAGES_PER_SECOND,
+    },
     consumer: { sessionTimeoutMs: e.TB_SESSION_TIMEOUT_MS, heartbeatIntervalMs: e.TB_HEARTBEAT_INTERVAL_MS, stallMs: e.TB_CONSUMER_STALL_MS },
     httpPort: e.TB_HTTP_PORT,
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,

@@ -6,6 +6,7 @@
  *   expirer        finest ring + due lane → hold → expiry transactions
  *   cascader       coarser rings → hold until `lead` before the bucket → re-route
  *   relay          outbox → event topics (Avro, registry)
+ *   scanner        the compensation scanner: overdue rows the stream missed → the same expiry
  */
 import { Kafka, Partitioners } from 'kafkajs';
 import type { Config } from './config';
@@ -28,12 +29,13 @@ import { CascaderSink } from './hold/cascader-sink';
 import { expireCouponBatch } from './expire/expire-coupon-batch';
 import { cancelOrderBatch } from './expire/cancel-order-batch';
 import { startRelay } from './publish/start-relay';
+import { startScanner } from './reconcile/start-scanner';
 import type { Logger } from './ops/logger';
 import { createMetrics, Metrics } from './ops/metrics';
 import { readOutboxBacklog } from './publish/sql/outbox-backlog';
 import type { BatchOutcome } from './expire/batch-outcome';
 
-export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay'] as const;
+export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay', 'scanner'] as const;
 export type Role = (typeof Roles)[number];
 
 export type Running = Readonly<{
@@ -226,6 +228,10 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
 
   async relay(ctx) {
     return { stop: await startRelay(ctx) };
+  },
+
+  async scanner(ctx) {
+    return { stop: startScanner(ctx) };
   },
 };
 

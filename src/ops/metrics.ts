@@ -62,6 +62,24 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       labelNames: ['entity'] as const,
       registers,
     }),
+    scannerCaught: new Counter({
+      name: 'timebucket_scanner_caught_total',
+      help: 'Rows the compensation scanner transitioned: each one a row the stream missed',
+      labelNames: ['entity'] as const,
+      registers,
+    }),
+    scannerScanned: new Counter({
+      name: 'timebucket_scanner_rows_scanned_total',
+      help: 'Overdue rows the compensation scanner read (caught or already done by the stream meanwhile)',
+      labelNames: ['entity'] as const,
+      registers,
+    }),
+    scannerLastPass: new Gauge({
+      name: 'timebucket_scanner_last_pass_completed_timestamp_seconds',
+      help: 'When this instance last finished a scanner pass (Unix time)',
+      labelNames: ['entity'] as const,
+      registers,
+    }),
     producerReplacements: new Counter({
       name: 'timebucket_producer_replacements_total',
       help: 'Producers retired after a failed send (a fresh one, with fresh sequence numbers, takes over)',

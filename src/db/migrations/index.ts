@@ -5,12 +5,14 @@
 import type { Knex } from 'knex';
 import * as createCouponsAndOrders from './20261130000000-create-coupons-and-orders';
 import * as createOutbox from './20261130000100-create-outbox';
+import * as createScannerCursors from './20261201000000-create-scanner-cursors';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
 const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261130000000-create-coupons-and-orders', createCouponsAndOrders],
   ['20261130000100-create-outbox', createOutbox],
+  ['20261201000000-create-scanner-cursors', createScannerCursors],
 ];
 
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
