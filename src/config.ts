@@ -35,6 +35,10 @@ const EnvSchema = z.object({
   TB_REGISTRY_PORT: port.default(18081),
   TB_REGISTRY_URL: z.string().url().optional(),
   TB_CDC_TOPIC_PREFIX: z.string().min(1).default('tbcdc'),
+  // The CDC topics as `topics apply` creates them when Debezium has not yet (it creates a table's
+  // topic only with the table's first change); the same as the connector's topic.creation.
+  TB_CDC_PARTITIONS: z.coerce.number().int().min(1).default(4),
+  TB_CDC_RETENTION_MS: z.coerce.number().int().min(1).default(604_800_000),
   TB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TB_TOPOLOGY: z.string().min(1).default('topics/local.json'),
   TB_GROUP_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+$/).default('timebucket'),
@@ -67,7 +71,7 @@ export type Config = Readonly<{
   kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number }>;
   db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number }>;
   registry: Readonly<{ url: string }>;
-  cdc: Readonly<{ couponsTopic: string; ordersTopic: string }>;
+  cdc: Readonly<{ couponsTopic: string; ordersTopic: string; partitions: number; retentionMs: number }>;
   logLevel: z.infer<typeof EnvSchema>['TB_LOG_LEVEL'];
   /** Path of the topology file (tier table and topics), relative to the working directory. */
   topologyPath: string;
@@ -107,6 +111,8 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
     cdc: {
       couponsTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.coupons`,
       ordersTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.orders`,
+      partitions: e.TB_CDC_PARTITIONS,
+      retentionMs: e.TB_CDC_RETENTION_MS,
     },
     logLevel: e.TB_LOG_LEVEL,
     topologyPath: e.TB_TOPOLOGY,

@@ -1,15 +1,27 @@
 import type { Config } from '../config';
-import { declaredTopics, Topology } from '../core/topology';
+import { declaredTopics, TopicDeclaration, Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
 import { applyTopics } from '../kafka/topics-apply';
 import type { Logger } from '../ops/logger';
+
+/**
+ * The CDC topics too: Debezium creates a table's topic only with the table's first change, and
+ * until both exist the repartitioner cannot subscribe (a kafkajs subscription never picks up a
+ * topic created later), so a deployment on a database whose tables have not changed yet would
+ * not become ready. Declared as the connector's topic.creation settings make them, so a topic
+ * Debezium created shows no drift.
+ */
+export function cdcTopicDeclarations(config: Config): TopicDeclaration[] {
+  const cdcConfig = { 'cleanup.policy': 'delete', 'retention.ms': String(config.cdc.retentionMs) };
+  return [config.cdc.couponsTopic, config.cdc.ordersTopic].map((topic) => ({ topic, partitions: config.cdc.partitions, config: cdcConfig }));
+}
 
 /** Prints what was created and any drift; returns the number of drifted settings. */
 export async function topicsApply(config: Config, topology: Topology, logger: Logger): Promise<number> {
   const admin = createKafka(config.kafka, logger, '-topics').admin();
   await admin.connect();
   try {
-    const report = await applyTopics(admin, declaredTopics(topology));
+    const report = await applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config)]);
     console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.drift.length} drifted`);
     for (const d of report.drift) console.log(`drift: ${d.topic} ${d.what}: declared ${d.declared}, actual ${d.actual}`);
     return report.drift.length;

@@ -13,6 +13,7 @@ import { config, logger, uniqueName } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { CliRun, freePort, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
+import { createTestDatabase } from '../../support/test-database';
 
 let admin: Admin;
 let pipeline: TestPipeline;
@@ -98,4 +99,27 @@ test('bad configuration exits 78 naming every problem; topology drift exits 3', 
   runs.push(apply);
   expect(await withTimeout('topics apply to exit', apply.exited, 60_000)).toEqual({ code: 3, signal: null });
   expect(apply.stdout()).toMatch(new RegExp(`drift: ${pipeline.topology.prefix.replace(/\./g, '\\.')}\\.due partitions: declared \\d+, actual \\d+`));
+});
+
+test('on a database whose tables never changed, topics apply creates the CDC topics and the repartitioner becomes ready', async () => {
+  // Debezium captures only `timebucket`: for this database it never creates the CDC topics,
+  // exactly as for tables that have not changed yet.
+  const fresh = await createTestDatabase('fresh');
+  const env = { ...pipeline.env, TB_DB_NAME: fresh.name, TB_LOG_LEVEL: 'error' };
+  const cdcTopics = [`tbcdc.${fresh.name}.coupons`, `tbcdc.${fresh.name}.orders`];
+  try {
+    const apply = spawnCli(['topics', 'apply'], env);
+    runs.push(apply);
+    expect(await withTimeout('topics apply to exit', apply.exited, 60_000)).toEqual({ code: 0, signal: null });
+    const meta = await admin.fetchTopicMetadata({ topics: cdcTopics });
+    expect(meta.topics.map((t) => [t.name, t.partitions.length])).toEqual(cdcTopics.map((t) => [t, 4]));
+
+    const port = freePort();
+    const run = spawnCli(['run', '--roles', 'repartitioner'], { ...env, TB_HTTP_PORT: String(port) });
+    runs.push(run);
+    await waitFor('the repartitioner to be ready', async () => ((await status(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+  } finally {
+    await admin.deleteTopics({ topics: cdcTopics }).catch(() => undefined);
+    await fresh.drop();
+  }
 });
