@@ -140,9 +140,14 @@ type Ctx = Readonly<{
   instanceId: string;
 }>;
 
+/** A role's consumer group: every process of the role shares it. */
+function groupOf(ctx: Ctx, role: Role): string {
+  return `${ctx.config.groupPrefix}.${role}`;
+}
+
 function consumerFor(ctx: Ctx, role: Role) {
   return ctx.kafka.consumer({
-    groupId: `${ctx.config.groupPrefix}.${role}`,
+    groupId: groupOf(ctx, role),
     sessionTimeout: ctx.config.consumer.sessionTimeoutMs,
     heartbeatInterval: ctx.config.consumer.heartbeatIntervalMs,
     maxWaitTimeInMs: 250,
@@ -157,7 +162,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
     const stage = new Repartitioner({
       listTopics: () => admin.listTopics(),
       consumer: consumerFor(ctx, 'repartitioner'),
-      group: `${ctx.config.groupPrefix}.repartitioner`,
+      group: groupOf(ctx, 'repartitioner'),
       stallMs: ctx.config.consumer.stallMs,
       producer: ctx.producer,
       cdcTopics,
@@ -240,7 +245,7 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
   const stage = new HoldConsumer({
     consumer: consumerFor(ctx, role),
     topics,
-    group: `${ctx.config.groupPrefix}.${role}`,
+    group: groupOf(ctx, role),
     read: heldRecordReader(ctx.topology),
     sink,
     dlq: ctx.dlqFor(role),

@@ -40,13 +40,17 @@ export async function sendRouted(opts: SendRoutedOptions, entries: readonly Buck
     const records = pending.map((e) => bucketRecord(opts.topology, e, routedAt));
     await opts.producer.sendBatch({ acks: -1, topicMessages: byTopic(records) });
     const tookMs = opts.clock.now() - routedAt;
-    const late = tookMs > opts.appendBudgetMs;
-    const again = late ? pending.filter((_, i) => records[i]!.headers['bucket_start'] !== undefined) : [];
-    onTime.push(...records.filter((_, i) => !late || records[i]!.headers['bucket_start'] === undefined));
-    if (again.length > 0) {
-      opts.logger.warn({ tookMs, appendBudgetMs: opts.appendBudgetMs, entries: again.length, attempt }, 'append outlasted the I1 budget: ring entries routed again at the current clock');
+    if (tookMs <= opts.appendBudgetMs) {
+      onTime.push(...records);
+      break;
     }
-    pending = again;
+    // Late: due-lane records stand; ring entries go round again.
+    const ring = records.map((r) => r.headers['bucket_start'] !== undefined);
+    onTime.push(...records.filter((_, i) => !ring[i]));
+    pending = pending.filter((_, i) => ring[i]);
+    if (pending.length > 0) {
+      opts.logger.warn({ tookMs, appendBudgetMs: opts.appendBudgetMs, entries: pending.length, attempt }, 'append outlasted the I1 budget: ring entries routed again at the current clock');
+    }
   }
   return onTime;
 }

@@ -38,21 +38,19 @@ type CursorRow = { pass_until: Date | null; cursor_expire_time: Date | null; cur
 export async function claimScanPage(db: Knex, entity: EntityType, opts: { graceMs: number; intervalMs: number; pageSize: number }): Promise<ScanPage> {
   return db.transaction(async (trx) => {
     await trx.raw('INSERT IGNORE INTO scanner_cursors (entity) VALUES (?)', [entity]);
+    // The bound a pass started now would get, read with the cursor: no second round trip.
     const [[cursor]] = (await trx.raw(
       `SELECT pass_until, cursor_expire_time, cursor_id, last_pass_completed_at,
-              (last_pass_completed_at IS NULL OR last_pass_completed_at <= NOW(3) - INTERVAL ? MICROSECOND) AS may_start
+              (last_pass_completed_at IS NULL OR last_pass_completed_at <= NOW(3) - INTERVAL ? MICROSECOND) AS may_start,
+              NOW(3) - INTERVAL ? MICROSECOND AS next_until
          FROM scanner_cursors WHERE entity = ? FOR UPDATE`,
-      [opts.intervalMs * 1000, entity],
-    )) as [[CursorRow & { may_start: number }]];
+      [opts.intervalMs * 1000, opts.graceMs * 1000, entity],
+    )) as [[CursorRow & { may_start: number; next_until: Date }]];
     let until = cursor.pass_until;
     if (until === null) {
       if (Number(cursor.may_start) !== 1) return { rows: [], inPass: false, passComplete: false };
-      await trx.raw('UPDATE scanner_cursors SET pass_started_at = NOW(3), pass_until = NOW(3) - INTERVAL ? MICROSECOND, cursor_expire_time = NULL, cursor_id = NULL WHERE entity = ?', [
-        opts.graceMs * 1000,
-        entity,
-      ]);
-      const [[started]] = (await trx.raw('SELECT pass_until FROM scanner_cursors WHERE entity = ?', [entity])) as [[{ pass_until: Date }]];
-      until = started.pass_until;
+      until = cursor.next_until;
+      await trx.raw('UPDATE scanner_cursors SET pass_started_at = NOW(3), pass_until = ?, cursor_expire_time = NULL, cursor_id = NULL WHERE entity = ?', [until, entity]);
     }
     const hasCursor = cursor.pass_until !== null && cursor.cursor_expire_time !== null && cursor.cursor_id !== null;
     const [rows] = (await trx.raw(pageSql(entity, hasCursor), [
