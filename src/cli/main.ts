@@ -16,6 +16,9 @@ import { cdcTail } from './cdc-tail';
 import { topicsApply } from './topics-apply';
 import { run } from './run';
 import { Role, Roles } from '../main';
+import { registerBackfillCommand } from './backfill-command';
+import { registerReplayCommands } from './replay-command';
+import { registerCtlCommands } from './ctl-command';
 
 function parseRoles(value: string): Role[] {
   const roles = value.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
@@ -70,6 +73,10 @@ async function main(argv: string[]): Promise<void> {
       const config = loadConfig(process.env);
       await cdcTail(config, createLogger(config.logLevel), { seconds: opts.seconds });
     });
+
+  registerBackfillCommand(program);
+  registerReplayCommands(program);
+  registerCtlCommands(program);
 
   await program.parseAsync(argv);
 }
