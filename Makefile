@@ -12,7 +12,7 @@ CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test-cluster test \
-        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm bench-scanner
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -79,6 +79,14 @@ G ?= 20000
 bench-poison-storm: node-deps stack-up migrate
 	npx tsc -p tsconfig.bench.json
 	$(ENV) && P=$(P) G=$(G) node dist-bench/bench/poison-storm.js
+
+# Benchmark (not a test): the compensation scanner alone catching N overdue coupons (+N/10
+# orders) among B rows it must skip; PPS lifts its page rate limit. Prints one JSON line.
+B ?= 200000
+PPS ?= 1000
+bench-scanner: build stack-up
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && N=$(N) B=$(B) PPS=$(PPS) node dist-bench/bench/scanner.js
 
 stack-up:
 	$(STACK) up

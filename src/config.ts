@@ -39,6 +39,9 @@ const EnvSchema = z.object({
   // topic only with the table's first change); the same as the connector's topic.creation.
   TB_CDC_PARTITIONS: z.coerce.number().int().min(1).default(4),
   TB_CDC_RETENTION_MS: z.coerce.number().int().min(1).default(604_800_000),
+  // Where a repartitioner group with no committed offsets starts: at the end of the CDC topics
+  // (rows that already exist are scheduled by `timebucket backfill`), or replaying their history.
+  TB_CDC_START_FROM: z.enum(['latest', 'earliest']).default('latest'),
   TB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TB_TOPOLOGY: z.string().min(1).default('topics/local.json'),
   TB_GROUP_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+$/).default('timebucket'),
@@ -71,7 +74,7 @@ export type Config = Readonly<{
   kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number }>;
   db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number }>;
   registry: Readonly<{ url: string }>;
-  cdc: Readonly<{ couponsTopic: string; ordersTopic: string; partitions: number; retentionMs: number }>;
+  cdc: Readonly<{ couponsTopic: string; ordersTopic: string; partitions: number; retentionMs: number; startFrom: 'latest' | 'earliest' }>;
   logLevel: z.infer<typeof EnvSchema>['TB_LOG_LEVEL'];
   /** Path of the topology file (tier table and topics), relative to the working directory. */
   topologyPath: string;
@@ -113,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
       ordersTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.orders`,
       partitions: e.TB_CDC_PARTITIONS,
       retentionMs: e.TB_CDC_RETENTION_MS,
+      startFrom: e.TB_CDC_START_FROM,
     },
     logLevel: e.TB_LOG_LEVEL,
     topologyPath: e.TB_TOPOLOGY,

@@ -164,6 +164,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       consumer: consumerFor(ctx, 'repartitioner'),
       group: groupOf(ctx, 'repartitioner'),
       stallMs: ctx.config.consumer.stallMs,
+      startFrom: ctx.config.cdc.startFrom,
       producer: ctx.producer,
       cdcTopics,
       topology: ctx.topology,

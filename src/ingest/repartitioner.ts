@@ -39,6 +39,12 @@ export type RepartitionerOptions = Readonly<{
   listTopics: () => Promise<string[]>;
   /** /healthz fails when the consume loop shows no sign of life for this long. */
   stallMs: number;
+  /**
+   * Where a group without committed offsets starts. 'latest' (the default) skips CDC history: a
+   * new deployment on a database with millions of finished rows would otherwise route them all
+   * into the due lane for no-op transactions; the rows that exist are scheduled by backfill.
+   */
+  startFrom: 'latest' | 'earliest';
 }>;
 
 // Heartbeats are rate-limited by kafkajs (heartbeatInterval), so asking often costs nothing.
@@ -132,7 +138,7 @@ export class Repartitioner {
     this.watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
     void this.watch.failed.then((err) => this.fail(err, signalFailed));
     await consumer.connect();
-    await consumer.subscribe({ topics: wanted, fromBeginning: true });
+    await consumer.subscribe({ topics: wanted, fromBeginning: this.opts.startFrom === 'earliest' });
     await consumer.run({ eachBatchAutoResolve: true, eachBatch: (payload) => this.onBatch(payload) });
   }
 

@@ -1,6 +1,7 @@
 /**
  * Structured JSON logs (pino) on stdout; one logger per process, children per component. A
- * destination other than stdout is for tests, which keep each file's logs apart.
+ * destination other than stdout is for tests, which keep each file's logs apart, and for the
+ * operator commands, whose stdout is their result (see `createCommandLogger`).
  */
 import pino from 'pino';
 
@@ -8,4 +9,9 @@ export type Logger = pino.Logger;
 
 export function createLogger(level: string, base: Record<string, unknown> = {}, destination?: pino.DestinationStream): Logger {
   return pino({ level, base: { service: 'timebucket', ...base }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+}
+
+/** For a one-off operator command: logs on stderr, so stdout holds only the command's output. */
+export function createCommandLogger(level: string): Logger {
+  return createLogger(level, {}, pino.destination({ fd: 2, sync: true }));
 }

@@ -18,6 +18,8 @@ export type FakeConsumer = {
   paused: Set<string>;
   commits: Array<Array<{ topic: string; partition: number; offset: string }>>;
   seeks: unknown[];
+  /** Arguments of every subscribe() call. */
+  subscriptions: unknown[];
   /** Decides each commit's result; defaults to success. */
   commitResult: () => Promise<void>;
   emit: (event: string, payload: unknown) => void;
@@ -38,6 +40,7 @@ export function fakeConsumer(): FakeConsumer {
     paused: new Set(),
     commits: [],
     seeks: [],
+    subscriptions: [],
     commitResult: () => Promise.resolve(),
     emit: (event, payload) => void emitter.emit(event, { payload }),
     joinGroup: (assignment) => fake.emit(consumerEvents.GROUP_JOIN, { memberAssignment: assignment }),
@@ -71,7 +74,7 @@ export function fakeConsumer(): FakeConsumer {
     },
     connect: async () => undefined,
     disconnect: async () => undefined,
-    subscribe: async () => undefined,
+    subscribe: async (s: unknown) => void fake.subscriptions.push(s),
     run: async (config: ConsumerRunConfig) => {
       run = config;
     },

@@ -1,7 +1,8 @@
 /**
  * Faults on the real local stack, for tests that prove recovery: the database refusing the
  * application (its account locked, its sessions killed), the broker frozen (SIGSTOP), each
- * undone by the returned function, and a Kafka node killed (SIGKILL) then started again.
+ * undone by the returned function, a Kafka node killed (SIGKILL) or Kafka Connect stopped, then
+ * started again by `stackUp`.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -46,4 +47,24 @@ export function freezeKafka(): () => void {
   const pid = Number(readFileSync(join(stackHome, 'run/kafka.pid'), 'utf8').trim());
   process.kill(pid, 'SIGSTOP');
   return () => process.kill(pid, 'SIGCONT');
+}
+
+/** Stops Kafka Connect (CDC down) as an orderly shutdown would; `stackUp` starts it again. */
+export async function stopConnect(): Promise<void> {
+  const pid = Number(readFileSync(join(stackHome, 'run/connect.pid'), 'utf8').trim());
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 60_000;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`Kafka Connect (pid ${pid}) still running 60 s after SIGTERM`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

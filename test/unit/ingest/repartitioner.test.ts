@@ -17,7 +17,7 @@ function change(offset: number, id: number, expireAtMs: number): KafkaMessage {
   return message(offset, { value: Buffer.from(JSON.stringify({ op: 'c', before: null, after, source: {} })) });
 }
 
-async function started() {
+async function started(startFrom: 'latest' | 'earliest' = 'latest') {
   const consumer = fakeConsumer();
   const producer = fakeProducer();
   const dlqCalls: DlqRecord[][] = [];
@@ -32,6 +32,7 @@ async function started() {
     logger: createLogger('silent'),
     listTopics: async () => [cdc],
     stallMs: 60_000,
+    startFrom,
   });
   await stage.start();
   // run() is called once the CDC topics exist (checked asynchronously).
@@ -63,5 +64,11 @@ test('ids beyond 2^53 are routed exactly', async () => {
   expect(dlqCalls).toHaveLength(0);
   const [sent] = producer.calls[0]!.topicMessages!.flatMap((t) => t.messages);
   expect(JSON.parse(sent!.value!.toString())).toMatchObject({ id: '9223372036854775807' });
+  await stage.stop();
+});
+
+test.each(['latest', 'earliest'] as const)('a group without committed offsets starts at the %s CDC offset', async (startFrom) => {
+  const { stage, consumer } = await started(startFrom);
+  expect(consumer.subscriptions).toEqual([{ topics: [cdc], fromBeginning: startFrom === 'earliest' }]);
   await stage.stop();
 });

@@ -1,0 +1,125 @@
+/**
+ * Benchmark: the compensation scanner alone. A database of the run's own holds B rows the
+ * scanner must not touch (half finished long ago, half ACTIVE and due tomorrow) and N coupons
+ * plus N/10 orders overdue by two minutes (misses of a stream that is down). One
+ * `timebucket run --roles scanner` process catches them. Measures:
+ *   - caught rows per second, from the process start to the last row transitioned;
+ *   - rows the server examined per row caught (Handler_read_* deltas: page reads, the expiry
+ *     transactions' lock reads and updates; the bench runs alone on the stack's server);
+ *   - the cost of a pass once nothing is overdue (rows examined per second of idle passes),
+ *     what the scanner costs alongside a healthy stream;
+ *   - the scanner's CPU seconds.
+ *
+ *   make bench-scanner N=100000 B=200000 PPS=1000
+ *
+ * PPS is TB_SCANNER_MAX_PAGES_PER_SECOND (the production default is 5: 2,500 rows/s at the
+ * default page size; the bench lifts it to find what the scanner can do). Prints one JSON line.
+ * Not a test: nothing is asserted.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config';
+import { createDb, Db } from '../src/db/knex';
+
+const overdue = Number(process.env['N'] ?? 100_000);
+const background = Number(process.env['B'] ?? 200_000);
+const pagesPerSecond = process.env['PPS'] ?? '1000';
+const cli = join(__dirname, '../src/cli/main.js');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function log(msg: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Rows the storage engine handed to the server so far: the sum of the Handler_read_* counters. */
+async function rowsRead(db: Db): Promise<number> {
+  const [rows] = (await db.raw("SHOW GLOBAL STATUS LIKE 'Handler_read%'")) as [Array<{ Variable_name: string; Value: string }>];
+  if (rows.length === 0) throw new Error('SHOW GLOBAL STATUS returned no Handler_read_* counters');
+  return rows.reduce((n, r) => n + Number(r.Value), 0);
+}
+
+async function insertInChunks(db: Db, table: 'coupons' | 'orders', total: number, row: () => Record<string, unknown>): Promise<void> {
+  for (let i = 0; i < total; i += 5_000) await db(table).insert(Array.from({ length: Math.min(5_000, total - i) }, row));
+}
+
+async function main(): Promise<void> {
+  const base = loadConfig(process.env);
+  // The application user may create `<db>_test%` databases (stack/conf grants).
+  const name = `${base.db.database}_test_bench_scanner_${randomBytes(3).toString('hex')}`;
+  const server = createDb(base.db, { database: null });
+  await server.raw(`CREATE DATABASE \`${name}\``);
+  const db = createDb(base.db, { database: name });
+  let child: ChildProcess | undefined;
+  try {
+    await db.migrate.latest();
+    log(`filling ${name}: ${background} rows to skip, ${overdue} coupons and ${Math.round(overdue / 10)} orders overdue`);
+    const past = db.raw('NOW(3) - INTERVAL 2 MINUTE');
+    await insertInChunks(db, 'coupons', background / 4, () => ({ user_id: 1, status: 'EXPIRED', expire_time: db.raw('NOW(3) - INTERVAL 1 DAY') }));
+    await insertInChunks(db, 'orders', background / 4, () => ({ user_id: 1, status: 'PAID', expire_time: db.raw('NOW(3) - INTERVAL 1 DAY') }));
+    await insertInChunks(db, 'coupons', background / 4, () => ({ user_id: 1, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') }));
+    await insertInChunks(db, 'orders', background / 4, () => ({ user_id: 1, status: 'UNPAID', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') }));
+    await insertInChunks(db, 'coupons', overdue, () => ({ user_id: 2, status: 'ACTIVE', expire_time: past }));
+    await insertInChunks(db, 'orders', Math.round(overdue / 10), () => ({ user_id: 2, status: 'UNPAID', expire_time: past }));
+    await db.raw('ANALYZE TABLE coupons, orders');
+    const target = overdue + Math.round(overdue / 10);
+    const caught = async () => {
+      const [[c]] = (await db.raw("SELECT (SELECT COUNT(*) FROM coupons WHERE user_id = 2 AND status = 'EXPIRED') + (SELECT COUNT(*) FROM orders WHERE user_id = 2 AND status = 'CANCELLED') AS n")) as [[{ n: number }]];
+      return Number(c.n);
+    };
+
+    const readBefore = await rowsRead(db);
+    const started = Date.now();
+    child = spawn(process.execPath, [cli, 'run', '--roles', 'scanner'], {
+      env: {
+        ...process.env,
+        TB_DB_NAME: name,
+        TB_HTTP_PORT: '0',
+        TB_LOG_LEVEL: 'warn',
+        TB_SCANNER_INTERVAL_MS: '1000',
+        TB_SCANNER_MAX_PAGES_PER_SECOND: pagesPerSecond,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    for (let n = 0; n < target; n = await caught()) {
+      if (Date.now() - started > 20 * 60_000) throw new Error(`not caught within 20 minutes (${n}/${target})`);
+      await sleep(250);
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const readCatching = (await rowsRead(db)) - readBefore;
+    const cpuCatching = cpuSeconds(child.pid!);
+    log(`${target} rows caught in ${seconds.toFixed(1)} s; measuring idle passes for 10 s`);
+    const idleBefore = await rowsRead(db);
+    await sleep(10_000);
+    const idlePerSecond = ((await rowsRead(db)) - idleBefore) / 10;
+    console.log(
+      JSON.stringify({
+        bench: 'scanner',
+        overdue_rows: target,
+        background_rows: background,
+        max_pages_per_second: Number(pagesPerSecond),
+        seconds_to_catch_all: Number(seconds.toFixed(2)),
+        caught_per_second: Math.round(target / seconds),
+        rows_examined_per_row_caught: Number((readCatching / target).toFixed(2)),
+        idle_rows_examined_per_second: idlePerSecond,
+        scanner_cpu_seconds: cpuCatching,
+      }),
+    );
+  } finally {
+    child?.kill('SIGTERM');
+    await db.destroy();
+    await server.raw(`DROP DATABASE IF EXISTS \`${name}\``);
+    await server.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,150 @@
+/**
+ * Where a new deployment starts, and backfill: a new repartitioner group reads the CDC topics
+ * from their end, so rows that existed before it are the backfill's; backfill routes them through
+ * the router, so rows not yet due fire on time and overdue ones at once, every row exactly once
+ * however often it runs.
+ */
+import type { Knex } from 'knex';
+import { createKafka } from '../../../src/kafka/client';
+import { createDb } from '../../../src/db/knex';
+import { config as stackConfig, logger, uniqueName } from '../../support/stack';
+import { createTestPipeline, TestPipeline } from '../../support/pipeline';
+import { collectEvents } from '../../support/events';
+import { spawnCli } from '../../support/cli';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { waitFor } from '../../support/wait-for';
+
+const inMs = (db: Knex, ms: number) => db.raw('NOW(3) + INTERVAL ? MICROSECOND', [ms * 1000]);
+const count = async (db: Knex, table: 'coupons' | 'orders', status: string, ids?: readonly number[]) => {
+  const q = db(table).where({ status });
+  if (ids) void q.whereIn('id', ids);
+  return Number((await q.count({ n: '*' }))[0]!.n);
+};
+const metricTotal = async (metric: { get: () => Promise<{ values: Array<{ value: number }> }> }) => (await metric.get()).values.reduce((a, v) => a + v.value, 0);
+
+async function backfillCli(env: Readonly<Record<string, string>>, args: readonly string[] = []) {
+  const run = spawnCli(['backfill', '--json', '--page-size', '25', ...args], env);
+  const { code } = await run.exited;
+  if (code !== 0) throw new Error(`backfill exited ${code}: ${run.stderr()}`);
+  // stdout holds the summary alone (logs go to stderr).
+  return JSON.parse(run.stdout()) as { complete: boolean; entities: Array<{ entity: string; read: number; routed: number; due: number }> };
+}
+
+describe('backfill on a database without CDC', () => {
+  let testDb: TestDatabase;
+  let pipeline: TestPipeline;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase('backfill');
+    pipeline = await createTestPipeline({ env: { TB_DB_NAME: testDb.name } });
+  });
+  afterAll(async () => {
+    await pipeline?.stopAll();
+    await testDb?.drop();
+  });
+
+  test('rows not yet due fire on time, overdue rows at once, each exactly once though backfill ran twice', async () => {
+    const { db } = testDb;
+    await db('coupons').insert(Array.from({ length: 60 }, (_, i) => ({ user_id: 1, status: 'ACTIVE', expire_time: inMs(db, 6_000 + i * 50) })));
+    await db('coupons').insert(Array.from({ length: 10 }, () => ({ user_id: 2, status: 'ACTIVE', expire_time: inMs(db, -30_000) })));
+    await db('orders').insert(Array.from({ length: 20 }, (_, i) => ({ user_id: 3, status: 'UNPAID', expire_time: inMs(db, 6_000 + i * 100) })));
+    // Not backfill's: later than the run, or not in an expirable state.
+    await db('coupons').insert(Array.from({ length: 5 }, () => ({ user_id: 4, status: 'ACTIVE', expire_time: inMs(db, 3_600_000) })));
+    await db('coupons').insert({ user_id: 4, status: 'USED', expire_time: inMs(db, 6_000) });
+    await db('orders').insert({ user_id: 4, status: 'PAID', expire_time: inMs(db, 6_000) });
+
+    const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+    try {
+      // No repartitioner: this database has no CDC, so every entry comes from backfill.
+      await pipeline.start(['expirer', 'cascader', 'relay']);
+      const first = await backfillCli({ ...pipeline.env, TB_DB_NAME: testDb.name });
+      expect(first).toEqual({
+        complete: true,
+        entities: [
+          expect.objectContaining({ entity: 'coupon', read: 75, routed: 75, due: 10 }),
+          expect.objectContaining({ entity: 'order', read: 20, routed: 20, due: 0 }),
+        ],
+      });
+      // Again, at once: every row it still finds expirable is routed a second time (the overdue
+      // ones may already have expired through the first run's due-lane entries).
+      const second = await backfillCli({ ...pipeline.env, TB_DB_NAME: testDb.name });
+      const [coupons, orders] = second.entities;
+      expect(coupons!.read).toBeGreaterThanOrEqual(65);
+      expect(orders!.read).toBe(20);
+      const duplicates = coupons!.read - 5 + orders!.read;
+
+      await waitFor('every due row transitioned', async () => ((await count(db, 'coupons', 'EXPIRED')) === 70 && (await count(db, 'orders', 'CANCELLED')) === 20 ? true : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
+      // The second run's copies of the transitioned rows have all been looked at, as no-ops.
+      await waitFor('the duplicate entries processed', async () => ((await metricTotal(pipeline.metrics.stale)) >= duplicates ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+      await waitFor('every event published', () => (events.events.length >= 90 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+    } finally {
+      await events.stop();
+    }
+    const [outbox] = await db('outbox').countDistinct({ keys: 'event_key' }).count({ rows: '*' });
+    expect({ rows: Number(outbox!.rows), keys: Number(outbox!.keys) }).toEqual({ rows: 90, keys: 90 });
+    expect(events.events).toHaveLength(90);
+    expect(events.events.every((e) => e.value['path'] === 'stream')).toBe(true);
+    // On time by the database clock: none before its due time.
+    expect(events.events.filter((e) => Number(e.value['occurred_at']) < Number(e.value['due_at']))).toEqual([]);
+    expect(await count(db, 'coupons', 'ACTIVE')).toBe(5);
+    expect(await count(db, 'coupons', 'USED')).toBe(1);
+    expect(await count(db, 'orders', 'PAID')).toBe(1);
+  });
+
+  test('a bad time is refused with the reason, before anything is read', async () => {
+    const run = spawnCli(['backfill', '--since', 'yesterday'], { ...pipeline.env, TB_DB_NAME: testDb.name });
+    expect((await run.exited).code).not.toBe(0);
+    expect(run.stderr()).toMatch(/--since.*not an ISO 8601 time/);
+  });
+});
+
+describe('a new deployment on a database that already has rows', () => {
+  let pipeline: TestPipeline;
+  const db = createDb(stackConfig.db, { logger });
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    // A group prefix of its own: the harness positions only its default group, so this
+    // repartitioner group has no committed offsets and starts where TB_CDC_START_FROM says.
+    pipeline = await createTestPipeline({ env: { TB_GROUP_PREFIX: uniqueName('tbfresh').replace(/-/g, '') } });
+  });
+  afterAll(async () => {
+    await pipeline?.stopAll();
+    if (ids.length > 0) await db('coupons').whereIn('id', ids).delete();
+    await db.destroy();
+  });
+
+  test('the stream starts at the end of the CDC topics, and backfill schedules the rows that were there', async () => {
+    const admin = createKafka(stackConfig.kafka, logger, '-test-cdc').admin();
+    await admin.connect();
+    const cdcEnd = async () => (await admin.fetchTopicOffsets(stackConfig.cdc.couponsTopic)).reduce((n, p) => n + Number(p.high), 0);
+    try {
+      const before = await cdcEnd();
+      for (let i = 0; i < 20; i += 1) ids.push((await db('coupons').insert({ user_id: 5, status: 'ACTIVE', expire_time: inMs(db, 4_000) }))[0]!);
+      // Their changes are in the CDC topic before the new group exists.
+      await waitFor('the existing rows captured', async () => ((await cdcEnd()) >= before + 20 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+    } finally {
+      await admin.disconnect();
+    }
+
+    await pipeline.start(['repartitioner', 'expirer']);
+    const [marker] = await db('coupons').insert({ user_id: 5, status: 'ACTIVE', expire_time: inMs(db, 4_000) });
+    ids.push(marker!);
+    await waitFor('the row written after start-up expired by the stream', async () => ((await count(db, 'coupons', 'EXPIRED', [marker!])) === 1 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
+    // Due before the marker, yet untouched: the new group never read their changes.
+    const existing = ids.filter((id) => id !== marker);
+    expect(await count(db, 'coupons', 'ACTIVE', existing)).toBe(20);
+
+    const window = await db.raw('SELECT MIN(expire_time) AS since, MAX(expire_time) + INTERVAL 1 SECOND AS until FROM coupons WHERE id IN (?)', [existing]);
+    const { since, until } = (window as [[{ since: Date; until: Date }]])[0][0];
+    const summary = await backfillCli(pipeline.env, ['--entity', 'coupon', '--since', since.toISOString(), '--until', until.toISOString()]);
+    expect(summary.entities[0]).toMatchObject({ entity: 'coupon', read: 20, due: 20 });
+    await waitFor('the existing rows expired', async () => ((await count(db, 'coupons', 'EXPIRED', existing)) === 20 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  });
+});
