@@ -60,6 +60,9 @@ const EnvSchema = z.object({
   TB_SCANNER_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   TB_SCANNER_PAGE_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
   TB_SCANNER_MAX_PAGES_PER_SECOND: z.coerce.number().min(0.01).max(1_000).default(5),
+  // How often every process reads the operator's pause/throttle switches (`timebucket ctl`): a
+  // primary-key read of at most three rows, so a second is cheap and is how fast a pause lands.
+  TB_CONTROL_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
   TB_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).default(30_000),
   TB_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(3_000),
   // Above kafkajs's rebalance timeout (60 s) plus a session: a long rebalance is not a stall.
@@ -82,6 +85,8 @@ export type Config = Readonly<{
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
   relay: Readonly<{ batchSize: number; leaseMs: number; idleMs: number }>;
   scanner: Readonly<{ graceMs: number; intervalMs: number; pageSize: number; maxPagesPerSecond: number }>;
+  /** The pause/throttle switches: how often each process polls them. */
+  control: Readonly<{ pollMs: number }>;
   consumer: Readonly<{ sessionTimeoutMs: number; heartbeatIntervalMs: number; stallMs: number }>;
   /** Port of /metrics, /healthz, /readyz; 0 turns the endpoint off. */
   httpPort: number;
@@ -134,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
       pageSize: e.TB_SCANNER_PAGE_SIZE,
       maxPagesPerSecond: e.TB_SCANNER_MAX_PAGES_PER_SECOND,
     },
+    control: { pollMs: e.TB_CONTROL_POLL_MS },
     consumer: { sessionTimeoutMs: e.TB_SESSION_TIMEOUT_MS, heartbeatIntervalMs: e.TB_HEARTBEAT_INTERVAL_MS, stallMs: e.TB_CONSUMER_STALL_MS },
     httpPort: e.TB_HTTP_PORT,
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,

@@ -34,6 +34,9 @@ import type { Logger } from './ops/logger';
 import { createMetrics, Metrics } from './ops/metrics';
 import { readOutboxBacklog } from './publish/sql/outbox-backlog';
 import type { BatchOutcome } from './expire/batch-outcome';
+import { startControl } from './ops/control-start';
+import type { TransitionGate } from './ops/control-gate';
+import type { SwitchSummary } from './ops/control-switch-state';
 
 export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay', 'scanner'] as const;
 export type Role = (typeof Roles)[number];
@@ -45,6 +48,8 @@ export type Running = Readonly<{
   health: () => Health;
   /** Resolves when a part failed for good (a consumer crashed and will not restart). */
   failed: Promise<Error>;
+  /** The operator's switches as this process applies them (for /readyz). */
+  control: () => SwitchSummary;
   stop: () => Promise<void>;
 }>;
 
@@ -72,6 +77,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   const joins: Array<Promise<void>> = [];
   const healths: Array<() => ConsumerHealth> = [];
   const failures: Array<Promise<Error>> = [];
+  let controlSummary!: () => SwitchSummary;
   const stopAll = async () => {
     // Reverse start order; every cleanup runs even when one fails.
     for (const stop of stops.reverse()) {
@@ -92,6 +98,10 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     stops.push(() => producer.disconnect());
     await producer.connect();
     metrics.trackOutbox(() => readOutboxBacklog(db));
+    // Read before any role starts: a restarted process must not fire what the operator paused.
+    const control = await startControl({ config, db, clock, logger: opts.logger, metrics });
+    stops.push(async () => control.stop());
+    controlSummary = control.summary;
     const dlqFor = (stage: Role) =>
       createDlqWriter({
         producer,
@@ -99,7 +109,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         logger: opts.logger.child({ role: stage }),
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
-    const ctx = { config, topology, kafka, producer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange };
+    const ctx = { config, topology, kafka, producer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
@@ -122,6 +132,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     ready: () => Promise.all(joins).then(() => undefined),
     health,
     failed: Promise.race(failures.length > 0 ? failures : [new Promise<Error>(() => undefined)]),
+    control: () => controlSummary(),
     stop: () => (stopped ??= stopAll()),
   };
 }
@@ -138,6 +149,8 @@ type Ctx = Readonly<{
   clock: Clock;
   logger: Logger;
   instanceId: string;
+  /** The operator's pause and throttle switches (ops/control-gate.ts). */
+  gate: TransitionGate;
 }>;
 
 /** A role's consumer group: every process of the role shares it. */
@@ -199,6 +212,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       maxAttempts: PARK_AFTER_ATTEMPTS,
       park: parkToDlq(ctx.dlqFor(role), PARK_AFTER_ATTEMPTS),
       logger,
+      gate: ctx.gate,
       observer: {
         batch: (entity, outcome) => observeBatch(ctx.metrics, entity, outcome),
         failed: (entity) => ctx.metrics.batchFailures.inc({ entity }),

@@ -29,7 +29,15 @@ export async function run(config: Config, topology: Topology, logger: Logger, ro
   const ops =
     config.httpPort === 0
       ? undefined
-      : await startOpsServer({ port: config.httpPort, registry: metrics.registry, isReady: () => ready && !stopping && health().ok, health, logger });
+      : await startOpsServer({
+          port: config.httpPort,
+          registry: metrics.registry,
+          isReady: () => ready && !stopping && health().ok,
+          health,
+          // What is paused or throttled; a paused process stays ready (it is healthy, on purpose).
+          readyDetails: () => (running === undefined ? {} : { control: running.control() }),
+          logger,
+        });
   running = await startTimebucket(config, topology, { roles, logger, metrics, instanceId: config.instanceId });
   void running.ready().then(() => {
     ready = true;

@@ -13,6 +13,15 @@
  *
  * Concurrency is capped, so a hot minute queues here (bounded by the consumer's per-partition
  * cap) instead of opening unbounded transactions.
+ *
+ * The operator's switches (`timebucket ctl`, through the gate): each entity waits in a queue of
+ * its own, so a paused entity's due entries simply stay queued, unfinished, while the other
+ * entity fires. Unfinished means their offsets are never committed past (OffsetTracker), the
+ * due-lag gauge counts them as they come due, and once a partition reaches its in-memory cap
+ * the hold consumer stops reading it: back-pressure, nothing lost. On resume everything due
+ * fires. A throttled entity sends no more rows than its token bucket allows: batches are cut
+ * to the tokens available, and it waits for a batch's worth of tokens rather than firing rows
+ * one at a time.
  */
 import { Clock, timerDelay } from '../core/clock';
 import type { EntityType } from '../core/bucket-entry';
@@ -22,6 +31,7 @@ import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
 import { FireQueue } from './fire-queue';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
+import { openGate, TransitionGate } from '../ops/control-gate';
 
 export type ExpireBatch = (entity: EntityType, entries: readonly ScheduledEntry[]) => Promise<BatchOutcome>;
 
@@ -50,10 +60,17 @@ export type ExpirerSinkOptions = Readonly<{
   random?: () => number;
   logger: Logger;
   observer?: ExpirerObserver;
+  /** The operator's pause and throttle switches; none by default. */
+  gate?: TransitionGate;
 }>;
 
+const ENTITIES: readonly EntityType[] = ['coupon', 'order'];
+
 export class ExpirerSink implements HoldSink {
-  private readonly queue = new FireQueue<Pending>();
+  /** One queue per entity, so pausing one leaves the other's queue alone. */
+  private readonly queues = new Map<EntityType, FireQueue<Pending>>(ENTITIES.map((e) => [e, new FireQueue<Pending>()]));
+  private readonly gate: TransitionGate;
+  private readonly unsubscribe: () => void;
   private timer?: NodeJS.Timeout;
   private timerAt = Number.POSITIVE_INFINITY;
   private running = 0;
@@ -61,36 +78,56 @@ export class ExpirerSink implements HoldSink {
   private epoch = 0;
   private closed = false;
 
-  constructor(private readonly opts: ExpirerSinkOptions) {}
+  constructor(private readonly opts: ExpirerSinkOptions) {
+    this.gate = opts.gate ?? openGate;
+    // A resume or a new throttle can make work fireable that no timer waits for.
+    this.unsubscribe = this.gate.onChange(() => {
+      if (!this.closed) this.fire();
+    });
+  }
 
   /** Entries waiting in memory (for metrics and tests). */
   get waiting(): number {
-    return this.queue.size;
+    let n = 0;
+    for (const q of this.queues.values()) n += q.size;
+    return n;
   }
 
+  /** Paused entries count too: they are due and unfinished, which is what the gauge is for. */
   dueCount(now: number): number {
-    return this.queue.countDue(now) + this.runningEntries;
+    let n = this.runningEntries;
+    for (const q of this.queues.values()) n += q.countDue(now);
+    return n;
   }
 
   take(msg: HeldMessage, done: () => void): void {
-    this.queue.push(msg.entry.expireAtMs, { msg, done, attempts: 0, alone: false });
+    this.queueOf(msg.entry.entity).push(msg.entry.expireAtMs, { msg, done, attempts: 0, alone: false });
     this.schedule();
   }
 
   reset(): void {
     this.epoch += 1;
-    this.queue.retain(() => false);
+    for (const q of this.queues.values()) q.retain(() => false);
   }
 
   close(): void {
     this.closed = true;
+    this.unsubscribe();
     this.reset();
     if (this.timer) clearTimeout(this.timer);
   }
 
+  private queueOf(entity: EntityType): FireQueue<Pending> {
+    return this.queues.get(entity)!;
+  }
+
+  private requeue(at: number, p: Pending): void {
+    this.queueOf(p.msg.entry.entity).push(at, p);
+  }
+
   private schedule(): void {
     if (this.closed) return;
-    const at = this.queue.peekAt();
+    const at = this.nextFireAt();
     if (at === undefined || at >= this.timerAt) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = at;
@@ -101,17 +138,56 @@ export class ExpirerSink implements HoldSink {
     }, timerDelay(at, this.opts.clock.now()));
   }
 
+  /** The earliest time something may fire: a paused entity never, a throttled one once it has tokens. */
+  private nextFireAt(): number | undefined {
+    const now = this.opts.clock.now();
+    let next: number | undefined;
+    for (const [entity, queue] of this.queues) {
+      const head = queue.peekAt();
+      if (head === undefined || this.gate.paused(entity)) continue;
+      const at = head > now ? head : now + this.gate.msUntilAllowed(entity, this.opts.maxBatchSize);
+      next = next === undefined ? at : Math.min(next, at);
+    }
+    return next;
+  }
+
   private fire(): void {
     const free = this.opts.maxConcurrentBatches - this.running;
     if (free > 0) {
       const now = this.opts.clock.now();
-      const batches = this.group(this.queue.popDue(now, free * this.opts.maxBatchSize));
+      const batches = this.group(this.popDue(now, free * this.opts.maxBatchSize));
       // Entries of several shards can make more batches than free slots: the rest wait.
-      for (const batch of batches.slice(0, free)) void this.run(batch);
-      for (const p of batches.slice(free).flat()) this.queue.push(now, p);
+      const started = batches.slice(0, free);
+      for (const entity of ENTITIES) this.gate.consume(entity, started.flat().filter((p) => p.msg.entry.entity === entity).length);
+      for (const batch of started) void this.run(batch);
+      for (const p of batches.slice(free).flat()) this.requeue(now, p);
     }
     // With every slot busy, the next run() completion fires again.
     if (this.running < this.opts.maxConcurrentBatches) this.schedule();
+  }
+
+  /**
+   * Due entries, earliest first across the entities as one queue would give them, skipping a
+   * paused entity and taking no more of a throttled one than its tokens allow.
+   */
+  private popDue(now: number, limit: number): Pending[] {
+    const allowance = new Map(ENTITIES.map((e) => [e, this.gate.paused(e) ? 0 : this.gate.allowance(e)]));
+    const out: Pending[] = [];
+    while (out.length < limit) {
+      let pick: EntityType | undefined;
+      let pickAt = Number.POSITIVE_INFINITY;
+      for (const [entity, queue] of this.queues) {
+        const at = queue.peekAt();
+        if (at !== undefined && at <= now && at < pickAt && allowance.get(entity)! >= 1) {
+          pick = entity;
+          pickAt = at;
+        }
+      }
+      if (pick === undefined) break;
+      out.push(...this.queueOf(pick).popDue(now, 1));
+      allowance.set(pick, allowance.get(pick)! - 1);
+    }
+    return out;
   }
 
   /** One batch per entity and shard (one batch touches one shard's rows), capped in size. */
@@ -151,7 +227,7 @@ export class ExpirerSink implements HoldSink {
       for (const p of batch) {
         const retryInMs = retry.get(p.msg.entry.id);
         if (retryInMs === undefined) p.done();
-        else if (epoch === this.epoch) this.queue.push(now + retryInMs, p);
+        else if (epoch === this.epoch) this.requeue(now + retryInMs, p);
       }
     } catch (err) {
       this.opts.observer?.failed?.(entity, err);
@@ -174,7 +250,7 @@ export class ExpirerSink implements HoldSink {
       // An open breaker was logged once when it opened; each call it turns away is not news.
       const breakerOpen = (err as { code?: unknown } | null)?.code === 'EOPENBREAKER';
       this.opts.logger[breakerOpen ? 'debug' : 'warn']({ err, entity, size: batch.length, attempts }, 'expiry batch failed; will retry');
-      for (const p of batch) this.queue.push(at, p);
+      for (const p of batch) this.requeue(at, p);
       return;
     }
     if (batch.length > 1 || !batch[0]!.alone) {
@@ -182,14 +258,14 @@ export class ExpirerSink implements HoldSink {
       this.opts.logger.warn({ err, entity, size: batch.length }, 'expiry batch failed deterministically; its entries are tried again one by one');
       for (const p of batch) {
         p.alone = true;
-        this.queue.push(now, p);
+        this.requeue(now, p);
       }
       return;
     }
     const p = batch[0]!;
     p.attempts += 1;
     if (p.attempts < this.opts.maxAttempts) {
-      this.queue.push(now + backoffMs(p.attempts, this.opts.backoff, this.opts.random), p);
+      this.requeue(now + backoffMs(p.attempts, this.opts.backoff, this.opts.random), p);
       return;
     }
     try {
@@ -199,7 +275,7 @@ export class ExpirerSink implements HoldSink {
       p.done();
     } catch (parkErr) {
       this.opts.logger.warn({ err: parkErr, id: p.msg.entry.id }, 'parking failed; the entry stays and is tried again');
-      this.queue.push(now + backoffMs(p.attempts, this.opts.backoff, this.opts.random), p);
+      this.requeue(now + backoffMs(p.attempts, this.opts.backoff, this.opts.random), p);
     }
   }
 }

@@ -2,6 +2,11 @@
  * The operations endpoint: /metrics (Prometheus text), /healthz (liveness: every consumer is
  * alive and its consume loop makes progress; the reasons in the body when not) and /readyz
  * (every consumer joined its group, the process is healthy and not shutting down).
+ *
+ * /readyz answers in JSON: `ready` plus what `readyDetails` adds (the control switches: what is
+ * paused or throttled). A paused process is ready: it is healthy, holds its partitions on
+ * purpose, and must be neither restarted nor taken out of its group; the body says why it is
+ * not transitioning.
  */
 import { createServer, Server } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -17,6 +22,8 @@ export async function startOpsServer(opts: {
   registry: Registry;
   isReady: () => boolean;
   health?: HealthCheck;
+  /** Added to /readyz's JSON body (never decides readiness). */
+  readyDetails?: () => Record<string, unknown>;
   logger: Logger;
 }): Promise<OpsServer> {
   const server: Server = createServer((req, res) => {
@@ -36,7 +43,8 @@ export async function startOpsServer(opts: {
       res.writeHead(health.ok ? 200 : 503, { 'content-type': 'text/plain' }).end(health.ok ? 'ok\n' : `unhealthy\n${health.problems.join('\n')}\n`);
     } else if (path === '/readyz') {
       const ready = opts.isReady();
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : 'not ready\n');
+      const body = { ready, ...opts.readyDetails?.() };
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(`${JSON.stringify(body)}\n`);
     } else {
       res.writeHead(404).end();
     }

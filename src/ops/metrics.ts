@@ -1,7 +1,8 @@
 /**
  * Metrics, one prefix, base units. A registry is created by the caller and handed in (never the
  * global one), so tests and several pipelines in one process do not mix their numbers.
- * Labels are bounded: entity (2), path (3), lane/tier (a handful), stage (3), code (a handful).
+ * Labels are bounded: entity (2), path (3), lane/tier (a handful), stage (3), code (a handful),
+ * what (3: the control switches).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -10,6 +11,8 @@ export type Metrics = ReturnType<typeof createMetrics>;
 /** What a hold stage reports at scrape time. */
 export type HoldStatsSource = () => Readonly<{ heldPartitions: number; inMemory: number; largestPartitionInMemory: number; dueLag: number }>;
 export type OutboxBacklogSource = () => Promise<{ rows: number; oldestAgeSeconds: number }>;
+/** The control switches as this process applies them, read at scrape time. */
+export type ControlSource = () => ReadonlyArray<Readonly<{ what: string; paused: boolean; perSecond: number | null }>>;
 
 export function createMetrics(opts: { registry?: Registry; defaultMetrics?: boolean } = {}) {
   const registry = opts.registry ?? new Registry();
@@ -17,6 +20,7 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
   // Gauges are read when scraped, from the stages that registered a source.
   const holdSources = new Map<string, HoldStatsSource>();
   let outboxSource: OutboxBacklogSource | undefined;
+  let controlSource: ControlSource | undefined;
   const holdGauge = (name: string, help: string, pick: (s: ReturnType<HoldStatsSource>) => number) =>
     new Gauge({
       name,
@@ -144,12 +148,38 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
         if (outboxSource) this.set((await outboxSource()).oldestAgeSeconds);
       },
     }),
+    controlPaused: new Gauge({
+      name: 'timebucket_control_paused',
+      help: 'Whether this process holds the switch paused (timebucket ctl pause): 1 paused, 0 running (1 until the switches were first read)',
+      labelNames: ['what'] as const,
+      registers,
+      collect() {
+        for (const s of controlSource?.() ?? []) this.set({ what: s.what }, s.paused ? 1 : 0);
+      },
+    }),
+    controlThrottle: new Gauge({
+      name: 'timebucket_control_throttle_per_second',
+      help: 'Throttle on the switch in transitions per second and per process (timebucket ctl throttle); 0 when none',
+      labelNames: ['what'] as const,
+      registers,
+      collect() {
+        for (const s of controlSource?.() ?? []) this.set({ what: s.what }, s.perSecond ?? 0);
+      },
+    }),
+    controlPollFailures: new Counter({
+      name: 'timebucket_control_poll_failures_total',
+      help: 'Failed reads of the control switches (the last known state stays in force)',
+      registers,
+    }),
     /** Registers a hold stage's stats for the due-lag, held-partition and in-memory gauges. */
     trackHold(stage: string, source: HoldStatsSource): void {
       holdSources.set(stage, source);
     },
     trackOutbox(source: OutboxBacklogSource): void {
       outboxSource = source;
+    },
+    trackControl(source: ControlSource): void {
+      controlSource = source;
     },
   };
 }

@@ -16,6 +16,12 @@
  * costs one short transaction. Several instances share each pass page by page (the cursor row
  * is their lease: no page is scanned twice in a pass, no instance idles while pages remain).
  *
+ * The operator's switches (`timebucket ctl`, through the gate): while `scanner` or the entity is
+ * paused no page of that entity is claimed (the scanner must not transition what the operator
+ * paused), and a pause that lands mid-page leaves the rest of the page alone; its rows stay
+ * overdue and the next pass reads them. A throttled entity's page goes in slices of the tokens
+ * available, waiting for more in between.
+ *
  * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED. The loop never crashes.
  */
 import type { EntityType } from '../core/bucket-entry';
@@ -25,6 +31,7 @@ import { Backoff, backoffMs } from '../core/retry-policy';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
 import type { Logger } from '../ops/logger';
+import { openGate, TransitionGate } from '../ops/control-gate';
 import type { ScanPage } from './sql/claim-scan-page';
 
 export type ScannerOptions = Readonly<{
@@ -37,6 +44,8 @@ export type ScannerOptions = Readonly<{
   backoff: Backoff;
   clock: Clock;
   logger: Logger;
+  /** The operator's pause and throttle switches; none by default. */
+  gate?: TransitionGate;
   observer?: Partial<{
     scanned: (entity: EntityType, rows: number) => void;
     caught: (entity: EntityType, outcome: BatchOutcome) => void;
@@ -49,9 +58,14 @@ export class CompensationScanner {
   private state: Lifecycle = 'NEW';
   private loops: Promise<void>[] = [];
   private readonly wakers = new Set<() => void>();
+  /** Loops waiting out a pause: woken by any change of the switches. */
+  private readonly pauseWakers = new Set<() => void>();
+  private readonly gate: TransitionGate;
+  private unsubscribe: () => void = () => undefined;
 
   constructor(private readonly opts: ScannerOptions) {
     if (!(opts.maxPagesPerSecond > 0)) throw new RangeError('maxPagesPerSecond must be > 0');
+    this.gate = opts.gate ?? openGate;
   }
 
   get lifecycle(): Lifecycle {
@@ -61,13 +75,17 @@ export class CompensationScanner {
   start(): void {
     if (this.state !== 'NEW') return;
     this.state = 'RUNNING';
+    this.unsubscribe = this.gate.onChange(() => {
+      for (const wake of this.pauseWakers) wake();
+    });
     this.loops = this.opts.entities.map((entity) => this.loop(entity));
   }
 
   async stop(): Promise<void> {
     if (this.state !== 'RUNNING') return;
     this.state = 'STOPPING';
-    for (const wake of this.wakers) wake();
+    this.unsubscribe();
+    for (const wake of [...this.wakers, ...this.pauseWakers]) wake();
     await Promise.all(this.loops);
     this.state = 'STOPPED';
   }
@@ -76,6 +94,11 @@ export class CompensationScanner {
     const minPageMs = 1_000 / this.opts.maxPagesPerSecond;
     let failures = 0;
     while (this.state === 'RUNNING') {
+      if (this.paused(entity)) {
+        // Checked again at least every interval, and at once when a switch changes.
+        await this.sleep(this.opts.intervalMs, this.pauseWakers);
+        continue;
+      }
       const startedAt = this.opts.clock.now();
       let waitMs: number;
       try {
@@ -95,9 +118,33 @@ export class CompensationScanner {
     }
   }
 
+  private paused(entity: EntityType): boolean {
+    return this.gate.paused('scanner') || this.gate.paused(entity);
+  }
+
+  /** The page in slices the throttle allows; a pause mid-page leaves the rest to the next pass. */
   private async transition(entity: EntityType, page: ScanPage): Promise<void> {
     this.opts.observer?.scanned?.(entity, page.rows.length);
-    const outcome = await this.opts.expireBatch(entity, page.rows);
+    let rows = page.rows;
+    while (rows.length > 0 && this.state === 'RUNNING') {
+      if (this.paused(entity)) {
+        this.opts.logger.info({ entity, left: rows.length }, 'scanner paused mid-page; the rest stays overdue for the next pass');
+        return;
+      }
+      const allowed = Math.min(rows.length, this.gate.allowance(entity));
+      if (allowed < 1) {
+        await this.sleep(this.gate.msUntilAllowed(entity, rows.length), this.pauseWakers);
+        continue;
+      }
+      const slice = rows.slice(0, allowed);
+      rows = rows.slice(allowed);
+      this.gate.consume(entity, slice.length);
+      await this.transitionSlice(entity, slice);
+    }
+  }
+
+  private async transitionSlice(entity: EntityType, rows: ScanPage['rows']): Promise<void> {
+    const outcome = await this.opts.expireBatch(entity, rows);
     if (outcome.transitioned.length > 0) {
       this.opts.observer?.caught?.(entity, outcome);
       // Every catch is a row the stream missed: worth an investigation, so the ids are logged.
@@ -108,15 +155,18 @@ export class CompensationScanner {
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Sleeps `ms` or until woken: stop() wakes every sleeper, a switch change those in pauseWakers. */
+  private sleep(ms: number, wakers: Set<() => void> = this.wakers): Promise<void> {
+    // A loop that was busy when stop() woke the sleepers must not start a new wait.
+    if (this.state !== 'RUNNING') return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.wakers.delete(done);
+        wakers.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.wakers.add(done);
+      wakers.add(done);
     });
   }
 }

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import * as createCouponsAndOrders from './20261130000000-create-coupons-and-orders';
 import * as createOutbox from './20261130000100-create-outbox';
 import * as createScannerCursors from './20261201000000-create-scanner-cursors';
+import * as createControlSwitches from './20261202000000-create-control-switches';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -13,6 +14,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261130000000-create-coupons-and-orders', createCouponsAndOrders],
   ['20261130000100-create-outbox', createOutbox],
   ['20261201000000-create-scanner-cursors', createScannerCursors],
+  ['20261202000000-create-control-switches', createControlSwitches],
 ];
 
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
