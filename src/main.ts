@@ -257,7 +257,11 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
 
 /** A hold consumer over `topics` feeding `sink`: the shared shape of the expirer and the cascader. */
 async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: ExpirerSink | CascaderSink, logger: Logger): Promise<Started> {
+  // Only for the due-lag metric of partitions paused at the memory cap (HoldConsumer.fetchEnds).
+  const admin = ctx.kafka.admin();
+  await admin.connect();
   const stage = new HoldConsumer({
+    fetchEnds: (topic) => admin.fetchTopicOffsets(topic),
     consumer: consumerFor(ctx, role),
     topics,
     group: groupOf(ctx, role),
@@ -270,11 +274,17 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
     stallMs: ctx.config.consumer.stallMs,
     logger,
   });
-  await stage.start();
+  try {
+    await stage.start();
+  } catch (err) {
+    await admin.disconnect().catch(() => undefined);
+    throw err;
+  }
   ctx.metrics.trackHold(role, () => stage.stats());
   const stop = async () => {
     await stage.stop();
     sink.close();
+    await admin.disconnect();
   };
   return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
 }

@@ -64,6 +64,14 @@ export type HoldConsumerOptions = Readonly<{
   /** /healthz fails when the consume loop shows no sign of life for this long. */
   stallMs: number;
   logger: Logger;
+  /**
+   * The partitions' current ends (the admin client's fetchTopicOffsets). A partition paused at
+   * the memory cap is not fetched, so its end is known only from this; without it, due lag
+   * stops growing at the cap (a pause or a long outage would look like a plateau).
+   */
+  fetchEnds?: (topic: string) => Promise<ReadonlyArray<{ partition: number; high: string }>>;
+  /** How often the ends of partitions paused at the cap are refreshed (default 5 s). */
+  endsRefreshMs?: number;
 }>;
 
 type PartitionState = {
@@ -88,6 +96,7 @@ export class HoldConsumer {
   private generation = 0;
   private partitions = new Map<string, PartitionState>();
   private commitTimer?: NodeJS.Timeout;
+  private endsTimer?: NodeJS.Timeout;
   private commitInFlight: Promise<void> = Promise.resolve();
   private joinedGroup: Promise<void> = new Promise(() => undefined);
 
@@ -164,6 +173,7 @@ export class HoldConsumer {
       throw err;
     }
     this.commitTimer = setInterval(() => void this.commitDirty(), this.opts.commitIntervalMs);
+    if (this.opts.fetchEnds) this.endsTimer = setInterval(() => void this.refreshCappedEnds(), this.opts.endsRefreshMs ?? 5_000);
   }
 
   async stop(): Promise<void> {
@@ -171,6 +181,7 @@ export class HoldConsumer {
     this.state = 'STOPPING';
     this.watch?.stop();
     if (this.commitTimer) clearInterval(this.commitTimer);
+    if (this.endsTimer) clearInterval(this.endsTimer);
     for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
     try {
       await this.commitDirty();
@@ -270,6 +281,23 @@ export class HoldConsumer {
   private overCap(state: PartitionState): boolean {
     const cap = this.opts.maxInMemoryPerPartition;
     return state.tracker.inFlight >= cap || state.tracker.tracked >= cap * 10;
+  }
+
+  /** Due lag past the cap: the ends of partitions that stopped reading there, from the admin API. */
+  private async refreshCappedEnds(): Promise<void> {
+    const capped = [...this.partitions.values()].filter((p) => p.waitingForDrain);
+    for (const topic of new Set(capped.map((p) => p.topic))) {
+      try {
+        const ends = await this.opts.fetchEnds!(topic);
+        for (const end of ends) {
+          const state = this.partitions.get(`${topic}:${end.partition}`);
+          if (state?.waitingForDrain) state.highWatermark = Math.max(state.highWatermark, Number(end.high));
+        }
+      } catch (err) {
+        // A metric's input: the next tick tries again.
+        this.opts.logger.debug({ err, topic }, 'could not read partition ends for due lag');
+      }
+    }
   }
 
   private resumeIfDrained(state: PartitionState): void {

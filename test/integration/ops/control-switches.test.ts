@@ -222,7 +222,6 @@ test('a throttle reaches both instances and paces the transitions; --per-second 
   const [[span]] = (await db.raw('SELECT TIMESTAMPDIFF(MICROSECOND, MIN(expired_at), MAX(expired_at)) / 1000 AS ms FROM coupons WHERE id IN (?)', [coupons])) as [[{ ms: number | string }]];
   const minimalMs = ((n - 2 * perSecond) / (2 * perSecond)) * 1_000;
   expect(Number(span.ms)).toBeGreaterThanOrEqual(minimalMs / 2);
-  console.log(`throttled to ${perSecond}/s per instance: ${n} coupons over ${Number(span.ms)} ms (lower bound with two instances ${minimalMs} ms)`);
 
   await ctl(['throttle', '--what', 'coupon', '--per-second', '0']);
   for (const i of instances) {

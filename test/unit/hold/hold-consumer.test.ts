@@ -115,6 +115,18 @@ test('the memory cap pauses a partition and resumes it once half has drained', a
   await stage.stop();
 });
 
+test('due lag keeps growing past the memory cap: the ends of capped partitions are read from the admin API', async () => {
+  let end = 6;
+  const { fake, stage } = await started({ maxInMemoryPerPartition: 4, fetchEnds: async () => [{ partition: 0, high: String(end) }], endsRefreshMs: 10 });
+  await fake.feed(topic, 0, [0, 1, 2, 3, 4, 5].map(released));
+  expect(fake.paused.has(`${topic}:0`)).toBe(true);
+  // 4 due in memory + offsets 4 and 5 unread behind the cap.
+  expect(stage.stats().dueLag).toBe(6);
+  end = 1_006; // a thousand more arrive while the partition is not fetched
+  await waitFor('due lag to count them', () => (stage.stats().dueLag === 1_006 ? true : undefined), { timeoutMs: 2_000, intervalMs: 10 });
+  await stage.stop();
+});
+
 test('the tracked-offsets cap (10 × the memory cap) pauses behind an unfinished head', async () => {
   const { fake, sink, stage } = await started({ maxInMemoryPerPartition: 2 });
   await fake.feed(topic, 0, [released(0)]);
