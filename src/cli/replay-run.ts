@@ -1,0 +1,48 @@
+/** `timebucket replay`: one bucket's entries through the expiry transactions, then a summary. */
+import type { Config } from '../config';
+import type { EntityType } from '../core/bucket-entry';
+import { systemClock, type Clock } from '../core/clock';
+import type { Topology } from '../core/topology';
+import { createDb } from '../db/knex';
+import { createKafka } from '../kafka/client';
+import type { Logger } from '../ops/logger';
+import { bucketWindow, resolveTier } from '../reconcile/bucket-window';
+import { replayBucket, type ReplaySummary } from '../reconcile/replay-bucket';
+import { replayJson, replayLines } from './replay-output';
+import { progressOnStderr, type Progress } from './replay-progress';
+
+export type ReplayCliOptions = Readonly<{ atMs: number; tier?: string; entity?: EntityType; shard?: number; dryRun: boolean; json: boolean }>;
+
+/** Where the results go (stdout, progress on stderr) and the clock: replaced in tests. */
+export type ReplayIo = Readonly<{ print: (line: string) => void; progress: Progress; clock: Clock }>;
+
+export async function replayCommand(config: Config, topology: Topology, logger: Logger, opts: ReplayCliOptions, io: Partial<ReplayIo> = {}): Promise<ReplaySummary> {
+  const print = io.print ?? console.log;
+  const clock = io.clock ?? systemClock;
+  const progress = io.progress ?? progressOnStderr(opts.dryRun);
+  const window = bucketWindow(topology, resolveTier(topology, opts.tier), opts.atMs);
+  const db = createDb(config.db, { logger });
+  try {
+    const summary = await replayBucket({
+      kafka: createKafka(config.kafka, logger, '-replay'),
+      db,
+      topology,
+      groupPrefix: config.groupPrefix,
+      window,
+      entity: opts.entity,
+      shard: opts.shard,
+      dryRun: opts.dryRun,
+      batchSize: config.expirer.batchSize,
+      clock,
+      logger,
+      onProgress: progress.update,
+    });
+    progress.done();
+    if (opts.json) print(JSON.stringify(replayJson(summary)));
+    else for (const line of replayLines(summary)) print(line);
+    return summary;
+  } finally {
+    progress.done();
+    await db.destroy();
+  }
+}

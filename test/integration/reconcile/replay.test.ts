@@ -1,0 +1,380 @@
+/**
+ * Replaying a ring bucket against the real stack (Debezium → repartitioner → second-wide rings →
+ * expirer → outbox → relay), both ways an operator can:
+ *   - `timebucket replay`: a one-off reader runs the bucket's entries through the expiry
+ *     transactions with path = replay, beside the live expirer;
+ *   - `timebucket offsets reset`: the stopped expirer group is moved back to the bucket's first
+ *     record, and the restarted expirer re-reads it.
+ * "Put back as a restored backup would": rows returned to ACTIVE / UNPAID and their outbox rows
+ * deleted, without a binlog event (sql_log_bin = 0: a restore the CDC stream never sees), so
+ * nothing but a replay brings them back.
+ *
+ * The pipeline's repartitioner reads the shared CDC topics, so other test files' rows may share
+ * a bucket with ours: the summary's figures are asserted exactly when the bucket holds only our
+ * rows (`foreignRowsIn`), and as lower bounds otherwise; our own rows are always checked exactly.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { DateTime } from 'luxon';
+import type { Admin } from 'kafkajs';
+import { createDb, Db } from '../../../src/db/knex';
+import { createKafka } from '../../../src/kafka/client';
+import { bucketStartOf, partitionOfShard } from '../../../src/core/topology';
+import { shardOf } from '../../../src/core/router';
+import type { Running } from '../../../src/main';
+import { replayCommand, type ReplayCliOptions } from '../../../src/cli/replay-run';
+import type { ReplayCounts } from '../../../src/reconcile/replay-bucket';
+import { config as baseConfig, logger } from '../../support/stack';
+import { createTestPipeline, TestPipeline } from '../../support/pipeline';
+import { collectEvents, SeenEvent } from '../../support/events';
+import { mariadbRoot } from '../../support/stack-control';
+import { spawnCli } from '../../support/cli';
+import { waitFor, withTimeout } from '../../support/wait-for';
+
+let db: Db;
+let admin: Admin;
+let pipeline: TestPipeline;
+let expirer: Running;
+let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
+const marker = 5_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
+
+type Ours = { coupons: number[]; orders: number[] };
+type RowState = { id: number; status: string; expire_time: Date; version: number };
+
+beforeAll(async () => {
+  db = createDb(baseConfig.db);
+  pipeline = await createTestPipeline();
+  admin = createKafka(pipeline.config.kafka, logger, '-test-replay').admin();
+  await admin.connect();
+  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  await pipeline.start(['repartitioner', 'cascader', 'relay']);
+  // On its own, so the offsets-reset test can stop and restart it.
+  expirer = await pipeline.start(['expirer']);
+});
+
+afterAll(async () => {
+  await events?.stop();
+  await pipeline?.stopAll();
+  await admin?.disconnect();
+  await db?.destroy();
+});
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+const width = () => pipeline.topology.tiers[0]!.widthMs;
+
+/**
+ * A finest-tier bucket ~7 s ahead: inside the finest ring's 9 s horizon, so the entries are
+ * written to it (not the due lane) as long as CDC takes less than ~7 s.
+ */
+function bucketAhead(ms = 7_000): number {
+  return bucketStartOf(pipeline.topology.tiers[0]!, Date.now() + ms);
+}
+
+async function insertIn(bucketStartMs: number, coupons: number, orders: number, spanMs = width()): Promise<Ours> {
+  const at = (i: number, n: number) => new Date(bucketStartMs + 100 + Math.floor(((spanMs - 200) * i) / n));
+  const ours: Ours = { coupons: [], orders: [] };
+  for (let i = 0; i < coupons; i += 1) ours.coupons.push((await db('coupons').insert({ user_id: marker, status: 'ACTIVE', expire_time: at(i, coupons) }))[0]!);
+  for (let i = 0; i < orders; i += 1) ours.orders.push((await db('orders').insert({ user_id: marker, status: 'UNPAID', expire_time: at(i, orders) }))[0]!);
+  return ours;
+}
+
+const count = async (table: 'coupons' | 'orders', ids: number[], status: string) =>
+  ids.length === 0 ? 0 : Number((await db(table).whereIn('id', ids).where({ status }).count({ n: '*' }))[0]!.n);
+
+async function waitTransitioned(ours: Ours, what: string): Promise<void> {
+  await waitFor(
+    what,
+    async () => ((await count('coupons', ours.coupons, 'EXPIRED')) === ours.coupons.length && (await count('orders', ours.orders, 'CANCELLED')) === ours.orders.length ? true : undefined),
+    { timeoutMs: 90_000, intervalMs: 250 },
+  );
+}
+
+async function rowsOf(ours: Ours): Promise<{ coupons: RowState[]; orders: RowState[] }> {
+  const cols = ['id', 'status', 'expire_time', 'version'];
+  return {
+    coupons: (await db('coupons').whereIn('id', ours.coupons).orderBy('id').select(cols)) as RowState[],
+    orders: (await db('orders').whereIn('id', ours.orders).orderBy('id').select(cols)) as RowState[],
+  };
+}
+
+/** The event_key of each of our rows: `<entity>-<transition>-<id>-<expire_time ms>`. */
+async function keysOf(ours: Ours): Promise<string[]> {
+  const rows = await rowsOf(ours);
+  return [...rows.coupons.map((r) => `coupon-expired-${r.id}-${r.expire_time.getTime()}`), ...rows.orders.map((r) => `order-cancelled-${r.id}-${r.expire_time.getTime()}`)];
+}
+
+/** Outbox rows per event_key, with the path of each. */
+async function outboxPaths(keys: string[]): Promise<Map<string, string[]>> {
+  const rows = (await db('outbox').whereIn('event_key', keys).select('event_key', 'payload')) as Array<{ event_key: string; payload: string }>;
+  const byKey = new Map<string, string[]>();
+  for (const r of rows) byKey.set(r.event_key, [...(byKey.get(r.event_key) ?? []), (JSON.parse(r.payload) as { path: string }).path]);
+  return byKey;
+}
+
+function eventsWithPath(keys: string[], path: string): Map<string, number> {
+  const wanted = new Set(keys);
+  const byKey = new Map<string, number>();
+  for (const e of events.events) {
+    const key = e.headers['event_key']!;
+    if (wanted.has(key) && e.value['path'] === path) byKey.set(key, (byKey.get(key) ?? 0) + 1);
+  }
+  return byKey;
+}
+
+/** As a restore of a backup taken before the transition: state and outbox back, no binlog event. */
+function putBack(ours: Ours, keys: string[]): void {
+  const name = baseConfig.db.database;
+  mariadbRoot(
+    [
+      'SET SESSION sql_log_bin = 0',
+      `UPDATE \`${name}\`.coupons SET status = 'ACTIVE', expired_at = NULL, version = 0 WHERE id IN (${ours.coupons.join(',')})`,
+      `UPDATE \`${name}\`.orders SET status = 'UNPAID', cancel_time = NULL, cancel_reason = NULL, version = 0 WHERE id IN (${ours.orders.join(',')})`,
+      `DELETE FROM \`${name}\`.outbox WHERE event_key IN (${keys.map((k) => `'${k}'`).join(',')})`,
+    ].join('; '),
+  );
+}
+
+/** Rows of other tests due in the bucket: their entries share it with ours. */
+async function foreignRowsIn(bucketStartMs: number, endMs = bucketStartMs + width()): Promise<number> {
+  let n = 0;
+  for (const table of ['coupons', 'orders']) {
+    const [row] = await db(table).where('expire_time', '>=', new Date(bucketStartMs)).andWhere('expire_time', '<', new Date(endMs)).andWhereNot({ user_id: marker }).count({ n: '*' });
+    n += Number(row!.n);
+  }
+  return n;
+}
+
+/** Exact when the bucket holds only our rows; otherwise ours are a lower bound. */
+function expectFigures(actual: Partial<ReplayCounts>, ours: Partial<ReplayCounts>, foreign: number): void {
+  if (foreign === 0) {
+    expect(actual).toMatchObject(ours);
+    return;
+  }
+  console.log(`replay test: ${foreign} rows of other tests share the bucket; figures checked as lower bounds`);
+  for (const [k, v] of Object.entries(ours)) expect(actual[k as keyof ReplayCounts]).toBeGreaterThanOrEqual(v);
+}
+
+async function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = spawnCli(args, { ...pipeline.env, TB_LOG_LEVEL: 'warn' });
+  const { code } = await withTimeout(`timebucket ${args.join(' ')}`, run.exited, 90_000);
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+async function cliJson<T>(args: string[]): Promise<T> {
+  const r = await cli([...args, '--json']);
+  if (r.code !== 0) throw new Error(`timebucket ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+async function inProcess(opts: Partial<ReplayCliOptions> & { atMs: number }) {
+  const lines: string[] = [];
+  const progress = { update: () => undefined, done: () => undefined };
+  const summary = await replayCommand(pipeline.config, pipeline.topology, logger, { dryRun: false, json: false, ...opts }, { print: (l) => lines.push(l), progress });
+  return { summary, lines };
+}
+
+type ReplayJson = ReplayCounts & { bucket: { start: string; end: string; topic: string; tier: string }; partitions: Array<{ partition: number }>; dryRun: boolean };
+
+async function expirerOffsets(topic: string): Promise<Map<number, string>> {
+  const [entry] = await admin.fetchOffsets({ groupId: `${pipeline.config.groupPrefix}.expirer`, topics: [topic] });
+  return new Map((entry?.partitions ?? []).map((p) => [p.partition, p.offset]));
+}
+
+// ---- a processed bucket, put back, replayed both ways ------------------------------------------
+
+describe('a processed bucket', () => {
+  let bucket: number;
+  let ours: Ours;
+  let keys: string[];
+  let total: number;
+  /** --at inside the bucket, written in another zone: the output must still be UTC. */
+  let at: string;
+
+  beforeAll(async () => {
+    bucket = bucketAhead();
+    ours = await insertIn(bucket, 20, 6);
+    total = ours.coupons.length + ours.orders.length;
+    at = DateTime.fromMillis(bucket + 500, { zone: 'UTC+2' }).toISO()!;
+    await waitTransitioned(ours, 'the stream to transition every row of the bucket');
+    keys = await keysOf(ours);
+  });
+
+  test('replaying it (real CLI) finds every entry already done: no transition, no outbox row', async () => {
+    const outboxBefore = await outboxPaths(keys);
+    expect([...outboxBefore.values()].every((paths) => paths.length === 1 && paths[0] === 'stream')).toBe(true);
+    const rowsBefore = await rowsOf(ours);
+
+    const summary = await cliJson<ReplayJson>(['replay', '--at', at]);
+    expect(at).toMatch(/\+02:00$/);
+    expect(summary.bucket.start).toBe(DateTime.fromMillis(bucket, { zone: 'utc' }).toISO());
+    expect(summary.bucket.end).toBe(DateTime.fromMillis(bucket + width(), { zone: 'utc' }).toISO());
+    expect(summary.bucket.tier).toBe('minute');
+    expect(summary.partitions.map((p) => p.partition)).toEqual([0, 1, 2, 3]);
+    expect(summary.transitioned).toBe(0);
+    expectFigures(summary, { entries: total, alreadyDone: total, notDue: 0, stale: 0, invalid: 0 }, await foreignRowsIn(bucket));
+
+    expect(await outboxPaths(keys)).toEqual(outboxBefore);
+    expect(await rowsOf(ours)).toEqual(rowsBefore);
+  });
+
+  test('put back as from a backup: a dry run reports them due and changes nothing', async () => {
+    putBack(ours, keys);
+    const rowsBefore = await rowsOf(ours);
+    expect(rowsBefore.coupons.every((r) => r.status === 'ACTIVE')).toBe(true);
+
+    const summary = await cliJson<ReplayJson>(['replay', '--at', at, '--dry-run']);
+    expect(summary.dryRun).toBe(true);
+    expectFigures(summary, { entries: total, due: total, alreadyDone: 0, notDue: 0, stale: 0 }, await foreignRowsIn(bucket));
+
+    // --entity and --shard narrow it: one partition read, that shard's coupons only.
+    const shard = shardOf(String(ours.coupons[0]!), pipeline.topology.shards);
+    const narrowed = await inProcess({ atMs: bucket, entity: 'coupon', shard, dryRun: true });
+    expect(narrowed.summary.partitions.map((p) => p.partition)).toEqual([partitionOfShard(shard, pipeline.topology.tiers[0]!.partitions)]);
+    const inShard = ours.coupons.filter((id) => shardOf(String(id), pipeline.topology.shards) === shard).length;
+    expectFigures(narrowed.summary.counts, { entries: inShard, due: inShard }, await foreignRowsIn(bucket));
+    expect(narrowed.lines[0]).toBe('dry run: nothing was changed');
+
+    expect(await rowsOf(ours)).toEqual(rowsBefore);
+    expect((await outboxPaths(keys)).size).toBe(0);
+  });
+
+  test('replay transitions the put-back rows again: one new outbox row and one event each, path replay', async () => {
+    const { summary, lines } = await inProcess({ atMs: bucket + 999 });
+    expectFigures(summary.counts, { entries: total, transitioned: total, alreadyDone: 0, notDue: 0, stale: 0 }, await foreignRowsIn(bucket));
+    expect(lines).toContain(`transitioned: ${summary.counts.transitioned}`);
+
+    expect(await count('coupons', ours.coupons, 'EXPIRED')).toBe(ours.coupons.length);
+    expect(await count('orders', ours.orders, 'CANCELLED')).toBe(ours.orders.length);
+    const outbox = await outboxPaths(keys);
+    expect(outbox.size).toBe(total);
+    expect([...outbox.values()].every((paths) => paths.length === 1 && paths[0] === 'replay')).toBe(true);
+
+    await waitFor('the replayed events on the event topics', () => (eventsWithPath(keys, 'replay').size === total ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+    expect([...eventsWithPath(keys, 'replay').values()].every((n) => n === 1)).toBe(true);
+
+    // Once more: nothing left to do.
+    const again = await inProcess({ atMs: bucket });
+    expect(again.summary.counts.transitioned).toBe(0);
+    expect((await outboxPaths(keys)).size).toBe(total);
+  });
+
+  test('offsets reset refuses while the expirer runs; stopped, reset and restarted, the expirer transitions the put-back rows once each', async () => {
+    putBack(ours, keys);
+    const topic = `${pipeline.topology.prefix}.minute.${String((bucket / width()) % pipeline.topology.tiers[0]!.ring).padStart(2, '0')}`;
+    const committedBefore = await expirerOffsets(topic);
+
+    const refused = await cli(['offsets', 'reset', '--at', at]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(new RegExp(`refused: group ${pipeline.config.groupPrefix}\\.expirer has 1 member`));
+    expect(await expirerOffsets(topic)).toEqual(committedBefore);
+
+    await expirer.stop();
+    await waitFor('the expirer group to be empty', async () => {
+      const { groups } = await admin.describeGroups([`${pipeline.config.groupPrefix}.expirer`]);
+      return groups[0]!.members.length === 0 ? true : undefined;
+    });
+
+    const dryRun = await cli(['offsets', 'reset', '--at', at, '--dry-run']);
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.stdout).toMatch(/dry run: nothing was changed/);
+    expect(dryRun.stdout).toMatch(/--reset-offsets --to-offset \d+ --execute/);
+    expect(await expirerOffsets(topic)).toEqual(committedBefore);
+
+    const reset = await cliJson<{ applied: boolean; bucket: { topic: string }; partitions: Array<{ partition: number; committed: string; target: string | null }>; stockCommands: string[] }>([
+      'offsets',
+      'reset',
+      '--at',
+      at,
+    ]);
+    expect(reset.applied).toBe(true);
+    expect(reset.bucket.topic).toBe(topic);
+    const moved = reset.partitions.filter((p) => p.target !== null);
+    expect(moved.length).toBeGreaterThan(0);
+    expect(reset.stockCommands).toHaveLength(moved.length);
+    const after = await expirerOffsets(topic);
+    for (const p of reset.partitions) expect(after.get(p.partition)).toBe(p.target ?? committedBefore.get(p.partition));
+    for (const p of moved) expect(BigInt(p.target!)).toBeLessThanOrEqual(BigInt(committedBefore.get(p.partition)!));
+
+    // The printed stock command works as printed (the stack's own copy of the tool): it sets
+    // the offset the reset already set.
+    const stock = reset.stockCommands[0]!.split(' ');
+    execFileSync(join(__dirname, '../../../stack/bin/kafka-consumer-groups.sh'), stock.slice(1), { encoding: 'utf8', timeout: 60_000 });
+    expect(await expirerOffsets(topic)).toEqual(after);
+
+    expirer = await pipeline.start(['expirer']);
+    await waitTransitioned(ours, 'the restarted expirer to transition the put-back rows');
+    await waitFor('one outbox row per put-back row', async () => ((await outboxPaths(keys)).size === total ? true : undefined), { timeoutMs: 30_000 });
+    const outbox = await outboxPaths(keys);
+    expect([...outbox.values()].every((paths) => paths.length === 1 && paths[0] === 'stream')).toBe(true);
+    // Published once more each: the first run's event and this one, both by the stream.
+    await waitFor('the re-read transitions published', () => ([...eventsWithPath(keys, 'stream').values()].filter((n) => n >= 2).length === total ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
+    expect([...eventsWithPath(keys, 'stream').values()].every((n) => n === 2)).toBe(true);
+    const rows = await rowsOf(ours);
+    expect([...rows.coupons, ...rows.orders].every((r) => r.version === 1)).toBe(true);
+  });
+});
+
+// ---- a bucket whose rows were paid, used or extended before they were due ----------------------
+
+test('replay of a bucket with rows paid, used or extended since touches none of them; the dry run reports them stale', async () => {
+  const bucket = bucketAhead();
+  const ours = await insertIn(bucket, 10, 6);
+  // Before they are due (the inserts' entries are already on their way to the bucket).
+  const paid = ours.orders.slice(0, 3);
+  const extended = ours.coupons.slice(0, 3);
+  const used = ours.coupons.slice(3, 5);
+  await db('orders').whereIn('id', paid).update({ status: 'PAID' });
+  await db('coupons').whereIn('id', extended).update({ expire_time: db.raw('expire_time + INTERVAL 1 HOUR') });
+  await db('coupons').whereIn('id', used).update({ status: 'USED' });
+  const stale = paid.length + extended.length + used.length;
+  const expiring = { coupons: ours.coupons.slice(5), orders: ours.orders.slice(3) };
+  await waitTransitioned(expiring, 'the stream to transition the rows left expirable');
+  const done = expiring.coupons.length + expiring.orders.length;
+  const at = DateTime.fromMillis(bucket, { zone: 'America/New_York' }).toISO()!;
+
+  const rowsBefore = await rowsOf(ours);
+  const outboxBefore = await db('outbox').where({ entity_type: 'coupon' }).whereIn('entity_id', ours.coupons).orWhere((q) => q.where({ entity_type: 'order' }).whereIn('entity_id', ours.orders)).count({ n: '*' });
+
+  const dry = await cliJson<ReplayJson>(['replay', '--at', at, '--dry-run']);
+  expectFigures(dry, { entries: stale + done, due: 0, alreadyDone: done, notDue: 0, stale }, await foreignRowsIn(bucket));
+  expect(await rowsOf(ours)).toEqual(rowsBefore);
+
+  const real = await cliJson<ReplayJson>(['replay', '--at', at]);
+  expect(real.transitioned).toBe(0);
+  expectFigures(real, { entries: stale + done, alreadyDone: done, notDue: 0, stale }, await foreignRowsIn(bucket));
+  expect(await rowsOf(ours)).toEqual(rowsBefore);
+  const outboxAfter = await db('outbox').where({ entity_type: 'coupon' }).whereIn('entity_id', ours.coupons).orWhere((q) => q.where({ entity_type: 'order' }).whereIn('entity_id', ours.orders)).count({ n: '*' });
+  expect(Number(outboxAfter[0]!.n)).toBe(Number(outboxBefore[0]!.n));
+  expect(Number(outboxAfter[0]!.n)).toBe(done);
+});
+
+// ---- a bucket not yet due -----------------------------------------------------------------------
+
+test('replay of a coarse-tier bucket not yet due (--tier day) finds its entries and transitions none', async () => {
+  const day = pipeline.topology.tiers[2]!;
+  // Three day buckets ahead (48 s, within the day tier's 64 s horizon and beyond the hour
+  // tier's 24 s), due 12–14 s into it: at least ~44 s after the insert.
+  const bucket = bucketStartOf(day, Date.now()) + 3 * day.widthMs;
+  const ours = await insertIn(bucket + 12_000, 5, 0, 2_000);
+
+  const found = await waitFor(
+    "the entries in the day ring's bucket",
+    async () => {
+      const { summary } = await inProcess({ atMs: bucket, tier: 'day', dryRun: true });
+      return summary.counts.entries >= ours.coupons.length ? summary : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 500 },
+  );
+  expect(found.window.tier.name).toBe('day');
+  expect(found.phase).toBe('future');
+
+  const { summary } = await inProcess({ atMs: bucket + 1, tier: '2' });
+  expect(summary.counts.transitioned).toBe(0);
+  expectFigures(summary.counts, { entries: ours.coupons.length, notDue: ours.coupons.length, alreadyDone: 0, stale: 0 }, await foreignRowsIn(bucket, bucket + day.widthMs));
+  expect(await count('coupons', ours.coupons, 'ACTIVE')).toBe(ours.coupons.length);
+  expect((await outboxPaths(await keysOf(ours))).size).toBe(0);
+});
