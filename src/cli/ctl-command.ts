@@ -14,7 +14,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DateTime } from 'luxon';
+import { formatUtc } from '../core/utc-time';
 import { z } from 'zod';
 import { Config, loadConfig } from '../config';
 import { createDb, Db } from '../db/knex';
@@ -111,7 +111,7 @@ function asJson(s: Switch): Record<string, unknown> {
 }
 
 function utc(d: Date): string {
-  return DateTime.fromJSDate(d, { zone: 'utc' }).toISO() ?? d.toISOString();
+  return formatUtc(d.getTime());
 }
 
 const PerSecond = z.coerce.number().finite().min(0).max(1_000_000);

@@ -9,36 +9,22 @@
  *       record (the group must have no members), and print the stock-tool equivalent
  * `--at` is ISO-8601 in any zone (no zone: UTC); everything printed is UTC.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
-import pino from 'pino';
+import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
 import type { EntityType } from '../core/bucket-entry';
-import { createLogger } from '../ops/logger';
+import { createCommandLogger } from '../ops/logger';
 import { loadTopology } from '../ops/load-topology';
-import { parseInstant } from '../reconcile/bucket-window';
+import { isoTimeArg, shardArg } from './options';
 import { offsetsResetCommand } from './offsets-reset';
 import { replayCommand } from './replay-run';
-
-function parseAt(value: string): number {
-  try {
-    return parseInstant(value);
-  } catch (err) {
-    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
-  }
-}
-
-function parseShard(value: string): number {
-  if (!/^[0-9]+$/.test(value.trim())) throw new InvalidArgumentError(`not a shard number: ${JSON.stringify(value)}`);
-  return Number(value);
-}
 
 /** Logs on stderr: stdout carries only the result (parseable with --json). */
 function setUp() {
   const config = loadConfig(process.env);
-  return { config, topology: loadTopology(config.topologyPath), logger: createLogger(config.logLevel, {}, pino.destination(2)) };
+  return { config, topology: loadTopology(config.topologyPath), logger: createCommandLogger(config.logLevel) };
 }
 
-const atOption = () => new Option('--at <time>', 'a time inside the bucket, ISO-8601 in any zone (no zone: UTC)').argParser(parseAt).makeOptionMandatory();
+const atOption = () => new Option('--at <time>', 'a time inside the bucket, ISO-8601 in any zone (no zone: UTC)').argParser(isoTimeArg).makeOptionMandatory();
 const tierOption = () => new Option('--tier <name|index>', 'the tier, by name or index (default: the finest, 0)');
 
 export function registerReplayCommands(program: Command): void {
@@ -48,7 +34,7 @@ export function registerReplayCommands(program: Command): void {
     .addOption(atOption())
     .addOption(tierOption())
     .addOption(new Option('--entity <entity>', 'only entries of this entity').choices(['coupon', 'order']))
-    .addOption(new Option('--shard <n>', "only this shard's entries (reads its partition alone)").argParser(parseShard))
+    .addOption(new Option('--shard <n>', "only this shard's entries (reads its partition alone)").argParser(shardArg))
     .option('--dry-run', 'report what the entries would do against the database, changing nothing')
     .option('--json', 'print the summary as one JSON object')
     .action(async (opts: { at: number; tier?: string; entity?: EntityType; shard?: number; dryRun?: boolean; json?: boolean }) => {

@@ -4,7 +4,8 @@
  */
 import type { PartitionScan } from '../reconcile/bucket-scan';
 import type { OffsetsResetResult } from '../reconcile/bucket-offsets-reset';
-import { formatUtc, type BucketWindow } from '../reconcile/bucket-window';
+import type { BucketWindow } from '../reconcile/bucket-window';
+import { formatUtc } from '../core/utc-time';
 import type { ReplaySummary } from '../reconcile/replay-bucket';
 
 export function bucketJson(window: BucketWindow) {

@@ -9,17 +9,19 @@ import type { Logger } from '../ops/logger';
 import { bucketWindow, resolveTier } from '../reconcile/bucket-window';
 import { replayBucket, type ReplaySummary } from '../reconcile/replay-bucket';
 import { replayJson, replayLines } from './replay-output';
-import { progressOnStderr, type Progress } from './replay-progress';
+import { commandProgress, type CommandProgress } from './progress';
 
 export type ReplayCliOptions = Readonly<{ atMs: number; tier?: string; entity?: EntityType; shard?: number; dryRun: boolean; json: boolean }>;
 
 /** Where the results go (stdout, progress on stderr) and the clock: replaced in tests. */
-export type ReplayIo = Readonly<{ print: (line: string) => void; progress: Progress; clock: Clock }>;
+export type ReplayIo = Readonly<{ print: (line: string) => void; progress: CommandProgress; clock: Clock }>;
 
 export async function replayCommand(config: Config, topology: Topology, logger: Logger, opts: ReplayCliOptions, io: Partial<ReplayIo> = {}): Promise<ReplaySummary> {
   const print = io.print ?? console.log;
   const clock = io.clock ?? systemClock;
-  const progress = io.progress ?? progressOnStderr(opts.dryRun);
+  const line = `{value} entries, ${opts.dryRun ? '{due} due' : '{transitioned} transitioned'}, {alreadyDone} already done, {notDue} not due, {stale} stale`;
+  const progress = io.progress ?? commandProgress({ line, logger, interactive: !opts.json });
+  progress.start('replay', undefined);
   const window = bucketWindow(topology, resolveTier(topology, opts.tier), opts.atMs);
   const db = createDb(config.db, { logger });
   try {
@@ -35,14 +37,14 @@ export async function replayCommand(config: Config, topology: Topology, logger: 
       batchSize: config.expirer.batchSize,
       clock,
       logger,
-      onProgress: progress.update,
+      onProgress: (c) => progress.update(c.entries, c),
     });
-    progress.done();
+    progress.stop();
     if (opts.json) print(JSON.stringify(replayJson(summary)));
     else for (const line of replayLines(summary)) print(line);
     return summary;
   } finally {
-    progress.done();
+    progress.stop();
     await db.destroy();
   }
 }

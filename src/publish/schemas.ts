@@ -1,7 +1,7 @@
 /**
  * The Avro schemas of the events other teams consume, and their registration.
  *
- * Contract (DESIGN.md, "Events for other teams"): subject `<topic>-value`, compatibility
+ * Contract (docs/architecture.md, "Events for other teams"): subject `<topic>-value`, compatibility
  * BACKWARD, so a consumer upgraded to the newest schema can still read every older event.
  *
  * Registration is idempotent: registering the same schema again returns the same id. The

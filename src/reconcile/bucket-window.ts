@@ -25,7 +25,6 @@
  *   - a record stamped after readUntilMs (no writer was still writing T by then).
  * Records of earlier buckets (the previous lap's tail) are skipped.
  */
-import { DateTime } from 'luxon';
 import { bucketStartOf, horizonMs, ringIndex, ringTopic, type Tier, type Topology } from '../core/topology';
 
 export type BucketWindow = Readonly<{
@@ -41,21 +40,6 @@ export type BucketWindow = Readonly<{
   /** No record of the bucket is stamped after this. */
   readUntilMs: number;
 }>;
-
-/**
- * An ISO-8601 instant in any zone (`2026-12-01T10:15:00+01:00`, `…Z`); a time without an
- * offset is taken as UTC, the zone every timebucket record and row is in.
- */
-export function parseInstant(text: string): number {
-  const parsed = DateTime.fromISO(text.trim(), { zone: 'utc' });
-  if (!parsed.isValid) throw new RangeError(`not an ISO-8601 time: ${JSON.stringify(text)} (${parsed.invalidExplanation ?? parsed.invalidReason ?? 'invalid'})`);
-  return parsed.toMillis();
-}
-
-/** Epoch ms as ISO-8601 in UTC, as every time is printed. */
-export function formatUtc(ms: number): string {
-  return DateTime.fromMillis(ms, { zone: 'utc' }).toISO() ?? String(ms);
-}
 
 /** A tier by name (`minute`) or index (`0`, finest first); the finest when not given. */
 export function resolveTier(topology: Topology, nameOrIndex?: string): number {

@@ -97,7 +97,7 @@ describe('backfill on a database without CDC', () => {
   test('a bad time is refused with the reason, before anything is read', async () => {
     const run = spawnCli(['backfill', '--since', 'yesterday'], { ...pipeline.env, TB_DB_NAME: testDb.name });
     expect((await run.exited).code).not.toBe(0);
-    expect(run.stderr()).toMatch(/--since.*not an ISO 8601 time/);
+    expect(run.stderr()).toMatch(/--since.*not an ISO-8601 time/);
   });
 });
 

@@ -169,7 +169,7 @@ async function cliJson<T>(args: string[]): Promise<T> {
 
 async function inProcess(opts: Partial<ReplayCliOptions> & { atMs: number }) {
   const lines: string[] = [];
-  const progress = { update: () => undefined, done: () => undefined };
+  const progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
   const summary = await replayCommand(pipeline.config, pipeline.topology, logger, { dryRun: false, json: false, ...opts }, { print: (l) => lines.push(l), progress });
   return { summary, lines };
 }
