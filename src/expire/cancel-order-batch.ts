@@ -1,5 +1,5 @@
 /**
- * Cancels one batch of unpaid orders (one shard) in one transaction, releasing the coupons they
+ * Cancels one batch of unpaid orders in one transaction, releasing the coupons they
  * hold: lock orders → read the db clock → decide → cancel → release coupons (LOCKED → ACTIVE) →
  * INSERT IGNORE outbox. Orders are locked before coupons, the one lock order in the codebase.
  * The released coupons flow back through CDC and are scheduled (and expired if overdue) there.

@@ -1,5 +1,5 @@
 /**
- * Expires one batch of coupons (one shard) in one transaction:
+ * Expires one batch of coupons in one transaction:
  *   lock rows → read the db clock → decide (planExpiry) → guarded UPDATE → INSERT IGNORE outbox.
  * The event exists if and only if the transition committed. Re-running the same batch is
  * harmless: rows already EXPIRED are stale and their event_key is already in the outbox.

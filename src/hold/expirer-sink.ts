@@ -1,6 +1,6 @@
 /**
  * The expirer's side of holding: released entries wait in a FireQueue until their own
- * expire_time, then go in batches of one entity and one shard through the expiry transaction.
+ * expire_time, then go in batches of one entity (shards mixed) through the expiry transaction.
  *
  *   transitioned / stale  → done (the offset may be committed)
  *   not yet due by the DB → back in the queue for the database's remaining time (I2)
@@ -156,7 +156,7 @@ export class ExpirerSink implements HoldSink {
     if (free > 0) {
       const now = this.opts.clock.now();
       const batches = this.group(this.popDue(now, free * this.opts.maxBatchSize));
-      // Entries of several shards can make more batches than free slots: the rest wait.
+      // Entries of both entities (or entries tried alone) can make more batches than free slots: the rest wait.
       const started = batches.slice(0, free);
       for (const entity of ENTITIES) this.gate.consume(entity, started.flat().filter((p) => p.msg.entry.entity === entity).length);
       for (const batch of started) void this.run(batch);
@@ -190,7 +190,12 @@ export class ExpirerSink implements HoldSink {
     return out;
   }
 
-  /** One batch per entity and shard (one batch touches one shard's rows), capped in size. */
+  /**
+   * Batches of one entity, capped in size, shards mixed: every shard's rows live in the same
+   * database, so splitting by shard only made transactions smaller (with 16 shards a backlog
+   * averaged ~218 rows per transaction instead of the batch size). Rows are locked in primary-key
+   * order whatever the batch, so mixed batches cannot deadlock each other.
+   */
   private group(due: Pending[]): Pending[][] {
     const groups = new Map<string, Pending[]>();
     const alone: Pending[][] = [];
@@ -199,10 +204,9 @@ export class ExpirerSink implements HoldSink {
         alone.push([p]);
         continue;
       }
-      const key = `${p.msg.entry.entity}:${p.msg.shard}`;
-      const list = groups.get(key) ?? [];
+      const list = groups.get(p.msg.entry.entity) ?? [];
       list.push(p);
-      groups.set(key, list);
+      groups.set(p.msg.entry.entity, list);
     }
     const batches: Pending[][] = alone;
     for (const list of groups.values()) {

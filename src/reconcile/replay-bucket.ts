@@ -9,10 +9,11 @@
  * stream would have used (I4). What a replay adds is for rows put back into their expirable
  * state without a binlog event, e.g. restored from a backup taken before they transitioned.
  *
- * Batches: one entity and one shard each (as the expirer's), at most `batchSize` entries, run as
- * the scan goes, so a hot bucket is never held in memory whole. A retriable failure (deadlock,
- * lost connection) is retried with backoff; anything else stops the replay with the error, and
- * running it again is harmless.
+ * Batches: one entity and one shard each (a shard's entries all come from one partition, so a
+ * batch is flushed once its partition is done), at most `batchSize` entries, run as the scan
+ * goes, so a hot bucket is never held in memory whole. A retriable failure (deadlock, lost
+ * connection) is retried with backoff; anything else stops the replay with the error, and running
+ * it again is harmless.
  *
  * `dryRun`: the same entries, classified against the rows read without locks (replay-classify.ts);
  * nothing is written.

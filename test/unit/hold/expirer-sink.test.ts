@@ -86,7 +86,7 @@ describe('ExpirerSink', () => {
     expect(h.calls.map((c) => c.ids)).toEqual([['7']]);
   });
 
-  test('batches group by entity and shard and respect maxBatchSize', async () => {
+  test('batches group by entity, shards mixed (one database), and respect maxBatchSize', async () => {
     const h = harness({ maxBatchSize: 2, maxConcurrentBatches: 10 });
     const at = T0 + 50;
     for (const [id, entity, shard] of [
@@ -101,9 +101,8 @@ describe('ExpirerSink', () => {
     }
     await jest.advanceTimersByTimeAsync(50);
     expect(h.calls.map((c) => [c.entity, c.ids])).toEqual([
-      ['coupon', ['1', '4']],
-      ['coupon', ['5']],
-      ['coupon', ['2']],
+      ['coupon', ['1', '2']],
+      ['coupon', ['4', '5']],
       ['order', ['3', '6']],
     ]);
     expect([...h.done].sort()).toEqual(['1', '2', '3', '4', '5', '6']);
@@ -127,11 +126,11 @@ describe('ExpirerSink', () => {
     expect(h.maxInFlight()).toBe(2);
   });
 
-  // Several entity/shard groups due at once must not start more batches than free slots.
-  test('maxConcurrentBatches holds across shards', async () => {
+  // Both entities due at once must not start more batches than free slots.
+  test('maxConcurrentBatches holds across entities', async () => {
     const h = harness({ maxBatchSize: 2, maxConcurrentBatches: 1, auto: () => undefined });
-    h.take(heldMessage({ id: '1', shard: 0, expireAtMs: T0 + 10 }));
-    h.take(heldMessage({ id: '2', shard: 1, expireAtMs: T0 + 10 }));
+    h.take(heldMessage({ id: '1', entity: 'coupon', expireAtMs: T0 + 10 }));
+    h.take(heldMessage({ id: '2', entity: 'order', expireAtMs: T0 + 10 }));
     await jest.advanceTimersByTimeAsync(10);
     expect(h.maxInFlight()).toBe(1);
   });
