@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { createDb, Db } from '../../../src/db/knex';
-import { config as baseConfig } from '../../support/stack';
+import { config as baseConfig, logger } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
 import { spawnCli } from '../../support/cli';
@@ -69,5 +69,5 @@ test('kill -9 mid-run, restart: every coupon expires exactly once', async () => 
     expect(r.expired_at.getTime()).toBeGreaterThanOrEqual(r.expire_time.getTime());
     expect(r.version).toBe(1);
   }
-  console.log(`crash-restart: ${atKill} of ${total} expired when the expirer was killed; all ${total} after restart, one outbox row each`);
+  logger.info(`crash-restart: ${atKill} of ${total} expired when the expirer was killed; all ${total} after restart, one outbox row each`);
 });

@@ -134,7 +134,7 @@ describe('end to end through Debezium', () => {
     const delayOf = (r: Row) => (r.expired_at ?? r.cancel_time)!.getTime() - r.expire_time.getTime();
     const report = (name: string, rows: Row[]) => {
       const d = rows.map(delayOf).sort((a, b) => a - b);
-      console.log(`end-to-end ${name}: ${d.length} transitions; delay p50 ${percentile(d, 50)} ms, p99 ${percentile(d, 99)} ms, max ${d[d.length - 1]} ms`);
+      logger.info(`end-to-end ${name}: ${d.length} transitions; delay p50 ${percentile(d, 50)} ms, p99 ${percentile(d, 99)} ms, max ${d[d.length - 1]} ms`);
     };
     // Coupon and order ids come from different tables and can coincide: filter each on its own.
     report('bulk (due 3–13 s after insert)', [...coupons.filter((r) => bulkCoupons.includes(r.id)), ...orders.filter((r) => bulkOrders.includes(r.id))]);
@@ -170,7 +170,7 @@ describe('end to end through Debezium', () => {
       clearInterval(sampler);
     }
     const peakLag = Math.max(0, ...lagSamples);
-    console.log(`due lag during the burst: ${lagSamples.length} samples, peak ${peakLag}, ${lagSamples.filter((n) => n > 0).length} above zero`);
+    logger.info(`due lag during the burst: ${lagSamples.length} samples, peak ${peakLag}, ${lagSamples.filter((n) => n > 0).length} above zero`);
     expect(peakLag).toBeGreaterThan(0);
     expect(peakLag).toBeLessThanOrEqual(BURST + 1_000); // no more than was ever due at once
 
@@ -216,7 +216,7 @@ describe('end to end through Debezium', () => {
     } finally {
       await admin.disconnect();
     }
-    console.log(`published_total ${counts.published}; events on the topics ${counts.onTopics}; ours ${ourKeys.length + BURST}`);
+    logger.info(`published_total ${counts.published}; events on the topics ${counts.onTopics}; ours ${ourKeys.length + BURST}`);
     expect(counts.published).toBe(counts.onTopics);
     expect(counts.published).toBeGreaterThanOrEqual(ourKeys.length + BURST);
     const text = await pipeline.metrics.registry.metrics();

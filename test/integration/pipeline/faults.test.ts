@@ -66,7 +66,7 @@ test('an expirer whose clock runs 3 s ahead of the database never expires early 
   // Every coupon due 4 s or more after its write reaches the expirer well before its clock,
   // 3 s ahead, calls it due: at least half of them are fired early, however slow CDC is today.
   const notYetDue = (await pipeline.metrics.notYetDue.get()).values.filter((v) => v.labels['entity'] === 'coupon').reduce((a, v) => a + v.value, 0);
-  console.log(`clock skew: ${notYetDue} coupon entries found not yet due by the database and rescheduled`);
+  logger.info(`clock skew: ${notYetDue} coupon entries found not yet due by the database and rescheduled`);
   expect(notYetDue).toBeGreaterThanOrEqual(ids.length / 2);
 });
 

@@ -4,7 +4,7 @@
  * now expire inside their own minute, not when the minute (or the next one) is over.
  */
 import { createDb, Db } from '../../../src/db/knex';
-import { config as baseConfig } from '../../support/stack';
+import { config as baseConfig, logger } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
 
@@ -45,6 +45,6 @@ test('rows due within seconds expire at their own time inside their minute bucke
   // expirer that fired a minute bucket's entries at the bucket's end, or at any coarser grain
   // than their own expire_time, would be late by up to a minute.
   const delays = rows.map((r) => ({ id: r.id, delayMs: r.expired_at.getTime() - r.expire_time.getTime() }));
-  console.log(`minute-width delays (ms): ${delays.map((d) => d.delayMs).join(', ')}`);
+  logger.info(`minute-width delays (ms): ${delays.map((d) => d.delayMs).join(', ')}`);
   expect(delays.filter((d) => d.delayMs < 0 || d.delayMs > MAX_DELAY_MS)).toEqual([]);
 });

@@ -5,7 +5,7 @@
  * transitions, none before its time by the database clock, with one outbox row each.
  */
 import { createDb, Db } from '../../../src/db/knex';
-import { config as baseConfig } from '../../support/stack';
+import { config as baseConfig, logger } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { CliRun, spawnCli } from '../../support/cli';
 import { waitFor } from '../../support/wait-for';
@@ -90,5 +90,5 @@ test('three expirers joining and leaving every few seconds: every coupon expires
   // The processes stopped by SIGTERM exited 0.
   const terminated = runs.filter((r) => r.child.signalCode === null && r.child.exitCode !== null);
   for (const r of terminated) expect(r.child.exitCode).toBe(0);
-  console.log(`rebalance churn: ${churns} expirers replaced while ${total} coupons fell due; all expired once, none early`);
+  logger.info(`rebalance churn: ${churns} expirers replaced while ${total} coupons fell due; all expired once, none early`);
 }, 180_000);

@@ -151,7 +151,7 @@ function expectFigures(actual: Partial<ReplayCounts>, ours: Partial<ReplayCounts
     expect(actual).toMatchObject(ours);
     return;
   }
-  console.log(`replay test: ${foreign} rows of other tests share the bucket; figures checked as lower bounds`);
+  logger.info(`replay test: ${foreign} rows of other tests share the bucket; figures checked as lower bounds`);
   for (const [k, v] of Object.entries(ours)) expect(actual[k as keyof ReplayCounts]).toBeGreaterThanOrEqual(v);
 }
 
