@@ -3,7 +3,8 @@
 #  - Debian packages (MariaDB server/client, curl, envsubst) when missing;
 #  - Kafka broker + Connect jars and Debezium's MariaDB connector, resolved by Maven from
 #    Maven Central into $TB_STACK_LIB (.stack/lib);
-#  - Apicurio Registry's runnable Quarkus app, unpacked into $TB_STACK_LIB/apicurio.
+#  - Apicurio Registry's runnable Quarkus app, unpacked into $TB_STACK_LIB/apicurio;
+#  - timebucket's Connect predicate (stack/connect-smt), built with Maven into the plugin path.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 source "$TB_ROOT/stack/lib/common.sh"
@@ -50,6 +51,20 @@ install_apicurio() {
 
 mvn_quiet() { mvn -B -q -Dstyle.color=never "$@"; }
 
+# The CDC filter's predicate: rebuilt when its POM or sources change (a stamp holds their checksum).
+install_connect_smt() {
+  local src="$TB_ROOT/stack/connect-smt" out="$TB_STACK_LIB/connect-plugins/timebucket-smt"
+  local sum
+  sum=$(cd "$src" && find pom.xml src -type f | sort | xargs sha1sum | sha1sum | cut -d' ' -f1)
+  [[ -f "$out/.src.sha1" && $(cat "$out/.src.sha1") == "$sum" ]] && return 0
+  log "building the Connect predicate (stack/connect-smt) with Maven"
+  local build="$TB_STACK_LIB/build/connect-smt"
+  mvn_quiet -f "$src/pom.xml" package -Dtb.build.dir="$build" || die "maven could not build stack/connect-smt"
+  rm -rf "$out" && mkdir -p "$out"
+  cp "$build"/timebucket-connect-smt-*.jar "$out/"
+  echo "$sum" >"$out/.src.sha1"
+}
+
 install_debian_packages
 mkdir -p "$TB_STACK_LIB"
 resolve_jars "$TB_ROOT/stack/maven/kafka/pom.xml" "$TB_STACK_LIB/kafka"
@@ -58,4 +73,5 @@ resolve_jars "$TB_ROOT/stack/maven/kafka/pom.xml" "$TB_STACK_LIB/kafka"
 resolve_jars "$TB_ROOT/stack/maven/debezium/pom.xml" "$TB_STACK_LIB/connect-plugins/debezium-mariadb" \
   -DexcludeGroupIds=org.apache.kafka,org.slf4j
 install_apicurio
+install_connect_smt
 log "stack installed under $TB_STACK_LIB"
