@@ -17,6 +17,7 @@ import { heldRecordReader } from './core/held-record';
 import { createDb, Db } from './db/knex';
 import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
+import { pinGroup, startPositions } from './kafka/pin-group-start';
 import { Repartitioner } from './ingest/repartitioner';
 import { HoldConsumer } from './hold/hold-consumer';
 import type { ConsumerHealth } from './kafka/consumer-watch';
@@ -154,8 +155,12 @@ type Ctx = Readonly<{
 }>;
 
 /** A role's consumer group: every process of the role shares it. */
+export function groupIdOf(groupPrefix: string, role: Role): string {
+  return `${groupPrefix}.${role}`;
+}
+
 function groupOf(ctx: Ctx, role: Role): string {
-  return `${ctx.config.groupPrefix}.${role}`;
+  return groupIdOf(ctx.config.groupPrefix, role);
 }
 
 function consumerFor(ctx: Ctx, role: Role) {
@@ -172,12 +177,16 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
     const cdcTopics: Record<string, EntityType> = { [ctx.config.cdc.couponsTopic]: 'coupon', [ctx.config.cdc.ordersTopic]: 'order' };
     const admin = ctx.kafka.admin();
     await admin.connect();
+    const group = groupOf(ctx, 'repartitioner');
+    // Taken before start-up returns: a row written after that is never skipped (pin-group-start.ts).
+    const positions = ctx.config.cdc.startFrom === 'latest' ? await startPositions(admin, group, Object.keys(cdcTopics)) : undefined;
     const stage = new Repartitioner({
       listTopics: () => admin.listTopics(),
       consumer: consumerFor(ctx, 'repartitioner'),
       group: groupOf(ctx, 'repartitioner'),
       stallMs: ctx.config.consumer.stallMs,
       startFrom: ctx.config.cdc.startFrom,
+      ...(positions && { pinNewGroup: () => pinGroup(admin, group, positions) }),
       producer: ctx.producer,
       cdcTopics,
       topology: ctx.topology,

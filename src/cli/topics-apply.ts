@@ -2,6 +2,8 @@ import type { Config } from '../config';
 import { declaredTopics, TopicDeclaration, Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
 import { applyTopics } from '../kafka/topics-apply';
+import { pinNewGroupToEnd } from '../kafka/pin-group-start';
+import { groupIdOf } from '../main';
 import type { Logger } from '../ops/logger';
 
 /**
@@ -16,7 +18,11 @@ export function cdcTopicDeclarations(config: Config): TopicDeclaration[] {
   return [config.cdc.couponsTopic, config.cdc.ordersTopic].map((topic) => ({ topic, partitions: config.cdc.partitions, config: cdcConfig }));
 }
 
-/** Prints what was created and any drift; returns the number of drifted settings. */
+/**
+ * Prints what was created and any drift; returns the number of drifted settings. With
+ * TB_CDC_START_FROM=latest it also pins a new repartitioner group at the current end of the CDC
+ * topics (kafka/pin-group-start.ts): a deployment reads every change made after this command.
+ */
 export async function topicsApply(config: Config, topology: Topology, logger: Logger): Promise<number> {
   const admin = createKafka(config.kafka, logger, '-topics').admin();
   await admin.connect();
@@ -24,6 +30,12 @@ export async function topicsApply(config: Config, topology: Topology, logger: Lo
     const report = await applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config)]);
     console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.drift.length} drifted`);
     for (const d of report.drift) console.log(`drift: ${d.topic} ${d.what}: declared ${d.declared}, actual ${d.actual}`);
+    if (config.cdc.startFrom === 'latest') {
+      // A new deployment starts reading CDC here: nothing written from now on is skipped.
+      const group = groupIdOf(config.groupPrefix, 'repartitioner');
+      const outcome = await pinNewGroupToEnd(admin, group, [config.cdc.couponsTopic, config.cdc.ordersTopic]);
+      console.log(`${group}: ${outcome === 'pinned' ? 'new group, starts at the current end of the CDC topics (existing rows: timebucket backfill)' : outcome === 'busy' ? 'running, left alone' : 'resumes from its committed offsets'}`);
+    }
     return report.drift.length;
   } finally {
     await admin.disconnect();

@@ -45,6 +45,11 @@ export type RepartitionerOptions = Readonly<{
    * into the due lane for no-op transactions; the rows that exist are scheduled by backfill.
    */
   startFrom: 'latest' | 'earliest';
+  /**
+   * With 'latest', for a new group: commits the start positions taken when the process started
+   * (kafka/pin-group-start.ts) before joining, so nothing written while it starts up is skipped.
+   */
+  pinNewGroup?: () => Promise<string>;
 }>;
 
 // Heartbeats are rate-limited by kafkajs (heartbeatInterval), so asking often costs nothing.
@@ -137,6 +142,14 @@ export class Repartitioner {
     const { consumer } = this.opts;
     this.watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
     void this.watch.failed.then((err) => this.fail(err, signalFailed));
+    if (this.opts.startFrom === 'latest' && this.opts.pinNewGroup) {
+      const outcome = await this.opts.pinNewGroup().catch((err: unknown) => {
+        // Best effort: `topics apply` pinned it already in a normal deployment.
+        this.opts.logger.warn({ err }, 'could not pin the new group at the end of the CDC topics; it starts where it first fetches');
+        return 'failed';
+      });
+      if (outcome === 'pinned') this.opts.logger.info({ group: this.opts.group }, 'new group: starts at the current end of the CDC topics (existing rows: timebucket backfill)');
+    }
     await consumer.connect();
     await consumer.subscribe({ topics: wanted, fromBeginning: this.opts.startFrom === 'earliest' });
     await consumer.run({ eachBatchAutoResolve: true, eachBatch: (payload) => this.onBatch(payload) });

@@ -17,8 +17,12 @@ function change(offset: number, id: number, expireAtMs: number): KafkaMessage {
   return message(offset, { value: Buffer.from(JSON.stringify({ op: 'c', before: null, after, source: {} })) });
 }
 
-async function started(startFrom: 'latest' | 'earliest' = 'latest') {
+/** The fake of the stage being started, for callbacks that run during start(). */
+const current: { consumer?: ReturnType<typeof fakeConsumer> } = {};
+
+async function started(startFrom: 'latest' | 'earliest' = 'latest', pinNewGroup?: () => Promise<string>) {
   const consumer = fakeConsumer();
+  current.consumer = consumer;
   const producer = fakeProducer();
   const dlqCalls: DlqRecord[][] = [];
   const stage = new Repartitioner({
@@ -33,6 +37,7 @@ async function started(startFrom: 'latest' | 'earliest' = 'latest') {
     listTopics: async () => [cdc],
     stallMs: 60_000,
     startFrom,
+    ...(pinNewGroup && { pinNewGroup }),
   });
   await stage.start();
   // run() is called once the CDC topics exist (checked asynchronously).
@@ -70,5 +75,25 @@ test('ids beyond 2^53 are routed exactly', async () => {
 test.each(['latest', 'earliest'] as const)('a group without committed offsets starts at the %s CDC offset', async (startFrom) => {
   const { stage, consumer } = await started(startFrom);
   expect(consumer.subscriptions).toEqual([{ topics: [cdc], fromBeginning: startFrom === 'earliest' }]);
+  await stage.stop();
+});
+
+test.each([
+  ['latest', 1],
+  ['earliest', 0],
+] as const)('with %s, a new group is pinned %i time(s), before it subscribes', async (startFrom, pins) => {
+  const order: string[] = [];
+  const { stage, consumer } = await started(startFrom, async () => {
+    order.push(`pin (subscriptions so far: ${current.consumer!.subscriptions.length})`);
+    return 'pinned';
+  });
+  expect(order).toEqual(pins === 1 ? ['pin (subscriptions so far: 0)'] : []);
+  expect(consumer.subscriptions).toHaveLength(1);
+  await stage.stop();
+});
+
+test('a failed pin does not stop the stage: it subscribes and runs', async () => {
+  const { stage, consumer } = await started('latest', async () => Promise.reject(new Error('broker busy')));
+  expect(consumer.subscriptions).toHaveLength(1);
   await stage.stop();
 });
