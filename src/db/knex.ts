@@ -21,6 +21,12 @@
  * does not match (a LOCKED coupon in a batch of ACTIVE ones) would stay locked to the end of
  * the transaction, which is how a coupon expiry and an order cancellation could deadlock.
  * Binlog format is ROW, which READ COMMITTED requires.
+ *
+ * IN lists stay IN lists: MariaDB turns an IN list of `in_predicate_conversion_threshold` (1000)
+ * or more values into a semi-join with a table of the values, and for the coupon release that
+ * plan was a full scan of `coupons` under FOR UPDATE, FORCE INDEX notwithstanding (an expiry
+ * batch has up to 2000 ids). The session sets the threshold to 0 (never convert); MySQL has no
+ * such variable and no such conversion, so its "unknown variable" error is ignored.
  */
 import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';
@@ -62,11 +68,19 @@ export function createDb(db: Config['db'], opts: { database?: string | null; log
         // Two statements: SET TRANSACTION cannot share a SET with variables (MySQL and MariaDB).
         conn.query("SET time_zone = '+00:00'", (err) => {
           if (err) return done(err, conn);
-          conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err2) => done(err2, conn));
+          conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err2) => {
+            if (err2) return done(err2, conn);
+            conn.query('SET SESSION in_predicate_conversion_threshold = 0', (err3) => done(isUnknownVariable(err3) ? null : err3, conn));
+          });
         });
       },
     },
     migrations: { migrationSource, tableName: 'knex_migrations' },
     acquireConnectionTimeout: 10_000,
   });
+}
+
+/** ER_UNKNOWN_SYSTEM_VARIABLE: a server without the setting (MySQL). */
+function isUnknownVariable(err: Error | null): boolean {
+  return (err as { errno?: number } | null)?.errno === 1193;
 }
