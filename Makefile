@@ -12,7 +12,7 @@ CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test-cluster test \
-        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm bench-scanner
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm bench-scanner bench bench-smoke
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -87,6 +87,28 @@ PPS ?= 1000
 bench-scanner: build stack-up
 	npx tsc -p tsconfig.bench.json
 	$(ENV) && N=$(N) B=$(B) PPS=$(PPS) node dist-bench/bench/scanner.js
+
+# Benchmark (not a test): timebucket side by side with the alternatives (raw SQL limit, the
+# naive poller, the compensation scanner alone, the stream), every workload, one run; writes
+# bench/results/<ISO timestamp>.json and prints a Markdown table. See bench/README.md.
+#   make bench [N=1000000] [R=5000] [M=2] [WORKLOADS=hot,steady,mixed] [CONTENDERS=raw,poller,scanner,stream]
+# N defaults to 1,000,000 here (the N ?= above is the other benches' default).
+BENCH_N = $(if $(filter command line environment,$(origin N)),$(N),1000000)
+R ?= 5000
+M ?= 2
+WORKLOADS ?= hot,steady,mixed
+CONTENDERS ?= raw,poller,scanner,stream
+POLL_INTERVAL_S ?= 60
+bench: node-deps stack-up migrate topics-apply
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && N=$(BENCH_N) R=$(R) M=$(M) WORKLOADS=$(WORKLOADS) CONTENDERS=$(CONTENDERS) POLL_INTERVAL_S=$(POLL_INTERVAL_S) \
+	  node dist-bench/bench/compare/main.js
+
+# The same at toy size (N=300, R=50, M=0.1, a 2 s poll): every workload and contender in about
+# two minutes; checks the harness and exactness, not speed (test/integration/bench runs it too).
+bench-smoke: node-deps stack-up migrate topics-apply
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && BENCH_PRESET=smoke node dist-bench/bench/compare/main.js
 
 stack-up:
 	$(STACK) up

@@ -13,14 +13,13 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { createDb, Db } from '../src/db/knex';
+import { dbNowMs as dbNow } from './lib/db-server';
+import { log, sleep } from './lib/log';
+import { percentile as pct } from './lib/percentiles';
 
 const n = Number(process.env['N'] ?? 100_000);
 const insertBatch = 5_000;
 const cli = join(__dirname, '../src/cli/main.js');
-
-function log(msg: string): void {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-}
 
 function startRole(roles: string, port: number): ChildProcess {
   return spawn(process.execPath, [cli, 'run', '--roles', roles], {
@@ -33,14 +32,6 @@ async function count(db: Db, first: number, last: number, status: string): Promi
   const [rows] = (await db.raw('SELECT COUNT(*) AS n FROM coupons WHERE id BETWEEN ? AND ? AND status = ?', [first, last, status])) as [Array<{ n: number }>];
   return Number(rows[0]!.n);
 }
-
-async function dbNow(db: Db): Promise<number> {
-  const [rows] = (await db.raw('SELECT NOW(3) AS now')) as [Array<{ now: Date }>];
-  return rows[0]!.now.getTime();
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);

@@ -21,22 +21,14 @@ import { createKafka } from '../src/kafka/client';
 import { applyTopics } from '../src/kafka/topics-apply';
 import { declaredTopics, dlqTopic, parseTopology } from '../src/core/topology';
 import { createLogger } from '../src/ops/logger';
+import { log, sleep } from './lib/log';
+import { percentile as pct } from './lib/percentiles';
+import { cpuSeconds as cpuSecondsOrNull } from './lib/proc';
 
 const poison = Number(process.env['P'] ?? 400_000);
 const good = Number(process.env['G'] ?? 20_000);
 const cli = join(__dirname, '../src/cli/main.js');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-
-function log(msg: string): void {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
-}
+const cpuSeconds = (pid: number) => cpuSecondsOrNull(pid) ?? NaN;
 
 async function main(): Promise<void> {
   const run = `bench${Date.now().toString(36)}`;

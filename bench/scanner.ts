@@ -17,49 +17,28 @@
  * Not a test: nothing is asserted.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/config';
-import { createDb, Db } from '../src/db/knex';
+import type { Db } from '../src/db/knex';
+import { createBenchDatabase } from './lib/bench-database';
+import { rowsRead } from './lib/db-server';
+import { log, sleep } from './lib/log';
+import { cpuSeconds } from './lib/proc';
 
 const overdue = Number(process.env['N'] ?? 100_000);
 const background = Number(process.env['B'] ?? 200_000);
 const pagesPerSecond = process.env['PPS'] ?? '1000';
 const cli = join(__dirname, '../src/cli/main.js');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function log(msg: string): void {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-}
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Rows the storage engine handed to the server so far: the sum of the Handler_read_* counters. */
-async function rowsRead(db: Db): Promise<number> {
-  const [rows] = (await db.raw("SHOW GLOBAL STATUS LIKE 'Handler_read%'")) as [Array<{ Variable_name: string; Value: string }>];
-  if (rows.length === 0) throw new Error('SHOW GLOBAL STATUS returned no Handler_read_* counters');
-  return rows.reduce((n, r) => n + Number(r.Value), 0);
-}
 
 async function insertInChunks(db: Db, table: 'coupons' | 'orders', total: number, row: () => Record<string, unknown>): Promise<void> {
   for (let i = 0; i < total; i += 5_000) await db(table).insert(Array.from({ length: Math.min(5_000, total - i) }, row));
 }
 
 async function main(): Promise<void> {
-  const base = loadConfig(process.env);
-  // The application user may create `<db>_test%` databases (stack/conf grants).
-  const name = `${base.db.database}_test_bench_scanner_${randomBytes(3).toString('hex')}`;
-  const server = createDb(base.db, { database: null });
-  await server.raw(`CREATE DATABASE \`${name}\``);
-  const db = createDb(base.db, { database: name });
+  const { name, db, drop } = await createBenchDatabase(loadConfig(process.env), 'scanner');
   let child: ChildProcess | undefined;
   try {
-    await db.migrate.latest();
     log(`filling ${name}: ${background} rows to skip, ${overdue} coupons and ${Math.round(overdue / 10)} orders overdue`);
     const past = db.raw('NOW(3) - INTERVAL 2 MINUTE');
     await insertInChunks(db, 'coupons', background / 4, () => ({ user_id: 1, status: 'EXPIRED', expire_time: db.raw('NOW(3) - INTERVAL 1 DAY') }));
@@ -99,7 +78,7 @@ async function main(): Promise<void> {
     }
     const seconds = (Date.now() - started) / 1000;
     const readCatching = (await rowsRead(db)) - readBefore;
-    const cpuCatching = cpuSeconds(child.pid!);
+    const cpuCatching = cpuSeconds(child.pid!) ?? NaN;
     const [[check]] = (await db.raw("SELECT (SELECT COUNT(*) FROM coupons WHERE user_id = 2 AND status = 'EXPIRED') + (SELECT COUNT(*) FROM orders WHERE user_id = 2 AND status = 'CANCELLED') AS n")) as [[{ n: number }]];
     if (Number(check.n) !== target) throw new Error(`the counter says ${target} caught, the database ${check.n}`);
     log(`${target} rows caught in ${seconds.toFixed(1)} s; measuring idle passes for 10 s`);
@@ -121,9 +100,7 @@ async function main(): Promise<void> {
     );
   } finally {
     child?.kill('SIGTERM');
-    await db.destroy();
-    await server.raw(`DROP DATABASE IF EXISTS \`${name}\``);
-    await server.destroy();
+    await drop();
   }
 }
 

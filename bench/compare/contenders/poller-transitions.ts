@@ -1,0 +1,85 @@
+/**
+ * The naive poller's unit of work (seed 003, solution 1, `cancelTimeoutOrder`): ONE row in its
+ * own transaction. Read the row (the payload needs it), the seed's conditional update
+ * `WHERE id = ? AND status = 'UNPAID'` (for coupons 'ACTIVE'), and, when it changed the row, the
+ * same outbox row timebucket writes: the same event_key (so exactness is checked the same way)
+ * and the same payload fields. Cancelling an order releases the coupon it holds, orders locked
+ * before coupons as in timebucket. Time is NOW(3), not the seed's NOW(): the columns keep
+ * milliseconds, and the delay figures compare like with like.
+ */
+import type { Db } from '../../../src/db/knex';
+import { bigintString } from '../../../src/db/bigint-string';
+import { CouponExpired, couponExpiredKey, OrderCancelled, orderCancelledKey } from '../../../src/core/events';
+import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
+
+// The events' `path` has three values; a poller is a scanning path, so it says 'scanner'.
+const PATH = 'scanner' as const;
+
+type Row = { id: number | string; user_id: number | string; expire_time: Date; version: number; now: Date };
+
+export async function expireOneCoupon(db: Db, id: string): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const [[row]] = (await trx.raw('SELECT id, user_id, expire_time, version, NOW(3) AS now FROM coupons WHERE id = ? FOR UPDATE', [id])) as [Row[]];
+    if (row === undefined) return false;
+    const [result] = (await trx.raw("UPDATE coupons SET status = 'EXPIRED', expired_at = ?, version = version + 1 WHERE id = ? AND status = 'ACTIVE'", [row.now, id])) as [
+      { affectedRows: number },
+    ];
+    if (result.affectedRows === 0) return false;
+    const expireAtMs = row.expire_time.getTime();
+    const event: CouponExpired = {
+      event_key: couponExpiredKey(id, expireAtMs),
+      event_type: 'COUPON_EXPIRED',
+      coupon_id: id,
+      user_id: bigintString(row.user_id, 'coupons.user_id'),
+      from_status: 'ACTIVE',
+      to_status: 'EXPIRED',
+      due_at: expireAtMs,
+      occurred_at: row.now.getTime(),
+      path: PATH,
+      version: row.version + 1,
+    };
+    await insertOutbox(trx, [{ event, entityType: 'coupon', entityId: id }]);
+    return true;
+  });
+}
+
+export async function cancelOneOrder(db: Db, id: string): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const [[row]] = (await trx.raw('SELECT id, user_id, expire_time, version, coupon_id, NOW(3) AS now FROM orders WHERE id = ? FOR UPDATE', [id])) as [
+      Array<Row & { coupon_id: number | string | null }>,
+    ];
+    if (row === undefined) return false;
+    const [result] = (await trx.raw(
+      "UPDATE orders SET status = 'CANCELLED', cancel_reason = 'TIMEOUT', cancel_time = ?, version = version + 1 WHERE id = ? AND status = 'UNPAID'",
+      [row.now, id],
+    )) as [{ affectedRows: number }];
+    if (result.affectedRows === 0) return false;
+    const couponId = row.coupon_id === null ? null : bigintString(row.coupon_id, 'orders.coupon_id');
+    let released = false;
+    if (couponId !== null) {
+      const [release] = (await trx.raw(
+        "UPDATE coupons SET status = 'ACTIVE', locked_order_id = NULL, version = version + 1 WHERE id = ? AND locked_order_id = ? AND status = 'LOCKED'",
+        [couponId, id],
+      )) as [{ affectedRows: number }];
+      released = release.affectedRows === 1;
+    }
+    const expireAtMs = row.expire_time.getTime();
+    const event: OrderCancelled = {
+      event_key: orderCancelledKey(id, expireAtMs),
+      event_type: 'ORDER_CANCELLED',
+      order_id: id,
+      user_id: bigintString(row.user_id, 'orders.user_id'),
+      from_status: 'UNPAID',
+      to_status: 'CANCELLED',
+      reason: 'TIMEOUT',
+      coupon_id: couponId,
+      coupon_released: released,
+      due_at: expireAtMs,
+      occurred_at: row.now.getTime(),
+      path: PATH,
+      version: row.version + 1,
+    };
+    await insertOutbox(trx, [{ event, entityType: 'order', entityId: id }]);
+    return true;
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * stream: timebucket as deployed. CDC (Debezium on the captured database) → repartitioner →
+ * rings → expirer → outbox → relay → event topics, the roles in separate processes
+ * (repartitioner; expirer; cascader + relay), on a topology, topics and consumer groups of the
+ * run's own. The repartitioner's new group is pinned at the current end of the CDC topics
+ * before anything is written, so it reads exactly the run's changes (plus whatever else writes
+ * to the captured database meanwhile). Progress: the events read back from the event topics.
+ * Afterwards the run's topics, groups and schema subjects are deleted.
+ */
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import { rmSync } from 'node:fs';
+import { declaredTopics } from '../../../src/core/topology';
+import { createKafka } from '../../../src/kafka/client';
+import { applyTopics } from '../../../src/kafka/topics-apply';
+import { pinNewGroupToEnd } from '../../../src/kafka/pin-group-start';
+import { createLogger } from '../../../src/ops/logger';
+import { Child, freePort, startRoles, waitReady } from '../../lib/children';
+import { log } from '../../lib/log';
+import type { Contender } from '../contender';
+import { followEvents } from './event-follower';
+import { writeStreamTopology } from './stream-topology';
+
+/** The processes, as deployed: name → roles. */
+const PROCESSES: ReadonlyArray<readonly [string, string]> = [
+  ['repartitioner', 'repartitioner'],
+  ['expirer', 'expirer'],
+  ['cascader+relay', 'cascader,relay'],
+];
+
+export const stream: Contender = {
+  name: 'stream',
+  needsCdc: true,
+  async start(ctx) {
+    const prefix = `tbbench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    const mixed = ctx.workload === 'mixed';
+    const { topology, path } = writeStreamTopology(prefix, mixed ? { shards: 16, partitions: ctx.params.mixedPartitions } : {});
+    // kafkajs's complaints while the new topics get leaders go to the run's log, not stdout.
+    const kafka = createKafka(ctx.config.kafka, createLogger('warn', { bench: prefix }, pino.destination({ dest: `${ctx.logPrefix}-stream-admin.log`, sync: true })), '-bench');
+    const admin = kafka.admin();
+    await admin.connect();
+    const topics = declaredTopics(topology);
+    const children: Child[] = [];
+    let follower: Awaited<ReturnType<typeof followEvents>> | undefined;
+    const cleanUp = async () => {
+      await Promise.all(children.map((c) => c.stop()));
+      await follower?.stop().catch(() => undefined);
+      await deleteRunState(admin, prefix, topics.map((t) => t.topic), ctx.config.registry.url, topology.events.map((e) => e.topic));
+      await admin.disconnect();
+      rmSync(path, { force: true });
+    };
+    try {
+      log(`stream: creating ${topics.length} topics under ${prefix}`);
+      await applyTopics(admin, topics);
+      log(`stream: topics ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
+      await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [ctx.config.cdc.couponsTopic, ctx.config.cdc.ordersTopic]);
+      const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn' };
+      const ports: number[] = [];
+      for (const [name, roles] of PROCESSES) {
+        const port = await freePort();
+        ports.push(port);
+        const instance = `${prefix}-${name.replace('+', '-')}`.slice(0, 48);
+        children.push(startRoles(name, roles, { ...env, TB_HTTP_PORT: String(port), TB_INSTANCE_ID: instance }, `${ctx.logPrefix}-${name}.log`));
+      }
+      // Rows written before every consumer owns its partitions would measure group start-up.
+      await Promise.all(children.map((c, i) => waitReady(c, ports[i]!)));
+      follower = await followEvents(kafka, `${prefix}.bench-events`, topology.events.map((e) => e.topic));
+    } catch (err) {
+      await cleanUp().catch(() => undefined);
+      throw err;
+    }
+    const events = follower;
+    return {
+      children,
+      onRows: (rows) => events.sawRows(rows.entity, rows.firstId, rows.dueMs.length),
+      progress: () => events.seen().count,
+      events: () => events.seen(),
+      stop: cleanUp,
+    };
+  },
+};
+
+/** Best effort: a leftover topic or group is untidy, not wrong, so failures are only logged. */
+async function deleteRunState(
+  admin: ReturnType<ReturnType<typeof createKafka>['admin']>,
+  prefix: string,
+  topics: readonly string[],
+  registryUrl: string,
+  eventTopics: readonly string[],
+): Promise<void> {
+  const groups = ['repartitioner', 'expirer', 'cascader', 'bench-events'].map((g) => `${prefix}.${g}`);
+  await admin.deleteGroups(groups).catch((err: unknown) => log(`stream: could not delete the groups of ${prefix}: ${String(err)}`));
+  for (let i = 0; i < topics.length; i += 50) {
+    await admin.deleteTopics({ topics: topics.slice(i, i + 50), timeout: 60_000 }).catch((err: unknown) => log(`stream: could not delete topics of ${prefix}: ${String(err)}`));
+  }
+  for (const topic of eventTopics) {
+    const subject = `${registryUrl}/subjects/${encodeURIComponent(`${topic}-value`)}`;
+    // The Confluent API deletes softly first, then for good.
+    await fetch(subject, { method: 'DELETE' })
+      .then(() => fetch(`${subject}?permanent=true`, { method: 'DELETE' }))
+      .catch((err: unknown) => log(`stream: could not delete the subject of ${topic}: ${String(err)}`));
+  }
+}

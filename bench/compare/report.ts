@@ -1,0 +1,106 @@
+/** The results file and the Markdown table printed at the end of `make bench`. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MachineInfo } from '../lib/machine';
+import type { BenchParams, WorkloadName } from './params';
+import type { RunResult } from './run-result';
+
+export type Ratios = Readonly<{
+  workload: WorkloadName;
+  /** stream transitions/s ÷ raw transitions/s: how much of the machine's SQL ceiling the stream reaches. */
+  stream_over_raw_throughput: number | null;
+  /** poller P99 delay ÷ stream P99 delay: how much later the naive poller's slowest rows are. */
+  poller_p99_over_stream_p99: number | null;
+}>;
+
+export type BenchResults = Readonly<{
+  bench: 'compare';
+  started_at: string;
+  finished_at: string;
+  parameters: Record<string, unknown>;
+  machine: MachineInfo;
+  /** Rows examined per second with no bench running, measured first: the noise under that figure. */
+  baseline: Readonly<{ seconds: number; rows_examined_per_second: number }>;
+  runs: readonly RunResult[];
+  ratios: readonly Ratios[];
+}>;
+
+export function ratiosOf(params: BenchParams, runs: readonly RunResult[]): Ratios[] {
+  const find = (w: WorkloadName, c: string) => runs.find((r) => r.workload === w && r.contender === c && r.ok);
+  const ratio = (a: number | null | undefined, b: number | null | undefined) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 1000) / 1000);
+  return params.workloads.map((w) => ({
+    workload: w,
+    stream_over_raw_throughput: ratio(find(w, 'stream')?.transitions_per_second, find(w, 'raw')?.transitions_per_second),
+    poller_p99_over_stream_p99: ratio(find(w, 'poller')?.delay_ms?.p99, find(w, 'stream')?.delay_ms?.p99),
+  }));
+}
+
+export function writeResults(dir: string, results: BenchResults): string {
+  mkdirSync(dir, { recursive: true });
+  // Colons are legal on Linux but not everywhere a results file may be copied to.
+  const file = join(dir, `${results.started_at.replace(/:/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  return file;
+}
+
+const dash = '–';
+const num = (x: number | null | undefined, digits = 0) => (x == null ? dash : x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+/** Delays span milliseconds (raw) to minutes (poller): ms below a second, seconds above. */
+const delay = (ms: number | null | undefined) => (ms == null ? dash : ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
+
+export function markdownTable(results: BenchResults): string {
+  const header = [
+    'workload', 'contender', 'exact', 'transitions/s', 'delay P50', 'P95', 'P99', 'max',
+    'last transition (s)', 'last event (s)', 'events/s', 'rows examined / transition',
+    'CPU s (own)', 'peak RSS MB (own)', 'CPU s MariaDB', 'CPU s Kafka', 'CPU s Connect',
+  ];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+  for (const r of results.runs) {
+    const own = r.processes.filter((p) => p.kind === 'contender');
+    const stackCpu = (name: string) => r.processes.find((p) => p.kind === 'stack' && p.name.startsWith(name))?.cpu_seconds;
+    const ownCpu = own.reduce((s, p) => s + (p.cpu_seconds ?? 0), 0);
+    const ownRss = own.map((p) => p.peak_rss_mb ?? 0);
+    lines.push(
+      `| ${[
+        r.workload,
+        r.contender,
+        r.ok ? 'yes' : r.error ? `FAILED: ${r.error}` : 'NO',
+        num(r.transitions_per_second),
+        delay(r.delay_ms?.p50),
+        delay(r.delay_ms?.p95),
+        delay(r.delay_ms?.p99),
+        delay(r.delay_ms?.max),
+        num(r.last_transition_s, 1),
+        num(r.last_event_s, 1),
+        num(r.events_per_second),
+        num(r.rows_examined_per_transition, 1),
+        own.length === 0 ? dash : num(ownCpu, 1),
+        own.length === 0 ? dash : `${ownRss.map((x) => num(x)).join(' + ')}`,
+        num(stackCpu('mariadb'), 1),
+        num(stackCpu('kafka'), 1),
+        num(stackCpu('connect'), 1),
+      ].join(' | ')} |`,
+    );
+  }
+  const ratioLines = results.ratios.map(
+    (x) => `- ${x.workload}: stream/raw throughput ${num(x.stream_over_raw_throughput, 2)}; poller P99 / stream P99 ${num(x.poller_p99_over_stream_p99, 1)}`,
+  );
+  const m = results.machine;
+  const notes = results.runs.flatMap((r) => r.notes.map((n) => `- ${r.workload} × ${r.contender}: ${n}`));
+  const scanner = results.parameters['scanner'] as { grace_ms: number; interval_ms: number; max_pages_per_second: number } | undefined;
+  const poller = results.parameters['poller'] as { interval_s: number } | undefined;
+  return [
+    `### timebucket side by side — ${results.started_at} (${m.cores} cores, ${m.ram_gb} GB, node ${m.node}, ${m.git_commit?.slice(0, 10) ?? 'no commit'})`,
+    '',
+    ...lines,
+    '',
+    ...ratioLines,
+    ...(poller ? [`- poller: a scan every ${poller.interval_s} s (seed 003's cron), T in the middle of its period`] : []),
+    ...(scanner
+      ? [`- scanner: grace ${scanner.grace_ms} ms, a pass every ${scanner.interval_ms} ms, ${scanner.max_pages_per_second} pages/s; its defaults are grace 60 s, a pass every 30 s, 5 pages/s`]
+      : []),
+    `- background: ${num(results.baseline.rows_examined_per_second)} rows examined per second before the runs (load average ${m.load_average_1m})`,
+    ...notes,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,160 @@
+/**
+ * One contender on one workload, measured:
+ *
+ *   start the contender (its processes, ready)      ─┐ its processes' CPU: their whole life
+ *   plan T, write the rows (raw is told their ids)   │ the stack's CPU: deltas over all of it
+ *   follow its progress (cheap: see contender.ts)    │ rows examined: from the rows being in
+ *   → every row transitioned (or events seen)       ─┘ (hot, mixed) or the writer's start (steady)
+ *   stop it; read the figures back from the database (figures.ts)
+ *
+ * A run that fails (a process dies, no progress for STALL_S, not done in TIMEOUT_S) is recorded
+ * with its error and whatever figures the database has; the next run goes ahead.
+ */
+import type { Config } from '../../src/config';
+import type { Db } from '../../src/db/knex';
+import { createBenchDatabase } from '../lib/bench-database';
+import { dbNowMs, readsBetween, rowsReadByCounter } from '../lib/db-server';
+import { log, sleep } from '../lib/log';
+import { cpuSeconds, memoryMb } from '../lib/proc';
+import { stackProcesses } from '../lib/stack-processes';
+import type { Contender, RunningContender } from './contender';
+import { allPublished, lastOutboxId, readFigures, RunFigures } from './figures';
+import type { BenchParams, WorkloadName } from './params';
+import { RunResult, ProcessFigures, resultOf } from './run-result';
+import { planWorkload, WorkloadPlan, WriteReport } from './workload';
+
+export type Harness = Readonly<{ params: BenchParams; config: Config; serverDb: Db; logDir: string }>;
+
+export async function runOne(h: Harness, workload: WorkloadName, contender: Contender): Promise<RunResult> {
+  log(`── ${workload} × ${contender.name}`);
+  const target = contender.needsCdc
+    ? { name: h.config.db.database, db: h.serverDb, drop: async () => undefined }
+    : await createBenchDatabase(h.config, `${workload}_${contender.name}`);
+  let running: RunningContender | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= running?.stop() ?? Promise.resolve());
+  let plan: WorkloadPlan | undefined;
+  let written: WriteReport | undefined;
+  const outboxBefore = await lastOutboxId(target.db);
+  const stack = stackProcesses();
+  const stackCpuBefore = stack.map((p) => cpuSeconds(p.pid));
+  try {
+    running = await contender.start({ params: h.params, config: h.config, workload, db: target.db, dbName: target.name, logPrefix: `${h.logDir}/${workload}` });
+    const alignToMs = contender.name === 'poller' ? h.params.pollIntervalS * 1000 : undefined;
+    const planned = planWorkload(workload, h.params, { nowMs: await dbNowMs(target.db), leadS: leadSeconds(h.params, workload, contender), alignToMs });
+    plan = planned;
+    const total = plan.expected.coupon + plan.expected.order;
+    log(`${total} transitions due ${plan.name === 'steady' ? `from ${iso(plan.startRefMs)} to ${iso(plan.endRefMs)}` : `at T = ${iso(plan.startRefMs)}`} (${target.name})`);
+    let readsBefore = plan.name === 'steady' ? await rowsReadByCounter(h.serverDb) : {};
+    const c = running;
+    written = await plan.write(target.db, (rows) => c.onRows(rows));
+    // The mixed workload links orders and coupons with an UPDATE: its reads are the writer's, not the contender's.
+    if (plan.name !== 'steady') readsBefore = await rowsReadByCounter(h.serverDb);
+    const notes: string[] = [];
+    if (plan.name !== 'steady' && written.doneAtMs > plan.startRefMs) notes.push(`rows still being written ${((written.doneAtMs - plan.startRefMs) / 1000).toFixed(1)} s after T: raise LEAD_S`);
+    if (written.maxWriterLagMs > 1_000) notes.push(`the steady writer fell up to ${(written.maxWriterLagMs / 1000).toFixed(1)} s behind its schedule`);
+    // The stream's events may stop short when another relay on the captured database publishes
+    // some of them (a pipeline beside the bench): asked only then, the database settles it.
+    const w = written;
+    const settled = running.events ? () => allPublished(target.db, planned, w, outboxBefore) : undefined;
+    if ((await waitForProgress(h.params, running, total, plan, settled)) === 'settled') {
+      const seen = running.events?.().count ?? 0;
+      notes.push(`only ${seen} of ${total} events reached the run's event topics: another relay on ${target.name} published the rest (event figures partial; rows examined include the check)`);
+    }
+    const reads = readsBetween(readsBefore, await rowsReadByCounter(h.serverDb));
+    const processes = measureProcesses(running, stack, stackCpuBefore);
+    const events = running.events?.() ?? null;
+    if (events !== null && events.foreign > 0) {
+      notes.push(`the relay also published ${events.foreign} events of rows this run did not write (another writer on ${target.name}, or an older backlog of its outbox): the stream did that work too`);
+    }
+    await stop();
+    const figures = await readFigures(target.db, plan, written, outboxBefore);
+    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events, reads, processes, notes, error: null });
+  } catch (err) {
+    log(`${workload} × ${contender.name} failed: ${err instanceof Error ? err.message : String(err)}`);
+    const processes = running === undefined ? [] : measureProcesses(running, stack, stackCpuBefore);
+    await stop().catch(() => undefined);
+    const figures: RunFigures | null = plan && written ? await readFigures(target.db, plan, written, outboxBefore).catch(() => null) : null;
+    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events: running?.events?.() ?? null, reads: null, processes, notes: [], error: err instanceof Error ? err.message : String(err) });
+  } finally {
+    await stop().catch(() => undefined);
+    await target.drop().catch((err: unknown) => log(`could not drop ${target.name}: ${String(err)}`));
+  }
+}
+
+/**
+ * Seconds from planning to T. The stream must write the rows and let CDC schedule them first
+ * (the hot-minute bench's margin); the others only need the rows written. LEAD_S overrides both.
+ */
+function leadSeconds(params: BenchParams, workload: WorkloadName, contender: Contender): number {
+  if (params.leadS !== undefined) return params.leadS;
+  const rows = workload === 'mixed' ? Math.ceil(params.n * 1.125) : params.n;
+  return contender.needsCdc ? Math.ceil(rows / 4_000) + 30 : Math.ceil(rows / 10_000) + 5;
+}
+
+/** How long the stream's events may stall after the last row fell due before the database is asked. */
+const SETTLE_CHECK_MS = 20_000;
+
+/**
+ * Until the contender reports every transition ('done'), or, when its progress stalls and it has
+ * a `settled` check, until that says the work is done anyway ('settled'). A dead process, a stall
+ * or the timeout fails the run.
+ */
+async function waitForProgress(
+  params: BenchParams,
+  running: RunningContender,
+  total: number,
+  plan: WorkloadPlan,
+  settled?: () => Promise<boolean>,
+): Promise<'done' | 'settled'> {
+  const started = Date.now();
+  let last = -1;
+  let lastChange = Date.now();
+  let lastLog = 0;
+  let lastSettleCheck = 0;
+  for (;;) {
+    const seen = running.progress();
+    if (seen >= total) return 'done';
+    const dead = running.children.find((c) => c.exit() !== undefined);
+    if (dead) throw new Error(`${dead.name} exited (code ${dead.exit()!.code}, signal ${dead.exit()!.signal}) at ${seen}/${total}`);
+    const now = Date.now();
+    if (seen !== last) [last, lastChange] = [seen, now];
+    // Nothing is expected before the last row is due: a stall counts from then at the earliest.
+    const stalledMs = now - Math.max(lastChange, plan.endRefMs);
+    if (settled && stalledMs > SETTLE_CHECK_MS && now - lastSettleCheck > SETTLE_CHECK_MS) {
+      lastSettleCheck = now;
+      if (await settled()) return 'settled';
+    }
+    if (stalledMs > params.stallS * 1000) throw new Error(`no progress for ${params.stallS} s at ${seen}/${total}`);
+    if (now - started > params.timeoutS * 1000) throw new Error(`not done within ${params.timeoutS} s: ${seen}/${total}`);
+    if (now - lastLog > 10_000) {
+      lastLog = now;
+      log(`${seen}/${total}`);
+    }
+    await sleep(100);
+  }
+}
+
+function measureProcesses(running: RunningContender, stack: ReturnType<typeof stackProcesses>, stackCpuBefore: Array<number | null>): ProcessFigures[] {
+  const own = running.children.map((c) => {
+    const pid = c.process.pid ?? -1;
+    const mem = memoryMb(pid);
+    return { name: c.name, kind: 'contender' as const, pid, cpu_seconds: cpuSeconds(pid), peak_rss_mb: mem?.peakRssMb ?? null, rss_mb: mem?.rssMb ?? null };
+  });
+  const shared = stack.map((p, i) => {
+    const now = cpuSeconds(p.pid);
+    const before = stackCpuBefore[i];
+    const mem = memoryMb(p.pid);
+    return {
+      name: p.name,
+      kind: 'stack' as const,
+      pid: p.pid,
+      cpu_seconds: now === null || before === null || before === undefined ? null : Math.round((now - before) * 100) / 100,
+      peak_rss_mb: mem?.peakRssMb ?? null,
+      rss_mb: mem?.rssMb ?? null,
+    };
+  });
+  return [...own, ...shared];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();

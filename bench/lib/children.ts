@@ -1,0 +1,95 @@
+/**
+ * The contenders' processes: started with their output in a log file (and, for those whose
+ * progress is read from their logs, line by line to the caller), stopped with SIGTERM and, if
+ * still there after a grace period, SIGKILL. Only processes started here are ever signalled.
+ */
+import { ChildProcess, fork, spawn } from 'node:child_process';
+import { createWriteStream, WriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { cliPath } from './paths';
+import { sleep } from './log';
+
+export type Child = Readonly<{
+  name: string;
+  process: ChildProcess;
+  /** Set once the process has exited, with why. */
+  exit: () => { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  stop: (graceMs?: number) => Promise<void>;
+}>;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** `timebucket run --roles <roles>`, the CLI compiled beside the bench, as it is deployed. */
+export function startRoles(name: string, roles: string, env: Env, logFile: string, onLine?: (line: string) => void): Child {
+  const child = spawn(process.execPath, [cliPath, 'run', '--roles', roles], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return track(name, child, logFile, onLine);
+}
+
+/** A bench worker module (compiled JS) with an IPC channel to this process. */
+export function forkWorker(name: string, modulePath: string, env: Env, logFile: string): Child {
+  const child = fork(modulePath, [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  return track(name, child, logFile);
+}
+
+function track(name: string, child: ChildProcess, logFile: string, onLine?: (line: string) => void): Child {
+  const out: WriteStream = createWriteStream(logFile, { flags: 'a' });
+  child.stderr!.pipe(out, { end: false });
+  if (onLine) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      out.write(`${line}\n`);
+      onLine(line);
+    });
+  } else {
+    child.stdout!.pipe(out, { end: false });
+  }
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const done = new Promise<void>((resolve) =>
+    child.on('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve();
+    }),
+  );
+  const stop = async (graceMs = 30_000) => {
+    if (exited === undefined) {
+      child.kill('SIGTERM');
+      const inTime = await Promise.race([done.then(() => true), sleep(graceMs).then(() => false)]);
+      if (!inTime) {
+        child.kill('SIGKILL');
+        await done;
+      }
+    }
+    // Let the pipes deliver what is left before the log file closes.
+    await sleep(50);
+    out.end();
+  };
+  return { name, process: child, exit: () => exited, stop };
+}
+
+/** A TCP port nothing listens on right now, for a child's /readyz. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until the child's /readyz answers 200 (every consumer joined its group). */
+export async function waitReady(child: Child, port: number, timeoutMs = 180_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const exit = child.exit();
+    if (exit !== undefined) throw new Error(`${child.name} exited before it was ready (code ${exit.code}, signal ${exit.signal})`);
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2_000) })
+      .then((r) => r.status === 200)
+      .catch(() => false);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${child.name} not ready within ${timeoutMs / 1000} s`);
+    await sleep(250);
+  }
+}
