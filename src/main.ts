@@ -18,6 +18,7 @@ import { createDb, Db } from './db/knex';
 import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
 import { pinGroup, startPositions } from './kafka/pin-group-start';
+import { groupIdOf } from './kafka/group-ids';
 import { Repartitioner } from './ingest/repartitioner';
 import { HoldConsumer } from './hold/hold-consumer';
 import type { ConsumerHealth } from './kafka/consumer-watch';
@@ -154,11 +155,6 @@ type Ctx = Readonly<{
   gate: TransitionGate;
 }>;
 
-/** A role's consumer group: every process of the role shares it. */
-export function groupIdOf(groupPrefix: string, role: Role): string {
-  return `${groupPrefix}.${role}`;
-}
-
 function groupOf(ctx: Ctx, role: Role): string {
   return groupIdOf(ctx.config.groupPrefix, role);
 }
@@ -183,7 +179,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
     const stage = new Repartitioner({
       listTopics: () => admin.listTopics(),
       consumer: consumerFor(ctx, 'repartitioner'),
-      group: groupOf(ctx, 'repartitioner'),
+      group,
       stallMs: ctx.config.consumer.stallMs,
       startFrom: ctx.config.cdc.startFrom,
       ...(positions && { pinNewGroup: () => pinGroup(admin, group, positions) }),

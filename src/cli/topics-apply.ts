@@ -3,7 +3,7 @@ import { declaredTopics, TopicDeclaration, Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
 import { applyTopics } from '../kafka/topics-apply';
 import { pinNewGroupToEnd } from '../kafka/pin-group-start';
-import { groupIdOf } from '../main';
+import { groupIdOf } from '../kafka/group-ids';
 import type { Logger } from '../ops/logger';
 
 /**

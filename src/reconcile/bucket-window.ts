@@ -26,6 +26,7 @@
  * Records of earlier buckets (the previous lap's tail) are skipped.
  */
 import { bucketStartOf, horizonMs, ringIndex, ringTopic, type Tier, type Topology } from '../core/topology';
+import { groupIdOf } from '../kafka/group-ids';
 
 export type BucketWindow = Readonly<{
   tierIndex: number;
@@ -89,9 +90,9 @@ export function bucketPhase(window: BucketWindow, nowMs: number): 'future' | 'op
 }
 
 /**
- * The consumer group that holds a tier's rings in the live system (see groupOf in main.ts):
- * the expirer reads the finest tier, the cascader every coarser one.
+ * The consumer group that holds a tier's rings in the live system: the expirer reads the finest
+ * tier, the cascader every coarser one.
  */
 export function liveGroupOfTier(groupPrefix: string, tierIndex: number): string {
-  return `${groupPrefix}.${tierIndex === 0 ? 'expirer' : 'cascader'}`;
+  return groupIdOf(groupPrefix, tierIndex === 0 ? 'expirer' : 'cascader');
 }
