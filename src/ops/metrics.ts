@@ -10,7 +10,8 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /** What a hold stage reports at scrape time. */
 export type HoldStatsSource = () => Readonly<{ heldPartitions: number; inMemory: number; largestPartitionInMemory: number; dueLag: number }>;
-export type OutboxBacklogSource = () => Promise<{ rows: number; oldestAgeSeconds: number }>;
+/** rows and poisonRows are counted up to a cap (publish/sql/outbox-backlog.ts): the cap means "at least". */
+export type OutboxBacklogSource = () => Promise<{ rows: number; oldestAgeSeconds: number; poisonRows: number }>;
 /** The control switches as this process applies them, read at scrape time. */
 export type ControlSource = () => ReadonlyArray<Readonly<{ what: string; paused: boolean; perSecond: number | null }>>;
 
@@ -20,6 +21,12 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
   // Gauges are read when scraped, from the stages that registered a source.
   const holdSources = new Map<string, HoldStatsSource>();
   let outboxSource: OutboxBacklogSource | undefined;
+  // The outbox gauges are collected together on a scrape: they share one read, not one each.
+  let outboxRead: ReturnType<OutboxBacklogSource> | undefined;
+  const readOutbox = (source: OutboxBacklogSource): ReturnType<OutboxBacklogSource> =>
+    (outboxRead ??= source().finally(() => {
+      outboxRead = undefined;
+    }));
   let controlSource: ControlSource | undefined;
   const holdGauge = (name: string, help: string, pick: (s: ReturnType<HoldStatsSource>) => number) =>
     new Gauge({
@@ -131,13 +138,18 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       (st) => st.largestPartitionInMemory,
     ),
     outboxPublished: new Counter({ name: 'timebucket_outbox_published_total', help: 'Outbox rows published to event topics', registers }),
-    outboxPoison: new Counter({ name: 'timebucket_outbox_poison_total', help: 'Outbox rows set aside because they cannot be encoded', registers }),
+    outboxPoison: new Counter({ name: 'timebucket_outbox_poison_total', help: 'Outbox rows moved to outbox_poison because they cannot be encoded', registers }),
+    outboxPurged: new Counter({
+      name: 'timebucket_outbox_purged_total',
+      help: 'Published outbox rows deleted by retention (older than TB_OUTBOX_RETENTION_MS)',
+      registers,
+    }),
     outboxBacklog: new Gauge({
       name: 'timebucket_outbox_backlog_rows',
-      help: 'Unpublished outbox rows (poison excluded)',
+      help: 'Unpublished outbox rows, counted up to 10000 per scrape (10000 means at least that many)',
       registers,
       async collect() {
-        if (outboxSource) this.set((await outboxSource()).rows);
+        if (outboxSource) this.set((await readOutbox(outboxSource)).rows);
       },
     }),
     outboxOldestAge: new Gauge({
@@ -145,7 +157,15 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       help: 'Age of the oldest unpublished outbox row by the database clock (0 when none)',
       registers,
       async collect() {
-        if (outboxSource) this.set((await outboxSource()).oldestAgeSeconds);
+        if (outboxSource) this.set((await readOutbox(outboxSource)).oldestAgeSeconds);
+      },
+    }),
+    outboxPoisonRows: new Gauge({
+      name: 'timebucket_outbox_poison_rows',
+      help: 'Rows in outbox_poison waiting to be fixed and redriven, counted up to 10000 per scrape',
+      registers,
+      async collect() {
+        if (outboxSource) this.set((await readOutbox(outboxSource)).poisonRows);
       },
     }),
     controlPaused: new Gauge({

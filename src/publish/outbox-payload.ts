@@ -9,7 +9,7 @@
  * them as JSON numbers, accepted while they are safe integers (a larger one may be rounded).
  */
 import { EventType, EventTypes } from '../core/events';
-import type { OutboxRow } from './sql/read-claimed-outbox';
+import type { OutboxRow } from './sql/outbox-row';
 
 export type ParsedPayload =
   | Readonly<{ ok: true; eventType: EventType; payload: Readonly<Record<string, unknown>>; occurredAtMs: number }>

@@ -1,15 +1,23 @@
 /**
- * The relay: outbox rows → event topics, at least once, in outbox order per entity.
+ * A relay loop: outbox rows → event topics, at least once, in outbox order per entity.
  *
  * One cycle:
- *   claim (lease up to batchSize rows) → read my leased rows → check and Avro-encode each →
- *   set aside poison rows → per topic, ≤ 500 at a time: send (acks = all) → mark those published
+ *   claim (lease up to batchSize rows, FOR UPDATE SKIP LOCKED) → check and Avro-encode each →
+ *   move poison rows to outbox_poison → per topic, in requests under maxSendBytes:
+ *   send (acks = all) → mark those published
  *
  * A row is marked published only after Kafka acknowledged it, so a crash or an error anywhere
- * leaves it unpublished and it is sent again (by this relay next cycle, or by any relay once the
- * lease expires): delivery is at least once and subscribers deduplicate on the `event_key`
- * header (invariant I4). A row that can never be encoded is poison: it is set aside (never
- * marked published) and counted, so it cannot block the rows behind it.
+ * leaves it unpublished and it is sent again: delivery is at least once and subscribers
+ * deduplicate on the `event_key` header (invariant I4). When a cycle fails, its rows that are
+ * not yet published are released at once (release-claim.ts) for the next claim, by any loop, to
+ * take first; a loop never claims while it still holds unsent rows. A row that can never be
+ * encoded is poison: it is moved out of the outbox and counted, so it cannot block the rows
+ * behind it.
+ *
+ * Per-entity order: a claim leases a row only when every earlier row of its entity is published
+ * (entity-order.ts), so on the entity's partition the first copy of each event follows outbox
+ * order, across any number of loops and relays. Several loops are several OutboxRelay objects,
+ * each its own lease owner (start-relay.ts).
  *
  * Lifecycle: NEW → RUNNING → STOPPING → STOPPED. The loop never crashes: an error is logged,
  * counted, and followed by the retry policy's jittered, capped exponential back-off. When there
@@ -24,14 +32,17 @@ import { ConfigError } from '../core/errors';
 import { EventType, EventTypes } from '../core/events';
 import { Clock, systemClock } from '../core/clock';
 import { backoffMs } from '../core/retry-policy';
+import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 import type { SchemaIds } from './schemas';
 import { eventHeaders } from './event-headers';
 import { parseOutboxPayload } from './outbox-payload';
+import { DEFAULT_MAX_SEND_BYTES, sendChunks } from './send-chunks';
 import { claimOutboxBatch } from './sql/claim-outbox-batch';
-import { OutboxRow, readClaimedOutbox } from './sql/read-claimed-outbox';
+import type { OutboxRow } from './sql/outbox-row';
 import { markPublished } from './sql/mark-published';
-import { POISON_OWNER, setAsidePoison } from './sql/set-aside-poison';
+import { releaseClaim } from './sql/release-claim';
+import { PoisonRow, setAsidePoison } from './sql/set-aside-poison';
 
 export type OutboxRelayOptions = Readonly<{
   db: Knex;
@@ -42,10 +53,10 @@ export type OutboxRelayOptions = Readonly<{
   /** From registerEventSchemas, run once at start-up by the caller. */
   schemaIds: SchemaIds;
   topicsByEventType: Readonly<Record<EventType, string>>;
-  /** Unique per relay instance (≤ 64 chars): rows are leased to it by this name. */
+  /** Unique per relay loop (≤ 64 chars): rows are leased to it by this name. */
   relayId: string;
   batchSize: number;
-  /** Must outlast one cycle (a send included); after it another relay may take the rows over. */
+  /** Must outlast one cycle (a send included); after it another loop may take the rows over. */
   leaseMs: number;
   idleDelayMs: number;
   logger: Logger;
@@ -56,26 +67,27 @@ export type OutboxRelayOptions = Readonly<{
   maxBackoffMs?: number;
   /** stop() waits at most this long for the in-flight cycle. Default 10 s. */
   stopTimeoutMs?: number;
+  /** Bytes per produce request (send-chunks.ts). Default DEFAULT_MAX_SEND_BYTES. */
+  maxSendBytes?: number;
 }>;
 
 export type OutboxRelayState = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED';
 
-export type CycleResult = Readonly<{ read: number; published: number; poison: number }>;
+/** read: rows leased; deferred: rows left for later behind an earlier row of their entity. */
+export type CycleResult = Readonly<{ read: number; published: number; poison: number; deferred: number }>;
 
 type Encoded = { row: OutboxRow; topic: string; message: Message };
-
-// Avro values of ~150 bytes plus ~300 bytes of headers: 500 messages stay well under 1 MB.
-const maxSendSize = 500;
 
 export class OutboxRelay {
   private state: OutboxRelayState = 'NEW';
   private loopDone: Promise<void> = Promise.resolve();
   private cycleChain: Promise<unknown> = Promise.resolve();
   private stopping?: Promise<void>;
-  private wake?: () => void;
+  private readonly sleeps = new WakeableSleeps();
   private readonly clock: Clock;
   private readonly maxBackoffMs: number;
   private readonly stopTimeoutMs: number;
+  private readonly maxSendBytes: number;
   private readonly log: Logger;
   private counts = { cycles: 0, published: 0, poison: 0, errors: 0 };
 
@@ -83,15 +95,16 @@ export class OutboxRelay {
     this.clock = opts.clock ?? systemClock;
     this.maxBackoffMs = opts.maxBackoffMs ?? 5_000;
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
+    this.maxSendBytes = opts.maxSendBytes ?? DEFAULT_MAX_SEND_BYTES;
     this.log = opts.logger.child({ component: 'outbox-relay', relayId: opts.relayId });
     const problems = [
       opts.relayId.length >= 1 && opts.relayId.length <= 64 ? null : 'relayId: 1 to 64 characters (the claimed_by column)',
-      opts.relayId !== POISON_OWNER ? null : `relayId: '${POISON_OWNER}' marks set-aside rows`,
       Number.isInteger(opts.batchSize) && opts.batchSize >= 1 && opts.batchSize <= 10_000 ? null : 'batchSize: an integer in 1..10000',
       Number.isInteger(opts.leaseMs) && opts.leaseMs >= 1_000 ? null : 'leaseMs: an integer >= 1000',
       Number.isInteger(opts.idleDelayMs) && opts.idleDelayMs >= 1 ? null : 'idleDelayMs: an integer >= 1',
       this.maxBackoffMs >= opts.idleDelayMs ? null : 'maxBackoffMs: >= idleDelayMs',
       this.stopTimeoutMs > 0 ? null : 'stopTimeoutMs: > 0',
+      Number.isInteger(this.maxSendBytes) && this.maxSendBytes >= 1_024 ? null : 'maxSendBytes: an integer >= 1024',
       ...EventTypes.map((t) => (opts.topicsByEventType[t] ? null : `topicsByEventType: no topic for ${t}`)),
       ...EventTypes.map((t) => (Number.isInteger(opts.schemaIds[t]) ? null : `schemaIds: no schema id for ${t}`)),
     ].filter((p): p is string => p !== null);
@@ -130,7 +143,7 @@ export class OutboxRelay {
     if (this.state === 'NEW') this.state = 'STOPPED';
     if (this.state === 'STOPPED') return (this.stopping = Promise.resolve());
     this.state = 'STOPPING';
-    this.wake?.();
+    this.sleeps.wakeAll();
     this.stopping = (async () => {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.stopTimeoutMs)));
@@ -176,61 +189,67 @@ export class OutboxRelay {
         delayMs = backoffMs(failures, { baseMs: this.opts.idleDelayMs, maxMs: this.maxBackoffMs });
         this.log.error({ err, failures, backoffMs: delayMs }, 'outbox relay cycle failed; its rows stay unpublished and are retried');
       }
-      if (delayMs > 0 && this.state === 'RUNNING') await this.sleep(delayMs);
+      if (delayMs > 0 && this.state === 'RUNNING') await this.sleeps.sleep(delayMs);
     }
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
-  }
 
   private async cycle(): Promise<CycleResult> {
     const { db, relayId, batchSize, leaseMs } = this.opts;
     const startedAt = this.clock.now();
-    await claimOutboxBatch(db, relayId, leaseMs, batchSize);
-    const rows = await readClaimedOutbox(db, relayId, batchSize);
-    if (rows.length === 0) return { read: 0, published: 0, poison: 0 };
-
-    const encoded: Encoded[] = [];
-    const poison: OutboxRow[] = [];
-    for (const row of rows) {
-      const result = await this.encode(row);
-      if (result === null) poison.push(row);
-      else encoded.push(result);
-    }
-    // Poison first: even if a send fails below, the poison rows no longer hold up the batch.
-    if (poison.length > 0) {
-      const setAside = await setAsidePoison(db, poison.map((r) => r.id), relayId);
-      this.counts.poison += setAside;
-      this.opts.observer?.poison?.(setAside);
-    }
-
-    let published = 0;
-    for (const [topic, group] of groupByTopic(encoded)) {
-      await this.opts.producer.send({ topic, acks: -1, messages: group.map((e) => e.message) });
-      // Marked right after each ack: a later send's failure does not resend this one.
-      const marked = await markPublished(db, group.map((e) => e.row.id), relayId);
-      if (marked < group.length) {
-        this.log.warn({ topic, sent: group.length, marked }, 'lease lost during send: another relay may publish these rows again');
+    const { rows, deferred } = await claimOutboxBatch(db, relayId, leaseMs, batchSize);
+    if (rows.length === 0) return { read: 0, published: 0, poison: 0, deferred };
+    // Leased and neither marked published nor set aside yet: given back if the cycle fails.
+    const held = new Set(rows.map((r) => r.id));
+    try {
+      const encoded: Encoded[] = [];
+      const poison: PoisonRow[] = [];
+      for (const row of rows) {
+        const result = await this.encode(row);
+        if ('reason' in result) poison.push({ id: row.id, reason: result.reason });
+        else encoded.push(result);
       }
-      published += marked;
-      this.counts.published += marked;
-      this.opts.observer?.published?.(marked);
+      // Poison first: even if a send fails below, the poison rows no longer hold up the batch.
+      if (poison.length > 0) {
+        const setAside = await setAsidePoison(db, poison, relayId);
+        for (const p of poison) held.delete(p.id);
+        this.counts.poison += setAside;
+        this.opts.observer?.poison?.(setAside);
+      }
+
+      let published = 0;
+      for (const { topic, items } of sendChunks(encoded, this.maxSendBytes)) {
+        await this.opts.producer.send({ topic, acks: -1, messages: items.map((e) => e.message) });
+        // Marked right after each ack: a later send's failure does not resend this one.
+        const ids = items.map((e) => e.row.id);
+        const marked = await markPublished(db, ids, relayId);
+        for (const id of ids) held.delete(id);
+        if (marked < items.length) {
+          this.log.warn({ topic, sent: items.length, marked }, 'lease lost during send: another loop may publish these rows again');
+        }
+        published += marked;
+        this.counts.published += marked;
+        this.opts.observer?.published?.(marked);
+      }
+      this.log.debug({ read: rows.length, published, poison: poison.length, deferred, ms: this.clock.now() - startedAt }, 'outbox cycle');
+      return { read: rows.length, published, poison: poison.length, deferred };
+    } catch (err) {
+      await this.release([...held]);
+      throw err;
     }
-    this.log.debug({ read: rows.length, published, poison: poison.length, ms: this.clock.now() - startedAt }, 'outbox cycle');
-    return { read: rows.length, published, poison: poison.length };
   }
 
-  /** The Kafka message for a row, or null when the row is poison. Other errors propagate. */
-  private async encode(row: OutboxRow): Promise<Encoded | null> {
+  /** Best effort: if the release fails too, the rows come back when their lease runs out. */
+  private async release(ids: string[]): Promise<void> {
+    try {
+      await releaseClaim(this.opts.db, ids, this.opts.relayId);
+    } catch (err) {
+      this.log.warn({ err, rows: ids.length }, 'could not release the rows of a failed cycle; they are retried when their lease runs out');
+    }
+  }
+
+  /** The Kafka message for a row, or why the row is poison. Other errors propagate. */
+  private async encode(row: OutboxRow): Promise<Encoded | { reason: string }> {
     const parsed = parseOutboxPayload(row);
     if (!parsed.ok) return this.poisonRow(row, parsed.reason);
     let value: Buffer;
@@ -247,24 +266,8 @@ export class OutboxRelay {
     return { row, topic: this.opts.topicsByEventType[parsed.eventType], message: { key: row.entityId, value, headers: { ...headers } } };
   }
 
-  private poisonRow(row: OutboxRow, reason: string): null {
-    this.log.error({ eventKey: row.eventKey, eventType: row.eventType, outboxId: row.id, reason }, 'outbox row cannot be encoded; set aside as poison');
-    return null;
+  private poisonRow(row: OutboxRow, reason: string): { reason: string } {
+    this.log.error({ eventKey: row.eventKey, eventType: row.eventType, outboxId: row.id, reason }, 'outbox row cannot be encoded; moved to outbox_poison');
+    return { reason };
   }
-}
-
-/**
- * Rows to send, per topic in outbox order, in sends of at most maxSendSize messages: a batch of
- * 10000 rows to a one-partition topic would exceed the broker's message.max.bytes (~1 MB).
- */
-function groupByTopic(items: readonly Encoded[]): Array<[string, Encoded[]]> {
-  const groups = new Map<string, Encoded[]>();
-  for (const item of items) {
-    const group = groups.get(item.topic);
-    if (group) group.push(item);
-    else groups.set(item.topic, [item]);
-  }
-  return [...groups].flatMap(([topic, group]) =>
-    Array.from({ length: Math.ceil(group.length / maxSendSize) }, (_, i) => [topic, group.slice(i * maxSendSize, (i + 1) * maxSendSize)] as [string, Encoded[]]),
-  );
 }

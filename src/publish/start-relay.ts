@@ -1,4 +1,8 @@
-/** Wires the relay role: event topics from the topology, schemas registered, relay started. */
+/**
+ * Wires the relay role: event topics from the topology, schemas registered, TB_RELAY_CONCURRENCY
+ * relay loops started (each its own lease owner, `relay-<instance>/<n>`), and the outbox
+ * retention when TB_OUTBOX_RETENTION_MS > 0.
+ */
 import type { Knex } from 'knex';
 import type { Producer } from 'kafkajs';
 import type { Config } from '../config';
@@ -10,7 +14,15 @@ import type { Logger } from '../ops/logger';
 import { registerEventSchemas } from './schemas';
 import { createSchemaRegistry } from './schema-registry';
 import { OutboxRelay } from './outbox-relay';
+import { OutboxRetention } from './outbox-retention';
 import type { Metrics } from '../ops/metrics';
+
+// Retention pages: 1000 rows are one short DELETE; the pause keeps a day's worth of a hot minute
+// (a million rows) from crowding the database, at several thousand rows a second. A pass that
+// found nothing more to delete waits a minute: retention is measured in hours.
+const RETENTION_BATCH_SIZE = 1_000;
+const RETENTION_PAUSE_MS = 100;
+const RETENTION_INTERVAL_MS = 60_000;
 
 export async function startRelay(ctx: {
   config: Config;
@@ -30,20 +42,41 @@ export async function startRelay(ctx: {
   }
   const registry = createSchemaRegistry(ctx.config.registry.url);
   const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registryUrl: ctx.config.registry.url });
-  const relay = new OutboxRelay({
-    db: ctx.db,
-    producer: ctx.producer,
-    registry,
-    schemaIds,
-    topicsByEventType,
-    relayId: `relay-${ctx.instanceId}`,
-    batchSize: ctx.config.relay.batchSize,
-    leaseMs: ctx.config.relay.leaseMs,
-    idleDelayMs: ctx.config.relay.idleMs,
-    logger: ctx.logger.child({ role: 'relay' }),
-    clock: ctx.clock,
-    observer: { published: (n) => ctx.metrics.outboxPublished.inc(n), poison: (n) => ctx.metrics.outboxPoison.inc(n) },
-  });
-  relay.start();
-  return () => relay.stop();
+  const { relay: cfg } = ctx.config;
+  const logger = ctx.logger.child({ role: 'relay' });
+  const loops = Array.from(
+    { length: cfg.concurrency },
+    (_, n) =>
+      new OutboxRelay({
+        db: ctx.db,
+        producer: ctx.producer,
+        registry,
+        schemaIds,
+        topicsByEventType,
+        relayId: `relay-${ctx.instanceId}/${n}`,
+        batchSize: cfg.batchSize,
+        leaseMs: cfg.leaseMs,
+        idleDelayMs: cfg.idleMs,
+        logger,
+        clock: ctx.clock,
+        observer: { published: (rows) => ctx.metrics.outboxPublished.inc(rows), poison: (rows) => ctx.metrics.outboxPoison.inc(rows) },
+      }),
+  );
+  const retention =
+    cfg.retentionMs > 0
+      ? new OutboxRetention({
+          db: ctx.db,
+          retentionMs: cfg.retentionMs,
+          batchSize: RETENTION_BATCH_SIZE,
+          pauseMs: RETENTION_PAUSE_MS,
+          intervalMs: RETENTION_INTERVAL_MS,
+          logger,
+          observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows) },
+        })
+      : undefined;
+  for (const loop of loops) loop.start();
+  retention?.start();
+  return async () => {
+    await Promise.all([...loops.map((loop) => loop.stop()), retention?.stop()]);
+  };
 }

@@ -28,6 +28,7 @@ import type { EntityType } from '../core/bucket-entry';
 import type { Clock } from '../core/clock';
 import type { Lifecycle } from '../core/lifecycle';
 import { Backoff, backoffMs } from '../core/retry-policy';
+import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
 import type { Logger } from '../ops/logger';
@@ -57,9 +58,9 @@ export type ScannerOptions = Readonly<{
 export class CompensationScanner {
   private state: Lifecycle = 'NEW';
   private loops: Promise<void>[] = [];
-  private readonly wakers = new Set<() => void>();
-  /** Loops waiting out a pause: woken by any change of the switches. */
-  private readonly pauseWakers = new Set<() => void>();
+  private readonly sleeps = new WakeableSleeps();
+  /** Loops waiting out a pause or a throttle: woken by any change of the switches too. */
+  private readonly pauseSleeps = new WakeableSleeps();
   private readonly gate: TransitionGate;
   private unsubscribe: () => void = () => undefined;
 
@@ -76,7 +77,7 @@ export class CompensationScanner {
     if (this.state !== 'NEW') return;
     this.state = 'RUNNING';
     this.unsubscribe = this.gate.onChange(() => {
-      for (const wake of this.pauseWakers) wake();
+      this.pauseSleeps.wakeAll();
     });
     this.loops = this.opts.entities.map((entity) => this.loop(entity));
   }
@@ -85,7 +86,8 @@ export class CompensationScanner {
     if (this.state !== 'RUNNING') return;
     this.state = 'STOPPING';
     this.unsubscribe();
-    for (const wake of [...this.wakers, ...this.pauseWakers]) wake();
+    this.sleeps.wakeAll();
+    this.pauseSleeps.wakeAll();
     await Promise.all(this.loops);
     this.state = 'STOPPED';
   }
@@ -96,7 +98,7 @@ export class CompensationScanner {
     while (this.state === 'RUNNING') {
       if (this.paused(entity)) {
         // Checked again at least every interval, and at once when a switch changes.
-        await this.sleep(this.opts.intervalMs, this.pauseWakers);
+        await this.sleep(this.opts.intervalMs, this.pauseSleeps);
         continue;
       }
       const startedAt = this.opts.clock.now();
@@ -133,7 +135,7 @@ export class CompensationScanner {
       }
       const allowed = Math.min(rows.length, this.gate.allowance(entity));
       if (allowed < 1) {
-        await this.sleep(this.gate.msUntilAllowed(entity, rows.length), this.pauseWakers);
+        await this.sleep(this.gate.msUntilAllowed(entity, rows.length), this.pauseSleeps);
         continue;
       }
       const slice = rows.slice(0, allowed);
@@ -155,18 +157,10 @@ export class CompensationScanner {
     }
   }
 
-  /** Sleeps `ms` or until woken: stop() wakes every sleeper, a switch change those in pauseWakers. */
-  private sleep(ms: number, wakers: Set<() => void> = this.wakers): Promise<void> {
+  /** Sleeps `ms` or until woken: stop() wakes every sleeper, a switch change those on pauseSleeps. */
+  private sleep(ms: number, on: WakeableSleeps = this.sleeps): Promise<void> {
     // A loop that was busy when stop() woke the sleepers must not start a new wait.
     if (this.state !== 'RUNNING') return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        wakers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      wakers.add(done);
-    });
+    return on.sleep(ms);
   }
 }

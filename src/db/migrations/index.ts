@@ -7,6 +7,7 @@ import * as createCouponsAndOrders from './20261130000000-create-coupons-and-ord
 import * as createOutbox from './20261130000100-create-outbox';
 import * as createScannerCursors from './20261201000000-create-scanner-cursors';
 import * as createControlSwitches from './20261202000000-create-control-switches';
+import * as createOutboxPoison from './20261203000000-create-outbox-poison';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -15,6 +16,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261130000100-create-outbox', createOutbox],
   ['20261201000000-create-scanner-cursors', createScannerCursors],
   ['20261202000000-create-control-switches', createControlSwitches],
+  ['20261203000000-create-outbox-poison', createOutboxPoison],
 ];
 
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {

@@ -1,17 +1,32 @@
 /**
- * The outbox backlog for metrics. Inputs: none. Output: unpublished rows (poison excluded) and
- * the age of the oldest by the database clock.
- * Safe to re-run: a read. It walks the (published_at, id) index over the NULL range only, so its
- * cost follows the backlog, not the table.
+ * The outbox backlog for metrics, read on every /metrics scrape of every process. Inputs: the
+ * count cap. Output: unpublished rows (counted up to the cap), the age of the oldest by the
+ * database clock, and rows waiting in outbox_poison (counted up to the cap).
+ *
+ * Bounded: it reads at most `cap` entries of idx_outbox_unpublished's NULL range (an index-only
+ * read, no row lookups) and one row for the age, so a scrape costs the same with a backlog of a
+ * thousand rows or ten million. A count equal to the cap means "at least the cap"; how far
+ * behind the relays are beyond that is told by the age and by the rate of published rows. The
+ * oldest row is the first of the range in id order (ORDER BY id: ORDER BY published_at, id
+ * would make MariaDB sort the whole range, see claim-outbox-batch.ts); ids grow with insertion,
+ * so it is the row waiting longest. Poison rows are not in the outbox (set-aside-poison.ts).
+ * Safe to re-run: a read.
  */
 import type { Knex } from 'knex';
-import { POISON_OWNER } from './set-aside-poison';
 
-export async function readOutboxBacklog(db: Knex): Promise<{ rows: number; oldestAgeSeconds: number }> {
-  const [result] = (await db.raw(
-    `SELECT COUNT(*) AS n, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), NOW(3)), 0) / 1e6 AS age
-       FROM outbox WHERE published_at IS NULL AND (claimed_by IS NULL OR claimed_by <> ?)`,
-    [POISON_OWNER],
-  )) as [Array<{ n: number; age: number | string }>];
-  return { rows: Number(result[0]?.n ?? 0), oldestAgeSeconds: Number(result[0]?.age ?? 0) };
+/** Entries a scrape may read per count: a few milliseconds of index walk. */
+export const BACKLOG_COUNT_CAP = 10_000;
+
+export type OutboxBacklog = Readonly<{ rows: number; oldestAgeSeconds: number; poisonRows: number }>;
+
+export async function readOutboxBacklog(db: Knex, cap: number = BACKLOG_COUNT_CAP): Promise<OutboxBacklog> {
+  const [[row]] = (await db.raw(
+    `SELECT
+       (SELECT COUNT(*) FROM (SELECT 1 FROM outbox FORCE INDEX (idx_outbox_unpublished) WHERE published_at IS NULL LIMIT ?) AS head) AS n,
+       (SELECT TIMESTAMPDIFF(MICROSECOND, created_at, NOW(3)) FROM outbox FORCE INDEX (idx_outbox_unpublished)
+         WHERE published_at IS NULL ORDER BY id LIMIT 1) AS age_us,
+       (SELECT COUNT(*) FROM (SELECT 1 FROM outbox_poison LIMIT ?) AS aside) AS poison`,
+    [cap, cap],
+  )) as [[{ n: number | string; age_us: number | string | null; poison: number | string }]];
+  return { rows: Number(row.n), oldestAgeSeconds: Math.max(0, Number(row.age_us ?? 0)) / 1e6, poisonRows: Number(row.poison) };
 }

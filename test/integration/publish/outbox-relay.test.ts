@@ -1,6 +1,7 @@
 /**
  * The relay against the real stack: outbox rows reach their event topics, Avro through the
- * registry, exactly once per row even with two relays, and poison is set aside.
+ * registry, exactly once per row even with several relays or loops, in outbox order per entity;
+ * a failed cycle gives its rows back; poison is moved to outbox_poison and can be redriven.
  *
  * In a database of this file's own, emptied before each test: no relay of another file or run
  * sees these rows, and these relays see no others. So ownership is exact: every row is published
@@ -11,17 +12,21 @@ import { Admin, IHeaders, Kafka, Producer } from 'kafkajs';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { Db } from '../../../src/db/knex';
 import { createKafka } from '../../../src/kafka/client';
-import { couponExpiredKey, CouponExpired, EventType, OrderCancelled, orderCancelledKey } from '../../../src/core/events';
+import { CouponExpired, EventType, OrderCancelled, orderCancelledKey } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
 import { OutboxRelay, OutboxRelayOptions } from '../../../src/publish/outbox-relay';
 import { loadEventSchema, registerEventSchemas, SchemaIds, subjectFor } from '../../../src/publish/schemas';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
+import { couponExpiredInsert } from './outbox-fixtures';
+import { redrivePoison } from '../../../src/publish/sql/redrive-poison';
 import { config, logger, uniqueName } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
+import { entityIds, insertCouponEvents } from './outbox-fixtures';
 
 type Topics = Record<EventType, string>;
 type Received = { topic: string; partition: number; key: string; headers: Record<string, string>; value: Record<string, unknown> };
+type PoisonRecord = { id: number; event_key: string; reason: string; set_aside_by: string; payload: string };
 
 let testDb: TestDatabase;
 let db: Db;
@@ -43,6 +48,7 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM outbox_poison');
 });
 
 afterEach(async () => {
@@ -83,22 +89,7 @@ function newRelay(topics: Topics, schemaIds: SchemaIds, over: Partial<OutboxRela
 const randomId = (): number => randomInt(1e12, 2 ** 47);
 const dueAt = Date.UTC(2031, 0, 1, 0, 0, 0, 123);
 
-function couponExpired(): OutboxInsert & { event: CouponExpired } {
-  const id = String(randomId());
-  const event: CouponExpired = {
-    event_key: couponExpiredKey(id, dueAt),
-    event_type: 'COUPON_EXPIRED',
-    coupon_id: id,
-    user_id: '9',
-    from_status: 'ACTIVE',
-    to_status: 'EXPIRED',
-    due_at: dueAt,
-    occurred_at: dueAt + 250,
-    path: 'stream',
-    version: 1,
-  };
-  return { event, entityType: 'coupon', entityId: id };
-}
+const couponExpired = (): OutboxInsert & { event: CouponExpired } => couponExpiredInsert(String(randomId()), dueAt, 250);
 
 function orderCancelled(couponId: string | null): OutboxInsert & { event: OrderCancelled } {
   const id = String(randomId());
@@ -303,7 +294,7 @@ test('two relays running concurrently over 300 rows publish each row exactly onc
   await expect(outboxSize()).resolves.toBe(300);
 });
 
-test('a poison row is set aside, not published, and the rows after it still flow', async () => {
+test('a poison row is moved to outbox_poison with its reason, the rows after it still flow, and a fixed one is redriven', async () => {
   const { topics, schemaIds } = await setup();
   const before = couponExpired();
   const mismatch = couponExpired();
@@ -321,25 +312,40 @@ test('a poison row is set aside, not published, and the rows after it still flow
   // One cycle: the good rows published by this relay, the poison set aside by it.
   await expect(relay.publishOnce()).resolves.toBe(2);
   expect([relay.published, relay.poison]).toEqual([2, 2]);
-  const rows = new Map((await outboxRows([...good, ...poison])).map((r) => [r.event_key, r]));
-  for (const key of good) expect(rows.get(key)).toMatchObject({ claimed_by: relayId, published_at: expect.any(Date) });
-  for (const key of poison) {
-    expect(rows.get(key)).toMatchObject({ claimed_by: 'poison', published_at: null });
-    expect(rows.get(key)!.claim_until!.getUTCFullYear()).toBe(9999);
-  }
+  for (const row of await outboxRows(good)) expect(row).toMatchObject({ claimed_by: relayId, published_at: expect.any(Date) });
+  // Out of the outbox (so no claim or backlog count reads past them), into outbox_poison with why.
+  await expect(db('outbox').whereIn('event_key', poison).count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
+  const aside = new Map(((await db('outbox_poison').select('id', 'event_key', 'reason', 'set_aside_by', 'payload')) as PoisonRecord[]).map((r) => [r.event_key, r]));
+  expect([...aside.keys()].sort()).toEqual([...poison].sort());
+  expect(aside.get(mismatch.event.event_key)).toMatchObject({ set_aside_by: relayId, reason: expect.stringMatching(/Avro schema at user_id/) });
+  expect(aside.get(notJson.event_key)).toMatchObject({ set_aside_by: relayId, reason: 'payload is not JSON' });
   expect((await readAll(topics)).map((m) => m.headers['event_key']).sort()).toEqual([...good].sort());
 
-  // Set aside for good: another relay does not claim them.
-  const other = newRelay(topics, schemaIds);
+  // Another relay has nothing to do.
+  const otherId = uniqueName('relay');
+  const other = newRelay(topics, schemaIds, { relayId: otherId });
   await expect(other.publishOnce()).resolves.toBe(0);
   expect([other.published, other.poison]).toEqual([0, 0]);
-  expect((await outboxRows(poison)).map((r) => r.claimed_by)).toEqual(['poison', 'poison']);
+
+  // Redrive: the mismatched row fixed in outbox_poison and moved back under its id is published;
+  // the unfixed one is set aside again by the relay that finds it.
+  const fixedId = aside.get(mismatch.event.event_key)!.id;
+  await db('outbox_poison').where({ id: fixedId }).update({ payload: JSON.stringify(mismatch.event) });
+  await expect(redrivePoison(db, [String(fixedId), String(aside.get(notJson.event_key)!.id)])).resolves.toBe(2);
+  await expect(db('outbox_poison').count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
+  await expect(other.publishOnce()).resolves.toBe(1);
+  expect([other.published, other.poison]).toEqual([1, 1]);
+  expect((await outboxRows([mismatch.event.event_key]))[0]).toMatchObject({ claimed_by: otherId, published_at: expect.any(Date) });
+  expect(((await db('outbox_poison').select('event_key')) as Array<{ event_key: string }>).map((r) => r.event_key)).toEqual([notJson.event_key]);
+  const received = await readAll(topics);
+  expect(received.map((m) => m.headers['event_key']).sort()).toEqual([...good, mismatch.event.event_key].sort());
+  expect(received.find((m) => m.headers['event_key'] === mismatch.event.event_key)!.value).toEqual(decoded(mismatch.event));
 });
 
-test('a failed send leaves the rows unpublished; the running loop backs off and retries them', async () => {
+test('a failed cycle gives its rows back at once: the loop never claims more while holding unsent rows, and retries them first', async () => {
   const { topics, schemaIds } = await setup();
   const relayId = uniqueName('relay');
-  const keys = await insert([couponExpired(), couponExpired()]);
+  const keys = await insert([couponExpired(), couponExpired(), couponExpired(), couponExpired()]);
   let failures = 2;
   const flaky: Pick<Producer, 'send'> = {
     send: async (record) => {
@@ -350,24 +356,92 @@ test('a failed send leaves the rows unpublished; the running loop backs off and 
       return producer.send(record);
     },
   };
-  const relay = newRelay(topics, schemaIds, { relayId, producer: flaky, maxBackoffMs: 200 });
+  const relay = newRelay(topics, schemaIds, { relayId, producer: flaky, batchSize: 2, maxBackoffMs: 200 });
+  const state = async () => (await outboxRows(keys)).map((r) => [r.claimed_by, r.claim_until === null ? 'free' : 'leased', r.published_at]);
 
   await expect(relay.publishOnce()).rejects.toThrow(/injected/);
   expect(relay.errors).toBe(1);
   expect(relay.published).toBe(0);
-  // Claimed by the failed cycle, still unpublished: retried by this relay, under its live lease.
-  expect((await outboxRows(keys)).map((r) => [r.claimed_by, r.published_at])).toEqual([
-    [relayId, null],
-    [relayId, null],
+  // The two rows it tried are unpublished and free again (claimed_by says who tried last).
+  expect(await state()).toEqual([
+    [relayId, 'free', null],
+    [relayId, 'free', null],
+    [null, 'free', null],
+    [null, 'free', null],
+  ]);
+  // The next cycle takes the same two, the oldest, not two more: nothing is hoarded under a lease.
+  await expect(relay.publishOnce()).rejects.toThrow(/injected/);
+  expect(await state()).toEqual([
+    [relayId, 'free', null],
+    [relayId, 'free', null],
+    [null, 'free', null],
+    [null, 'free', null],
   ]);
 
   relay.start();
-  await waitFor('the rows published after the failures', async () => ((await publishedCount(keys)) === 2 ? true : undefined));
+  await waitFor('the rows published after the failures', async () => ((await publishedCount(keys)) === 4 ? true : undefined));
   expect(relay.errors).toBe(2);
-  expect(relay.published).toBe(2);
+  expect(relay.published).toBe(4);
   expect(relay.lifecycle).toBe('RUNNING');
-  expect((await outboxRows(keys)).map((r) => r.claimed_by)).toEqual([relayId, relayId]);
+  expect((await outboxRows(keys)).map((r) => r.claimed_by)).toEqual(keys.map(() => relayId));
   expect((await readAll(topics)).map((m) => m.headers['event_key']).sort()).toEqual([...keys].sort());
+});
+
+test('four loops over 600 rows of 100 entities publish every row once, each entity in outbox order', async () => {
+  const { topics, schemaIds } = await setup(3);
+  // Six events per entity, interleaved: every batch holds rows of entities with rows in flight elsewhere.
+  const entities = entityIds(100);
+  const ids = await insertCouponEvents(db, Array.from({ length: 6 }, () => entities).flat());
+  const rows = (await db('outbox').orderBy('id').select('id', 'event_key', 'entity_id')) as Array<{ id: number; event_key: string; entity_id: number }>;
+  expect(rows.map((r) => String(r.id))).toEqual(ids);
+  const loops = Array.from({ length: 4 }, () => newRelay(topics, schemaIds, { batchSize: 25, idleDelayMs: 10 }));
+  for (const loop of loops) loop.start();
+  await waitFor('all 600 rows published', async () => ((await publishedCount(rows.map((r) => r.event_key))) === 600 ? true : undefined));
+  await Promise.all(loops.map((loop) => loop.stop()));
+
+  expect(loops.reduce((sum, loop) => sum + loop.published, 0)).toBe(600);
+  // The loops shared the work: each of them published something.
+  expect(loops.every((loop) => loop.published > 0)).toBe(true);
+  const received = await readAll(topics);
+  expect(received.map((m) => m.headers['event_key']).sort()).toEqual(rows.map((r) => r.event_key).sort());
+  // Per entity (one key, one partition): the events in the order of their outbox rows.
+  for (const entity of entities) {
+    const expected = rows.filter((r) => String(r.entity_id) === entity).map((r) => r.event_key);
+    expect(received.filter((m) => m.key === entity).map((m) => m.headers['event_key'])).toEqual(expected);
+  }
+});
+
+test('a loop leaves an entity\'s later events alone while another loop is sending its earlier ones', async () => {
+  const { topics, schemaIds } = await setup(2);
+  // Three rounds of events for 20 entities: A takes round one, then B looks at rounds two and three.
+  const entities = entityIds(20);
+  await insertCouponEvents(db, [...entities, ...entities, ...entities]);
+  const rows = (await db('outbox').orderBy('id').select('event_key', 'entity_id')) as Array<{ event_key: string; entity_id: number }>;
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
+  // A's sends wait at the gate: its batch is in flight, leased and unpublished, until the test opens it.
+  const held: Pick<Producer, 'send'> = { send: async (record) => gate.then(() => producer.send(record)) };
+  const idA = uniqueName('relay-a');
+  const a = newRelay(topics, schemaIds, { relayId: idA, producer: held, batchSize: 20 });
+  const b = newRelay(topics, schemaIds, { batchSize: 40 });
+
+  const aCycle = a.publishOnce();
+  await waitFor('A to lease round one', async () => {
+    const [[{ n }]] = (await db.raw('SELECT COUNT(*) AS n FROM outbox WHERE claimed_by = ?', [idA])) as [[{ n: number }]];
+    return Number(n) === 20 ? true : undefined;
+  });
+  // Every row B could take belongs to an entity whose earlier event is in flight: it takes none.
+  await expect(b.publishOnce()).resolves.toBe(0);
+  openGate();
+  await expect(aCycle).resolves.toBe(20);
+  // Now rounds two and three go, in order within B's batch.
+  await expect(b.publishOnce()).resolves.toBe(40);
+
+  const received = await readAll(topics);
+  for (const entity of entities) {
+    const expected = rows.filter((r) => String(r.entity_id) === entity).map((r) => r.event_key);
+    expect(received.filter((m) => m.key === entity).map((m) => m.headers['event_key'])).toEqual(expected);
+  }
 });
 
 test('a live lease is respected; once it expires the rows are taken over', async () => {

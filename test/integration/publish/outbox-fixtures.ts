@@ -1,0 +1,68 @@
+/**
+ * Outbox rows for the publish tests, written as the expirer writes them (insert-outbox.ts), and
+ * readers for what the relay left behind. Not a test file: shared by the tests beside it.
+ */
+import type { Knex } from 'knex';
+import { couponExpiredKey, CouponExpired } from '../../../src/core/events';
+import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
+import type { OutboxRow } from '../../../src/publish/sql/outbox-row';
+
+let dueAt = Date.UTC(2031, 0, 1);
+
+/** The outbox row the expirer writes when coupon `id`, due at `dueAtMs`, expires `lateMs` after it. */
+export function couponExpiredInsert(id: string, dueAtMs: number, lateMs: number): OutboxInsert & { event: CouponExpired } {
+  const event: CouponExpired = {
+    event_key: couponExpiredKey(id, dueAtMs),
+    event_type: 'COUPON_EXPIRED',
+    coupon_id: id,
+    user_id: '9',
+    from_status: 'ACTIVE',
+    to_status: 'EXPIRED',
+    due_at: dueAtMs,
+    occurred_at: dueAtMs + lateMs,
+    path: 'stream',
+    version: 1,
+  };
+  return { event, entityType: 'coupon', entityId: id };
+}
+
+/**
+ * A COUPON_EXPIRED row per entity id, in the given order (one transaction, ids in that order).
+ * The same entity id twice is a coupon that expired twice (each time a new expire_time).
+ * Returns the outbox ids, in order.
+ */
+export async function insertCouponEvents(db: Knex, entityIds: readonly string[]): Promise<string[]> {
+  const rows = entityIds.map((id) => couponExpiredInsert(id, (dueAt += 1), 5));
+  const keys: string[] = [];
+  // In slices: one INSERT per 1000 rows, as the expirer's batches are.
+  await db.transaction(async (trx) => {
+    for (let i = 0; i < rows.length; i += 1_000) await insertOutbox(trx, rows.slice(i, i + 1_000));
+  });
+  for (const r of rows) keys.push(r.event.event_key);
+  const found = (await db('outbox').whereIn('event_key', keys).select('id', 'event_key')) as Array<{ id: number; event_key: string }>;
+  const idByKey = new Map(found.map((r) => [r.event_key, String(r.id)]));
+  return keys.map((k) => idByKey.get(k)!);
+}
+
+/** Distinct entity ids, unique per call (so a test's rows never share an entity by accident). */
+let nextEntity = 5_000_000 + Math.floor(Math.random() * 1_000_000) * 1_000;
+export function entityIds(n: number): string[] {
+  return Array.from({ length: n }, () => String((nextEntity += 1)));
+}
+
+export const idsOf = (rows: readonly Pick<OutboxRow, 'id'>[]): string[] => rows.map((r) => r.id);
+
+/** Handler_read_next of the session: index entries read in index order. */
+export async function readNext(conn: Knex): Promise<number> {
+  const [rows] = (await conn.raw("SHOW SESSION STATUS LIKE 'Handler_read_next'")) as [Array<{ Value: string }>];
+  return Number(rows[0]!.Value);
+}
+
+/** The plan of a statement as MariaDB's EXPLAIN FORMAT=JSON gives it: the table access, and whether it sorts. */
+export async function planOf(db: Knex, sql: string, bindings: readonly Knex.RawBinding[]): Promise<{ access: Record<string, unknown>; text: string }> {
+  const [[row]] = (await db.raw(`EXPLAIN FORMAT=JSON ${sql}`, [...bindings])) as [[{ EXPLAIN: string }]];
+  const plan = JSON.parse(row.EXPLAIN) as { query_block: { table?: Record<string, unknown>; nested_loop?: Array<{ table: Record<string, unknown> }> } };
+  // MariaDB nests the table under nested_loop; MySQL puts it at query_block.table.
+  const access = plan.query_block.table ?? plan.query_block.nested_loop?.[0]?.table ?? {};
+  return { access, text: row.EXPLAIN };
+}
