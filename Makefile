@@ -12,7 +12,7 @@ CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test-cluster test \
-        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm bench-scanner bench bench-smoke
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm bench-scanner bench-scheduled-ahead bench bench-smoke
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -79,6 +79,15 @@ G ?= 20000
 bench-poison-storm: node-deps stack-up migrate
 	npx tsc -p tsconfig.bench.json
 	$(ENV) && P=$(P) G=$(G) node dist-bench/bench/poison-storm.js
+
+# Benchmark (not a test): S bucket entries scheduled 20–75 minutes ahead (HOUR_SHARE of them, 0.1,
+# 2–24 hours ahead), appended straight to the rings of a topology of the run's own; the resident
+# memory of an expirer and a cascader holding them, every second for OBSERVE_S. One JSON line.
+S ?= 1000000
+OBSERVE_S ?= 60
+bench-scheduled-ahead: node-deps stack-up migrate
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && S=$(S) OBSERVE_S=$(OBSERVE_S) node dist-bench/bench/scheduled-ahead.js
 
 # Benchmark (not a test): the compensation scanner alone catching N overdue coupons (+N/10
 # orders) among B rows it must skip; PPS lifts its page rate limit. Prints one JSON line.

@@ -50,8 +50,10 @@ const EnvSchema = z.object({
   TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
   TB_COMMIT_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
-  // Rows per relay claim; each loop sends them in requests under 768 KiB (publish/send-chunks.ts).
+  // Rows per relay batch; each loop sends them in requests under 768 KiB (publish/send-chunks.ts).
   TB_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(2_000),
+  // How long a relay loop may hold its locked batch waiting on Kafka before the database ends its
+  // transaction and frees the rows for other loops (idle_transaction_timeout, whole seconds).
   TB_RELAY_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
   TB_RELAY_IDLE_MS: z.coerce.number().int().min(10).default(200),
   // Relay loops per process, each claiming and sending its own batches (claims skip each other's rows).
@@ -77,7 +79,7 @@ const EnvSchema = z.object({
   TB_CONSUMER_STALL_MS: z.coerce.number().int().min(1_000).default(90_000),
   // Below Kubernetes' default grace period (30 s), so a SIGTERM never ends in a SIGKILL.
   TB_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
-  // Names this process in client ids and relay leases; default: host name (the pod name) + random suffix.
+  // Names this process in client ids and relay loops; default: host name (the pod name) + random suffix.
   TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
   });
 
@@ -101,7 +103,7 @@ export type Config = Readonly<{
   httpPort: number;
   /** SIGTERM: finish or abandon the work in flight within this, then exit. */
   shutdownTimeoutMs: number;
-  /** This process's name in client ids and relay leases. */
+  /** This process's name in client ids and relay loop names. */
   instanceId: string;
 }>;
 

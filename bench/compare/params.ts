@@ -35,6 +35,8 @@ const EnvSchema = z.object({
   SCANNER_PPS: z.coerce.number().positive().max(1_000).default(1_000),
   // mixed, stream: partitions of the minute ring and the due lane (local.json has 4; production 16).
   MIXED_PARTITIONS: z.coerce.number().int().min(1).optional(),
+  // stream: expirer processes (scale-out); each takes a share of the rings' partitions.
+  EXPIRERS: z.coerce.number().int().min(1).max(16).default(1),
   // A run with no progress this long, or not done within TIMEOUT_S, is recorded as failed.
   STALL_S: z.coerce.number().positive().default(300),
   TIMEOUT_S: z.coerce.number().positive().default(3_600),
@@ -53,6 +55,7 @@ export type BenchParams = Readonly<{
   steadyLeadS: number;
   scanner: Readonly<{ graceMs: number; intervalMs: number; maxPagesPerSecond: number }>;
   mixedPartitions: number | undefined;
+  expirers: number;
   stallS: number;
   timeoutS: number;
   resultsDir: string | undefined;
@@ -78,6 +81,7 @@ export function readParams(env: NodeJS.ProcessEnv): BenchParams {
     steadyLeadS: e.STEADY_LEAD_S,
     scanner: { graceMs: e.SCANNER_GRACE_MS, intervalMs: e.SCANNER_INTERVAL_MS, maxPagesPerSecond: e.SCANNER_PPS },
     mixedPartitions: e.MIXED_PARTITIONS,
+    expirers: e.EXPIRERS,
     stallS: e.STALL_S,
     timeoutS: e.TIMEOUT_S,
     resultsDir: e.BENCH_RESULTS_DIR,

@@ -51,7 +51,7 @@ const delay = (ms: number | null | undefined) => (ms == null ? dash : ms < 1_000
 export function markdownTable(results: BenchResults): string {
   const header = [
     'workload', 'contender', 'exact', 'transitions/s', 'delay P50', 'P95', 'P99', 'max',
-    'last transition (s)', 'last event (s)', 'events/s', 'rows examined / transition',
+    'last transition (s)', 'last event (s)', 'events/s', 'rows examined / transition', 'binlog bytes / transition',
     'CPU s (own)', 'peak RSS MB (own)', 'CPU s MariaDB', 'CPU s Kafka', 'CPU s Connect',
   ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
@@ -74,6 +74,7 @@ export function markdownTable(results: BenchResults): string {
         num(r.last_event_s, 1),
         num(r.events_per_second),
         num(r.rows_examined_per_transition, 1),
+        num(r.binlog_bytes_per_transition),
         own.length === 0 ? dash : num(ownCpu, 1),
         own.length === 0 ? dash : `${ownRss.map((x) => num(x)).join(' + ')}`,
         num(stackCpu('mariadb'), 1),

@@ -13,7 +13,7 @@
 import type { Config } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createBenchDatabase } from '../lib/bench-database';
-import { dbNowMs, readsBetween, rowsReadByCounter } from '../lib/db-server';
+import { binlogBytesWritten, dbNowMs, readsBetween, rowsReadByCounter } from '../lib/db-server';
 import { log, sleep } from '../lib/log';
 import { cpuSeconds, memoryMb } from '../lib/proc';
 import { stackProcesses } from '../lib/stack-processes';
@@ -46,10 +46,14 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     const total = plan.expected.coupon + plan.expected.order;
     log(`${total} transitions due ${plan.name === 'steady' ? `from ${iso(plan.startRefMs)} to ${iso(plan.endRefMs)}` : `at T = ${iso(plan.startRefMs)}`} (${target.name})`);
     let readsBefore = plan.name === 'steady' ? await rowsReadByCounter(h.serverDb) : {};
+    let binlogBefore = plan.name === 'steady' ? await binlogBytesWritten(h.serverDb) : 0;
     const c = running;
     written = await plan.write(target.db, (rows) => c.onRows(rows));
     // The mixed workload links orders and coupons with an UPDATE: its reads are the writer's, not the contender's.
-    if (plan.name !== 'steady') readsBefore = await rowsReadByCounter(h.serverDb);
+    if (plan.name !== 'steady') {
+      readsBefore = await rowsReadByCounter(h.serverDb);
+      binlogBefore = await binlogBytesWritten(h.serverDb);
+    }
     const notes: string[] = [];
     if (plan.name !== 'steady' && written.doneAtMs > plan.startRefMs) notes.push(`rows still being written ${((written.doneAtMs - plan.startRefMs) / 1000).toFixed(1)} s after T: raise LEAD_S`);
     if (written.maxWriterLagMs > 1_000) notes.push(`the steady writer fell up to ${(written.maxWriterLagMs / 1000).toFixed(1)} s behind its schedule`);
@@ -62,6 +66,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       notes.push(`only ${seen} of ${total} events reached the run's event topics: another relay on ${target.name} published the rest (event figures partial; rows examined include the check)`);
     }
     const reads = readsBetween(readsBefore, await rowsReadByCounter(h.serverDb));
+    const binlogBytes = (await binlogBytesWritten(h.serverDb)) - binlogBefore;
     const processes = measureProcesses(running, stack, stackCpuBefore);
     const events = running.events?.() ?? null;
     if (events !== null && events.foreign > 0) {
@@ -69,13 +74,13 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     }
     await stop();
     const figures = await readFigures(target.db, plan, written, outboxBefore);
-    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events, reads, processes, notes, error: null });
+    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events, reads, binlogBytes, processes, notes, error: null });
   } catch (err) {
     log(`${workload} × ${contender.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     const processes = running === undefined ? [] : measureProcesses(running, stack, stackCpuBefore);
     await stop().catch(() => undefined);
     const figures: RunFigures | null = plan && written ? await readFigures(target.db, plan, written, outboxBefore).catch(() => null) : null;
-    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events: running?.events?.() ?? null, reads: null, processes, notes: [], error: err instanceof Error ? err.message : String(err) });
+    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events: running?.events?.() ?? null, reads: null, binlogBytes: null, processes, notes: [], error: err instanceof Error ? err.message : String(err) });
   } finally {
     await stop().catch(() => undefined);
     await target.drop().catch((err: unknown) => log(`could not drop ${target.name}: ${String(err)}`));

@@ -42,6 +42,8 @@ export type RunResult = Readonly<{
   /** The same by Handler_read_* counter: _key lookups, _next/_prev index walks, _rnd_next table scans. */
   rows_examined_by_counter: Readonly<Record<string, number>> | null;
   rows_examined_per_transition: number | null;
+  /** Bytes written to the binary log over the same span as rows_examined, per transition (what CDC reads). */
+  binlog_bytes_per_transition: number | null;
   processes: readonly ProcessFigures[];
   exactness: Exactness | null;
   /** The machine's 1-minute load average as the run ended: how busy it was besides the run. */
@@ -58,6 +60,7 @@ export function resultOf(r: {
   figures: RunFigures | null;
   events: EventsSeen | null;
   reads: Record<string, number> | null;
+  binlogBytes: number | null;
   processes: ProcessFigures[];
   notes: string[];
   error: string | null;
@@ -90,6 +93,7 @@ export function resultOf(r: {
     rows_examined: rowsExamined,
     rows_examined_by_counter: r.reads,
     rows_examined_per_transition: rowsExamined === null || !transitions ? null : round3(rowsExamined / transitions),
+    binlog_bytes_per_transition: r.binlogBytes === null || !transitions ? null : Math.round(r.binlogBytes / transitions),
     processes: r.processes,
     exactness: figures?.exactness ?? null,
     load_average_1m: Math.round(loadavg()[0]! * 100) / 100,

@@ -20,9 +20,14 @@ export type Child = Readonly<{
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** `timebucket run --roles <roles>`, the CLI compiled beside the bench, as it is deployed. */
+/**
+ * `timebucket run --roles <roles>`, the CLI compiled beside the bench, as it is deployed.
+ * BENCH_ROLE_NODE_ARGS adds node flags to these processes only, e.g. to profile them:
+ * `BENCH_ROLE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"` (node refuses --cpu-prof in NODE_OPTIONS).
+ */
 export function startRoles(name: string, roles: string, env: Env, logFile: string, onLine?: (line: string) => void): Child {
-  const child = spawn(process.execPath, [cliPath, 'run', '--roles', roles], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const nodeArgs = (process.env['BENCH_ROLE_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0);
+  const child = spawn(process.execPath, [...nodeArgs, cliPath, 'run', '--roles', roles], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return track(name, child, logFile, onLine);
 }
 

@@ -27,3 +27,13 @@ export async function rowsReadByCounter(db: Db): Promise<Record<string, number>>
 export function readsBetween(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(after).map(([name, n]) => [name, n - (before[name] ?? 0)]));
 }
+
+/**
+ * Bytes the server has written to its binary log so far (Binlog_bytes_written): what CDC must
+ * read and replicas apply. Server-wide, like the read counters.
+ */
+export async function binlogBytesWritten(db: Db): Promise<number> {
+  const [rows] = (await db.raw("SHOW GLOBAL STATUS LIKE 'Binlog_bytes_written'")) as [Array<{ Value: string }>];
+  if (rows.length === 0) throw new Error('SHOW GLOBAL STATUS has no Binlog_bytes_written (binary log off?)');
+  return Number(rows[0]!.Value);
+}

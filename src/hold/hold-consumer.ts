@@ -245,23 +245,34 @@ export class HoldConsumer {
         this.hold(state, held.releaseAtMs, pause, generation);
         return;
       }
-      state.tracker.add(message.offset);
-      state.nextOffset = Number(message.offset) + 1;
-      resolveOffset(message.offset);
-      this.opts.sink.take(held, () => this.done(generation, topic, partition, message.offset));
+      const { offset } = message;
+      state.tracker.add(offset);
+      state.nextOffset = Number(offset) + 1;
+      resolveOffset(offset);
+      // done() closes over the offset, not the message: a message's buffers are slices of its
+      // whole fetch response, which an unfinished entry would otherwise keep alive.
+      this.opts.sink.take(held, () => this.done(generation, topic, partition, offset));
     }
     await heartbeat();
   }
 
-  /** Pauses at an undue head; the unresolved head is where the next fetch starts (no seek). */
-  private hold(state: PartitionState, releaseAt: number, pause: () => () => void, generation: number): void {
-    const resume = pause();
+  /**
+   * Pauses at an undue head; the unresolved head is where the next fetch starts (no seek).
+   * The timer resumes through the consumer, never through the function pause() returns: kafkajs
+   * creates that one beside its resolveOffset, so it keeps the whole batch alive (every message
+   * fetched behind the head, and through their buffers the fetch response they came in) for as
+   * long as the partition is held: up to a MiB per partition, for minutes or hours, on every
+   * held partition at once (the scheduled-ahead bench: 670 MiB of heap for 900,000 entries).
+   */
+  private hold(state: PartitionState, releaseAt: number, pause: () => unknown, generation: number): void {
+    pause();
     if (state.resumeTimer) clearTimeout(state.resumeTimer);
     state.heldUntil = releaseAt;
+    const { topic, partition } = state;
     state.resumeTimer = setTimeout(() => {
       state.resumeTimer = undefined;
       state.heldUntil = undefined;
-      if (generation === this.generation && this.state === 'RUNNING') resume();
+      if (generation === this.generation && this.state === 'RUNNING') this.opts.consumer.resume([{ topic, partitions: [partition] }]);
     }, timerDelay(releaseAt, this.opts.clock.now()));
   }
 

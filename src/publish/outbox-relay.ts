@@ -1,23 +1,24 @@
 /**
  * A relay loop: outbox rows → event topics, at least once, in outbox order per entity.
  *
- * One cycle:
- *   claim (lease up to batchSize rows, FOR UPDATE SKIP LOCKED) → check and Avro-encode each →
+ * One cycle is one database transaction:
+ *   lock up to batchSize unpublished rows (FOR UPDATE SKIP LOCKED) → check and Avro-encode each →
  *   move poison rows to outbox_poison → per topic, in requests under maxSendBytes:
- *   send (acks = all) → mark those published
+ *   send (acks = all) → mark those published → commit
  *
- * A row is marked published only after Kafka acknowledged it, so a crash or an error anywhere
- * leaves it unpublished and it is sent again: delivery is at least once and subscribers
- * deduplicate on the `event_key` header (invariant I4). When a cycle fails, its rows that are
- * not yet published are released at once (release-claim.ts) for the next claim, by any loop, to
- * take first; a loop never claims while it still holds unsent rows. A row that can never be
- * encoded is poison: it is moved out of the outbox and counted, so it cannot block the rows
- * behind it.
+ * The row locks are the loop's lease (lock-outbox-batch.ts): other loops skip the batch while it
+ * is in flight, the commit releases whatever was not published, a loop that dies loses its locks
+ * with its connection, and one that stalls is cut off by the database after leaseMs
+ * (idle_transaction_timeout). A row is marked published only after Kafka acknowledged it, so a
+ * crash or an error anywhere leaves it unpublished and it is sent again: delivery is at least
+ * once and subscribers deduplicate on the `event_key` header (invariant I4). A row that can
+ * never be encoded is poison: it is moved out of the outbox and counted, so it cannot block the
+ * rows behind it.
  *
- * Per-entity order: a claim leases a row only when every earlier row of its entity is published
+ * Per-entity order: a loop sends a row only when every earlier row of its entity is published
  * (entity-order.ts), so on the entity's partition the first copy of each event follows outbox
  * order, across any number of loops and relays. Several loops are several OutboxRelay objects,
- * each its own lease owner (start-relay.ts).
+ * each with its own id (start-relay.ts).
  *
  * Lifecycle: NEW → RUNNING → STOPPING → STOPPED. The loop never crashes: an error is logged,
  * counted, and followed by the retry policy's jittered, capped exponential back-off. When there
@@ -38,10 +39,9 @@ import type { SchemaIds } from './schemas';
 import { eventHeaders } from './event-headers';
 import { parseOutboxPayload } from './outbox-payload';
 import { DEFAULT_MAX_SEND_BYTES, sendChunks } from './send-chunks';
-import { claimOutboxBatch } from './sql/claim-outbox-batch';
+import { limitIdleHold, lockOutboxBatch } from './sql/lock-outbox-batch';
 import type { OutboxRow } from './sql/outbox-row';
 import { markPublished } from './sql/mark-published';
-import { releaseClaim } from './sql/release-claim';
 import { PoisonRow, setAsidePoison } from './sql/set-aside-poison';
 
 export type OutboxRelayOptions = Readonly<{
@@ -53,10 +53,10 @@ export type OutboxRelayOptions = Readonly<{
   /** From registerEventSchemas, run once at start-up by the caller. */
   schemaIds: SchemaIds;
   topicsByEventType: Readonly<Record<EventType, string>>;
-  /** Unique per relay loop (≤ 64 chars): rows are leased to it by this name. */
+  /** Unique per relay loop (≤ 64 chars): recorded as claimed_by on the rows it publishes. */
   relayId: string;
   batchSize: number;
-  /** Must outlast one cycle (a send included); after it another loop may take the rows over. */
+  /** How long a cycle may wait on a send while holding its batch; the database then ends the transaction and frees the rows. */
   leaseMs: number;
   idleDelayMs: number;
   logger: Logger;
@@ -73,7 +73,7 @@ export type OutboxRelayOptions = Readonly<{
 
 export type OutboxRelayState = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED';
 
-/** read: rows leased; deferred: rows left for later behind an earlier row of their entity. */
+/** read: rows locked to send; deferred: rows left for later behind an earlier row of their entity. */
 export type CycleResult = Readonly<{ read: number; published: number; poison: number; deferred: number }>;
 
 type Encoded = { row: OutboxRow; topic: string; message: Message };
@@ -100,7 +100,7 @@ export class OutboxRelay {
     const problems = [
       opts.relayId.length >= 1 && opts.relayId.length <= 64 ? null : 'relayId: 1 to 64 characters (the claimed_by column)',
       Number.isInteger(opts.batchSize) && opts.batchSize >= 1 && opts.batchSize <= 10_000 ? null : 'batchSize: an integer in 1..10000',
-      Number.isInteger(opts.leaseMs) && opts.leaseMs >= 1_000 ? null : 'leaseMs: an integer >= 1000',
+      Number.isInteger(opts.leaseMs) && opts.leaseMs >= 1_000 ? null : 'leaseMs: an integer >= 1000 (the database counts it in whole seconds)',
       Number.isInteger(opts.idleDelayMs) && opts.idleDelayMs >= 1 ? null : 'idleDelayMs: an integer >= 1',
       this.maxBackoffMs >= opts.idleDelayMs ? null : 'maxBackoffMs: >= idleDelayMs',
       this.stopTimeoutMs > 0 ? null : 'stopTimeoutMs: > 0',
@@ -149,7 +149,7 @@ export class OutboxRelay {
       const timedOut = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.stopTimeoutMs)));
       const late = await Promise.race([this.loopDone.then(() => false), timedOut]);
       clearTimeout(timer);
-      if (late) this.log.warn({ stopTimeoutMs: this.stopTimeoutMs }, 'stopped without waiting for the cycle in flight; its rows are retried after the lease');
+      if (late) this.log.warn({ stopTimeoutMs: this.stopTimeoutMs }, 'stopped without waiting for the cycle in flight; its rows are freed when its transaction ends');
       this.state = 'STOPPED';
     })();
     return this.stopping;
@@ -160,7 +160,7 @@ export class OutboxRelay {
     return (await this.runCycle()).published;
   }
 
-  /** Cycles never overlap (the loop and publishOnce share one lease owner): they are chained. */
+  /** Cycles never overlap (the loop and publishOnce share one relay id): they are chained. */
   private runCycle(): Promise<CycleResult> {
     const run = this.cycleChain.then(() => this.cycle());
     this.cycleChain = run.catch(() => undefined);
@@ -194,57 +194,73 @@ export class OutboxRelay {
   }
 
 
+  /**
+   * One transaction: lock a batch, encode, set poison aside, send and mark each request as Kafka
+   * acknowledges it; the commit releases whatever was not published. A failed send ends the
+   * cycle with the requests acknowledged before it still committed as published.
+   */
   private async cycle(): Promise<CycleResult> {
     const { db, relayId, batchSize, leaseMs } = this.opts;
     const startedAt = this.clock.now();
-    const { rows, deferred } = await claimOutboxBatch(db, relayId, leaseMs, batchSize);
-    if (rows.length === 0) return { read: 0, published: 0, poison: 0, deferred };
-    // Leased and neither marked published nor set aside yet: given back if the cycle fails.
-    const held = new Set(rows.map((r) => r.id));
-    try {
-      const encoded: Encoded[] = [];
-      const poison: PoisonRow[] = [];
-      for (const row of rows) {
-        const result = await this.encode(row);
-        if ('reason' in result) poison.push({ id: row.id, reason: result.reason });
-        else encoded.push(result);
-      }
-      // Poison first: even if a send fails below, the poison rows no longer hold up the batch.
-      if (poison.length > 0) {
-        const setAside = await setAsidePoison(db, poison, relayId);
-        for (const p of poison) held.delete(p.id);
-        this.counts.poison += setAside;
-        this.opts.observer?.poison?.(setAside);
-      }
-
-      let published = 0;
-      for (const { topic, items } of sendChunks(encoded, this.maxSendBytes)) {
-        await this.opts.producer.send({ topic, acks: -1, messages: items.map((e) => e.message) });
-        // Marked right after each ack: a later send's failure does not resend this one.
-        const ids = items.map((e) => e.row.id);
-        const marked = await markPublished(db, ids, relayId);
-        for (const id of ids) held.delete(id);
-        if (marked < items.length) {
-          this.log.warn({ topic, sent: items.length, marked }, 'lease lost during send: another loop may publish these rows again');
+    let sendFailure: unknown;
+    const result = await db
+      .transaction(async (trx) => {
+        await limitIdleHold(trx, leaseMs);
+        const { rows, deferred } = await lockOutboxBatch(trx, batchSize);
+        const encoded: Encoded[] = [];
+        const poison: PoisonRow[] = [];
+        for (const row of rows) {
+          const outcome = await this.encode(row);
+          if ('reason' in outcome) poison.push({ id: row.id, reason: outcome.reason });
+          else encoded.push(outcome);
         }
-        published += marked;
-        this.counts.published += marked;
-        this.opts.observer?.published?.(marked);
-      }
-      this.log.debug({ read: rows.length, published, poison: poison.length, deferred, ms: this.clock.now() - startedAt }, 'outbox cycle');
-      return { read: rows.length, published, poison: poison.length, deferred };
-    } catch (err) {
-      await this.release([...held]);
-      throw err;
-    }
+        const setAside = await setAsidePoison(trx, poison, relayId);
+        let published = 0;
+        for (const { topic, items } of sendChunks(encoded, this.maxSendBytes)) {
+          try {
+            await this.sendWithinLease(topic, items.map((e) => e.message));
+          } catch (err) {
+            sendFailure = err;
+            break;
+          }
+          // Marked right after each ack, and kept by the commit: a later send's failure does not resend this one.
+          const marked = await markPublished(trx, items.map((e) => e.row.id), relayId);
+          if (marked < items.length) {
+            this.log.warn({ topic, sent: items.length, marked }, 'rows published meanwhile by another relay: sent twice');
+          }
+          published += marked;
+        }
+        await limitIdleHold(trx, 'DEFAULT');
+        return { read: rows.length, published, poison: setAside, deferred };
+      })
+      // After a failed send, the send is the cause; a commit or rollback failing after it (on a
+      // connection the database closed at the lease) is only its consequence.
+      .catch((err: unknown) => {
+        throw sendFailure ?? err;
+      });
+    // Counted once committed: the rows of a rolled-back cycle are published again later.
+    this.counts.published += result.published;
+    this.counts.poison += result.poison;
+    if (result.published > 0) this.opts.observer?.published?.(result.published);
+    if (result.poison > 0) this.opts.observer?.poison?.(result.poison);
+    if (sendFailure !== undefined) throw sendFailure;
+    if (result.read > 0) this.log.debug({ ...result, ms: this.clock.now() - startedAt }, 'outbox cycle');
+    return result;
   }
 
-  /** Best effort: if the release fails too, the rows come back when their lease runs out. */
-  private async release(ids: string[]): Promise<void> {
+  /**
+   * A send that outlives the lease fails: by then the database has ended the transaction and
+   * freed the batch, so waiting longer only keeps this loop (and its pooled connection) stuck.
+   */
+  private async sendWithinLease(topic: string, messages: Message[]): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const lease = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`send to ${topic} outlived the relay lease (${this.opts.leaseMs} ms)`)), this.opts.leaseMs);
+    });
     try {
-      await releaseClaim(this.opts.db, ids, this.opts.relayId);
-    } catch (err) {
-      this.log.warn({ err, rows: ids.length }, 'could not release the rows of a failed cycle; they are retried when their lease runs out');
+      await Promise.race([this.opts.producer.send({ topic, acks: -1, messages }), lease]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

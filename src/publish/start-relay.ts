@@ -1,6 +1,6 @@
 /**
  * Wires the relay role: event topics from the topology, schemas registered, TB_RELAY_CONCURRENCY
- * relay loops started (each its own lease owner, `relay-<instance>/<n>`), and the outbox
+ * relay loops started (each with its own id, `relay-<instance>/<n>`), and the outbox
  * retention when TB_OUTBOX_RETENTION_MS > 0.
  */
 import type { Knex } from 'knex';

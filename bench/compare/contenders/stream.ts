@@ -1,7 +1,7 @@
 /**
  * stream: timebucket as deployed. CDC (Debezium on the captured database) → repartitioner →
  * rings → expirer → outbox → relay → event topics, the roles in separate processes
- * (repartitioner; expirer; cascader + relay), on a topology, topics and consumer groups of the
+ * (repartitioner; EXPIRERS expirers, default 1; cascader + relay), on a topology, topics and consumer groups of the
  * run's own. The repartitioner's new group is pinned at the current end of the CDC topics
  * before anything is written, so it reads exactly the run's changes (plus whatever else writes
  * to the captured database meanwhile). Progress: the events read back from the event topics.
@@ -21,12 +21,11 @@ import type { Contender } from '../contender';
 import { followEvents } from './event-follower';
 import { writeStreamTopology } from './stream-topology';
 
-/** The processes, as deployed: name → roles. */
-const PROCESSES: ReadonlyArray<readonly [string, string]> = [
-  ['repartitioner', 'repartitioner'],
-  ['expirer', 'expirer'],
-  ['cascader+relay', 'cascader,relay'],
-];
+/** The processes, as deployed: name → roles; `expirers` expirer processes share the rings' partitions. */
+function processes(expirers: number): ReadonlyArray<readonly [string, string]> {
+  const expirerNames = expirers === 1 ? ['expirer'] : Array.from({ length: expirers }, (_, i) => `expirer-${i + 1}`);
+  return [['repartitioner', 'repartitioner'], ...expirerNames.map((n) => [n, 'expirer'] as const), ['cascader+relay', 'cascader,relay']];
+}
 
 export const stream: Contender = {
   name: 'stream',
@@ -40,6 +39,7 @@ export const stream: Contender = {
     const admin = kafka.admin();
     await admin.connect();
     const topics = declaredTopics(topology);
+    const PROCESSES = processes(ctx.params.expirers);
     const children: Child[] = [];
     let follower: Awaited<ReturnType<typeof followEvents>> | undefined;
     const cleanUp = async () => {

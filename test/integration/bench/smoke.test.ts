@@ -90,7 +90,7 @@ test('the results file holds the parameters, the machine and one run per workloa
   expect(results.runs.map((r) => `${r.workload}/${r.contender}`)).toEqual(WORKLOADS.flatMap((w) => CONTENDERS.map((c) => `${w}/${c}`)));
   expect(results.ratios).toHaveLength(WORKLOADS.length);
   for (const r of results.runs) {
-    const numbers = ['transitions_per_second', 'last_transition_s', 'rows_examined', 'rows_examined_per_transition'];
+    const numbers = ['transitions_per_second', 'last_transition_s', 'rows_examined', 'rows_examined_per_transition', 'binlog_bytes_per_transition'];
     for (const figure of numbers) expect({ run: `${r.workload}/${r.contender}`, figure, type: typeof r[figure] }).toEqual({ run: `${r.workload}/${r.contender}`, figure, type: 'number' });
     expect(r.delay_ms).toEqual({ p50: expect.any(Number), p95: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) });
     const own = r.processes.filter((p) => p.kind === 'contender');

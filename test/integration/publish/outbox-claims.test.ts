@@ -1,21 +1,24 @@
 /**
- * The relay's claim against the real database: claims by several loops run side by side (none
- * waits for another's row locks), take disjoint rows, keep each entity's rows in outbox order,
- * walk the index without sorting, and never read past poison rows. In a database of this
- * file's own, emptied before each test.
+ * The relay's batch locks against the real database: loops lock side by side (none waits for
+ * another's row locks), take disjoint rows, keep each entity's rows in outbox order, walk the
+ * index without sorting, never read past poison rows, and lose their batch when their
+ * connection dies or stalls past the lease. In a database of this file's own, emptied before
+ * each test.
  */
 import type { Knex } from 'knex';
 import { createDb, Db } from '../../../src/db/knex';
-import { claimOutboxBatch, LOCK_NEXT_UNPUBLISHED_SQL, UNPUBLISHED_BEFORE_SQL } from '../../../src/publish/sql/claim-outbox-batch';
+import { limitIdleHold, lockOutboxBatch, LOCK_NEXT_UNPUBLISHED_SQL, UNPUBLISHED_BEFORE_SQL } from '../../../src/publish/sql/lock-outbox-batch';
 import { markPublished } from '../../../src/publish/sql/mark-published';
 import { setAsidePoison } from '../../../src/publish/sql/set-aside-poison';
 import { config } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { waitFor } from '../../support/wait-for';
 import { entityIds, idsOf, insertCouponEvents, planOf, readNext } from './outbox-fixtures';
 
 let testDb: TestDatabase;
 let db: Db;
-const LEASE_MS = 30_000;
+/** Other connections: a loop's transaction stays open on its own while another loop works. */
+const others: Db[] = [];
 
 beforeAll(async () => {
   testDb = await createTestDatabase('outbox_claims');
@@ -27,54 +30,56 @@ beforeEach(async () => {
   await db.raw('DELETE FROM outbox_poison');
 });
 
+afterEach(async () => {
+  await Promise.all(others.splice(0).map((o) => o.destroy()));
+});
+
 afterAll(async () => {
   await testDb?.drop();
 });
 
-/** Runs `work` in a transaction whose lock waits give up after a second: a claim that waited would fail. */
-function impatient<T>(work: (trx: Knex.Transaction) => Promise<T>, conn: Knex = db): Promise<T> {
-  return conn.transaction(async (trx) => {
-    await trx.raw('SET SESSION innodb_lock_wait_timeout = 1');
-    try {
-      return await work(trx);
-    } finally {
-      await trx.raw('SET SESSION innodb_lock_wait_timeout = DEFAULT');
-    }
-  });
+function otherConnection(): Db {
+  const conn = createDb(config.db, { database: testDb.name });
+  others.push(conn);
+  return conn;
 }
 
-test('a claim does not wait for a claim in progress, and neither does that claim wait for it', async () => {
+/** A loop's open transaction whose lock waits give up after a second: a lock that waited would fail. */
+async function openLoop(conn: Knex = otherConnection()): Promise<Knex.Transaction> {
+  const trx = await conn.transaction();
+  await trx.raw('SET SESSION innodb_lock_wait_timeout = 1');
+  return trx;
+}
+
+test('a loop does not wait for a batch another loop holds, and that loop does not wait for it either', async () => {
   const ids = await insertCouponEvents(db, entityIds(20));
-  const other = createDb(config.db, { database: testDb.name });
-  try {
-    // Loop A is half-way through its claim: it holds the row locks on the first five rows.
-    await impatient(async (a) => {
-      const [lockedByA] = (await a.raw(LOCK_NEXT_UNPUBLISHED_SQL, [5])) as [Array<{ id: number }>];
-      expect(lockedByA.map((r) => String(r.id))).toEqual(ids.slice(0, 5));
-      // Loop B claims meanwhile, on its own connection, and keeps its transaction open too. The
-      // old claim (UPDATE … ORDER BY … LIMIT) waited here for A's locks and timed out.
-      await impatient(async (b) => {
-        const claimedByB = await claimOutboxBatch(b, 'loop-b', LEASE_MS, 5);
-        expect(idsOf(claimedByB.rows)).toEqual(ids.slice(5, 10));
-        // And A finishes its claim while B still holds its locks: no wait either way.
-        await a.raw('UPDATE outbox SET claimed_by = ?, claim_until = NOW(3) + INTERVAL 30 SECOND WHERE id IN (?)', ['loop-a', ids.slice(0, 5)]);
-      }, other);
-    });
-  } finally {
-    await other.destroy();
-  }
+  // Loop A holds the first five rows (its send in flight).
+  const a = await openLoop();
+  expect(idsOf((await lockOutboxBatch(a, 5)).rows)).toEqual(ids.slice(0, 5));
+  // Loop B locks meanwhile and keeps its transaction open too: the next five, no wait.
+  const b = await openLoop();
+  expect(idsOf((await lockOutboxBatch(b, 5)).rows)).toEqual(ids.slice(5, 10));
+  // Both publish and commit, in either order, without waiting on each other.
+  await expect(markPublished(b, ids.slice(5, 10), 'loop-b')).resolves.toBe(5);
+  await expect(markPublished(a, ids.slice(0, 5), 'loop-a')).resolves.toBe(5);
+  await b.commit();
+  await a.commit();
   const owners = (await db('outbox').orderBy('id').select('claimed_by')) as Array<{ claimed_by: string | null }>;
   expect(owners.map((r) => r.claimed_by)).toEqual([...Array(5).fill('loop-a'), ...Array(5).fill('loop-b'), ...Array(10).fill(null)]);
 });
 
-test('eight loops claiming at once take disjoint batches that together are every row, each leased to its taker', async () => {
+test('eight loops locking at once take disjoint batches that together are every row, each published by its taker', async () => {
   const ids = await insertCouponEvents(db, entityIds(400));
   const taken = new Map<string, string>();
   const loops = Array.from({ length: 8 }, (_, n) => `loop-${n}`);
   await Promise.all(
     loops.map(async (loop) => {
       for (;;) {
-        const { rows } = await claimOutboxBatch(db, loop, LEASE_MS, 10);
+        const rows = await db.transaction(async (trx) => {
+          const batch = await lockOutboxBatch(trx, 10);
+          await markPublished(trx, idsOf(batch.rows), loop);
+          return batch.rows;
+        });
         if (rows.length === 0) return;
         for (const row of rows) {
           expect(taken.get(row.id)).toBeUndefined();
@@ -84,47 +89,67 @@ test('eight loops claiming at once take disjoint batches that together are every
     }),
   );
   expect([...taken.keys()].sort()).toEqual([...ids].sort());
-  const leased = (await db('outbox').select('id', 'claimed_by')) as Array<{ id: number; claimed_by: string }>;
-  expect(leased.every((r) => taken.get(String(r.id)) === r.claimed_by)).toBe(true);
-  // More than one loop got rows: the claims really ran side by side.
+  const published = (await db('outbox').select('id', 'claimed_by')) as Array<{ id: number; claimed_by: string }>;
+  expect(published.every((r) => taken.get(String(r.id)) === r.claimed_by)).toBe(true);
+  // More than one loop got rows: the loops really ran side by side.
   expect(new Set(taken.values()).size).toBeGreaterThan(1);
 });
 
-test('a row waits while an earlier row of its entity is in flight, and is claimed once that row is published', async () => {
+test('a row waits while an earlier row of its entity is held by another loop, and goes once that row is published', async () => {
   const [x, y] = entityIds(2);
   const [x1, y1, x2] = await insertCouponEvents(db, [x!, y!, x!]);
 
-  // In flight under loop A's lease: x's second row must not overtake it.
-  expect(idsOf((await claimOutboxBatch(db, 'loop-a', LEASE_MS, 1)).rows)).toEqual([x1]);
-  const b = await claimOutboxBatch(db, 'loop-b', LEASE_MS, 10);
+  // Loop A holds x1 (locked, its send in flight): x's second row must not overtake it.
+  const a = await openLoop();
+  expect(idsOf((await lockOutboxBatch(a, 1)).rows)).toEqual([x1]);
+  const b = await db.transaction((trx) => lockOutboxBatch(trx, 10));
   expect([idsOf(b.rows), b.deferred]).toEqual([[y1], 1]);
-  expect((await db('outbox').where({ id: x2 }).first()) as { claim_until: Date | null }).toMatchObject({ claim_until: null });
+  // Still waiting while x1 is held, even for a batch that could take x2 alone.
+  await db.transaction(async (trx) => markPublished(trx, [y1!], 'loop-b'));
+  await expect(db.transaction((trx) => lockOutboxBatch(trx, 10))).resolves.toEqual({ rows: [], deferred: 1 });
 
-  // Still waiting while x1 is unpublished, even on a claim of the deferred row alone.
-  await expect(claimOutboxBatch(db, 'loop-b', LEASE_MS, 10)).resolves.toEqual({ rows: [], deferred: 1 });
-  await markPublished(db, [x1!], 'loop-a');
-  expect(idsOf((await claimOutboxBatch(db, 'loop-b', LEASE_MS, 10)).rows)).toEqual([x2]);
+  await markPublished(a, [x1!], 'loop-a');
+  await a.commit();
+  expect(idsOf((await db.transaction((trx) => lockOutboxBatch(trx, 10))).rows)).toEqual([x2]);
 });
 
-test('a row also waits for an earlier row of its entity that another loop is claiming at this very moment', async () => {
+test('a batch held by a loop that gives up (rollback) goes, in order, to the next loop', async () => {
   const [x, y] = entityIds(2);
   const [x1, y1, x2] = await insertCouponEvents(db, [x!, y!, x!]);
-  const other = createDb(config.db, { database: testDb.name });
-  try {
-    await impatient(async (a) => {
-      // Loop A has locked x1 and not yet leased it: B's claim skips it and must not take x2.
-      await a.raw(LOCK_NEXT_UNPUBLISHED_SQL, [1]);
-      const b = await impatient((trx) => claimOutboxBatch(trx, 'loop-b', LEASE_MS, 10), other);
-      expect([idsOf(b.rows), b.deferred]).toEqual([[y1], 1]);
-    });
-  } finally {
-    await other.destroy();
-  }
-  // A gave up without leasing: x1 then x2 go in order.
-  expect(idsOf((await claimOutboxBatch(db, 'loop-a', LEASE_MS, 10)).rows)).toEqual([x1, x2]);
+  const a = await openLoop();
+  await lockOutboxBatch(a, 1);
+  await a.rollback();
+  expect(idsOf((await db.transaction((trx) => lockOutboxBatch(trx, 10))).rows)).toEqual([x1, y1, x2]);
 });
 
-test('both claim reads walk idx_outbox_unpublished in index order, with no filesort', async () => {
+test('a loop whose connection dies loses its batch at once; one that stalls loses it after the lease', async () => {
+  const ids = await insertCouponEvents(db, entityIds(4));
+  const lockable = async (): Promise<string[]> => idsOf((await db.transaction((trx) => lockOutboxBatch(trx, 10))).rows);
+
+  // Dies: the process is gone and the server drops its connection (KILL does what a closed
+  // socket does); the server rolls back and frees the rows.
+  const a = await openLoop();
+  expect(idsOf((await lockOutboxBatch(a, 2)).rows)).toEqual(ids.slice(0, 2));
+  expect(await lockable()).toEqual(ids.slice(2));
+  const [[{ connectionId }]] = (await a.raw('SELECT CONNECTION_ID() AS connectionId')) as [[{ connectionId: number }]];
+  await db.raw('KILL CONNECTION ?', [connectionId]);
+  await a.rollback().catch(() => undefined);
+  await waitFor('the dead loop\'s rows to be free', async () => ((await lockable()).length === 4 ? true : undefined), { timeoutMs: 5_000 });
+
+  // Stalls: a send that never returns, the connection alive. The database ends the transaction
+  // after the lease (whole seconds: 1 s here) and the rows are free again.
+  const b = await openLoop();
+  await limitIdleHold(b, 1_000);
+  expect(idsOf((await lockOutboxBatch(b, 2)).rows)).toEqual(ids.slice(0, 2));
+  expect(await lockable()).toEqual(ids.slice(2));
+  await waitFor('the stalled loop\'s rows to be free', async () => ((await lockable()).length === 4 ? true : undefined), { timeoutMs: 10_000 });
+  // Its late mark fails: nothing is marked published by a loop that lost its batch.
+  await expect(markPublished(b, ids.slice(0, 2), 'loop-b')).rejects.toThrow();
+  await b.rollback().catch(() => undefined);
+  await expect(db('outbox').whereNotNull('published_at').count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
+});
+
+test('both batch reads walk idx_outbox_unpublished in index order, with no filesort', async () => {
   const ids = await insertCouponEvents(db, entityIds(2_000));
   await db.raw('UPDATE outbox SET published_at = NOW(3) WHERE id <= ?', [ids[999]!]);
   await db.raw('ANALYZE TABLE outbox');
@@ -137,49 +162,47 @@ test('both claim reads walk idx_outbox_unpublished in index order, with no files
     expect(['ref', 'range']).toContain(access['access_type']);
     expect(text).not.toMatch(/filesort/);
   }
-  // And the walk stops after the batch: 50 rows claimed, about 50 index entries read.
+  // And the walk stops after the batch: 50 rows locked, about 50 index entries read.
   const entries = await db.transaction(async (trx) => {
     const before = await readNext(trx);
-    const { rows } = await claimOutboxBatch(trx, 'loop-a', LEASE_MS, 50);
+    const { rows } = await lockOutboxBatch(trx, 50);
     expect(rows).toHaveLength(50);
     return (await readNext(trx)) - before;
   });
   expect(entries).toBeLessThan(150);
 });
 
-test('poison rows leave the unpublished range: a claim reads past none of them', async () => {
-  const claimReads = async (): Promise<number> =>
+test('poison rows leave the unpublished range: a loop reads past none of them', async () => {
+  const batchReads = async (): Promise<number> =>
     db.transaction(async (trx) => {
       const before = await readNext(trx);
-      const { rows } = await claimOutboxBatch(trx, 'loop-good', LEASE_MS, 10);
+      const { rows } = await lockOutboxBatch(trx, 10);
       expect(rows).toHaveLength(10);
-      const reads = (await readNext(trx)) - before;
-      await trx.raw('UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE id IN (?)', [idsOf(rows)]);
-      return reads;
+      return (await readNext(trx)) - before;
     });
 
-  // 2000 poison rows ahead of 10 good ones, set aside the old way: still unpublished, leased for ever.
+  // 2000 rows that cannot be encoded, ahead of 10 good ones: a loop sets them aside.
   const poison = await insertCouponEvents(db, entityIds(2_000));
-  await insertCouponEvents(db, entityIds(10));
-  await db.raw("UPDATE outbox SET claimed_by = 'poison', claim_until = '9999-12-31' WHERE id IN (?)", [poison]);
-  // Every claim read past all 2000 (twice: the locking read and the in-flight read).
-  expect(await claimReads()).toBeGreaterThanOrEqual(2_000);
-
-  // Set aside now: moved to outbox_poison with the reason, out of the outbox.
-  await db.raw('UPDATE outbox SET claimed_by = ?, claim_until = NOW(3) + INTERVAL 30 SECOND WHERE id IN (?)', ['loop-poison', poison]);
+  const good = await insertCouponEvents(db, entityIds(10));
   const reasons = poison.map((id) => ({ id, reason: `bad row ${id}` }));
-  await expect(setAsidePoison(db, reasons, 'loop-poison')).resolves.toBe(2_000);
+  await db.transaction(async (trx) => {
+    expect(idsOf((await lockOutboxBatch(trx, 2_000)).rows)).toEqual(poison);
+    await expect(setAsidePoison(trx, reasons, 'loop-poison')).resolves.toBe(2_000);
+  });
   await expect(db('outbox').whereIn('id', poison).count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
   const aside = (await db('outbox_poison').orderBy('id').select('id', 'reason', 'set_aside_by')) as Array<{ id: number; reason: string; set_aside_by: string }>;
   expect(aside.map((r) => [String(r.id), r.reason, r.set_aside_by])).toEqual(poison.map((id) => [id, `bad row ${id}`, 'loop-poison']));
-  expect(await claimReads()).toBeLessThan(50);
+  // The next batch is the good rows, read without walking past the 2000.
+  expect(await batchReads()).toBeLessThan(50);
+  expect(idsOf((await db.transaction((trx) => lockOutboxBatch(trx, 100))).rows)).toEqual(good);
 });
 
-test('only rows the loop still holds are set aside', async () => {
-  const [mine, lost] = await insertCouponEvents(db, entityIds(2));
-  await db.raw('UPDATE outbox SET claimed_by = ?, claim_until = NOW(3) + INTERVAL 30 SECOND WHERE id = ?', ['loop-a', mine!]);
-  await db.raw('UPDATE outbox SET claimed_by = ?, claim_until = NOW(3) + INTERVAL 30 SECOND WHERE id = ?', ['loop-b', lost!]);
-  await expect(setAsidePoison(db, [{ id: mine!, reason: 'bad' }, { id: lost!, reason: 'bad' }], 'loop-a')).resolves.toBe(1);
-  expect(((await db('outbox').select('id')) as Array<{ id: number }>).map((r) => String(r.id))).toEqual([lost]);
-  expect(((await db('outbox_poison').select('id')) as Array<{ id: number }>).map((r) => String(r.id))).toEqual([mine]);
+test('a row published meanwhile is not set aside', async () => {
+  const [published, bad] = await insertCouponEvents(db, entityIds(2));
+  await db.raw('UPDATE outbox SET published_at = NOW(3) WHERE id = ?', [published!]);
+  await expect(
+    db.transaction((trx) => setAsidePoison(trx, [{ id: published!, reason: 'bad' }, { id: bad!, reason: 'bad' }], 'loop-a')),
+  ).resolves.toBe(1);
+  expect(((await db('outbox').select('id')) as Array<{ id: number }>).map((r) => String(r.id))).toEqual([published]);
+  expect(((await db('outbox_poison').select('id')) as Array<{ id: number }>).map((r) => String(r.id))).toEqual([bad]);
 });

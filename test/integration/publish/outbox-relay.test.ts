@@ -18,6 +18,7 @@ import { OutboxRelay, OutboxRelayOptions } from '../../../src/publish/outbox-rel
 import { loadEventSchema, registerEventSchemas, SchemaIds, subjectFor } from '../../../src/publish/schemas';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { couponExpiredInsert } from './outbox-fixtures';
+import { lockOutboxBatch } from '../../../src/publish/sql/lock-outbox-batch';
 import { redrivePoison } from '../../../src/publish/sql/redrive-poison';
 import { config, logger, uniqueName } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
@@ -111,34 +112,21 @@ function orderCancelled(couponId: string | null): OutboxInsert & { event: OrderC
   return { event, entityType: 'order', entityId: id };
 }
 
-type Lease = Readonly<{ owner: string; ms: number }>;
-
-/**
- * Inserts rows as the expirer does; with `lease`, leases them in the same transaction (as a
- * relay that then died would hold them). `raw` rows are written as no code path writes them.
- */
-async function insert(rows: readonly OutboxInsert[], opts: { lease?: Lease; raw?: Array<Record<string, unknown>> } = {}): Promise<string[]> {
+/** Inserts rows as the expirer does. `raw` rows are written as no code path writes them. */
+async function insert(rows: readonly OutboxInsert[], opts: { raw?: Array<Record<string, unknown>> } = {}): Promise<string[]> {
   const keys = [...rows.map((r) => r.event.event_key), ...(opts.raw ?? []).map((r) => String(r['event_key']))];
   await db.transaction(async (trx) => {
     await insertOutbox(trx, rows);
     if (opts.raw) await trx('outbox').insert(opts.raw);
-    if (opts.lease) {
-      await trx.raw('UPDATE outbox SET claimed_by = ?, claim_until = NOW(3) + INTERVAL ? MICROSECOND WHERE event_key IN (?)', [
-        opts.lease.owner,
-        opts.lease.ms * 1000,
-        keys,
-      ]);
-    }
   });
   return keys;
 }
 
 /** The outbox rows of `keys`, in the order of `keys`. */
-async function outboxRows(keys: readonly string[]): Promise<Array<{ event_key: string; claimed_by: string | null; claim_until: Date | null; published_at: Date | null }>> {
-  const rows = (await db('outbox').whereIn('event_key', [...keys]).select('event_key', 'claimed_by', 'claim_until', 'published_at')) as Array<{
+async function outboxRows(keys: readonly string[]): Promise<Array<{ event_key: string; claimed_by: string | null; published_at: Date | null }>> {
+  const rows = (await db('outbox').whereIn('event_key', [...keys]).select('event_key', 'claimed_by', 'published_at')) as Array<{
     event_key: string;
     claimed_by: string | null;
-    claim_until: Date | null;
     published_at: Date | null;
   }>;
   const byKey = new Map(rows.map((r) => [r.event_key, r]));
@@ -342,13 +330,15 @@ test('a poison row is moved to outbox_poison with its reason, the rows after it 
   expect(received.find((m) => m.headers['event_key'] === mismatch.event.event_key)!.value).toEqual(decoded(mismatch.event));
 });
 
-test('a failed cycle gives its rows back at once: the loop never claims more while holding unsent rows, and retries them first', async () => {
+test('a failed send frees its rows at once, and the next cycle sends the same oldest rows first', async () => {
   const { topics, schemaIds } = await setup();
   const relayId = uniqueName('relay');
   const keys = await insert([couponExpired(), couponExpired(), couponExpired(), couponExpired()]);
   let failures = 2;
+  const attempts: string[][] = [];
   const flaky: Pick<Producer, 'send'> = {
     send: async (record) => {
+      attempts.push(record.messages.map((m) => String((m.headers as IHeaders)['event_key'])));
       if (failures > 0) {
         failures -= 1;
         throw new Error('injected: broker unavailable');
@@ -357,26 +347,19 @@ test('a failed cycle gives its rows back at once: the loop never claims more whi
     },
   };
   const relay = newRelay(topics, schemaIds, { relayId, producer: flaky, batchSize: 2, maxBackoffMs: 200 });
-  const state = async () => (await outboxRows(keys)).map((r) => [r.claimed_by, r.claim_until === null ? 'free' : 'leased', r.published_at]);
+  // Free: another loop could lock them right now (the failed cycle's transaction has ended).
+  const free = async (): Promise<string[]> => {
+    const { rows } = await db.transaction((trx) => lockOutboxBatch(trx, 10));
+    return rows.map((r) => r.eventKey);
+  };
 
   await expect(relay.publishOnce()).rejects.toThrow(/injected/);
-  expect(relay.errors).toBe(1);
-  expect(relay.published).toBe(0);
-  // The two rows it tried are unpublished and free again (claimed_by says who tried last).
-  expect(await state()).toEqual([
-    [relayId, 'free', null],
-    [relayId, 'free', null],
-    [null, 'free', null],
-    [null, 'free', null],
-  ]);
-  // The next cycle takes the same two, the oldest, not two more: nothing is hoarded under a lease.
+  expect([relay.errors, relay.published, await publishedCount(keys)]).toEqual([1, 0, 0]);
+  expect(await free()).toEqual(keys);
+  // The next cycle takes the same two, the oldest, not two more.
   await expect(relay.publishOnce()).rejects.toThrow(/injected/);
-  expect(await state()).toEqual([
-    [relayId, 'free', null],
-    [relayId, 'free', null],
-    [null, 'free', null],
-    [null, 'free', null],
-  ]);
+  expect(attempts).toEqual([keys.slice(0, 2), keys.slice(0, 2)]);
+  expect(await free()).toEqual(keys);
 
   relay.start();
   await waitFor('the rows published after the failures', async () => ((await publishedCount(keys)) === 4 ? true : undefined));
@@ -419,17 +402,20 @@ test('a loop leaves an entity\'s later events alone while another loop is sendin
   const rows = (await db('outbox').orderBy('id').select('event_key', 'entity_id')) as Array<{ event_key: string; entity_id: number }>;
   let openGate!: () => void;
   const gate = new Promise<void>((resolve) => (openGate = resolve));
-  // A's sends wait at the gate: its batch is in flight, leased and unpublished, until the test opens it.
-  const held: Pick<Producer, 'send'> = { send: async (record) => gate.then(() => producer.send(record)) };
-  const idA = uniqueName('relay-a');
-  const a = newRelay(topics, schemaIds, { relayId: idA, producer: held, batchSize: 20 });
+  // A's sends wait at the gate: its batch is in flight, locked and unpublished, until the test opens it.
+  let sending!: () => void;
+  const aSending = new Promise<void>((resolve) => (sending = resolve));
+  const held: Pick<Producer, 'send'> = {
+    send: async (record) => {
+      sending();
+      return gate.then(() => producer.send(record));
+    },
+  };
+  const a = newRelay(topics, schemaIds, { producer: held, batchSize: 20 });
   const b = newRelay(topics, schemaIds, { batchSize: 40 });
 
   const aCycle = a.publishOnce();
-  await waitFor('A to lease round one', async () => {
-    const [[{ n }]] = (await db.raw('SELECT COUNT(*) AS n FROM outbox WHERE claimed_by = ?', [idA])) as [[{ n: number }]];
-    return Number(n) === 20 ? true : undefined;
-  });
+  await aSending;
   // Every row B could take belongs to an entity whose earlier event is in flight: it takes none.
   await expect(b.publishOnce()).resolves.toBe(0);
   openGate();
@@ -444,32 +430,40 @@ test('a loop leaves an entity\'s later events alone while another loop is sendin
   }
 });
 
-test('a live lease is respected; once it expires the rows are taken over', async () => {
+test('a loop stalled on a send loses its batch after the lease, and another loop publishes it', async () => {
   const { topics, schemaIds } = await setup();
-  const dead = uniqueName('dead-relay');
-  const keys = await insert([couponExpired(), orderCancelled(null)], { lease: { owner: dead, ms: 1_500 } });
+  const keys = await insert([couponExpired(), orderCancelled(null)]);
+  let sendCalled!: () => void;
+  const stalledSend = new Promise<void>((resolve) => (sendCalled = resolve));
+  // A send that never returns, on a connection that stays alive: only the lease can end it.
+  const stuck: Pick<Producer, 'send'> = {
+    send: () => {
+      sendCalled();
+      return new Promise(() => undefined);
+    },
+  };
+  const stalled = newRelay(topics, schemaIds, { producer: stuck, leaseMs: 1_000, stopTimeoutMs: 100 });
+  const stalledCycle = stalled.publishOnce().then(
+    () => 'published',
+    (err: unknown) => String(err),
+  );
+  await stalledSend;
   const relayId = uniqueName('relay');
   const relay = newRelay(topics, schemaIds, { relayId });
-
+  // While the stalled loop holds them, they are skipped, not waited for.
   await expect(relay.publishOnce()).resolves.toBe(0);
-  expect((await outboxRows(keys)).map((r) => [r.claimed_by, r.published_at])).toEqual([
-    [dead, null],
-    [dead, null],
-  ]);
 
-  // Once the lease has run out by the database clock, the next cycle takes both rows over.
-  await waitFor('the dead relay lease to expire', async () => {
-    const [[{ live }]] = (await db.raw('SELECT COUNT(*) AS live FROM outbox WHERE claim_until >= NOW(3)')) as [[{ live: number }]];
-    return Number(live) === 0 ? true : undefined;
-  }, { timeoutMs: 10_000 });
-  await expect(relay.publishOnce()).resolves.toBe(2);
+  // After the lease (1 s) the database ends the stalled transaction and the rows are taken over.
+  await waitFor('the stalled batch to be published by another loop', async () => ((await relay.publishOnce()) > 0 ? true : undefined), { timeoutMs: 10_000 });
   expect(relay.published).toBe(2);
   expect((await outboxRows(keys)).map((r) => [r.claimed_by, r.published_at !== null])).toEqual([
     [relayId, true],
     [relayId, true],
   ]);
-  const received = await readAll(topics);
-  expect(received.map((m) => m.headers['event_key']).sort()).toEqual([...keys].sort());
+  expect((await readAll(topics)).map((m) => m.headers['event_key']).sort()).toEqual([...keys].sort());
+  // And the stalled loop gave up on its send at the lease rather than hanging on to its connection.
+  await expect(stalledCycle).resolves.toMatch(/outlived the relay lease/);
+  expect(stalled.errors).toBe(1);
 });
 
 test('stop() cancels the idle wait at once, is idempotent, and a relay starts only once', async () => {

@@ -111,7 +111,6 @@ test('kill -9 mid-flight, restart: every row published, duplicates only from the
   await waitFor('the first relay to die', () => (first.child.signalCode === 'SIGKILL' ? true : undefined));
   const atKill = await published();
   expect(atKill).toBeLessThan(TOTAL);
-  const [[{ inFlight }]] = (await db.raw('SELECT COUNT(*) AS inFlight FROM outbox WHERE published_at IS NULL AND claim_until IS NOT NULL')) as [[{ inFlight: number }]];
 
   startRelay();
   await waitFor('every row published after the restart', async () => ((await published()) === TOTAL ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
@@ -126,7 +125,8 @@ test('kill -9 mid-flight, restart: every row published, duplicates only from the
   // Nothing lost; a second copy only of a row the first process held when it was killed.
   expect([...copies.keys()].sort()).toEqual(rows.map((r) => r.event_key).sort());
   const duplicates = messages.length - copies.size;
-  expect(duplicates).toBeLessThanOrEqual(Math.max(Number(inFlight), LOOPS * BATCH));
+  // At most the batches the killed process held: one per loop (its locks went with its connection).
+  expect(duplicates).toBeLessThanOrEqual(LOOPS * BATCH);
   // Per entity, first copies in outbox order.
   const firstSeen = new Map<string, string[]>();
   const counted = new Set<string>();
@@ -138,5 +138,5 @@ test('kill -9 mid-flight, restart: every row published, duplicates only from the
   for (const entity of entities) {
     expect(firstSeen.get(entity)).toEqual(rows.filter((r) => String(r.entity_id) === entity).map((r) => r.event_key));
   }
-  logger.info(`relay-crash: ${atKill} of ${TOTAL} published at the kill, ${inFlight} in flight; ${duplicates} duplicates after the restart`);
+  logger.info(`relay-crash: ${atKill} of ${TOTAL} published at the kill; ${duplicates} duplicates after the restart`);
 });
