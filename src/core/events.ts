@@ -59,3 +59,44 @@ export type OrderCancelled = Readonly<{
 }>;
 
 export type DomainEvent = CouponExpired | OrderCancelled;
+
+/**
+ * What every event says of its transition. Ids are decimal strings, never Number(): an id beyond
+ * 2^53 would round to another row's id. version is the row's version after the transition.
+ */
+export type Transition = Readonly<{ id: DecimalId; userId: DecimalId; dueAtMs: number; occurredAtMs: number; path: ExpiryPath; version: number }>;
+
+/** The event of a coupon ACTIVE → EXPIRED, as every path that expires one writes it to the outbox. */
+export function couponExpired(t: Transition): CouponExpired {
+  return {
+    event_key: couponExpiredKey(t.id, t.dueAtMs),
+    event_type: 'COUPON_EXPIRED',
+    coupon_id: t.id,
+    user_id: t.userId,
+    from_status: 'ACTIVE',
+    to_status: 'EXPIRED',
+    due_at: t.dueAtMs,
+    occurred_at: t.occurredAtMs,
+    path: t.path,
+    version: t.version,
+  };
+}
+
+/** The event of an order UNPAID → CANCELLED, with the coupon it held and whether it was released. */
+export function orderCancelled(t: Transition & Readonly<{ couponId: DecimalId | null; couponReleased: boolean }>): OrderCancelled {
+  return {
+    event_key: orderCancelledKey(t.id, t.dueAtMs),
+    event_type: 'ORDER_CANCELLED',
+    order_id: t.id,
+    user_id: t.userId,
+    from_status: 'UNPAID',
+    to_status: 'CANCELLED',
+    reason: 'TIMEOUT',
+    coupon_id: t.couponId,
+    coupon_released: t.couponReleased,
+    due_at: t.dueAtMs,
+    occurred_at: t.occurredAtMs,
+    path: t.path,
+    version: t.version,
+  };
+}

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { planExpiry, ScheduledEntry } from '../core/expiry-plan';
-import { ExpiryPath, OrderCancelled, orderCancelledKey } from '../core/events';
+import { ExpiryPath, orderCancelled } from '../core/events';
 import { lockOrders } from './sql/lock-orders';
 import { readDbNow } from './sql/read-db-now';
 import { cancelOrders } from './sql/cancel-orders';
@@ -25,25 +25,20 @@ export async function cancelOrderBatch(db: Knex, entries: readonly ScheduledEntr
     const released = await releaseCoupons(trx, dueIds);
     await insertOutbox(
       trx,
-      plan.due.map((r) => {
-        const event: OrderCancelled = {
-          event_key: orderCancelledKey(r.id, r.expireAtMs),
-          event_type: 'ORDER_CANCELLED',
-          // Decimal strings, never Number(): an id beyond 2^53 would round to another row's id.
-          order_id: r.id,
-          user_id: r.userId,
-          from_status: 'UNPAID',
-          to_status: 'CANCELLED',
-          reason: 'TIMEOUT',
-          coupon_id: r.couponId,
-          coupon_released: released.has(r.id),
-          due_at: r.expireAtMs,
-          occurred_at: dbNowMs,
+      plan.due.map((r) => ({
+        event: orderCancelled({
+          id: r.id,
+          userId: r.userId,
+          dueAtMs: r.expireAtMs,
+          occurredAtMs: dbNowMs,
           path,
           version: r.version + 1,
-        };
-        return { event, entityType: 'order' as const, entityId: r.id };
-      }),
+          couponId: r.couponId,
+          couponReleased: released.has(r.id),
+        }),
+        entityType: 'order' as const,
+        entityId: r.id,
+      })),
     );
     return outcomeOf(plan, dbNowMs);
   });

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { planExpiry, ScheduledEntry } from '../core/expiry-plan';
-import { couponExpiredKey, CouponExpired, ExpiryPath } from '../core/events';
+import { couponExpired, ExpiryPath } from '../core/events';
 import { lockCoupons } from './sql/lock-coupons';
 import { readDbNow } from './sql/read-db-now';
 import { expireCoupons } from './sql/expire-coupons';
@@ -26,22 +26,11 @@ export async function expireCouponBatch(db: Knex, entries: readonly ScheduledEnt
     );
     await insertOutbox(
       trx,
-      plan.due.map((r) => {
-        const event: CouponExpired = {
-          event_key: couponExpiredKey(r.id, r.expireAtMs),
-          event_type: 'COUPON_EXPIRED',
-          // Decimal strings, never Number(): an id beyond 2^53 would round to another row's id.
-          coupon_id: r.id,
-          user_id: r.userId,
-          from_status: 'ACTIVE',
-          to_status: 'EXPIRED',
-          due_at: r.expireAtMs,
-          occurred_at: dbNowMs,
-          path,
-          version: r.version + 1,
-        };
-        return { event, entityType: 'coupon' as const, entityId: r.id };
-      }),
+      plan.due.map((r) => ({
+        event: couponExpired({ id: r.id, userId: r.userId, dueAtMs: r.expireAtMs, occurredAtMs: dbNowMs, path, version: r.version + 1 }),
+        entityType: 'coupon' as const,
+        entityId: r.id,
+      })),
     );
     return outcomeOf(plan, dbNowMs);
   });

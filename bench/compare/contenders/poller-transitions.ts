@@ -9,7 +9,7 @@
  */
 import type { Db } from '../../../src/db/knex';
 import { bigintString } from '../../../src/db/bigint-string';
-import { CouponExpired, couponExpiredKey, OrderCancelled, orderCancelledKey } from '../../../src/core/events';
+import { couponExpired, orderCancelled } from '../../../src/core/events';
 import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
 
 // The events' `path` has three values; a poller is a scanning path, so it says 'scanner'.
@@ -25,19 +25,14 @@ export async function expireOneCoupon(db: Db, id: string): Promise<boolean> {
       { affectedRows: number },
     ];
     if (result.affectedRows === 0) return false;
-    const expireAtMs = row.expire_time.getTime();
-    const event: CouponExpired = {
-      event_key: couponExpiredKey(id, expireAtMs),
-      event_type: 'COUPON_EXPIRED',
-      coupon_id: id,
-      user_id: bigintString(row.user_id, 'coupons.user_id'),
-      from_status: 'ACTIVE',
-      to_status: 'EXPIRED',
-      due_at: expireAtMs,
-      occurred_at: row.now.getTime(),
+    const event = couponExpired({
+      id,
+      userId: bigintString(row.user_id, 'coupons.user_id'),
+      dueAtMs: row.expire_time.getTime(),
+      occurredAtMs: row.now.getTime(),
       path: PATH,
       version: row.version + 1,
-    };
+    });
     await insertOutbox(trx, [{ event, entityType: 'coupon', entityId: id }]);
     return true;
   });
@@ -63,22 +58,16 @@ export async function cancelOneOrder(db: Db, id: string): Promise<boolean> {
       )) as [{ affectedRows: number }];
       released = release.affectedRows === 1;
     }
-    const expireAtMs = row.expire_time.getTime();
-    const event: OrderCancelled = {
-      event_key: orderCancelledKey(id, expireAtMs),
-      event_type: 'ORDER_CANCELLED',
-      order_id: id,
-      user_id: bigintString(row.user_id, 'orders.user_id'),
-      from_status: 'UNPAID',
-      to_status: 'CANCELLED',
-      reason: 'TIMEOUT',
-      coupon_id: couponId,
-      coupon_released: released,
-      due_at: expireAtMs,
-      occurred_at: row.now.getTime(),
+    const event = orderCancelled({
+      id,
+      userId: bigintString(row.user_id, 'orders.user_id'),
+      dueAtMs: row.expire_time.getTime(),
+      occurredAtMs: row.now.getTime(),
       path: PATH,
       version: row.version + 1,
-    };
+      couponId,
+      couponReleased: released,
+    });
     await insertOutbox(trx, [{ event, entityType: 'order', entityId: id }]);
     return true;
   });

@@ -3,7 +3,7 @@
  * readers for what the relay left behind. Not a test file: shared by the tests beside it.
  */
 import type { Knex } from 'knex';
-import { couponExpiredKey, CouponExpired } from '../../../src/core/events';
+import { couponExpired, CouponExpired } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
 import type { OutboxRow } from '../../../src/publish/sql/outbox-row';
 
@@ -11,18 +11,7 @@ let dueAt = Date.UTC(2031, 0, 1);
 
 /** The outbox row the expirer writes when coupon `id`, due at `dueAtMs`, expires `lateMs` after it. */
 export function couponExpiredInsert(id: string, dueAtMs: number, lateMs: number): OutboxInsert & { event: CouponExpired } {
-  const event: CouponExpired = {
-    event_key: couponExpiredKey(id, dueAtMs),
-    event_type: 'COUPON_EXPIRED',
-    coupon_id: id,
-    user_id: '9',
-    from_status: 'ACTIVE',
-    to_status: 'EXPIRED',
-    due_at: dueAtMs,
-    occurred_at: dueAtMs + lateMs,
-    path: 'stream',
-    version: 1,
-  };
+  const event = couponExpired({ id, userId: '9', dueAtMs, occurredAtMs: dueAtMs + lateMs, path: 'stream', version: 1 });
   return { event, entityType: 'coupon', entityId: id };
 }
 

@@ -12,7 +12,7 @@ import { Admin, IHeaders, Kafka, Producer } from 'kafkajs';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { Db } from '../../../src/db/knex';
 import { createKafka } from '../../../src/kafka/client';
-import { CouponExpired, EventType, OrderCancelled, orderCancelledKey } from '../../../src/core/events';
+import { CouponExpired, EventType, OrderCancelled, orderCancelled as orderCancelledEvent } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
 import { OutboxRelay, OutboxRelayOptions } from '../../../src/publish/outbox-relay';
 import { loadEventSchema, registerEventSchemas, SchemaIds, subjectFor } from '../../../src/publish/schemas';
@@ -94,21 +94,16 @@ const couponExpired = (): OutboxInsert & { event: CouponExpired } => couponExpir
 
 function orderCancelled(couponId: string | null): OutboxInsert & { event: OrderCancelled } {
   const id = String(randomId());
-  const event: OrderCancelled = {
-    event_key: orderCancelledKey(id, dueAt),
-    event_type: 'ORDER_CANCELLED',
-    order_id: id,
-    user_id: '9',
-    from_status: 'UNPAID',
-    to_status: 'CANCELLED',
-    reason: 'TIMEOUT',
-    coupon_id: couponId,
-    coupon_released: couponId !== null,
-    due_at: dueAt,
-    occurred_at: dueAt + 7,
+  const event = orderCancelledEvent({
+    id,
+    userId: '9',
+    dueAtMs: dueAt,
+    occurredAtMs: dueAt + 7,
     path: 'scanner',
     version: 2,
-  };
+    couponId,
+    couponReleased: couponId !== null,
+  });
   return { event, entityType: 'order', entityId: id };
 }
 
