@@ -11,7 +11,7 @@ ENV := set -a && source stack/env.sh && set +a
 CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
-.PHONY: help install node-deps stack-install build lint typecheck check test-unit test-integration test-cluster test \
+.PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test \
         stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm bench-scanner bench-scheduled-ahead bench bench-smoke
 
 help:
@@ -46,6 +46,12 @@ test-unit: node-deps
 	@mkdir -p $(REPORTS)
 	npx jest --selectProjects unit --json --outputFile=$(REPORTS)/unit.json
 
+# The Dockerfile, the kustomize base and overlay, the alert rules: offline, with the tools
+# stack/install.sh unpacks (promtool, kubectl); the CLI checks run the built dist/.
+test-deploy: build stack-install
+	@mkdir -p $(REPORTS)
+	$(ENV) && npx jest --selectProjects deploy --json --outputFile=$(REPORTS)/deploy.json
+
 # The crash test runs the CLI from dist/ as a separate process, hence build first.
 # --forceExit: a test that fails half-way may leave a client connected; CI must still finish.
 test-integration: build
@@ -62,10 +68,10 @@ test-cluster: build
 # The logs of the pipelines under test are in .stack/reports/logs/<test file>.log.
 test: install
 	@rm -rf $(REPORTS)
-	$(MAKE) --no-print-directory lint typecheck test-unit
+	$(MAKE) --no-print-directory lint typecheck test-unit test-deploy
 	bash stack/with-stack.sh $(MAKE) --no-print-directory test-integration
 	$(CLUSTER) && bash stack/with-stack.sh $(MAKE) --no-print-directory test-cluster
-	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/integration.json $(REPORTS)/cluster.json
+	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/deploy.json $(REPORTS)/integration.json $(REPORTS)/cluster.json
 
 # Benchmark (not a test): N coupons due in the same instant; prints one JSON line of results.
 N ?= 100000

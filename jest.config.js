@@ -1,6 +1,8 @@
 /**
- * Three projects: unit (pure, no network, fast), integration (against the real local stack) and
- * cluster (against the three-node stack of stack/cluster.env: tests of leader moves).
+ * Four projects: unit (pure, no network, fast), deploy (the image, Kubernetes and Prometheus
+ * files, checked offline with promtool and kubectl from stack/install.sh), integration (against
+ * the real local stack) and cluster (against the three-node stack of stack/cluster.env: tests of
+ * leader moves).
  */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 
@@ -9,6 +11,12 @@ module.exports = {
     {
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      testEnvironment: 'node',
+    },
+    {
+      displayName: 'deploy',
+      testMatch: ['<rootDir>/test/deploy/**/*.test.ts'],
       transform: { '^.+\\.ts$': tsJest },
       testEnvironment: 'node',
     },

@@ -109,7 +109,7 @@ async function main(): Promise<void> {
             rss_mb: o.rss,
             peak_rss_mb: memoryMb(c.process.pid!)?.peakRssMb ?? null,
             cpu_seconds: cpuSeconds(c.process.pid!),
-            heap_used_mb: mb(sample(o.end, 'timebucket_nodejs_heap_size_used_bytes')),
+            heap_used_mb: mb(sample(o.end, 'nodejs_heap_size_used_bytes')),
             in_memory_entries: { max: o.inMemoryMax, end: sample(o.end, 'timebucket_in_memory_entries', { stage }) },
             due_lag: { max: o.dueLagMax, end: sample(o.end, 'timebucket_due_lag_messages', { stage }) },
             held_partitions: held,

@@ -191,6 +191,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       logger: ctx.logger.child({ role: 'repartitioner' }),
       onRouted: (lane, count) => ctx.metrics.routed.inc({ lane }, count),
     });
+    ctx.metrics.trackCdcLag(() => stage.cdcLag());
     await stage.start();
     const stop = async () => {
       await stage.stop();

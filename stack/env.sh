@@ -29,6 +29,10 @@ TB_CDC_TOPIC_PREFIX="${TB_CDC_TOPIC_PREFIX:-tbcdc}"
 # Versions resolved from Maven Central (see stack/maven/*/pom.xml for Kafka and Debezium).
 TB_APICURIO_VERSION="${TB_APICURIO_VERSION:-3.0.9}"
 
+# promtool, prometheus and kubectl for the deployment checks (make test-deploy), unpacked from
+# Debian's packages by stack/install.sh.
+TB_TOOLS_BIN="${TB_TOOLS_BIN:-$TB_STACK_LIB/tools/usr/bin}"
+
 # How long "up" waits for each component to become healthy.
 TB_START_TIMEOUT_SECONDS="${TB_START_TIMEOUT_SECONDS:-120}"
 
@@ -40,4 +44,4 @@ TB_KAFKA_MIN_ISR=$((TB_KAFKA_NODES >= 3 ? 2 : 1))
 export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_MARIADB_PORT TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_KAFKA_NODES \
   TB_KAFKA_BROKERS TB_KAFKA_REPLICATION_FACTOR TB_KAFKA_MIN_ISR TB_CONNECT_PORT \
   TB_REGISTRY_PORT TB_DB_NAME TB_DB_USER TB_DB_PASSWORD TB_CDC_USER TB_CDC_PASSWORD TB_CDC_TOPIC_PREFIX \
-  TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS
+  TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS TB_TOOLS_BIN

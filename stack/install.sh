@@ -4,7 +4,9 @@
 #  - Kafka broker + Connect jars and Debezium's MariaDB connector, resolved by Maven from
 #    Maven Central into $TB_STACK_LIB (.stack/lib);
 #  - Apicurio Registry's runnable Quarkus app, unpacked into $TB_STACK_LIB/apicurio;
-#  - timebucket's Connect predicate (stack/connect-smt), built with Maven into the plugin path.
+#  - timebucket's Connect predicate (stack/connect-smt), built with Maven into the plugin path;
+#  - promtool, prometheus and kubectl (for `kubectl kustomize`), unpacked from Debian's packages
+#    into $TB_STACK_LIB/tools: no service is installed or started.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 source "$TB_ROOT/stack/lib/common.sh"
@@ -65,8 +67,28 @@ install_connect_smt() {
   echo "$sum" >"$out/.src.sha1"
 }
 
+# The deployment checks' tools (test/deploy): the binaries of Debian's prometheus and
+# kubernetes-client packages, extracted rather than installed, so no service starts with them.
+DEPLOY_TOOL_PACKAGES=(prometheus kubernetes-client)
+install_deploy_tools() {
+  local out="$TB_STACK_LIB/tools" dl="$TB_STACK_LIB/downloads/deb"
+  [[ -f "$out/.packages" && $(cat "$out/.packages") == "${DEPLOY_TOOL_PACKAGES[*]}" ]] && return 0
+  log "unpacking ${DEPLOY_TOOL_PACKAGES[*]} from Debian's packages"
+  rm -rf "$dl" && mkdir -p "$dl"
+  if ! (cd "$dl" && apt-get download -qq "${DEPLOY_TOOL_PACKAGES[@]}" 2>/dev/null); then
+    [[ $(id -u) -eq 0 ]] || die "apt-get download ${DEPLOY_TOOL_PACKAGES[*]} failed (run apt-get update as root)"
+    apt-get update -qq && (cd "$dl" && apt-get download -qq "${DEPLOY_TOOL_PACKAGES[@]}") || die "apt-get download ${DEPLOY_TOOL_PACKAGES[*]} failed"
+  fi
+  rm -rf "$out" && mkdir -p "$out"
+  local deb
+  for deb in "$dl"/*.deb; do dpkg -x "$deb" "$out"; done
+  for tool in promtool prometheus kubectl; do [[ -x "$out/usr/bin/$tool" ]] || die "$tool missing from ${DEPLOY_TOOL_PACKAGES[*]}"; done
+  echo "${DEPLOY_TOOL_PACKAGES[*]}" >"$out/.packages"
+}
+
 install_debian_packages
 mkdir -p "$TB_STACK_LIB"
+install_deploy_tools
 resolve_jars "$TB_ROOT/stack/maven/kafka/pom.xml" "$TB_STACK_LIB/kafka"
 # Kafka's own classes come from the worker's classpath; a second copy in the plugin folder
 # would be loaded by the plugin's class loader and clash.

@@ -5,8 +5,14 @@
  *   timebucket migrate [--down]     apply (or roll back) the database migrations
  *   timebucket topics apply         create missing declared topics, report drift
  *   timebucket cdc-tail             print CDC events from the coupons and orders topics
+ *   timebucket --version            print the version
+ * Exit codes (sysexits.h where one fits), so scripts and orchestrators can tell failures apart:
+ * 0 done; 1 runtime failure; 3 topic drift (topics apply); 64 bad usage (EX_USAGE: unknown
+ * command or option); 78 bad configuration (EX_CONFIG); 130/143 stopped by SIGINT/SIGTERM twice.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config';
 import { ConfigError } from '../core/errors';
 import { createLogger } from '../ops/logger';
@@ -27,10 +33,19 @@ function parseRoles(value: string): Role[] {
   return roles as Role[];
 }
 
+/** The version of the package this command was built from (dist/cli → package.json, as in the image). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 async function main(argv: string[]): Promise<void> {
   const program = new Command('timebucket')
     .description('time-driven state transitions over Kafka time-bucket rings')
-    .showHelpAfterError();
+    .version(packageVersion(), '--version', 'print the version and exit')
+    .showHelpAfterError()
+    // Usage errors are thrown (every subcommand inherits this), so they get their own exit code.
+    .exitOverride();
 
   program
     .command('run')
@@ -81,9 +96,12 @@ async function main(argv: string[]): Promise<void> {
   await program.parseAsync(argv);
 }
 
+const EX_USAGE = 64;
+const EX_CONFIG = 78;
+
 main(process.argv).catch((err: unknown) => {
+  // Commander has printed its message (or the help, or the version) already.
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EX_USAGE);
   console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
-  // A configuration problem has its own code, so scripts and orchestrators can tell it apart
-  // from a runtime failure (78 = EX_CONFIG in sysexits.h).
-  process.exit(err instanceof ConfigError ? 78 : 1);
+  process.exit(err instanceof ConfigError ? EX_CONFIG : 1);
 });

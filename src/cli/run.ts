@@ -4,8 +4,8 @@
  *   SIGTERM / SIGINT  stop within TB_SHUTDOWN_TIMEOUT_MS (below Kubernetes' grace period): finish
  *                     or abandon the batch in flight, commit only finished work, leave the
  *                     groups, exit 0. Work abandoned at the deadline is safe by construction:
- *                     it is re-read from the committed offsets (or its outbox lease runs out).
- *                     A second signal exits at once.
+ *                     it is re-read from the committed offsets, and an outbox batch's row
+ *                     locks end with its connection. A second signal exits at once.
  *   a part FAILED     (a consumer crashed and kafkajs will not restart it) /healthz turns 503,
  *                     the process stops what it can within the same deadline and exits 1, so
  *                     the orchestrator restarts it instead of leaving a member that is gone.

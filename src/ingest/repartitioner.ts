@@ -64,6 +64,8 @@ export class Repartitioner {
   private running: Promise<void> = Promise.resolve();
   private waitTimer?: NodeJS.Timeout;
   private wake?: () => void;
+  /** Messages behind the high watermark after the last batch, per topic-partition held. */
+  private readonly lagByPartition = new Map<string, number>();
 
   constructor(private readonly opts: RepartitionerOptions) {
     this.routing = { producer: opts.producer, topology: opts.topology, clock: opts.clock, appendBudgetMs: appendBudgetMs(opts.topology), logger: opts.logger };
@@ -82,6 +84,17 @@ export class Repartitioner {
     if (this.state === 'FAILED') return { ok: false, reason: `${this.opts.group}: FAILED` };
     // Waiting for Debezium to create the CDC topics is not a stall (readiness says so).
     return this.state === 'RUNNING' && this.watch !== undefined ? this.watch.health() : { ok: true };
+  }
+
+  /**
+   * CDC messages not yet routed, summed over the partitions this member holds, as of the last
+   * batch of each (kafkajs reports the high watermark with every batch). A partition that
+   * receives nothing keeps its last figure: 0 once caught up. A stalled loop shows in /healthz.
+   */
+  cdcLag(): number {
+    let sum = 0;
+    for (const lag of this.lagByPartition.values()) sum += lag;
+    return sum;
   }
 
   /** Resolves once the consumer has joined its group. */
@@ -141,6 +154,8 @@ export class Repartitioner {
     if (this.state !== 'RUNNING') return;
     const { consumer } = this.opts;
     this.watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
+    // A rebalance may move partitions away: their last figures are no longer this member's.
+    consumer.on(consumer.events.GROUP_JOIN, () => this.lagByPartition.clear());
     void this.watch.failed.then((err) => this.fail(err, signalFailed));
     if (this.opts.startFrom === 'latest' && this.opts.pinNewGroup) {
       const outcome = await this.opts.pinNewGroup().catch((err: unknown) => {
@@ -180,6 +195,8 @@ export class Repartitioner {
       const records = await sendRouted(this.routing, entries);
       for (const r of records) this.opts.onRouted?.(r.headers['tier'] ?? 'due', 1);
     }
+    const last = batch.messages.at(-1);
+    if (last !== undefined) this.lagByPartition.set(`${batch.topic}:${batch.partition}`, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
     await heartbeat();
   }
 }

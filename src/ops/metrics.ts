@@ -28,6 +28,7 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       outboxRead = undefined;
     }));
   let controlSource: ControlSource | undefined;
+  let cdcLagSource: (() => number) | undefined;
   const holdGauge = (name: string, help: string, pick: (s: ReturnType<HoldStatsSource>) => number) =>
     new Gauge({
       name,
@@ -39,7 +40,8 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
         for (const [stage, source] of holdSources) this.set({ stage }, pick(source()));
       },
     });
-  if (opts.defaultMetrics === true) collectDefaultMetrics({ register: registry, prefix: 'timebucket_' });
+  // Standard names (process_*, nodejs_*), unprefixed, so stock Node.js dashboards and alerts work.
+  if (opts.defaultMetrics === true) collectDefaultMetrics({ register: registry });
   return {
     registry,
     transitions: new Counter({
@@ -139,6 +141,19 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
     ),
     outboxPublished: new Counter({ name: 'timebucket_outbox_published_total', help: 'Outbox rows published to event topics', registers }),
     outboxPoison: new Counter({ name: 'timebucket_outbox_poison_total', help: 'Outbox rows moved to outbox_poison because they cannot be encoded', registers }),
+    relayFailures: new Counter({
+      name: 'timebucket_outbox_relay_failures_total',
+      help: 'Relay cycles that failed (Kafka, the registry or the database); their rows stay unpublished and are retried',
+      registers,
+    }),
+    cdcLag: new Gauge({
+      name: 'timebucket_cdc_lag_messages',
+      help: 'CDC messages behind the end of the partitions this repartitioner holds, as of its last batch of each',
+      registers,
+      collect() {
+        if (cdcLagSource) this.set(cdcLagSource());
+      },
+    }),
     outboxPurged: new Counter({
       name: 'timebucket_outbox_purged_total',
       help: 'Published outbox rows deleted by retention (older than TB_OUTBOX_RETENTION_MS)',
@@ -194,6 +209,10 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
     /** Registers a hold stage's stats for the due-lag, held-partition and in-memory gauges. */
     trackHold(stage: string, source: HoldStatsSource): void {
       holdSources.set(stage, source);
+    },
+    /** Registers the repartitioner's CDC lag for timebucket_cdc_lag_messages. */
+    trackCdcLag(source: () => number): void {
+      cdcLagSource = source;
     },
     trackOutbox(source: OutboxBacklogSource): void {
       outboxSource = source;

@@ -61,8 +61,8 @@ export type OutboxRelayOptions = Readonly<{
   idleDelayMs: number;
   logger: Logger;
   clock?: Clock;
-  /** Told of every row published and set aside (metrics). */
-  observer?: Partial<{ published: (rows: number) => void; poison: (rows: number) => void }>;
+  /** Told of every row published and set aside, and of every failed cycle (metrics). */
+  observer?: Partial<{ published: (rows: number) => void; poison: (rows: number) => void; failed: () => void }>;
   /** Back-off after a failed cycle: jittered, its ceiling doubling from idleDelayMs up to this. Default 5 s. */
   maxBackoffMs?: number;
   /** stop() waits at most this long for the in-flight cycle. Default 10 s. */
@@ -186,6 +186,7 @@ export class OutboxRelay {
         if (result.read === 0) delayMs = this.opts.idleDelayMs;
       } catch (err) {
         failures += 1;
+        this.opts.observer?.failed?.();
         delayMs = backoffMs(failures, { baseMs: this.opts.idleDelayMs, maxMs: this.maxBackoffMs });
         this.log.error({ err, failures, backoffMs: delayMs }, 'outbox relay cycle failed; its rows stay unpublished and are retried');
       }

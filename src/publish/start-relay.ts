@@ -59,7 +59,11 @@ export async function startRelay(ctx: {
         idleDelayMs: cfg.idleMs,
         logger,
         clock: ctx.clock,
-        observer: { published: (rows) => ctx.metrics.outboxPublished.inc(rows), poison: (rows) => ctx.metrics.outboxPoison.inc(rows) },
+        observer: {
+          published: (rows) => ctx.metrics.outboxPublished.inc(rows),
+          poison: (rows) => ctx.metrics.outboxPoison.inc(rows),
+          failed: () => ctx.metrics.relayFailures.inc(),
+        },
       }),
   );
   const retention =

@@ -97,3 +97,18 @@ test('a failed pin does not stop the stage: it subscribes and runs', async () =>
   expect(consumer.subscriptions).toHaveLength(1);
   await stage.stop();
 });
+
+test('CDC lag: what each held partition has behind its last batch, summed; a rebalance forgets partitions it may have lost', async () => {
+  const { stage, consumer } = await started();
+  expect(stage.cdcLag()).toBe(0);
+  // Offsets 0-9 read of 0-109 (high watermark 110): 100 behind on partition 0.
+  await consumer.feed(cdc, 0, Array.from({ length: 10 }, (_, i) => change(i, 100 + i, NOW + 5_000)), '110');
+  await consumer.feed(cdc, 1, [change(40, 300, NOW + 5_000)], '46');
+  expect(stage.cdcLag()).toBe(105);
+  // Partition 0 caught up: its figure drops to 0, partition 1 keeps its last.
+  await consumer.feed(cdc, 0, [change(109, 400, NOW + 5_000)], '110');
+  expect(stage.cdcLag()).toBe(5);
+  consumer.joinGroup({ [cdc]: [0] });
+  expect(stage.cdcLag()).toBe(0);
+  await stage.stop();
+});

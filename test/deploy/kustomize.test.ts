@@ -1,0 +1,186 @@
+/**
+ * k8s/: the base and the example overlay rendered by kustomize (kubectl's), every object checked
+ * against the pinned API schemas with unknown fields rejected (k8s-schemas.ts), then held to
+ * what running timebucket needs: the restricted Pod Security Standard on every pod template,
+ * probes, resources, a grace period longer than the shutdown deadline, disruption budgets,
+ * spread, KEDA that owns the expirer's replica count and never outgrows its partitions.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { schemaErrors, typeErrors } from './k8s-schemas';
+import { K8sObject, kustomize, repoRoot } from './tools';
+
+type Container = {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: Array<{ name: string; value?: string }>;
+  envFrom?: Array<{ configMapRef?: { name: string }; secretRef?: { name: string } }>;
+  ports?: Array<{ name?: string; containerPort: number }>;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; privileged?: boolean; capabilities?: { drop?: string[]; add?: string[] } };
+  startupProbe?: { httpGet?: { path: string } };
+  readinessProbe?: { httpGet?: { path: string } };
+  livenessProbe?: { httpGet?: { path: string } };
+};
+type PodSpec = {
+  containers: Container[];
+  initContainers?: Container[];
+  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
+  automountServiceAccountToken?: boolean;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  volumes?: Array<{ name: string; hostPath?: unknown; configMap?: { name: string }; secret?: unknown }>;
+  terminationGracePeriodSeconds?: number;
+  topologySpreadConstraints?: Array<{ topologyKey: string; labelSelector: { matchLabels: Record<string, string> } }>;
+};
+type Workload = K8sObject & { spec: { replicas?: number; selector?: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } } };
+type ScaledObject = K8sObject & {
+  spec: {
+    scaleTargetRef: { name: string };
+    minReplicaCount?: number;
+    maxReplicaCount: number;
+    advanced?: { horizontalPodAutoscalerConfig?: { behavior?: { scaleDown?: { stabilizationWindowSeconds?: number } } } };
+    triggers: Array<{ type: string; metadata: Record<string, unknown> }>;
+  };
+};
+
+const renders = { base: kustomize('k8s/base'), overlay: kustomize('k8s/overlays/example') };
+const objects = renders.overlay;
+const ofKind = <T extends K8sObject>(kind: string) => objects.filter((o) => o.kind === kind) as T[];
+const deployments = ofKind<Workload>('Deployment');
+const jobs = ofKind<Workload>('Job');
+const workloads = [...deployments, ...jobs];
+const configMap = (prefix: string) => ofKind<K8sObject & { data: Record<string, string> }>('ConfigMap').find((c) => c.metadata.name.startsWith(`${prefix}-`))!;
+
+describe.each(Object.entries(renders))('%s: every object against the Kubernetes, KEDA and Prometheus Operator schemas', (_, rendered) => {
+  test('no unknown field, wrong type or missing required field (TypeScript interfaces of the pinned models)', () => {
+    expect(typeErrors(rendered)).toEqual([]);
+  });
+
+  test('formats, patterns and enums (the models\' JSON-schema validators)', () => {
+    expect(schemaErrors(rendered)).toEqual([]);
+  });
+});
+
+describe('the schema check itself', () => {
+  test('rejects an unknown field, in a Kubernetes kind and in a KEDA one, and a wrong type', () => {
+    const broken = JSON.parse(JSON.stringify([deployments[0], ofKind('ScaledObject')[0]])) as [Workload, ScaledObject];
+    (broken[0].spec.template.spec.containers[0] as Record<string, unknown>)['imagePullPolicyy'] = 'Always';
+    (broken[1].spec as Record<string, unknown>)['maxReplicas'] = 3;
+    (broken[0].spec as Record<string, unknown>)['replicas'] = 'two';
+    const errors = typeErrors(broken).join('\n');
+    expect(errors).toMatch(/'"imagePullPolicyy"' does not exist in type 'IContainer'/);
+    expect(errors).toMatch(/'"maxReplicas"' does not exist in type 'IScaledObjectSpec'/);
+    expect(schemaErrors(broken).join('\n')).toMatch(/spec\/replicas must be integer/);
+  });
+});
+
+describe('the restricted Pod Security Standard, on every pod template', () => {
+  test.each(workloads.map((w) => [`${w.kind}/${w.metadata.name}`, w] as const))('%s', (_, w) => {
+    const pod = w.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.securityContext?.runAsUser).toBeGreaterThan(0);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect([pod.hostNetwork, pod.hostPID, pod.hostIPC].filter(Boolean)).toEqual([]);
+    expect((pod.volumes ?? []).filter((v) => v.hostPath !== undefined)).toEqual([]);
+    for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+      expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(c.securityContext?.privileged).not.toBe(true);
+      expect(c.securityContext?.capabilities?.add ?? []).toEqual([]);
+    }
+  });
+});
+
+describe('Deployments', () => {
+  const topology = JSON.parse(configMap('timebucket-topology').data['topology.json']!) as { tiers: Array<{ partitions: number }>; due: { partitions: number } };
+  const shutdownMs = Number(configMap('timebucket-config').data['TB_SHUTDOWN_TIMEOUT_MS']);
+
+  test('one per role group, covering every role', () => {
+    const roles = deployments.flatMap((d) => d.spec.template.spec.containers[0]!.args!.at(-1)!.split(','));
+    expect(roles.sort()).toEqual(['cascader', 'expirer', 'relay', 'repartitioner', 'scanner']);
+  });
+
+  test.each(deployments.map((d) => [d.metadata.name, d] as const))('%s: probes, resources, grace, spread, disruption budget, image, settings', (_, d) => {
+    const pod = d.spec.template.spec;
+    const [c] = pod.containers;
+    expect(c!.startupProbe?.httpGet?.path).toBe('/readyz');
+    expect(c!.readinessProbe?.httpGet?.path).toBe('/readyz');
+    expect(c!.livenessProbe?.httpGet?.path).toBe('/healthz');
+    expect(c!.ports).toContainEqual({ name: 'metrics', containerPort: 9464 });
+    expect(c!.resources?.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+    expect(c!.resources?.limits?.['memory']).toEqual(expect.any(String));
+    // A stopping pod gets to its own shutdown deadline, plus margin, before it is killed.
+    expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThanOrEqual(shutdownMs + 5_000);
+    expect(pod.topologySpreadConstraints?.map((t) => t.topologyKey)).toEqual(['topology.kubernetes.io/zone', 'kubernetes.io/hostname']);
+    for (const t of pod.topologySpreadConstraints!) expect(d.spec.template.metadata.labels).toMatchObject(t.labelSelector.matchLabels);
+    const pdbs = ofKind<K8sObject & { spec: { selector: { matchLabels: Record<string, string> } } }>('PodDisruptionBudget');
+    expect(pdbs.filter((p) => Object.entries(p.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v))).toHaveLength(1);
+    // The overlay's image, pinned to a version.
+    expect(c!.image).toMatch(/^[\w./-]+:\d+\.\d+\.\d+$/);
+    // Settings from the generated ConfigMap (its hashed name: a change rolls the pods), secrets by reference.
+    expect(c!.envFrom).toEqual([{ configMapRef: { name: configMap('timebucket-config').metadata.name } }, { secretRef: { name: 'timebucket-db' } }]);
+    expect(configMap('timebucket-config').metadata.name).toMatch(/^timebucket-config-[a-z0-9]{10}$/);
+    // The heap is capped below the memory limit.
+    const heapMb = Number(/--max-old-space-size=(\d+)/.exec(c!.env!.find((e) => e.name === 'NODE_OPTIONS')!.value!)![1]);
+    const limitMb = Number(/^(\d+)Gi$/.exec(c!.resources!.limits!['memory']!)?.[1] ?? 0) * 1024 || Number(/^(\d+)Mi$/.exec(c!.resources!.limits!['memory']!)![1]);
+    expect(heapMb).toBeLessThanOrEqual(limitMb * 0.8);
+  });
+
+  test('KEDA owns the expirer: no replicas on it, at most one replica per partition it reads, a calm scale-down', () => {
+    const scaled = ofKind<ScaledObject>('ScaledObject');
+    expect(scaled.map((s) => s.spec.scaleTargetRef.name)).toEqual(['timebucket-expirer']);
+    for (const s of scaled) {
+      const target = deployments.find((d) => d.metadata.name === s.spec.scaleTargetRef.name)!;
+      expect(target.spec.replicas).toBeUndefined();
+      // The expirer reads the finest ring and the due lane; a member beyond the larger one's partitions idles.
+      expect(s.spec.maxReplicaCount).toBeLessThanOrEqual(Math.max(topology.tiers[0]!.partitions, topology.due.partitions));
+      expect(s.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
+      expect(s.spec.advanced?.horizontalPodAutoscalerConfig?.behavior?.scaleDown?.stabilizationWindowSeconds).toBeGreaterThanOrEqual(300);
+      expect(s.spec.triggers.map((t) => t.type).sort()).toEqual(['kafka', 'prometheus']);
+      // KEDA reads trigger metadata as strings: a bare number or boolean in YAML is rejected or misread.
+      for (const t of s.spec.triggers) for (const [key, value] of Object.entries(t.metadata)) expect({ key, type: typeof value }).toEqual({ key, type: 'string' });
+      const kafka = s.spec.triggers.find((t) => t.type === 'kafka')!.metadata;
+      expect(kafka).toMatchObject({ consumerGroup: 'timebucket.expirer', topic: 'tb.due' });
+      const prometheus = s.spec.triggers.find((t) => t.type === 'prometheus')!.metadata;
+      expect(prometheus['query']).toMatch(/timebucket_due_lag_messages\{stage="expirer"\}/);
+    }
+    expect(deployments.filter((d) => !scaled.some((s) => s.spec.scaleTargetRef.name === d.metadata.name)).every((d) => (d.spec.replicas ?? 0) >= 2)).toBe(true);
+  });
+});
+
+describe('the rest', () => {
+  test('no Secret is rendered: every secret is referenced, never inlined', () => {
+    expect(ofKind('Secret')).toEqual([]);
+    const referenced = workloads.flatMap((w) => w.spec.template.spec.containers.flatMap((c) => (c.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))));
+    expect([...new Set(referenced)].sort()).toEqual(['timebucket-db', 'timebucket-db-owner']);
+  });
+
+  test('migrate runs as the owner user; topics apply needs no database user', () => {
+    const job = (name: string) => jobs.find((j) => j.metadata.name === name)!.spec.template.spec.containers[0]!;
+    expect(job('timebucket-migrate').args).toEqual(['migrate']);
+    expect(job('timebucket-migrate').envFrom).toContainEqual({ secretRef: { name: 'timebucket-db-owner' } });
+    expect(job('timebucket-topics-apply').args).toEqual(['topics', 'apply']);
+    expect(job('timebucket-topics-apply').envFrom?.some((e) => e.secretRef)).toBe(false);
+  });
+
+  test('the PodMonitor scrapes every Deployment\'s metrics port, with job="timebucket"', () => {
+    const [monitor] = ofKind<K8sObject & { spec: { jobLabel: string; selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ port: string }> } }>('PodMonitor');
+    expect(monitor!.spec.podMetricsEndpoints.map((e) => e.port)).toEqual(['metrics']);
+    for (const d of deployments) {
+      expect(d.spec.template.metadata.labels).toMatchObject(monitor!.spec.selector.matchLabels);
+      expect(d.spec.template.metadata.labels[monitor!.spec.jobLabel]).toBe('timebucket');
+    }
+  });
+
+  test('the ServiceAccount mounts no token; every object lands in the overlay\'s namespace', () => {
+    const [account] = ofKind<K8sObject & { automountServiceAccountToken?: boolean }>('ServiceAccount');
+    expect(account!.automountServiceAccountToken).toBe(false);
+    expect(objects.filter((o) => o.metadata.namespace !== 'timebucket').map((o) => o.kind)).toEqual([]);
+  });
+
+  test('the base\'s topology is topics/production.json, byte for byte', () => {
+    expect(readFileSync(join(repoRoot, 'k8s/base/topology.json'), 'utf8')).toBe(readFileSync(join(repoRoot, 'topics/production.json'), 'utf8'));
+  });
+});
