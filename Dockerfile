@@ -21,7 +21,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends tini=0.19.0-1+b3 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-ENV NODE_ENV=production
+# TB_ENV=production: no local-stack defaults; a missing connection setting stops start-up (78).
+ENV NODE_ENV=production TB_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist

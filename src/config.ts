@@ -3,8 +3,15 @@
  * into complete options (durations in ms), and frozen. A bad value fails start-up with every
  * problem listed, instead of surfacing later as a confusing runtime error.
  *
- * Defaults point at the local stack started by `make stack-up` (ports from stack/env.sh).
+ * TB_ENV=local (the default) fills connection settings in from the local stack started by
+ * `make stack-up` (ports from stack/env.sh). TB_ENV=production (the image's default) has no such
+ * defaults: every connection setting missing is listed and start-up stops, so a deployment
+ * never talks to 127.0.0.1 by accident.
+ *
+ * Secrets may come from files, as Kubernetes mounts them: TB_DB_PASSWORD_FILE (and the other
+ * names in SECRET_FILE_VARIABLES) is read, its trailing newline dropped, in place of the variable.
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -14,7 +21,13 @@ const port = z.coerce.number().int().min(1).max(65535);
 
 const BROKER = /^[^:\s]+:\d{1,5}$/;
 
+/** Settings with a local-stack default that production must give explicitly. */
+export const PRODUCTION_REQUIRED = ['TB_KAFKA_BROKERS', 'TB_DB_HOST', 'TB_DB_USER', 'TB_DB_PASSWORD', 'TB_REGISTRY_URL', 'TB_TOPOLOGY'] as const;
+/** Variables that may be given as VAR_FILE: a path whose content is the value. */
+export const SECRET_FILE_VARIABLES = ['TB_DB_USER', 'TB_DB_PASSWORD'] as const;
+
 const EnvSchema = z.object({
+  TB_ENV: z.enum(['local', 'production']).default('local'),
   TB_KAFKA_PORT: port.default(19092),
   TB_KAFKA_BROKERS: z
     .string()
@@ -107,12 +120,16 @@ export type Config = Readonly<{
   instanceId: string;
 }>;
 
-export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Config {
+export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | undefined>): Config {
+  const { env, problems: fileProblems } = withSecretFiles(given);
   const parsed = EnvSchema.safeParse(env);
   // Field problems and cross-field problems in one report, so an operator fixes them in one go.
-  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  const problems = [...fileProblems, ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))];
   const crossField = heartbeatProblem(env);
   if (crossField !== undefined) problems.push(crossField);
+  if (env['TB_ENV'] === 'production') {
+    for (const name of PRODUCTION_REQUIRED) if (!env[name]) problems.push(`${name}: required when TB_ENV=production (no local-stack default)`);
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
   const e = parsed.data;
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
@@ -120,7 +137,8 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES },
     db: {
       host: e.TB_DB_HOST,
-      port: e.TB_DB_PORT ?? e.TB_MARIADB_PORT,
+      // Production: MySQL's own port unless told; locally the stack's.
+      port: e.TB_DB_PORT ?? (e.TB_ENV === 'production' ? 3306 : e.TB_MARIADB_PORT),
       database: e.TB_DB_NAME,
       user: e.TB_DB_USER,
       password: e.TB_DB_PASSWORD,
@@ -162,6 +180,27 @@ export function loadConfig(env: NodeJS.ProcessEnv | Record<string, string | unde
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
   });
+}
+
+/** The environment with each VAR_FILE read into VAR; a file that cannot be read, or both given, is a problem. */
+function withSecretFiles(given: Record<string, string | undefined>): { env: Record<string, string | undefined>; problems: string[] } {
+  const env = { ...given };
+  const problems: string[] = [];
+  for (const name of SECRET_FILE_VARIABLES) {
+    const path = given[`${name}_FILE`];
+    if (path === undefined || path === '') continue;
+    if (given[name] !== undefined) {
+      problems.push(`${name}_FILE: ${name} is set too; give one of them`);
+      continue;
+    }
+    try {
+      env[name] = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      // The path is not a secret; the file's content never appears in a message.
+      problems.push(`${name}_FILE: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return { env, problems };
 }
 
 function splitList(value: string): string[] {

@@ -7,8 +7,14 @@ import pino from 'pino';
 
 export type Logger = pino.Logger;
 
+/**
+ * Never logged, wherever an object carrying them ends up in a log call (a config, a client's
+ * options in an error): credentials are replaced by "[redacted]".
+ */
+const REDACT = ['password', '*.password', '*.*.password', '*.*.*.password', 'sasl', '*.sasl', '*.*.sasl', 'TB_DB_PASSWORD', '*.TB_DB_PASSWORD'];
+
 export function createLogger(level: string, base: Record<string, unknown> = {}, destination?: pino.DestinationStream): Logger {
-  return pino({ level, base: { service: 'timebucket', ...base }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  return pino({ level, base: { service: 'timebucket', ...base }, timestamp: pino.stdTimeFunctions.isoTime, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
 }
 
 /** For a one-off operator command: logs on stderr, so stdout holds only the command's output. */

@@ -171,6 +171,7 @@ export class OutboxRelay {
       },
       (err: unknown) => {
         this.counts.errors += 1;
+        this.opts.observer?.failed?.();
         throw err;
       },
     );
@@ -186,7 +187,6 @@ export class OutboxRelay {
         if (result.read === 0) delayMs = this.opts.idleDelayMs;
       } catch (err) {
         failures += 1;
-        this.opts.observer?.failed?.();
         delayMs = backoffMs(failures, { baseMs: this.opts.idleDelayMs, maxMs: this.maxBackoffMs });
         this.log.error({ err, failures, backoffMs: delayMs }, 'outbox relay cycle failed; its rows stay unpublished and are retried');
       }

@@ -67,6 +67,11 @@ describe('Dockerfile', () => {
     expect(runs(final).join('\n')).not.toMatch(/npm (ci|install)(?!.*--omit=dev)/);
   });
 
+  test('the image runs with production settings: no local-stack defaults', () => {
+    const env = inFinal('ENV').flatMap((i) => args(i));
+    expect(env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'TB_ENV=production']));
+  });
+
   test('runs as a numeric non-root user (what runAsNonRoot can verify)', () => {
     const users = inFinal('USER');
     expect(users).toHaveLength(1);

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PRODUCTION_REQUIRED } from '../../src/config';
 import { schemaErrors, typeErrors } from './k8s-schemas';
 import { K8sObject, kustomize, repoRoot } from './tools';
 
@@ -155,6 +156,12 @@ describe('the rest', () => {
     expect(ofKind('Secret')).toEqual([]);
     const referenced = workloads.flatMap((w) => w.spec.template.spec.containers.flatMap((c) => (c.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))));
     expect([...new Set(referenced)].sort()).toEqual(['timebucket-db', 'timebucket-db-owner']);
+  });
+
+  test('every setting production requires is given: by the ConfigMap, or by the database Secrets (user and password)', () => {
+    const fromSecrets = ['TB_DB_USER', 'TB_DB_PASSWORD'];
+    const data = configMap('timebucket-config').data;
+    expect(PRODUCTION_REQUIRED.filter((name) => !fromSecrets.includes(name) && !data[name])).toEqual([]);
   });
 
   test('migrate runs as the owner user; topics apply needs no database user', () => {

@@ -1,4 +1,7 @@
-import { loadConfig } from '../../src/config';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, PRODUCTION_REQUIRED } from '../../src/config';
 import { ConfigError } from '../../src/core/errors';
 
 describe('loadConfig', () => {
@@ -70,5 +73,65 @@ describe('loadConfig', () => {
 
   test('a malformed broker list is rejected', () => {
     expect(() => loadConfig({ TB_KAFKA_BROKERS: 'localhost' })).toThrow(/TB_KAFKA_BROKERS/);
+  });
+
+  describe('TB_ENV=production: no local-stack defaults', () => {
+    const complete = {
+      TB_ENV: 'production',
+      TB_KAFKA_BROKERS: 'kafka-0:9092',
+      TB_DB_HOST: 'db',
+      TB_DB_USER: 'app',
+      TB_DB_PASSWORD: 'pw',
+      TB_REGISTRY_URL: 'http://registry:8081',
+      TB_TOPOLOGY: '/etc/timebucket/topology.json',
+    };
+
+    test('every missing connection setting is listed, in one error', () => {
+      let error: unknown;
+      try {
+        loadConfig({ TB_ENV: 'production' });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).details['problems'] as string[];
+      expect(problems).toEqual(PRODUCTION_REQUIRED.map((name) => `${name}: required when TB_ENV=production (no local-stack default)`));
+    });
+
+    test('given all of them, it starts, with MySQL\'s port unless told', () => {
+      const config = loadConfig(complete);
+      expect(config.db).toMatchObject({ host: 'db', port: 3306, user: 'app' });
+      expect(loadConfig({ ...complete, TB_DB_PORT: '3307' }).db.port).toBe(3307);
+      expect(() => loadConfig({ ...complete, TB_ENV: 'staging' })).toThrow(/TB_ENV/);
+    });
+  });
+
+  describe('secrets from files (VAR_FILE)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tb-config-'));
+    const file = (name: string, content: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, content);
+      return path;
+    };
+
+    test('the file\'s content, without its trailing newline, is the value', () => {
+      const config = loadConfig({ TB_DB_PASSWORD_FILE: file('pw', 's3cret\n'), TB_DB_USER_FILE: file('user', 'app') });
+      expect(config.db).toMatchObject({ user: 'app', password: 's3cret' });
+    });
+
+    test('an unreadable file, or the variable given twice, is a configuration error that never shows the secret', () => {
+      let error: unknown;
+      try {
+        loadConfig({ TB_DB_PASSWORD_FILE: join(dir, 'missing'), TB_DB_USER: 'app', TB_DB_USER_FILE: file('user2', 'other-secret') });
+      } catch (err) {
+        error = err;
+      }
+      const problems = (error as ConfigError).details['problems'] as string[];
+      expect(problems).toEqual([
+        expect.stringMatching(/^TB_DB_USER_FILE: TB_DB_USER is set too/),
+        `TB_DB_PASSWORD_FILE: cannot read ${join(dir, 'missing')} (ENOENT)`,
+      ]);
+      expect(JSON.stringify(problems)).not.toMatch(/other-secret/);
+    });
   });
 });

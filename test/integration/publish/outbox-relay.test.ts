@@ -341,7 +341,8 @@ test('a failed send frees its rows at once, and the next cycle sends the same ol
       return producer.send(record);
     },
   };
-  const relay = newRelay(topics, schemaIds, { relayId, producer: flaky, batchSize: 2, maxBackoffMs: 200 });
+  let failedCycles = 0;
+  const relay = newRelay(topics, schemaIds, { relayId, producer: flaky, batchSize: 2, maxBackoffMs: 200, observer: { failed: () => (failedCycles += 1) } });
   // Free: another loop could lock them right now (the failed cycle's transaction has ended).
   const free = async (): Promise<string[]> => {
     const { rows } = await db.transaction((trx) => lockOutboxBatch(trx, 10));
@@ -359,6 +360,8 @@ test('a failed send frees its rows at once, and the next cycle sends the same ol
   relay.start();
   await waitFor('the rows published after the failures', async () => ((await publishedCount(keys)) === 4 ? true : undefined));
   expect(relay.errors).toBe(2);
+  // What timebucket_outbox_relay_failures_total counts.
+  expect(failedCycles).toBe(2);
   expect(relay.published).toBe(4);
   expect(relay.lifecycle).toBe('RUNNING');
   expect((await outboxRows(keys)).map((r) => r.claimed_by)).toEqual(keys.map(() => relayId));
