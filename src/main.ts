@@ -12,6 +12,7 @@ import { Kafka, Partitioners } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityType } from './core/bucket-entry';
+import type { ErrorCode } from './core/errors';
 import { dlqTopic, dueTopic, ringTopics, Topology } from './core/topology';
 import { heldRecordReader } from './core/held-record';
 import { createDb, Db } from './db/knex';
@@ -42,6 +43,13 @@ import type { SwitchSummary } from './ops/control-switch-state';
 
 export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay', 'scanner'] as const;
 export type Role = (typeof Roles)[number];
+
+/** What each stage dead-letters: bad CDC records, bad bucket records, entries parked after failing alone. */
+const DLQ_CODES: Partial<Record<Role, readonly ErrorCode[]>> = {
+  repartitioner: ['CDC_UNDECODABLE', 'CDC_INVALID'],
+  expirer: ['BUCKET_INVALID', 'EXPIRY_PARKED'],
+  cascader: ['BUCKET_INVALID'],
+};
 
 export type Running = Readonly<{
   /** Resolves once every started consumer has joined its group. */
@@ -104,13 +112,16 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     const control = await startControl({ config, db, clock, logger: opts.logger, metrics });
     stops.push(async () => control.stop());
     controlSummary = control.summary;
-    const dlqFor = (stage: Role) =>
-      createDlqWriter({
+    const dlqFor = (stage: Role) => {
+      // At 0 from the start, so the DLQ alert and panel have series before the first dead letter.
+      for (const code of DLQ_CODES[stage] ?? []) metrics.deadLetters.inc({ stage, code }, 0);
+      return createDlqWriter({
         producer,
         topic: dlqTopic(topology),
         logger: opts.logger.child({ role: stage }),
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
+    };
     const ctx = { config, topology, kafka, producer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;

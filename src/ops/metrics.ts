@@ -15,6 +15,9 @@ export type OutboxBacklogSource = () => Promise<{ rows: number; oldestAgeSeconds
 /** The control switches as this process applies them, read at scrape time. */
 export type ControlSource = () => ReadonlyArray<Readonly<{ what: string; paused: boolean; perSecond: number | null }>>;
 
+const ENTITIES = ['coupon', 'order'] as const;
+const PATHS = ['stream', 'scanner'] as const;
+
 export function createMetrics(opts: { registry?: Registry; defaultMetrics?: boolean } = {}) {
   const registry = opts.registry ?? new Registry();
   const registers = [registry];
@@ -42,7 +45,7 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
     });
   // Standard names (process_*, nodejs_*), unprefixed, so stock Node.js dashboards and alerts work.
   if (opts.defaultMetrics === true) collectDefaultMetrics({ register: registry });
-  return {
+  const metrics = {
     registry,
     transitions: new Counter({
       name: 'timebucket_transitions_total',
@@ -221,4 +224,12 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       controlSource = source;
     },
   };
+  // Series that exist from the start, at 0, rather than appearing with their first event: a
+  // rate() or an alert over them then has data (and a dashboard a line) from the first scrape.
+  for (const entity of ENTITIES) {
+    for (const path of PATHS) metrics.transitions.inc({ entity, path }, 0);
+    metrics.delay.zero({ entity });
+    for (const c of [metrics.notYetDue, metrics.stale, metrics.parked, metrics.scannerCaught, metrics.scannerScanned, metrics.batchFailures]) c.inc({ entity }, 0);
+  }
+  return metrics;
 }
