@@ -3,7 +3,12 @@
  * headers without decoding the Avro value: `event_key` (the dedup key, invariant I4) and
  * `event_type`, plus the CloudEvents Kafka binding's binary-mode attributes (`ce_*`, and
  * `content-type` for datacontenttype), so CloudEvents SDKs read our messages as events.
+ *
+ * The wire format, honestly: a CloudEvents binary-mode message whose data (the Kafka value) is
+ * Confluent-framed Avro (magic byte 0, the 4-byte schema id, then the Avro body), not bare Avro.
+ * `ce_dataschema` names that schema in the registry; `ce_subject` is the entity id (= the key).
  */
+import { EventCatalogue } from '../core/event-catalogue';
 import type { EventType } from '../core/events';
 
 export const CE_SPEC_VERSION = '1.0';
@@ -11,15 +16,17 @@ export const CE_SPEC_VERSION = '1.0';
 export const CE_SOURCE = '/timebucket/expirer';
 export const CONTENT_TYPE = 'application/avro';
 
-export const ceTypes: Readonly<Record<EventType, string>> = Object.freeze({
-  COUPON_EXPIRED: 'timebucket.coupon.expired',
-  ORDER_CANCELLED: 'timebucket.order.cancelled',
-});
-
 export type EventHeaders = Readonly<Record<string, string>>;
 
+/** The registry's URI of a schema id, for ce_dataschema (GET <registry>/schemas/ids/<id> returns it). */
+export function dataSchemaUri(registryUrl: string, schemaId: number): string {
+  return `${registryUrl.replace(/\/+$/, '')}/schemas/ids/${schemaId}`;
+}
+
 /** Inputs come from a validated payload; an invalid occurredAtMs is a programmer error. */
-export function eventHeaders(e: Readonly<{ eventKey: string; eventType: EventType; occurredAtMs: number }>): EventHeaders {
+export function eventHeaders(
+  e: Readonly<{ eventKey: string; eventType: EventType; entityId: string; occurredAtMs: number; dataSchema: string }>,
+): EventHeaders {
   if (!Number.isFinite(e.occurredAtMs) || Number.isNaN(new Date(e.occurredAtMs).getTime())) {
     throw new RangeError(`occurredAtMs is not a valid instant: ${e.occurredAtMs}`);
   }
@@ -27,8 +34,10 @@ export function eventHeaders(e: Readonly<{ eventKey: string; eventType: EventTyp
     event_key: e.eventKey,
     event_type: e.eventType,
     ce_id: e.eventKey,
-    ce_type: ceTypes[e.eventType],
+    ce_type: EventCatalogue[e.eventType].ceType,
     ce_source: CE_SOURCE,
+    ce_subject: e.entityId,
+    ce_dataschema: e.dataSchema,
     ce_time: new Date(e.occurredAtMs).toISOString(),
     ce_specversion: CE_SPEC_VERSION,
     'content-type': CONTENT_TYPE,

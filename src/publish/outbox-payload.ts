@@ -8,15 +8,13 @@
  * Ids in the payload are decimal strings (exact beyond 2^53); a row written before that carries
  * them as JSON numbers, accepted while they are safe integers (a larger one may be rounded).
  */
+import { EventCatalogue } from '../core/event-catalogue';
 import { EventType, EventTypes } from '../core/events';
 import type { OutboxRow } from './sql/outbox-row';
 
 export type ParsedPayload =
   | Readonly<{ ok: true; eventType: EventType; payload: Readonly<Record<string, unknown>>; occurredAtMs: number }>
   | Readonly<{ ok: false; reason: string }>;
-
-/** The payload field that holds the entity id (= the message key) per event type. */
-const idFields: Readonly<Record<EventType, string>> = { COUPON_EXPIRED: 'coupon_id', ORDER_CANCELLED: 'order_id' };
 
 // ±8.64e15 ms is the range of a JS Date: beyond it there is no ISO-8601 ce_time to give.
 const maxInstantMs = 8.64e15;
@@ -36,7 +34,8 @@ export function parseOutboxPayload(row: Pick<OutboxRow, 'eventKey' | 'eventType'
 
   if (payload['event_type'] !== eventType) return poison(`payload event_type ${describe(payload['event_type'])} differs from the row's ${eventType}`);
   if (payload['event_key'] !== row.eventKey) return poison(`payload event_key ${describe(payload['event_key'])} differs from the row's`);
-  const idField = idFields[eventType];
+  // The payload field that holds the entity id (= the message key).
+  const idField = EventCatalogue[eventType].idField;
   const id = payload[idField];
   if (exactIdText(id) !== row.entityId) return poison(`payload ${idField} ${describe(id)} differs from the row's entity_id ${row.entityId}`);
   const occurredAtMs = payload['occurred_at'];

@@ -36,7 +36,7 @@ import { backoffMs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 import type { SchemaIds } from './schemas';
-import { eventHeaders } from './event-headers';
+import { dataSchemaUri, eventHeaders } from './event-headers';
 import { parseOutboxPayload } from './outbox-payload';
 import { DEFAULT_MAX_SEND_BYTES, sendChunks } from './send-chunks';
 import { limitIdleHold, lockOutboxBatch } from './sql/lock-outbox-batch';
@@ -52,6 +52,8 @@ export type OutboxRelayOptions = Readonly<{
   registry: Pick<SchemaRegistry, 'encode'>;
   /** From registerEventSchemas, run once at start-up by the caller. */
   schemaIds: SchemaIds;
+  /** The registry's base URL: each event's ce_dataschema is its schema there (by id). */
+  registryUrl: string;
   topicsByEventType: Readonly<Record<EventType, string>>;
   /** Unique per relay loop (≤ 64 chars): recorded as claimed_by on the rows it publishes. */
   relayId: string;
@@ -89,6 +91,7 @@ export class OutboxRelay {
   private readonly stopTimeoutMs: number;
   private readonly maxSendBytes: number;
   private readonly log: Logger;
+  private readonly dataSchemas: Readonly<Record<EventType, string>>;
   private counts = { cycles: 0, published: 0, poison: 0, errors: 0 };
 
   constructor(private readonly opts: OutboxRelayOptions) {
@@ -97,6 +100,7 @@ export class OutboxRelay {
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
     this.maxSendBytes = opts.maxSendBytes ?? DEFAULT_MAX_SEND_BYTES;
     this.log = opts.logger.child({ component: 'outbox-relay', relayId: opts.relayId });
+    this.dataSchemas = Object.fromEntries(EventTypes.map((t) => [t, dataSchemaUri(opts.registryUrl, opts.schemaIds[t])])) as Record<EventType, string>;
     const problems = [
       opts.relayId.length >= 1 && opts.relayId.length <= 64 ? null : 'relayId: 1 to 64 characters (the claimed_by column)',
       Number.isInteger(opts.batchSize) && opts.batchSize >= 1 && opts.batchSize <= 10_000 ? null : 'batchSize: an integer in 1..10000',
@@ -279,7 +283,13 @@ export class OutboxRelay {
       }
       throw err;
     }
-    const headers = eventHeaders({ eventKey: row.eventKey, eventType: parsed.eventType, occurredAtMs: parsed.occurredAtMs });
+    const headers = eventHeaders({
+      eventKey: row.eventKey,
+      eventType: parsed.eventType,
+      entityId: row.entityId,
+      occurredAtMs: parsed.occurredAtMs,
+      dataSchema: this.dataSchemas[parsed.eventType],
+    });
     return { row, topic: this.opts.topicsByEventType[parsed.eventType], message: { key: row.entityId, value, headers: { ...headers } } };
   }
 

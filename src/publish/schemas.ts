@@ -13,13 +13,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { EventCatalogue } from '../core/event-catalogue';
 import { EventType, EventTypes } from '../core/events';
 import { TimebucketError } from '../core/errors';
-
-const schemaFiles: Readonly<Record<EventType, string>> = {
-  COUPON_EXPIRED: 'coupon-expired.avsc',
-  ORDER_CANCELLED: 'order-cancelled.avsc',
-};
 
 // The package root is the nearest folder above this file with a package.json: src/publish under
 // ts-jest, dist/publish when compiled, dist-bench/src/publish in the benchmark build.
@@ -36,7 +32,7 @@ const registryTimeoutMs = 10_000;
 
 /** The schema text of an event type, exactly as in schemas/*.avsc (parsed, so a typo fails early). */
 export function loadEventSchema(type: EventType): string {
-  const text = readFileSync(resolve(schemasDir, schemaFiles[type]), 'utf8');
+  const text = readFileSync(resolve(schemasDir, EventCatalogue[type].schemaFile), 'utf8');
   return JSON.stringify(JSON.parse(text));
 }
 

@@ -6,7 +6,7 @@
  * max.message.bytes), 1 MiB by default, and kafkajs writes each partition's share of one send()
  * as one record batch. A whole send under the budget keeps every partition's batch under it,
  * whatever the partitioner does. The relay used to send at most 500 messages at a time, a count
- * standing in for bytes (~450-byte events); bytes let a batch of small events go in fewer,
+ * standing in for bytes (~500-byte events); bytes let a batch of small events go in fewer,
  * larger requests, and a batch of large ones still stay under the limit.
  */
 import type { Message } from 'kafkajs';

@@ -52,6 +52,7 @@ export async function startRelay(ctx: {
         producer: ctx.producer,
         registry,
         schemaIds,
+        registryUrl: ctx.config.registry.url,
         topicsByEventType,
         relayId: `relay-${ctx.instanceId}/${n}`,
         batchSize: cfg.batchSize,

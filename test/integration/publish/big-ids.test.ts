@@ -59,7 +59,7 @@ async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRe
   const registry = createSchemaRegistry(config.registry.url);
   const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url });
   const relay = new OutboxRelay({
-    ...{ db, producer, registry, schemaIds, topicsByEventType: topics, relayId: uniqueName('relay') },
+    ...{ db, producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
     ...{ batchSize: 500, leaseMs: 30_000, idleDelayMs: 50, logger },
   });
   const [[{ n }]] = (await db.raw('SELECT COUNT(*) AS n FROM outbox')) as [[{ n: number }]];

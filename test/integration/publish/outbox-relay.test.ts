@@ -74,6 +74,7 @@ function newRelay(topics: Topics, schemaIds: SchemaIds, over: Partial<OutboxRela
     producer,
     registry,
     schemaIds,
+    registryUrl: config.registry.url,
     topicsByEventType: topics,
     relayId: uniqueName('relay'),
     batchSize: 500,
@@ -203,10 +204,16 @@ test('publishes each row to its type topic: Avro value, entity-id key, headers; 
       ce_id: event.event_key,
       ce_type: event.event_type === 'COUPON_EXPIRED' ? 'timebucket.coupon.expired' : 'timebucket.order.cancelled',
       ce_source: '/timebucket/expirer',
+      ce_subject: entityId,
+      ce_dataschema: `${config.registry.url}/schemas/ids/${schemaIds[event.event_type]}`,
       ce_time: new Date(event.occurred_at).toISOString(),
       ce_specversion: '1.0',
       'content-type': 'application/avro',
     });
+    // ce_dataschema resolves, at the registry, to the schema the value was written with.
+    const res = await fetch(msg.headers['ce_dataschema']!);
+    const { schema } = (await res.json()) as { schema: string };
+    expect(JSON.parse(schema)).toEqual(JSON.parse(loadEventSchema(event.event_type)));
   }
 
   // A second cycle sends none of these rows again and leaves their published_at alone.

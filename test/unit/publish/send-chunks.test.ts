@@ -6,7 +6,7 @@ import { eventHeaders } from '../../../src/publish/event-headers';
 const message = (valueBytes: number, key = '123456789'): Message => ({
   key,
   value: Buffer.alloc(valueBytes),
-  headers: { ...eventHeaders({ eventKey: `coupon-expired-${key}-1000`, eventType: 'COUPON_EXPIRED', occurredAtMs: 1_000 }) },
+  headers: { ...eventHeaders({ eventKey: `coupon-expired-${key}-1000`, eventType: 'COUPON_EXPIRED', entityId: key, occurredAtMs: 1_000, dataSchema: 'http://registry:8081/schemas/ids/1' }) },
 });
 
 test('recordBytes bounds key, value, every header and the per-record varints', () => {
@@ -20,10 +20,10 @@ test('recordBytes bounds key, value, every header and the per-record varints', (
   expect(recordBytes({ key: 'é', value: null })).toBe(43);
 });
 
-test('a typical event is ~450 bytes: 2000 of them need two requests under 768 KiB, 500 one', () => {
+test('a typical event is ~500 bytes: 2000 of them need two requests under 768 KiB, 500 one', () => {
   const size = recordBytes(message(150));
-  expect(size).toBeGreaterThan(350);
-  expect(size).toBeLessThan(550);
+  expect(size).toBeGreaterThan(400);
+  expect(size).toBeLessThan(650);
   const items = (n: number) => Array.from({ length: n }, (_, i) => ({ topic: 't', message: message(150, String(i)) }));
   expect(sendChunks(items(500), 768 * 1024)).toHaveLength(1);
   expect(sendChunks(items(2000), 768 * 1024)).toHaveLength(2);
