@@ -45,6 +45,10 @@ const EnvSchema = z.object({
   TB_DB_USER: z.string().min(1).default('timebucket'),
   TB_DB_PASSWORD: z.string().default('timebucket'),
   TB_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // TLS to the database: off (the local stack), or on with the server's certificate verified
+  // against the system's CAs or, when TB_DB_TLS_CA_FILE is set, against that CA alone.
+  TB_DB_TLS: z.enum(['off', 'on']).default('off'),
+  TB_DB_TLS_CA_FILE: z.string().min(1).optional(),
   TB_REGISTRY_PORT: port.default(18081),
   TB_REGISTRY_URL: z.string().url().optional(),
   TB_CDC_TOPIC_PREFIX: z.string().min(1).default('tbcdc'),
@@ -96,9 +100,12 @@ const EnvSchema = z.object({
   TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
   });
 
+/** TLS to the database; ca is the PEM text of TB_DB_TLS_CA_FILE (undefined: the system's CAs). */
+export type DbTls = Readonly<{ enabled: false }> | Readonly<{ enabled: true; ca: string | undefined }>;
+
 export type Config = Readonly<{
   kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number }>;
-  db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number }>;
+  db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: DbTls }>;
   registry: Readonly<{ url: string }>;
   cdc: Readonly<{ couponsTopic: string; ordersTopic: string; partitions: number; retentionMs: number; startFrom: 'latest' | 'earliest' }>;
   logLevel: z.infer<typeof EnvSchema>['TB_LOG_LEVEL'];
@@ -130,8 +137,12 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   if (env['TB_ENV'] === 'production') {
     for (const name of PRODUCTION_REQUIRED) if (!env[name]) problems.push(`${name}: required when TB_ENV=production (no local-stack default)`);
   }
+  const caFile = env['TB_DB_TLS_CA_FILE'];
+  if (caFile !== undefined && env['TB_DB_TLS'] !== 'on') problems.push('TB_DB_TLS_CA_FILE: set TB_DB_TLS=on too (a CA without TLS would be ignored)');
+  if (caFile !== undefined && !fileReadable(caFile)) problems.push(`TB_DB_TLS_CA_FILE: cannot read ${caFile}`);
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
   const e = parsed.data;
+  const dbTls = readDbTls(e.TB_DB_TLS, e.TB_DB_TLS_CA_FILE);
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   return deepFreeze({
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES },
@@ -143,6 +154,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
       user: e.TB_DB_USER,
       password: e.TB_DB_PASSWORD,
       poolMax: e.TB_DB_POOL_MAX,
+      tls: dbTls,
     },
     registry: { url: e.TB_REGISTRY_URL ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7` },
     cdc: {
@@ -180,6 +192,19 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
   });
+}
+
+function readDbTls(mode: 'off' | 'on', caFile: string | undefined): DbTls {
+  return mode === 'off' ? { enabled: false } : { enabled: true, ca: caFile === undefined ? undefined : readFileSync(caFile, 'utf8') };
+}
+
+function fileReadable(path: string): boolean {
+  try {
+    readFileSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The environment with each VAR_FILE read into VAR; a file that cannot be read, or both given, is a problem. */

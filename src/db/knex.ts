@@ -60,6 +60,9 @@ export function createDb(db: Config['db'], opts: { database?: string | null; log
       dateStrings: false,
       supportBigNumbers: true,
       charset: 'utf8mb4',
+      // The server's certificate is always verified when TLS is on: encryption without
+      // verification would let anything in the path pose as the database.
+      ...(db.tls.enabled && { ssl: { rejectUnauthorized: true, ...(db.tls.ca !== undefined && { ca: db.tls.ca }) } }),
     },
     pool: {
       min: 0,

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, PRODUCTION_REQUIRED } from '../../src/config';
@@ -132,6 +132,24 @@ describe('loadConfig', () => {
         `TB_DB_PASSWORD_FILE: cannot read ${join(dir, 'missing')} (ENOENT)`,
       ]);
       expect(JSON.stringify(problems)).not.toMatch(/other-secret/);
+    });
+  });
+
+  describe('TLS to the database', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tb-tls-'));
+    const ca = join(dir, 'ca.pem');
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+
+    test('off unless asked; on, verified against the system CAs or the given CA file', () => {
+      expect(loadConfig({}).db.tls).toEqual({ enabled: false });
+      expect(loadConfig({ TB_DB_TLS: 'on' }).db.tls).toEqual({ enabled: true, ca: undefined });
+      expect(loadConfig({ TB_DB_TLS: 'on', TB_DB_TLS_CA_FILE: ca }).db.tls).toEqual({ enabled: true, ca: readFileSync(ca, 'utf8') });
+    });
+
+    test('a CA file without TLS on, or one that cannot be read, is a configuration error', () => {
+      expect(() => loadConfig({ TB_DB_TLS_CA_FILE: ca })).toThrow(/TB_DB_TLS_CA_FILE: set TB_DB_TLS=on too/);
+      expect(() => loadConfig({ TB_DB_TLS: 'on', TB_DB_TLS_CA_FILE: join(dir, 'missing.pem') })).toThrow(/TB_DB_TLS_CA_FILE: cannot read/);
+      expect(() => loadConfig({ TB_DB_TLS: 'yes' })).toThrow(/TB_DB_TLS/);
     });
   });
 });

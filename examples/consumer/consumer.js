@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+/**
+ * A consumer of timebucket's events, as a subscribing team would write one (docs/asyncapi.yaml):
+ *  - decodes each value through the schema registry (Confluent framing: the schema id is in the
+ *    first 5 bytes of the value; the registry serves the writer schema);
+ *  - reads 64-bit ids exactly, as BigInt (a plain Avro decoder rounds ids beyond 2^53);
+ *  - drops duplicates by the `event_key` header (delivery is at least once).
+ *
+ * Deduplication here is an in-memory window of recent keys, enough to show the idea. A real
+ * consumer records event_key in its own database, in the transaction that applies the event,
+ * under a unique constraint: then a duplicate is refused exactly when it would do harm.
+ *
+ *   node examples/consumer/consumer.js            (the local stack's brokers and registry)
+ *   TB_KAFKA_BROKERS=… TB_REGISTRY_URL=… node examples/consumer/consumer.js
+ */
+const { Kafka, logLevel } = require('kafkajs');
+const { SchemaRegistry, SchemaType } = require('@kafkajs/confluent-schema-registry');
+const avro = require('avsc');
+
+/** Avro `long` as BigInt, exact over 64 bits (avsc's default is a JS number, exact to 2^53). */
+const exactLong = avro.types.LongType.__with({
+  fromBuffer: (buf) => buf.readBigInt64LE(),
+  toBuffer: (n) => {
+    const buf = Buffer.alloc(8);
+    buf.writeBigInt64LE(BigInt(n));
+    return buf;
+  },
+  fromJSON: BigInt,
+  toJSON: Number,
+  isValid: (n) => typeof n === 'bigint',
+  compare: (a, b) => (a === b ? 0 : a < b ? -1 : 1),
+});
+
+/**
+ * avsc typeHook: every plain `long` (ids, version) becomes exactLong; timestamps (a long with a
+ * logicalType) stay numbers. A hook, not avsc's `registry` option: avsc adds each named type it
+ * parses to that registry, and a second version of a schema would then fail to parse.
+ */
+function exactLongHook(schema) {
+  if (schema === 'long') return exactLong;
+  if (schema && typeof schema === 'object' && schema.type === 'long' && schema.logicalType === undefined) return exactLong;
+  return undefined;
+}
+
+/** The last `size` keys seen, oldest dropped first. */
+function recentKeys(size) {
+  const keys = new Set();
+  return {
+    /** True the first time a key is seen (within the window). */
+    firstTime(key) {
+      if (keys.has(key)) return false;
+      keys.add(key);
+      if (keys.size > size) keys.delete(keys.values().next().value);
+      return true;
+    },
+  };
+}
+
+/**
+ * Consumes `topics` from their beginning in group `groupId`; calls onEvent({ topic, key, headers,
+ * value }) once per event_key, onDuplicate(eventKey) for the rest. Resolves to a stop function.
+ */
+async function startConsumer({ brokers, registryUrl, topics, groupId, onEvent, onDuplicate = () => {}, windowSize = 100000 }) {
+  const registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.AVRO]: { typeHook: exactLongHook } });
+  const seen = recentKeys(windowSize);
+  const consumer = new Kafka({ clientId: 'timebucket-example-consumer', brokers, logLevel: logLevel.NOTHING }).consumer({ groupId });
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ topic, message }) => {
+      const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
+      const eventKey = headers['event_key'];
+      if (!seen.firstTime(eventKey)) return onDuplicate(eventKey);
+      const value = await registry.decode(message.value);
+      await onEvent({ topic, key: message.key.toString(), headers, value });
+    },
+  });
+  return () => consumer.disconnect();
+}
+
+module.exports = { startConsumer, exactLong };
+
+if (require.main === module) {
+  const brokers = (process.env.TB_KAFKA_BROKERS ?? '127.0.0.1:19092').split(',');
+  const registryUrl = process.env.TB_REGISTRY_URL ?? 'http://127.0.0.1:18081/apis/ccompat/v7';
+  const topics = ['timebucket.events.coupon-expired', 'timebucket.events.order-cancelled'];
+  startConsumer({
+    brokers,
+    registryUrl,
+    topics: (process.env.TOPICS ?? topics.join(',')).split(','),
+    groupId: process.env.GROUP_ID ?? 'timebucket-example-consumer',
+    onEvent: ({ headers, value }) => {
+      const id = value.coupon_id ?? value.order_id;
+      console.log(`${headers['ce_time']} ${headers['event_type']} ${id} (due ${new Date(Number(value.due_at)).toISOString()}, via ${value.path})`);
+    },
+    onDuplicate: (key) => console.log(`duplicate dropped: ${key}`),
+  }).then(
+    (stop) => ['SIGINT', 'SIGTERM'].forEach((s) => process.once(s, () => stop().then(() => process.exit(0)))),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,99 @@
+/**
+ * examples/consumer, as a subscribing team runs it, against events the real relay published:
+ * each event is delivered twice (the relay published, then "crashed" before recording so, and
+ * published again), and the consumer hands each one over once, ids beyond 2^53 exact.
+ */
+import type { Admin, Kafka, Producer } from 'kafkajs';
+import { couponExpired, EventType, orderCancelled } from '../../../src/core/events';
+import type { Db } from '../../../src/db/knex';
+import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
+import { createKafka } from '../../../src/kafka/client';
+import { OutboxRelay } from '../../../src/publish/outbox-relay';
+import { createSchemaRegistry } from '../../../src/publish/schema-registry';
+import { registerEventSchemas } from '../../../src/publish/schemas';
+import { config, logger, uniqueName } from '../../support/stack';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { waitFor } from '../../support/wait-for';
+
+// Plain JavaScript, exactly as a consumer would run it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startConsumer } = require('../../../examples/consumer/consumer.js') as {
+  startConsumer: (o: {
+    brokers: string[];
+    registryUrl: string;
+    topics: string[];
+    groupId: string;
+    onEvent: (e: { topic: string; key: string; headers: Record<string, string>; value: Record<string, unknown> }) => void;
+    onDuplicate: (eventKey: string) => void;
+  }) => Promise<() => Promise<void>>;
+};
+
+let testDb: TestDatabase;
+let db: Db;
+let kafka: Kafka;
+let admin: Admin;
+let producer: Producer;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase('example_consumer');
+  db = testDb.db;
+  kafka = createKafka(config.kafka, logger, '-test');
+  admin = kafka.admin();
+  producer = kafka.producer({ idempotent: true });
+  await Promise.all([admin.connect(), producer.connect()]);
+});
+
+afterAll(async () => {
+  await Promise.all([admin?.disconnect(), producer?.disconnect()]);
+  await testDb?.drop();
+});
+
+test('every event once, with exact 64-bit ids, though each was delivered twice', async () => {
+  const topics: Record<EventType, string> = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
+  await admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
+  const registry = createSchemaRegistry(config.registry.url);
+  const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url });
+
+  const dueAtMs = Date.UTC(2031, 0, 1);
+  const t = (id: string) => ({ id, userId: '9007199254740993', dueAtMs, occurredAtMs: dueAtMs + 40, path: 'stream' as const, version: 2 });
+  const coupons = ['9223372036854775807', '9007199254740993', '42'].map((id) => couponExpired(t(id)));
+  const order = orderCancelled({ ...t('9007199254740995'), couponId: '9223372036854775806', couponReleased: true });
+  await db.transaction((trx) =>
+    insertOutbox(trx, [
+      ...coupons.map((event) => ({ event, entityType: 'coupon' as const, entityId: event.coupon_id })),
+      { event: order, entityType: 'order' as const, entityId: order.order_id },
+    ]),
+  );
+  const relay = new OutboxRelay({
+    ...{ db, producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
+    ...{ batchSize: 100, leaseMs: 30_000, idleDelayMs: 50, logger },
+  });
+  await expect(relay.publishOnce()).resolves.toBe(4);
+  // As if the relay had died after Kafka's acknowledgement and before its commit: sent again.
+  await db('outbox').update({ published_at: null });
+  await expect(relay.publishOnce()).resolves.toBe(4);
+
+  const events: Array<{ key: string; headers: Record<string, string>; value: Record<string, unknown> }> = [];
+  const duplicates: string[] = [];
+  const stop = await startConsumer({
+    brokers: [...config.kafka.brokers],
+    registryUrl: config.registry.url,
+    topics: Object.values(topics),
+    groupId: uniqueName('example-consumer'),
+    onEvent: (e) => void events.push(e),
+    onDuplicate: (key) => void duplicates.push(key),
+  });
+  try {
+    await waitFor('8 deliveries seen', async () => (events.length + duplicates.length === 8 ? true : undefined));
+  } finally {
+    await stop();
+  }
+
+  expect(events.map((e) => e.headers['event_key']).sort()).toEqual([...coupons.map((c) => c.event_key), order.event_key].sort());
+  expect(duplicates.sort()).toEqual(events.map((e) => e.headers['event_key']).sort());
+  const coupon = events.find((e) => e.key === '9223372036854775807')!;
+  expect(coupon.value).toMatchObject({ coupon_id: 9223372036854775807n, user_id: 9007199254740993n, due_at: dueAtMs, version: 2n });
+  expect(coupon.headers).toMatchObject({ ce_subject: '9223372036854775807', ce_type: 'timebucket.coupon.expired' });
+  const cancelled = events.find((e) => e.headers['event_type'] === 'ORDER_CANCELLED')!;
+  expect(cancelled.value).toMatchObject({ order_id: 9007199254740995n, coupon_id: 9223372036854775806n, coupon_released: true });
+});
