@@ -12,7 +12,7 @@ CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test \
-        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-hot-minute bench-poison-storm bench-scanner bench-scheduled-ahead bench bench-smoke
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-poison-storm bench-scanner bench-scheduled-ahead bench bench-smoke
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -73,12 +73,6 @@ test: install
 	$(CLUSTER) && bash stack/with-stack.sh $(MAKE) --no-print-directory test-cluster
 	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/deploy.json $(REPORTS)/integration.json $(REPORTS)/cluster.json
 
-# Benchmark (not a test): N coupons due in the same instant; prints one JSON line of results.
-N ?= 100000
-bench-hot-minute: node-deps stack-up migrate topics-apply
-	npx tsc -p tsconfig.bench.json
-	$(ENV) && N=$(N) node dist-bench/bench/hot-minute.js
-
 # Benchmark (not a test): P poison CDC records ahead of G good ones; prints one JSON line.
 P ?= 400000
 G ?= 20000
@@ -97,6 +91,7 @@ bench-scheduled-ahead: node-deps stack-up migrate
 
 # Benchmark (not a test): the compensation scanner alone catching N overdue coupons (+N/10
 # orders) among B rows it must skip; PPS lifts its page rate limit. Prints one JSON line.
+N ?= 100000
 B ?= 200000
 PPS ?= 1000
 bench-scanner: build stack-up

@@ -62,7 +62,7 @@ const EnvSchema = z.object({
   TB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TB_TOPOLOGY: z.string().min(1).default('topics/local.json'),
   TB_GROUP_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+$/).default('timebucket'),
-  // 2000: the hot-minute benchmark drained 1M coupons in 109 s with it, 129 s with 500.
+  // 2000: a hot minute of 1M coupons drained in 109 s with it, 129 s with 500 (an early hot-minute bench).
   TB_EXPIRER_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(2_000),
   TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
@@ -74,7 +74,7 @@ const EnvSchema = z.object({
   TB_RELAY_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
   TB_RELAY_IDLE_MS: z.coerce.number().int().min(10).default(200),
   // Relay loops per process, each claiming and sending its own batches (claims skip each other's rows).
-  // 2: make bench-hot-minute N=200000 published the last event 22-24 s after T with 2 loops,
+  // 2: a hot minute of 200,000 (an early hot-minute bench) published the last event 22-24 s after T with 2 loops,
   // 20-21 s with 4 and 29 s with the old single loop, but 4 loops slowed the expiry drain from
   // 10 s to 14 s (2 loops: 12 s) on a 2-core machine where they share the database's CPU.
   TB_RELAY_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),

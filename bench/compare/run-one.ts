@@ -89,7 +89,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
 
 /**
  * Seconds from planning to T. The stream must write the rows and let CDC schedule them first
- * (the hot-minute bench's margin); the others only need the rows written. LEAD_S overrides both.
+ * (about 4,000 rows a second, plus 30 s); the others only need the rows written. LEAD_S overrides both.
  */
 function leadSeconds(params: BenchParams, workload: WorkloadName, contender: Contender): number {
   if (params.leadS !== undefined) return params.leadS;

@@ -1,6 +1,6 @@
 /**
- * The stream contender's topology: topics/local.json (the rings `make run` and the hot-minute
- * bench use) under a prefix of the run's own, with event topics of its own, so nothing of
+ * The stream contender's topology: topics/local.json (the rings `make run` uses)
+ * under a prefix of the run's own, with event topics of its own, so nothing of
  * another pipeline is read or written. `shards` 16 for mixed, as topics/production.json;
  * MIXED_PARTITIONS also gives its minute ring and due lane that many partitions (production: 16).
  */
