@@ -45,6 +45,12 @@ const EnvSchema = z.object({
   TB_DB_USER: z.string().min(1).default('timebucket'),
   TB_DB_PASSWORD: z.string().default('timebucket'),
   TB_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // `timebucket migrate`, run as the owner: then grant this user (name or name@host, host
+  // default %) exactly what the running service needs (db/service-grants.ts).
+  TB_DB_SERVICE_USER: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.%-]+)?$/, 'a user name, or name@host')
+    .optional(),
   // TLS to the database: off (the local stack), or on with the server's certificate verified
   // against the system's CAs or, when TB_DB_TLS_CA_FILE is set, against that CA alone.
   TB_DB_TLS: z.enum(['off', 'on']).default('off'),
@@ -109,6 +115,8 @@ export type Config = Readonly<{
   registry: Readonly<{ url: string }>;
   cdc: Readonly<{ couponsTopic: string; ordersTopic: string; partitions: number; retentionMs: number; startFrom: 'latest' | 'earliest' }>;
   logLevel: z.infer<typeof EnvSchema>['TB_LOG_LEVEL'];
+  /** `migrate`: the account the running service uses, granted its privileges after migrating. */
+  migrate: Readonly<{ serviceAccount: Readonly<{ user: string; host: string }> | undefined }>;
   /** Path of the topology file (tier table and topics), relative to the working directory. */
   topologyPath: string;
   groupPrefix: string;
@@ -165,6 +173,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
       startFrom: e.TB_CDC_START_FROM,
     },
     logLevel: e.TB_LOG_LEVEL,
+    migrate: { serviceAccount: serviceAccount(e.TB_DB_SERVICE_USER) },
     topologyPath: e.TB_TOPOLOGY,
     groupPrefix: e.TB_GROUP_PREFIX,
     expirer: {
@@ -192,6 +201,12 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
   });
+}
+
+function serviceAccount(value: string | undefined): { user: string; host: string } | undefined {
+  if (value === undefined) return undefined;
+  const [user, host] = value.split('@');
+  return { user: user!, host: host ?? '%' };
 }
 
 function readDbTls(mode: 'off' | 'on', caFile: string | undefined): DbTls {

@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import type { Logger } from '../ops/logger';
 import { createDb } from '../db/knex';
+import { grantServiceAccess } from '../db/service-grants';
 
 export async function migrate(config: Config, logger: Logger, opts: { down: boolean }): Promise<void> {
   const db = createDb(config.db, { logger });
@@ -11,6 +12,11 @@ export async function migrate(config: Config, logger: Logger, opts: { down: bool
     } else {
       const [, applied] = (await db.migrate.latest()) as [number, string[]];
       logger.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database already up to date');
+      const account = config.migrate.serviceAccount;
+      if (account !== undefined) {
+        const grants = await grantServiceAccess(db, config.db.database, account);
+        logger.info({ account: `${account.user}@${account.host}`, grants }, 'service user granted what the service needs, and no more');
+      }
     }
   } finally {
     await db.destroy();

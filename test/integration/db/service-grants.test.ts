@@ -1,0 +1,90 @@
+/**
+ * Least privilege, on the real database: the owner migrates and grants the service account
+ * (stack/env.sh: TB_DB_SERVICE_USER, created by the stack with no privileges) exactly
+ * db/service-grants.ts. As that account, every statement the service runs works: expiring a
+ * coupon, cancelling an order that releases its coupon, the relay's lock, mark, set-aside and
+ * purge, the scanner's page claim, the control switches. Everything else is refused: DROP, ALTER,
+ * CREATE, DELETE on the business tables, an UPDATE of a column no transition changes, the
+ * migrations' table.
+ */
+import { createDb, Db } from '../../../src/db/knex';
+import { grantServiceAccess } from '../../../src/db/service-grants';
+import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
+import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { lockOutboxBatch } from '../../../src/publish/sql/lock-outbox-batch';
+import { markPublished } from '../../../src/publish/sql/mark-published';
+import { setAsidePoison } from '../../../src/publish/sql/set-aside-poison';
+import { purgeCutoff, purgePublishedPage } from '../../../src/publish/sql/purge-published-outbox';
+import { claimScanPage } from '../../../src/reconcile/sql/claim-scan-page';
+import { readSwitches, setPaused } from '../../../src/ops/control-switch-store';
+import { config } from '../../support/stack';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
+
+const serviceUser = process.env['TB_DB_SERVICE_USER'] ?? 'timebucket_app';
+const servicePassword = process.env['TB_DB_SERVICE_PASSWORD'] ?? 'timebucket_app';
+
+let owner: TestDatabase;
+let service: Db;
+
+beforeAll(async () => {
+  owner = await createTestDatabase('grants');
+  // Both accounts: a connection to 127.0.0.1 may be matched as 'localhost' by the server.
+  for (const host of ['%', 'localhost']) await grantServiceAccess(owner.db, owner.name, { user: serviceUser, host });
+  service = createDb({ ...config.db, user: serviceUser, password: servicePassword, poolMax: 2 }, { database: owner.name });
+});
+
+afterAll(async () => {
+  await service?.destroy();
+  await owner?.drop();
+});
+
+/** A row due a second ago, as the owner (the application that owns the data) writes it. */
+async function dueRow(table: 'coupons' | 'orders', values: Record<string, unknown>): Promise<{ id: string; expireAtMs: number }> {
+  const [id] = await owner.db(table).insert({ user_id: 9, ...values, expire_time: owner.db.raw('NOW(3) - INTERVAL 1 SECOND') });
+  const row = (await owner.db(table).where({ id }).first()) as { expire_time: Date };
+  return { id: String(id), expireAtMs: row.expire_time.getTime() };
+}
+
+test('as the service account, every statement the service runs works', async () => {
+  const coupon = await dueRow('coupons', { status: 'ACTIVE' });
+  expect((await expireCouponBatch(service, [coupon], 'stream')).transitioned).toHaveLength(1);
+
+  const locked = await dueRow('coupons', { status: 'LOCKED' });
+  const order = await dueRow('orders', { status: 'UNPAID', coupon_id: locked.id });
+  await owner.db('coupons').where({ id: locked.id }).update({ locked_order_id: order.id });
+  expect((await cancelOrderBatch(service, [order], 'stream')).transitioned).toHaveLength(1);
+  expect(await owner.db('coupons').where({ id: locked.id }).first()).toMatchObject({ status: 'ACTIVE', locked_order_id: null });
+
+  // The relay: lock a batch, set one row aside, mark the rest published, then purge them.
+  await service.transaction(async (trx) => {
+    const { rows } = await lockOutboxBatch(trx, 10);
+    expect(rows).toHaveLength(2);
+    await setAsidePoison(trx, [{ id: rows[0]!.id, reason: 'a test' }], 'relay-test');
+    await markPublished(trx, [rows[1]!.id], 'relay-test');
+  });
+  await owner.db('outbox').update({ published_at: owner.db.raw('NOW(3) - INTERVAL 2 DAY') });
+  const page = await purgePublishedPage(service, await purgeCutoff(service, 86_400_000), null, 100);
+  expect(page.deleted).toBe(1);
+
+  // The scanner and the control switches.
+  await expect(claimScanPage(service, 'coupon', { graceMs: 0, intervalMs: 1_000, pageSize: 10 })).resolves.toBeDefined();
+  await setPaused(service, { scope: 'grants-test', what: 'coupon', by: 'test' }, true);
+  expect((await readSwitches(service, 'grants-test')).coupon.paused).toBe(true);
+});
+
+test.each([
+  ['DROP TABLE coupons', 1142],
+  ['ALTER TABLE coupons ADD COLUMN note INT', 1142],
+  ['CREATE TABLE extra (id INT)', 1142],
+  ['DELETE FROM coupons', 1142],
+  ['DELETE FROM orders', 1142],
+  ['INSERT INTO coupons (user_id, status, expire_time) VALUES (1, \'ACTIVE\', NOW())', 1142],
+  ['UPDATE coupons SET user_id = 1', 1143],
+  ['UPDATE coupons SET expire_time = NOW()', 1143],
+  ['UPDATE orders SET coupon_id = NULL', 1143],
+  ['UPDATE outbox SET payload = \'{}\'', 1143],
+  ['SELECT * FROM knex_migrations', 1142],
+  ['DROP DATABASE <this database>', 1044],
+])('refused: %s', async (sql, errno) => {
+  await expect(service.raw(sql.replace('<this database>', `\`${owner.name}\``))).rejects.toMatchObject({ errno });
+});
