@@ -23,7 +23,7 @@ TB_DB_USER="${TB_DB_USER:-timebucket}"
 TB_DB_PASSWORD="${TB_DB_PASSWORD:-timebucket}"
 # The account the running service should use: least privilege, granted by `timebucket migrate`.
 TB_DB_SERVICE_USER="${TB_DB_SERVICE_USER:-timebucket_app}"
-TB_DB_SERVICE_PASSWORD="${TB_DB_SERVICE_PASSWORD:-timebucket_app}"
+TB_DB_SERVICE_PASSWORD="${TB_DB_SERVICE_PASSWORD:-svc-pw-7Qx2vL9k}"
 TB_CDC_USER="${TB_CDC_USER:-debezium}"
 TB_CDC_PASSWORD="${TB_CDC_PASSWORD:-debezium}"
 # Prefix of the CDC topics: Debezium writes <prefix>.<db>.<table>.

@@ -21,7 +21,7 @@ import { config } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 const serviceUser = process.env['TB_DB_SERVICE_USER'] ?? 'timebucket_app';
-const servicePassword = process.env['TB_DB_SERVICE_PASSWORD'] ?? 'timebucket_app';
+const servicePassword = process.env['TB_DB_SERVICE_PASSWORD'] ?? 'svc-pw-7Qx2vL9k';
 
 let owner: TestDatabase;
 let service: Db;
