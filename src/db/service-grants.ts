@@ -19,7 +19,8 @@ export const SERVICE_GRANTS: readonly TableGrant[] = [
   { table: 'orders', privileges: ['SELECT'], updateColumns: ['status', 'cancel_time', 'cancel_reason', 'version', 'updated_at'] },
   // The expirer inserts, the relay locks, marks (published_at, claimed_by), sets aside and purges.
   { table: 'outbox', privileges: ['SELECT', 'INSERT', 'DELETE'], updateColumns: ['published_at', 'claimed_by'] },
-  { table: 'outbox_poison', privileges: ['SELECT', 'INSERT', 'DELETE'], updateColumns: ['reason', 'set_aside_by', 'set_aside_at'] },
+  // Set aside with INSERT … SELECT … ON DUPLICATE KEY UPDATE, which needs UPDATE on the table.
+  { table: 'outbox_poison', privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] },
   { table: 'scanner_cursors', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
   { table: 'control_switches', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
 ];

@@ -56,7 +56,7 @@ test('migrate as the owner grants the service account; run as it expires a coupo
   run.child.kill('SIGTERM');
   expect(await withTimeout('run to stop', run.exited, 30_000)).toEqual({ code: 0, signal: null });
   const lines = [...linesOf(migrate), ...linesOf(run)];
-  expect(lines.length).toBeGreaterThan(20);
+  expect(lines.length).toBeGreaterThan(5);
   expect(lines.filter((l) => l.includes(servicePassword))).toEqual([]);
 });
 
