@@ -21,8 +21,18 @@ const port = z.coerce.number().int().min(1).max(65535);
 
 const BROKER = /^[^:\s]+:\d{1,5}$/;
 
-/** Settings with a local-stack default that production must give explicitly. */
-export const PRODUCTION_REQUIRED = ['TB_KAFKA_BROKERS', 'TB_DB_HOST', 'TB_DB_USER', 'TB_DB_PASSWORD', 'TB_REGISTRY_URL', 'TB_TOPOLOGY'] as const;
+/** What a command connects to or reads; production requires explicit settings for these only. */
+export const ConfigParts = ['kafka', 'db', 'registry', 'topology'] as const;
+export type ConfigPart = (typeof ConfigParts)[number];
+
+/** Settings with a local-stack default that production must give explicitly, by part. */
+export const PRODUCTION_REQUIRED_BY_PART: Readonly<Record<ConfigPart, readonly string[]>> = {
+  kafka: ['TB_KAFKA_BROKERS'],
+  db: ['TB_DB_HOST', 'TB_DB_USER', 'TB_DB_PASSWORD'],
+  registry: ['TB_REGISTRY_URL'],
+  topology: ['TB_TOPOLOGY'],
+};
+export const PRODUCTION_REQUIRED: readonly string[] = ConfigParts.flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
 /** Variables that may be given as VAR_FILE: a path whose content is the value. */
 export const SECRET_FILE_VARIABLES = ['TB_DB_USER', 'TB_DB_PASSWORD'] as const;
 
@@ -135,7 +145,11 @@ export type Config = Readonly<{
   instanceId: string;
 }>;
 
-export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | undefined>): Config {
+/**
+ * `uses`: the parts the caller needs (default: all, as `timebucket run`); in production only
+ * their connection settings are required (`topics apply` needs no database password).
+ */
+export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | undefined>, opts: { uses?: readonly ConfigPart[] } = {}): Config {
   const { env, problems: fileProblems } = withSecretFiles(given);
   const parsed = EnvSchema.safeParse(env);
   // Field problems and cross-field problems in one report, so an operator fixes them in one go.
@@ -143,7 +157,8 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   const crossField = heartbeatProblem(env);
   if (crossField !== undefined) problems.push(crossField);
   if (env['TB_ENV'] === 'production') {
-    for (const name of PRODUCTION_REQUIRED) if (!env[name]) problems.push(`${name}: required when TB_ENV=production (no local-stack default)`);
+    const required = (opts.uses ?? ConfigParts).flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
+    for (const name of required) if (!env[name]) problems.push(`${name}: required when TB_ENV=production (no local-stack default)`);
   }
   const caFile = env['TB_DB_TLS_CA_FILE'];
   if (caFile !== undefined && env['TB_DB_TLS'] !== 'on') problems.push('TB_DB_TLS_CA_FILE: set TB_DB_TLS=on too (a CA without TLS would be ignored)');

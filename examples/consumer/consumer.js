@@ -42,16 +42,15 @@ function exactLongHook(schema) {
   return undefined;
 }
 
-/** The last `size` keys seen, oldest dropped first. */
+/** The last `size` keys handled, oldest dropped first. */
 function recentKeys(size) {
   const keys = new Set();
   return {
-    /** True the first time a key is seen (within the window). */
-    firstTime(key) {
-      if (keys.has(key)) return false;
+    has: (key) => keys.has(key),
+    /** Called once the event is handled: a failure before that must not mark it seen. */
+    add(key) {
       keys.add(key);
       if (keys.size > size) keys.delete(keys.values().next().value);
-      return true;
     },
   };
 }
@@ -70,9 +69,11 @@ async function startConsumer({ brokers, registryUrl, topics, groupId, onEvent, o
     eachMessage: async ({ topic, message }) => {
       const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
       const eventKey = headers['event_key'];
-      if (!seen.firstTime(eventKey)) return onDuplicate(eventKey);
+      if (seen.has(eventKey)) return onDuplicate(eventKey);
       const value = await registry.decode(message.value);
+      // Throws to kafkajs on failure: the message is delivered again, and handled then.
       await onEvent({ topic, key: message.key.toString(), headers, value });
+      seen.add(eventKey);
     },
   });
   return () => consumer.disconnect();

@@ -10,13 +10,13 @@
  * 0 done; 1 runtime failure; 3 topic drift (topics apply); 64 bad usage (EX_USAGE: unknown
  * command or option); 78 bad configuration (EX_CONFIG); 130/143 stopped by SIGINT/SIGTERM twice.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config';
 import { ConfigError } from '../core/errors';
+import { packageVersion } from '../core/package-root';
 import { createLogger } from '../ops/logger';
 import { loadTopology } from '../ops/load-topology';
+import { needsOf } from './command-needs';
 import { migrate } from './migrate';
 import { cdcTail } from './cdc-tail';
 import { topicsApply } from './topics-apply';
@@ -31,12 +31,6 @@ function parseRoles(value: string): Role[] {
   const unknown = roles.filter((r) => !(Roles as readonly string[]).includes(r));
   if (roles.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`unknown role(s) ${unknown.join(', ')}; known: ${Roles.join(', ')}`);
   return roles as Role[];
-}
-
-/** The version of the package this command was built from (dist/cli → package.json, as in the image). */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { version: string };
-  return pkg.version;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -65,7 +59,7 @@ async function main(argv: string[]): Promise<void> {
     .description('apply the database migrations (idempotent)')
     .option('--down', 'roll back every migration instead')
     .action(async (opts: { down?: boolean }) => {
-      const config = loadConfig(process.env);
+      const config = loadConfig(process.env, { uses: needsOf(['migrate']) });
       await migrate(config, createLogger(config.logLevel), { down: opts.down === true });
     });
 
@@ -75,7 +69,7 @@ async function main(argv: string[]): Promise<void> {
     .command('apply')
     .description('create missing topics and report drift (idempotent)')
     .action(async () => {
-      const config = loadConfig(process.env);
+      const config = loadConfig(process.env, { uses: needsOf(['topics', 'apply']) });
       const drift = await topicsApply(config, loadTopology(config.topologyPath), createLogger(config.logLevel));
       if (drift > 0) process.exitCode = 3;
     });
@@ -85,7 +79,7 @@ async function main(argv: string[]): Promise<void> {
     .description('print CDC events for coupons and orders as they arrive (Ctrl-C stops)')
     .option('--seconds <n>', 'stop after n seconds', (v) => Number.parseInt(v, 10))
     .action(async (opts: { seconds?: number }) => {
-      const config = loadConfig(process.env);
+      const config = loadConfig(process.env, { uses: needsOf(['cdc-tail']) });
       await cdcTail(config, createLogger(config.logLevel), { seconds: opts.seconds });
     });
 

@@ -171,6 +171,11 @@ export class Repartitioner {
   }
 
   private async onBatch({ batch, heartbeat }: EachBatchPayload): Promise<void> {
+    // Before the work, the whole batch counts as behind: if routing fails (and kafkajs retries
+    // the batch), the figure shows the lag that is waiting, not the last success's.
+    const partitionKey = `${batch.topic}:${batch.partition}`;
+    const first = batch.messages[0];
+    if (first !== undefined) this.lagByPartition.set(partitionKey, Math.max(0, Number(batch.highWatermark) - Number(first.offset)));
     const entity = this.opts.cdcTopics[batch.topic];
     const entries: BucketEntry[] = [];
     const rejected: DlqRecord[] = [];
@@ -196,7 +201,7 @@ export class Repartitioner {
       for (const r of records) this.opts.onRouted?.(r.headers['tier'] ?? 'due', 1);
     }
     const last = batch.messages.at(-1);
-    if (last !== undefined) this.lagByPartition.set(`${batch.topic}:${batch.partition}`, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
+    if (last !== undefined) this.lagByPartition.set(partitionKey, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
     await heartbeat();
   }
 }

@@ -18,9 +18,15 @@ export const CONTENT_TYPE = 'application/avro';
 
 export type EventHeaders = Readonly<Record<string, string>>;
 
-/** The registry's URI of a schema id, for ce_dataschema (GET <registry>/schemas/ids/<id> returns it). */
+/**
+ * The registry's URI of a schema id, for ce_dataschema (GET <registry>/schemas/ids/<id> returns
+ * it). Credentials in the registry URL (user:password@) never go out with the events.
+ */
 export function dataSchemaUri(registryUrl: string, schemaId: number): string {
-  return `${registryUrl.replace(/\/+$/, '')}/schemas/ids/${schemaId}`;
+  const url = new URL(registryUrl);
+  url.username = '';
+  url.password = '';
+  return `${url.toString().replace(/\/+$/, '')}/schemas/ids/${schemaId}`;
 }
 
 /** Inputs come from a validated payload; an invalid occurredAtMs is a programmer error. */

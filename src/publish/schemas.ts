@@ -10,21 +10,14 @@
  * subject never exists under the registry-wide default (Apicurio's is NONE), and it is set
  * again on every run, which repairs a subject whose first registration was interrupted.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { EventCatalogue } from '../core/event-catalogue';
+import { packageRoot } from '../core/package-root';
 import { EventType, EventTypes } from '../core/events';
 import { TimebucketError } from '../core/errors';
 
-// The package root is the nearest folder above this file with a package.json: src/publish under
-// ts-jest, dist/publish when compiled, dist-bench/src/publish in the benchmark build.
-function packageRoot(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(resolve(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
-  }
-}
 const schemasDir = resolve(packageRoot(__dirname), 'schemas');
 
 /** Bounded wait for one registry call: a hung registry must fail start-up, not stall it. */

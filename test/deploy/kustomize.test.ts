@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PRODUCTION_REQUIRED } from '../../src/config';
+import { loadConfig, PRODUCTION_REQUIRED } from '../../src/config';
+import { needsOf } from '../../src/cli/command-needs';
 import { schemaErrors, typeErrors } from './k8s-schemas';
 import { K8sObject, kustomize, repoRoot } from './tools';
 
@@ -145,7 +146,10 @@ describe('Deployments', () => {
       const kafka = s.spec.triggers.find((t) => t.type === 'kafka')!.metadata;
       expect(kafka).toMatchObject({ consumerGroup: 'timebucket.expirer', topic: 'tb.due' });
       const prometheus = s.spec.triggers.find((t) => t.type === 'prometheus')!.metadata;
-      expect(prometheus['query']).toMatch(/timebucket_due_lag_messages\{stage="expirer"\}/);
+      expect(prometheus['query']).toMatch(/^sum\(timebucket_due_lag_messages\{[^}]*stage="expirer"[^}]*\}\)$/);
+      // Scoped to this deployment: a Prometheus scraping several environments must not mix their lag.
+      expect(prometheus['query']).toContain(`namespace="${s.metadata.namespace}"`);
+      expect(prometheus['query']).toContain('job="timebucket"');
     }
     expect(deployments.filter((d) => !scaled.some((s) => s.spec.scaleTargetRef.name === d.metadata.name)).every((d) => (d.spec.replicas ?? 0) >= 2)).toBe(true);
   });
@@ -162,6 +166,18 @@ describe('the rest', () => {
     const fromSecrets = ['TB_DB_USER', 'TB_DB_PASSWORD'];
     const data = configMap('timebucket-config').data;
     expect(PRODUCTION_REQUIRED.filter((name) => !fromSecrets.includes(name) && !data[name])).toEqual([]);
+  });
+
+  test.each(workloads.map((w) => [w.metadata.name, w] as const))('%s: its command starts with the environment it is given, in production (no exit 78)', (_, w) => {
+    const [c] = w.spec.template.spec.containers;
+    const env: Record<string, string> = { TB_ENV: 'production' };
+    for (const from of c!.envFrom ?? []) {
+      if (from.configMapRef) Object.assign(env, configMap('timebucket-config').data);
+      // A Secret's keys, as the README tells operators to create them.
+      if (from.secretRef) Object.assign(env, { TB_DB_USER: 'user', TB_DB_PASSWORD: 'secret' });
+    }
+    for (const e of c!.env ?? []) env[e.name] = e.value ?? 'from-a-reference';
+    expect(() => loadConfig(env, { uses: needsOf(c!.args ?? []) })).not.toThrow();
   });
 
   test('migrate runs as the owner user; topics apply needs no database user', () => {

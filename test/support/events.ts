@@ -1,6 +1,9 @@
 /**
  * Reads the pipeline's event topics back and decodes them through the registry, with the
- * events' own client: longs (ids, version) decode exactly, as bigints.
+ * events' own client: longs (ids, version) decode exactly, as bigints. Each record is counted
+ * once by its position: a consumer that restarts (a leader not yet elected on a new topic) reads
+ * again from its last commit, which is Kafka delivering twice, not the relay publishing twice
+ * (that would be a second record, at another offset).
  */
 import type { Consumer } from 'kafkajs';
 import type { Config } from '../../src/config';
@@ -15,10 +18,14 @@ export async function collectEvents(config: Config, topics: string[]): Promise<{
   const consumer: Consumer = createKafka(config.kafka, logger, '-test-events').consumer({ groupId: uniqueName('tb-events'), maxWaitTimeInMs: 200 });
   const events: SeenEvent[] = [];
   const undecodable: unknown[] = [];
+  const seen = new Set<string>();
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: true });
   await consumer.run({
-    eachMessage: async ({ topic, message }) => {
+    eachMessage: async ({ topic, partition, message }) => {
+      const position = `${topic}/${partition}/${message.offset}`;
+      if (seen.has(position)) return;
+      seen.add(position);
       const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, v?.toString() ?? '']));
       try {
         const value = (await registry.decode(message.value!)) as Record<string, unknown>;

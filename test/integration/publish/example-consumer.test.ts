@@ -1,7 +1,8 @@
 /**
  * examples/consumer, as a subscribing team runs it, against events the real relay published:
  * each event is delivered twice (the relay published, then "crashed" before recording so, and
- * published again), and the consumer hands each one over once, ids beyond 2^53 exact.
+ * published again), and the consumer hands each one over once, ids beyond 2^53 exact; an event
+ * whose handling failed is handled again when redelivered, not dropped as a duplicate.
  */
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { couponExpired, EventType, orderCancelled } from '../../../src/core/events';
@@ -75,12 +76,20 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
 
   const events: Array<{ key: string; headers: Record<string, string>; value: Record<string, unknown> }> = [];
   const duplicates: string[] = [];
+  let failures = 0;
   const stop = await startConsumer({
     brokers: [...config.kafka.brokers],
     registryUrl: config.registry.url,
     topics: Object.values(topics),
     groupId: uniqueName('example-consumer'),
-    onEvent: (e) => void events.push(e),
+    // The first event handled fails once: it must come back, not be dropped as a duplicate.
+    onEvent: (e) => {
+      if (failures === 0) {
+        failures += 1;
+        throw new Error('injected: the consumer\'s database is down');
+      }
+      events.push(e);
+    },
     onDuplicate: (key) => void duplicates.push(key),
   });
   try {
@@ -89,6 +98,7 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
     await stop();
   }
 
+  expect(failures).toBe(1);
   expect(events.map((e) => e.headers['event_key']).sort()).toEqual([...coupons.map((c) => c.event_key), order.event_key].sort());
   expect(duplicates.sort()).toEqual(events.map((e) => e.headers['event_key']).sort());
   const coupon = events.find((e) => e.key === '9223372036854775807')!;

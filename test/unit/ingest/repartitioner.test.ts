@@ -112,3 +112,13 @@ test('CDC lag: what each held partition has behind its last batch, summed; a reb
   expect(stage.cdcLag()).toBe(0);
   await stage.stop();
 });
+
+test('CDC lag while a batch cannot be routed: the whole batch counts as behind, not the last success\'s figure', async () => {
+  const { stage, consumer, producer } = await started();
+  await consumer.feed(cdc, 0, [change(0, 100, NOW + 5_000)], '1');
+  expect(stage.cdcLag()).toBe(0);
+  producer.respond = () => Promise.reject(new Error('injected: broker unavailable'));
+  await expect(consumer.feed(cdc, 0, Array.from({ length: 10 }, (_, i) => change(1 + i, 200 + i, NOW + 5_000)), '51')).rejects.toThrow(/injected/);
+  expect(stage.cdcLag()).toBe(50);
+  await stage.stop();
+});

@@ -32,3 +32,7 @@ describe('eventHeaders', () => {
     expect(() => eventHeaders({ ...e, occurredAtMs: 9e15 })).toThrow(RangeError);
   });
 });
+
+test('ce_dataschema never carries the registry\'s credentials', () => {
+  expect(dataSchemaUri('https://svc:s3cret@registry.example:8081/apis/ccompat/v7', 3)).toBe('https://registry.example:8081/apis/ccompat/v7/schemas/ids/3');
+});

@@ -1,0 +1,17 @@
+/**
+ * What each command connects to, so that in production (TB_ENV=production) it requires only
+ * those settings: the topics-apply Job has no database Secret, and needs none.
+ */
+import { ConfigPart, ConfigParts } from '../config';
+
+const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
+  migrate: ['db'],
+  'topics apply': ['kafka', 'topology'],
+  'cdc-tail': ['kafka'],
+};
+
+/** The parts a command line needs (`['topics', 'apply']` → kafka, topology); every part when unknown. */
+export function needsOf(args: readonly string[]): readonly ConfigPart[] {
+  const command = args[0] === 'topics' ? `topics ${args[1] ?? ''}` : (args[0] ?? '');
+  return NEEDS[command] ?? ConfigParts;
+}
