@@ -100,10 +100,12 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     const metrics = opts.metrics ?? createMetrics();
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
-    const producer = createGuardedProducer(
-      () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
-      { logger: opts.logger.child({ component: 'producer' }), onBreakerStateChange, onReplaced: () => metrics.producerReplacements.inc() },
-    );
+    const newProducer = () =>
+      createGuardedProducer(
+        () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
+        { logger: opts.logger.child({ component: 'producer' }), onBreakerStateChange, onReplaced: () => metrics.producerReplacements.inc() },
+      );
+    const producer = newProducer();
     onBreakerStateChange('producer', 'closed');
     stops.push(() => producer.disconnect());
     await producer.connect();
@@ -122,7 +124,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
     };
-    const ctx = { config, topology, kafka, producer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
+    const ctx = { config, topology, kafka, producer, newProducer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
@@ -155,6 +157,8 @@ type Ctx = Readonly<{
   topology: Topology;
   kafka: Kafka;
   producer: GuardedProducer;
+  /** Another producer like `producer`, for a sender that must not share one (each relay loop). */
+  newProducer: () => GuardedProducer;
   onBreakerStateChange: (name: string, state: BreakerState) => void;
   dlqFor: (stage: Role) => ReturnType<typeof createDlqWriter>;
   db: Db;

@@ -2,9 +2,16 @@
  * Wires the relay role: event topics from the topology, schemas registered, TB_RELAY_CONCURRENCY
  * relay loops started (each with its own id, `relay-<instance>/<n>`), and the outbox
  * retention when TB_OUTBOX_RETENTION_MS > 0.
+ *
+ * Each loop sends through an idempotent producer of its own. Loops sharing one would interleave
+ * their requests to the same partitions: when the first is retried (a leader moved, a new
+ * topic's leader not yet elected), the second, numbered after it, reaches the broker first and
+ * is refused as OUT_OF_ORDER_SEQUENCE_NUMBER; both cycles fail, and what the first had appended
+ * is sent again (seen in CI as duplicate events). One loop awaits each send, so its own
+ * sequences stay in order.
  */
 import type { Knex } from 'knex';
-import type { Producer } from 'kafkajs';
+import type { GuardedProducer } from '../kafka/guarded-producer';
 import type { Config } from '../config';
 import type { Clock } from '../core/clock';
 import { EventType, EventTypes } from '../core/events';
@@ -28,7 +35,8 @@ export async function startRelay(ctx: {
   config: Config;
   topology: Topology;
   db: Knex;
-  producer: Pick<Producer, 'send'>;
+  /** A new producer (idempotent, guarded) for each relay loop; the relay connects and closes it. */
+  newProducer: () => GuardedProducer;
   clock: Clock;
   logger: Logger;
   instanceId: string;
@@ -44,12 +52,13 @@ export async function startRelay(ctx: {
   const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registryUrl: ctx.config.registry.url });
   const { relay: cfg } = ctx.config;
   const logger = ctx.logger.child({ role: 'relay' });
-  const loops = Array.from(
-    { length: cfg.concurrency },
-    (_, n) =>
+  const producers = Array.from({ length: cfg.concurrency }, () => ctx.newProducer());
+  await Promise.all(producers.map((p) => p.connect()));
+  const loops = producers.map(
+    (producer, n) =>
       new OutboxRelay({
         db: ctx.db,
-        producer: ctx.producer,
+        producer,
         registry,
         schemaIds,
         registryUrl: ctx.config.registry.url,
@@ -83,5 +92,6 @@ export async function startRelay(ctx: {
   retention?.start();
   return async () => {
     await Promise.all([...loops.map((loop) => loop.stop()), retention?.stop()]);
+    await Promise.all(producers.map((p) => p.disconnect()));
   };
 }
