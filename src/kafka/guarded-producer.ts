@@ -1,5 +1,6 @@
 /**
- * The producer every stage shares, made safe to keep using after a failed send.
+ * The producer the stages share (each relay loop has one of its own: publish/start-relay.ts),
+ * made safe to keep using after a failed send.
  *
  * kafkajs's idempotent producer numbers each partition's batches. When a send gives up, it
  * rolls its sequence back even if the broker did append the batch; the next send to that
