@@ -5,6 +5,7 @@ import { applyTopics } from '../kafka/topics-apply';
 import { pinNewGroupToEnd } from '../kafka/pin-group-start';
 import { groupIdOf } from '../kafka/group-ids';
 import type { Logger } from '../ops/logger';
+import { backoffMs, classifyFailure } from '../core/retry-policy';
 
 /**
  * The CDC topics too: Debezium creates a table's topic only with the table's first change, and
@@ -27,17 +28,36 @@ export async function topicsApply(config: Config, topology: Topology, logger: Lo
   const admin = createKafka(config.kafka, logger, '-topics').admin();
   await admin.connect();
   try {
-    const report = await applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config)]);
+    // Idempotent, so safe to try again: a topic created by the failed try counts as present.
+    const report = await retryTransient(() => applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config)]), logger);
     console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.drift.length} drifted`);
     for (const d of report.drift) console.log(`drift: ${d.topic} ${d.what}: declared ${d.declared}, actual ${d.actual}`);
     if (config.cdc.startFrom === 'latest') {
       // A new deployment starts reading CDC here: nothing written from now on is skipped.
       const group = groupIdOf(config.groupPrefix, 'repartitioner');
-      const outcome = await pinNewGroupToEnd(admin, group, [config.cdc.couponsTopic, config.cdc.ordersTopic]);
+      const outcome = await retryTransient(() => pinNewGroupToEnd(admin, group, [config.cdc.couponsTopic, config.cdc.ordersTopic]), logger);
       console.log(`${group}: ${outcome === 'pinned' ? 'new group, starts at the current end of the CDC topics (existing rows: timebucket backfill)' : outcome === 'busy' ? 'running, left alone' : 'resumes from its committed offsets'}`);
     }
     return report.drift.length;
   } finally {
     await admin.disconnect();
+  }
+}
+
+/**
+ * Topics created a moment ago may not have their leaders known to every broker yet: reading
+ * their configs or offsets can fail with a retriable error even after kafkajs's own retries, on
+ * a loaded cluster. A few more tries, spaced out, before the command gives up (exit 1).
+ */
+async function retryTransient<T>(work: () => Promise<T>, logger: Logger, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= attempts || classifyFailure(err) !== 'retriable') throw err;
+      const delayMs = backoffMs(attempt, { baseMs: 1_000, maxMs: 8_000 });
+      logger.warn({ err, attempt, delayMs }, 'reading the new topics failed; trying again');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
   }
 }

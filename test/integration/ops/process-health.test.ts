@@ -110,7 +110,9 @@ test('on a database whose tables never changed, topics apply creates the CDC top
   try {
     const apply = spawnCli(['topics', 'apply'], env);
     runs.push(apply);
-    expect(await withTimeout('topics apply to exit', apply.exited, 60_000)).toEqual({ code: 0, signal: null });
+    const exit = await withTimeout('topics apply to exit', apply.exited, 90_000);
+    // Its stderr in the failure message: why it failed is the first thing to know.
+    expect({ ...exit, stderr: exit.code === 0 ? '' : apply.stderr().slice(-3_000) }).toEqual({ code: 0, signal: null, stderr: '' });
     const meta = await admin.fetchTopicMetadata({ topics: cdcTopics });
     // Metadata lists topics in no particular order.
     expect(meta.topics.map((t) => [t.name, t.partitions.length]).sort()).toEqual(cdcTopics.map((t) => [t, 4]).sort());
