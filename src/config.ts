@@ -162,10 +162,11 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   }
   const caFile = env['TB_DB_TLS_CA_FILE'];
   if (caFile !== undefined && env['TB_DB_TLS'] !== 'on') problems.push('TB_DB_TLS_CA_FILE: set TB_DB_TLS=on too (a CA without TLS would be ignored)');
-  if (caFile !== undefined && !fileReadable(caFile)) problems.push(`TB_DB_TLS_CA_FILE: cannot read ${caFile}`);
+  const ca = caFile === undefined ? undefined : readTextFile(caFile);
+  if (ca === null) problems.push(`TB_DB_TLS_CA_FILE: cannot read ${caFile}`);
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
   const e = parsed.data;
-  const dbTls = readDbTls(e.TB_DB_TLS, e.TB_DB_TLS_CA_FILE);
+  const dbTls: DbTls = e.TB_DB_TLS === 'off' ? { enabled: false } : { enabled: true, ca: ca ?? undefined };
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   return deepFreeze({
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES },
@@ -224,16 +225,12 @@ function serviceAccount(value: string | undefined): { user: string; host: string
   return { user: user!, host: host ?? '%' };
 }
 
-function readDbTls(mode: 'off' | 'on', caFile: string | undefined): DbTls {
-  return mode === 'off' ? { enabled: false } : { enabled: true, ca: caFile === undefined ? undefined : readFileSync(caFile, 'utf8') };
-}
-
-function fileReadable(path: string): boolean {
+/** The file's text, or null when it cannot be read (the caller reports it as a problem). */
+function readTextFile(path: string): string | null {
   try {
-    readFileSync(path);
-    return true;
+    return readFileSync(path, 'utf8');
   } catch {
-    return false;
+    return null;
   }
 }
 

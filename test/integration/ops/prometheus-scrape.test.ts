@@ -14,9 +14,10 @@ import { parse, stringify } from 'yaml';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { CliRun, freePort, spawnCli } from '../../support/cli';
 import { waitFor } from '../../support/wait-for';
+import { tool } from '../../deploy/tools';
 
 const root = join(__dirname, '../../..');
-const toolsBin = process.env['TB_TOOLS_BIN'] ?? join(root, '.stack/lib/tools/usr/bin');
+const ruleSpec = parse(readFileSync(join(root, 'k8s/base/prometheus-rule.yaml'), 'utf8')) as { spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } };
 type Sample = { metric: Record<string, string>; value: [number, string] };
 type RuleState = { name: string; health: string; lastError?: string };
 
@@ -60,8 +61,7 @@ beforeAll(async () => {
   await waitFor('timebucket to serve /readyz', async () => ((await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined))?.ok ? true : undefined), { timeoutMs: 90_000 });
 
   const dir = mkdtempSync(join(tmpdir(), 'timebucket-prometheus-'));
-  const rules = (parse(readFileSync(join(root, 'k8s/base/prometheus-rule.yaml'), 'utf8')) as { spec: object }).spec;
-  writeFileSync(join(dir, 'rules.yaml'), stringify(rules));
+  writeFileSync(join(dir, 'rules.yaml'), stringify(ruleSpec.spec));
   // As the PodMonitor labels the series: job="timebucket", the pod and its role group.
   writeFileSync(
     join(dir, 'prometheus.yml'),
@@ -72,7 +72,7 @@ beforeAll(async () => {
     }),
   );
   promPort = freePort();
-  prometheus = spawn(join(toolsBin, 'prometheus'), [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], {
+  prometheus = spawn(tool('prometheus'), [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   prometheus.stderr!.on('data', (d: Buffer) => (promLog = (promLog + d.toString()).slice(-20_000)));
@@ -88,7 +88,6 @@ afterAll(async () => {
   await pipeline?.stopAll();
 });
 
-const ruleSpec = parse(readFileSync(join(root, 'k8s/base/prometheus-rule.yaml'), 'utf8')) as { spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } };
 const alertQueries = ruleSpec.spec.groups.flatMap((g) => g.rules.flatMap((r) => observed(r.expr).map((q) => [r.alert, q] as const)));
 const keda = parse(readFileSync(join(root, 'k8s/base/scaledobject-expirer.yaml'), 'utf8')) as { spec: { triggers: Array<{ type: string; metadata: { query?: string } }> } };
 const kedaQuery = keda.spec.triggers.find((t) => t.type === 'prometheus')!.metadata.query!;

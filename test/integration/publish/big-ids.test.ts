@@ -7,9 +7,6 @@
  * In a database of this file's own (an explicit id moves the table's AUTO_INCREMENT past it),
  * which also keeps relays of other test files and runs away from these outbox rows.
  */
-import { Admin, Kafka, Producer } from 'kafkajs';
-import type { Db } from '../../../src/db/knex';
-import { createKafka } from '../../../src/kafka/client';
 import type { EventType } from '../../../src/core/events';
 import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
 import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
@@ -17,8 +14,8 @@ import { OutboxRelay } from '../../../src/publish/outbox-relay';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { registerEventSchemas } from '../../../src/publish/schemas';
 import { config, logger, uniqueName } from '../../support/stack';
-import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
+import { usePublishEnvironment } from './publish-environment';
 
 type Topics = Record<EventType, string>;
 type Received = { topic: string; key: string; value: Record<string, unknown> };
@@ -27,42 +24,24 @@ const ABOVE_2_53 = '9007199254740993'; // 2^53 + 1
 const MAX_SIGNED = '9223372036854775807'; // 2^63 - 1, the largest Avro long
 const MAX_UNSIGNED = '18446744073709551615'; // BIGINT UNSIGNED's largest: no Avro long holds it
 
-let testDb: TestDatabase;
-let db: Db;
-let kafka: Kafka;
-let admin: Admin;
-let producer: Producer;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase('publish_big_ids');
-  db = testDb.db;
-  kafka = createKafka(config.kafka, logger, '-test');
-  admin = kafka.admin();
-  producer = kafka.producer({ idempotent: true });
-  await Promise.all([admin.connect(), producer.connect()]);
-});
-
-afterAll(async () => {
-  await Promise.all([admin?.disconnect(), producer?.disconnect()]);
-  await testDb?.drop();
-});
+const env = usePublishEnvironment('publish_big_ids');
 
 async function expireAt(table: 'coupons' | 'orders', id: string): Promise<{ id: string; expireAtMs: number }> {
-  const [rows] = (await db.raw(`SELECT expire_time FROM ${table} WHERE id = ?`, [id])) as [Array<{ expire_time: Date }>];
+  const [rows] = (await env.db.raw(`SELECT expire_time FROM ${table} WHERE id = ?`, [id])) as [Array<{ expire_time: Date }>];
   return { id, expireAtMs: rows[0]!.expire_time.getTime() };
 }
 
 /** Publishes every outbox row of this database to fresh topics; returns what a subscriber reads back. */
 async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRelay }> {
   const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
-  await admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
+  await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry.url);
   const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url });
   const relay = new OutboxRelay({
-    ...{ db, producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
+    ...{ db: env.db, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
     ...{ batchSize: 500, leaseMs: 30_000, idleDelayMs: 50, logger },
   });
-  const [[{ n }]] = (await db.raw('SELECT COUNT(*) AS n FROM outbox')) as [[{ n: number }]];
+  const [[{ n }]] = (await env.db.raw('SELECT COUNT(*) AS n FROM outbox')) as [[{ n: number }]];
   await waitFor('every outbox row published or set aside', async () => {
     await relay.publishOnce();
     return relay.published + relay.poison === Number(n) ? true : undefined;
@@ -71,7 +50,7 @@ async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRe
   // A fresh client, as a subscriber has: the writer schema is fetched from the registry by id.
   const subscriber = createSchemaRegistry(config.registry.url);
   const received: Received[] = [];
-  const consumer = kafka.consumer({ groupId: uniqueName('tb-big-ids'), maxWaitTimeInMs: 200 });
+  const consumer = env.kafka.consumer({ groupId: uniqueName('tb-big-ids'), maxWaitTimeInMs: 200 });
   await consumer.connect();
   try {
     await consumer.subscribe({ topics: Object.values(topics), fromBeginning: true });
@@ -90,22 +69,22 @@ async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRe
 
 test('coupon and order events carry ids 2^53 + 1 and 2^63 - 1 exactly; an id above 2^63 - 1 is set aside', async () => {
   const heldCoupon = '9007199254740994';
-  await db.raw(
+  await env.db.raw(
     `INSERT INTO coupons (id, user_id, status, locked_order_id, expire_time) VALUES
        (${ABOVE_2_53}, ${MAX_SIGNED}, 'ACTIVE', NULL, NOW(3) - INTERVAL 1 SECOND),
        (${MAX_SIGNED}, ${ABOVE_2_53}, 'ACTIVE', NULL, NOW(3) - INTERVAL 1 SECOND),
        (${MAX_UNSIGNED}, 1, 'ACTIVE', NULL, NOW(3) - INTERVAL 1 SECOND),
        (${heldCoupon}, ${ABOVE_2_53}, 'LOCKED', ${MAX_SIGNED}, NOW(3) + INTERVAL 1 HOUR)`,
   );
-  await db.raw(
+  await env.db.raw(
     `INSERT INTO orders (id, user_id, status, coupon_id, expire_time) VALUES
        (${MAX_SIGNED}, ${MAX_SIGNED}, 'UNPAID', ${heldCoupon}, NOW(3) - INTERVAL 1 SECOND),
        (${ABOVE_2_53}, ${ABOVE_2_53}, 'UNPAID', NULL, NOW(3) - INTERVAL 1 SECOND)`,
   );
   const coupons = await Promise.all([ABOVE_2_53, MAX_SIGNED, MAX_UNSIGNED].map((id) => expireAt('coupons', id)));
   const orders = await Promise.all([MAX_SIGNED, ABOVE_2_53].map((id) => expireAt('orders', id)));
-  expect((await expireCouponBatch(db, coupons, 'stream')).transitioned).toHaveLength(3);
-  expect((await cancelOrderBatch(db, orders, 'stream')).transitioned).toHaveLength(2);
+  expect((await expireCouponBatch(env.db, coupons, 'stream')).transitioned).toHaveLength(3);
+  expect((await cancelOrderBatch(env.db, orders, 'stream')).transitioned).toHaveLength(2);
 
   const { received, relay } = await publishAndRead();
   expect([relay.published, relay.poison]).toEqual([4, 1]);
@@ -120,6 +99,6 @@ test('coupon and order events carry ids 2^53 + 1 and 2^63 - 1 exactly; an id abo
   expect(order(ABOVE_2_53)).toMatchObject({ order_id: BigInt(ABOVE_2_53), user_id: BigInt(ABOVE_2_53), coupon_id: null, coupon_released: false });
 
   // The coupon above 2^63 - 1 is set aside, never published with a wrapped or rounded id.
-  const [aside] = (await db.raw('SELECT CAST(entity_id AS CHAR) AS id, reason FROM outbox_poison')) as [Array<{ id: string; reason: string }>];
+  const [aside] = (await env.db.raw('SELECT CAST(entity_id AS CHAR) AS id, reason FROM outbox_poison')) as [Array<{ id: string; reason: string }>];
   expect(aside).toEqual([{ id: MAX_UNSIGNED, reason: expect.stringMatching(/coupon_id/) }]);
 });

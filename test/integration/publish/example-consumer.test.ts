@@ -4,17 +4,14 @@
  * published again), and the consumer hands each one over once, ids beyond 2^53 exact; an event
  * whose handling failed is handled again when redelivered, not dropped as a duplicate.
  */
-import type { Admin, Kafka, Producer } from 'kafkajs';
 import { couponExpired, EventType, orderCancelled } from '../../../src/core/events';
-import type { Db } from '../../../src/db/knex';
 import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
-import { createKafka } from '../../../src/kafka/client';
 import { OutboxRelay } from '../../../src/publish/outbox-relay';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { registerEventSchemas } from '../../../src/publish/schemas';
 import { config, logger, uniqueName } from '../../support/stack';
-import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
+import { usePublishEnvironment } from './publish-environment';
 
 // Plain JavaScript, exactly as a consumer would run it.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -29,29 +26,11 @@ const { startConsumer } = require('../../../examples/consumer/consumer.js') as {
   }) => Promise<() => Promise<void>>;
 };
 
-let testDb: TestDatabase;
-let db: Db;
-let kafka: Kafka;
-let admin: Admin;
-let producer: Producer;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase('example_consumer');
-  db = testDb.db;
-  kafka = createKafka(config.kafka, logger, '-test');
-  admin = kafka.admin();
-  producer = kafka.producer({ idempotent: true });
-  await Promise.all([admin.connect(), producer.connect()]);
-});
-
-afterAll(async () => {
-  await Promise.all([admin?.disconnect(), producer?.disconnect()]);
-  await testDb?.drop();
-});
+const env = usePublishEnvironment('example_consumer');
 
 test('every event once, with exact 64-bit ids, though each was delivered twice', async () => {
   const topics: Record<EventType, string> = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
-  await admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
+  await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry.url);
   const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url });
 
@@ -59,19 +38,19 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
   const t = (id: string) => ({ id, userId: '9007199254740993', dueAtMs, occurredAtMs: dueAtMs + 40, path: 'stream' as const, version: 2 });
   const coupons = ['9223372036854775807', '9007199254740993', '42'].map((id) => couponExpired(t(id)));
   const order = orderCancelled({ ...t('9007199254740995'), couponId: '9223372036854775806', couponReleased: true });
-  await db.transaction((trx) =>
+  await env.db.transaction((trx) =>
     insertOutbox(trx, [
       ...coupons.map((event) => ({ event, entityType: 'coupon' as const, entityId: event.coupon_id })),
       { event: order, entityType: 'order' as const, entityId: order.order_id },
     ]),
   );
   const relay = new OutboxRelay({
-    ...{ db, producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
+    ...{ db: env.db, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
     ...{ batchSize: 100, leaseMs: 30_000, idleDelayMs: 50, logger },
   });
   await expect(relay.publishOnce()).resolves.toBe(4);
   // As if the relay had died after Kafka's acknowledgement and before its commit: sent again.
-  await db('outbox').update({ published_at: null });
+  await env.db('outbox').update({ published_at: null });
   await expect(relay.publishOnce()).resolves.toBe(4);
 
   const events: Array<{ key: string; headers: Record<string, string>; value: Record<string, unknown> }> = [];
