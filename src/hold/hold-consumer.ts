@@ -272,7 +272,15 @@ export class HoldConsumer {
     state.resumeTimer = setTimeout(() => {
       state.resumeTimer = undefined;
       state.heldUntil = undefined;
-      if (generation === this.generation && this.state === 'RUNNING') this.opts.consumer.resume([{ topic, partitions: [partition] }]);
+      if (generation !== this.generation || this.state !== 'RUNNING') return;
+      try {
+        this.opts.consumer.resume([{ topic, partitions: [partition] }]);
+      } catch (err) {
+        // kafkajs throws while it restarts the consumer after a crash (a broker killed): its
+        // group is being rebuilt, and the new one starts with nothing paused, so there is
+        // nothing to resume. Thrown from a timer, it would end the process.
+        this.opts.logger.warn({ err, topic, partition }, 'resume skipped: the consumer is restarting');
+      }
     }, timerDelay(releaseAt, this.opts.clock.now()));
   }
 
