@@ -34,7 +34,14 @@ export const PRODUCTION_REQUIRED_BY_PART: Readonly<Record<ConfigPart, readonly s
 };
 export const PRODUCTION_REQUIRED: readonly string[] = ConfigParts.flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
 /** Variables that may be given as VAR_FILE: a path whose content is the value. */
-export const SECRET_FILE_VARIABLES = ['TB_DB_USER', 'TB_DB_PASSWORD'] as const;
+export const SECRET_FILE_VARIABLES = [
+  'TB_DB_USER',
+  'TB_DB_PASSWORD',
+  'TB_KAFKA_SASL_USERNAME',
+  'TB_KAFKA_SASL_PASSWORD',
+  'TB_REGISTRY_USERNAME',
+  'TB_REGISTRY_PASSWORD',
+] as const;
 
 const EnvSchema = z.object({
   TB_ENV: z.enum(['local', 'production']).default('local'),
@@ -44,6 +51,14 @@ const EnvSchema = z.object({
     .optional()
     .refine((v) => v === undefined || splitList(v).length > 0 && splitList(v).every((b) => BROKER.test(b)), 'expected host:port[,host:port]'),
   TB_KAFKA_CLIENT_ID: z.string().min(1).default('timebucket'),
+  // TLS to the brokers: the certificate verified against the system's CAs or, when
+  // TB_KAFKA_SSL_CA_FILE is set, against that CA alone.
+  TB_KAFKA_SSL: z.enum(['off', 'on']).default('off'),
+  TB_KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
+  // SASL: set the mechanism, and the user name and password with it (or their _FILE paths).
+  TB_KAFKA_SASL_MECHANISM: z.enum(['scram-sha-512', 'scram-sha-256', 'plain']).optional(),
+  TB_KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  TB_KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
   // How long a request to a broker may take before kafkajs gives up on it (and retries).
   TB_KAFKA_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   // How often kafkajs retries a failed request (backoff 200 ms doubling to 5 s) before it gives up.
@@ -67,6 +82,9 @@ const EnvSchema = z.object({
   TB_DB_TLS_CA_FILE: z.string().min(1).optional(),
   TB_REGISTRY_PORT: port.default(18081),
   TB_REGISTRY_URL: z.string().url().optional(),
+  // Basic auth to the registry; credentials in TB_REGISTRY_URL (https://user:pass@host) work too.
+  TB_REGISTRY_USERNAME: z.string().min(1).optional(),
+  TB_REGISTRY_PASSWORD: z.string().min(1).optional(),
   TB_CDC_TOPIC_PREFIX: z.string().min(1).default('tbcdc'),
   // The CDC topics as `topics apply` creates them when Debezium has not yet (it creates a table's
   // topic only with the table's first change); the same as the connector's topic.creation.
@@ -116,13 +134,17 @@ const EnvSchema = z.object({
   TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
   });
 
-/** TLS to the database; ca is the PEM text of TB_DB_TLS_CA_FILE (undefined: the system's CAs). */
-export type DbTls = Readonly<{ enabled: false }> | Readonly<{ enabled: true; ca: string | undefined }>;
+/** TLS to the database or the brokers; ca is the PEM text of the CA file (undefined: the system's CAs). */
+export type Tls = Readonly<{ enabled: false }> | Readonly<{ enabled: true; ca: string | undefined }>;
+export type DbTls = Tls;
+export type KafkaSasl = Readonly<{ mechanism: 'scram-sha-512' | 'scram-sha-256' | 'plain'; username: string; password: string }>;
+export type BasicAuth = Readonly<{ username: string; password: string }>;
 
 export type Config = Readonly<{
-  kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number }>;
+  kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number; ssl: Tls; sasl: KafkaSasl | undefined }>;
   db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: DbTls }>;
-  registry: Readonly<{ url: string }>;
+  /** url: never with credentials (they move to auth), so it may be logged and put in headers. */
+  registry: Readonly<{ url: string; auth: BasicAuth | undefined }>;
   cdc: Readonly<{ couponsTopic: string; ordersTopic: string; partitions: number; retentionMs: number; startFrom: 'latest' | 'earliest' }>;
   logLevel: z.infer<typeof EnvSchema>['TB_LOG_LEVEL'];
   /** `migrate`: the account the running service uses, granted its privileges after migrating. */
@@ -160,16 +182,17 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     const required = (opts.uses ?? ConfigParts).flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
     for (const name of required) if (!env[name]) problems.push(`${name}: required when TB_ENV=production (no local-stack default)`);
   }
-  const caFile = env['TB_DB_TLS_CA_FILE'];
-  if (caFile !== undefined && env['TB_DB_TLS'] !== 'on') problems.push('TB_DB_TLS_CA_FILE: set TB_DB_TLS=on too (a CA without TLS would be ignored)');
-  const ca = caFile === undefined ? undefined : readTextFile(caFile);
-  if (ca === null) problems.push(`TB_DB_TLS_CA_FILE: cannot read ${caFile}`);
+  const dbTls = tlsOf(env, 'TB_DB_TLS', 'TB_DB_TLS_CA_FILE', problems);
+  const kafkaTls = tlsOf(env, 'TB_KAFKA_SSL', 'TB_KAFKA_SSL_CA_FILE', problems);
+  problems.push(...saslProblems(env));
+  const registry = registryOf(env, problems);
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
   const e = parsed.data;
-  const dbTls: DbTls = e.TB_DB_TLS === 'off' ? { enabled: false } : { enabled: true, ca: ca ?? undefined };
+  const sasl: KafkaSasl | undefined =
+    e.TB_KAFKA_SASL_MECHANISM === undefined ? undefined : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   return deepFreeze({
-    kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES },
+    kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES, ssl: kafkaTls!, sasl },
     db: {
       host: e.TB_DB_HOST,
       // Production: MySQL's own port unless told; locally the stack's.
@@ -178,9 +201,9 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
       user: e.TB_DB_USER,
       password: e.TB_DB_PASSWORD,
       poolMax: e.TB_DB_POOL_MAX,
-      tls: dbTls,
+      tls: dbTls!,
     },
-    registry: { url: e.TB_REGISTRY_URL ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7` },
+    registry: { url: registry!.url ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7`, auth: registry!.auth },
     cdc: {
       couponsTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.coupons`,
       ordersTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.orders`,
@@ -223,6 +246,65 @@ function serviceAccount(value: string | undefined): { user: string; host: string
   if (value === undefined) return undefined;
   const [user, host] = value.split('@');
   return { user: user!, host: host ?? '%' };
+}
+
+/**
+ * TLS on or off, and the CA it trusts. A CA file without TLS on is a problem (it would be ignored),
+ * as is one that cannot be read; undefined only when there are problems.
+ */
+function tlsOf(env: Record<string, string | undefined>, switchName: string, caName: string, problems: string[]): Tls | undefined {
+  const caFile = env[caName];
+  if (caFile !== undefined && env[switchName] !== 'on') problems.push(`${caName}: set ${switchName}=on too (a CA without TLS would be ignored)`);
+  const ca = caFile === undefined ? undefined : readTextFile(caFile);
+  if (ca === null) {
+    problems.push(`${caName}: cannot read ${caFile}`);
+    return undefined;
+  }
+  return env[switchName] === 'on' ? { enabled: true, ca } : { enabled: false };
+}
+
+/** A mechanism needs a user name and password; they mean nothing without one. */
+function saslProblems(env: Record<string, string | undefined>): string[] {
+  const mechanism = env['TB_KAFKA_SASL_MECHANISM'];
+  const given = (['TB_KAFKA_SASL_USERNAME', 'TB_KAFKA_SASL_PASSWORD'] as const).filter((n) => env[n] !== undefined);
+  if (mechanism === undefined) return given.map((n) => `${n}: set TB_KAFKA_SASL_MECHANISM too (credentials without a mechanism would be ignored)`);
+  const problems = (['TB_KAFKA_SASL_USERNAME', 'TB_KAFKA_SASL_PASSWORD'] as const)
+    .filter((n) => !env[n])
+    .map((n) => `${n}: required with TB_KAFKA_SASL_MECHANISM (or ${n}_FILE)`);
+  // PLAIN sends the password as it is: only inside TLS.
+  if (mechanism === 'plain' && env['TB_KAFKA_SSL'] !== 'on') problems.push('TB_KAFKA_SASL_MECHANISM: plain sends the password in clear; set TB_KAFKA_SSL=on');
+  return problems;
+}
+
+/**
+ * The registry URL without credentials, and the basic-auth credentials from the URL's user info
+ * or TB_REGISTRY_USERNAME/PASSWORD (not both). The URL itself may be missing (the default applies).
+ */
+function registryOf(env: Record<string, string | undefined>, problems: string[]): { url: string | undefined; auth: BasicAuth | undefined } | undefined {
+  const raw = env['TB_REGISTRY_URL'];
+  let url: URL | undefined;
+  try {
+    url = raw === undefined ? undefined : new URL(raw);
+  } catch {
+    return undefined; // the schema reports the malformed URL
+  }
+  const fromUrl = url !== undefined && (url.username !== '' || url.password !== '') ? { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) } : undefined;
+  const username = env['TB_REGISTRY_USERNAME'];
+  const password = env['TB_REGISTRY_PASSWORD'];
+  if (fromUrl !== undefined && (username !== undefined || password !== undefined)) {
+    problems.push('TB_REGISTRY_USERNAME: the registry URL carries credentials too; give them one way');
+    return undefined;
+  }
+  if ((username === undefined) !== (password === undefined)) {
+    problems.push(`${username === undefined ? 'TB_REGISTRY_USERNAME' : 'TB_REGISTRY_PASSWORD'}: required with ${username === undefined ? 'TB_REGISTRY_PASSWORD' : 'TB_REGISTRY_USERNAME'}`);
+    return undefined;
+  }
+  if (url !== undefined) {
+    url.username = '';
+    url.password = '';
+  }
+  const auth = fromUrl ?? (username !== undefined ? { username, password: password! } : undefined);
+  return { url: url?.toString().replace(/\/$/, ''), auth };
 }
 
 /** The file's text, or null when it cannot be read (the caller reports it as a problem). */

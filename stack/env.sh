@@ -15,6 +15,17 @@ TB_KAFKA_CONTROLLER_PORT="${TB_KAFKA_CONTROLLER_PORT:-19093}"
 # replication factor 3 and min.insync.replicas 2 for every topic, so leader moves are real.
 # Node i listens on TB_KAFKA_PORT + 10 (i - 1), its controller on TB_KAFKA_CONTROLLER_PORT + 10 (i - 1).
 TB_KAFKA_NODES="${TB_KAFKA_NODES:-1}"
+# Each node's SASL_SSL listener (SCRAM-SHA-512 over TLS), beside its plaintext one: what a
+# deployment's clients connect to. Node i listens on this + 10 (i - 1). Named TB_STACK_* (not
+# TB_KAFKA_*): the application reads TB_KAFKA_*, and the stack's plaintext listener stays the
+# default for make run and the tests; a test opts in to SASL_SSL explicitly.
+TB_STACK_KAFKA_SASL_PORT="${TB_STACK_KAFKA_SASL_PORT:-$((TB_KAFKA_PORT + 2))}"
+TB_STACK_KAFKA_SASL_USER="${TB_STACK_KAFKA_SASL_USER:-timebucket}"
+TB_STACK_KAFKA_SASL_PASSWORD="${TB_STACK_KAFKA_SASL_PASSWORD:-kafka-pw-Hq4rX8mN}"
+# The stack's CA and server certificate (stack/lib/tls.sh), for Kafka's SASL_SSL listener and
+# MariaDB's TLS; clients verify against $TB_STACK_TLS_DIR/ca.pem.
+TB_STACK_TLS_DIR="${TB_STACK_TLS_DIR:-$TB_STACK_HOME/tls}"
+TB_STACK_TLS_KEYSTORE_PASSWORD="${TB_STACK_TLS_KEYSTORE_PASSWORD:-stack-keystore-pw}"
 TB_CONNECT_PORT="${TB_CONNECT_PORT:-18083}"
 TB_REGISTRY_PORT="${TB_REGISTRY_PORT:-18081}"
 
@@ -24,6 +35,9 @@ TB_DB_PASSWORD="${TB_DB_PASSWORD:-timebucket}"
 # The account the running service should use: least privilege, granted by `timebucket migrate`.
 TB_DB_SERVICE_USER="${TB_DB_SERVICE_USER:-timebucket_app}"
 TB_DB_SERVICE_PASSWORD="${TB_DB_SERVICE_PASSWORD:-svc-pw-7Qx2vL9k}"
+# An account the server admits over TLS only (REQUIRE SSL), for the tests of TB_DB_TLS.
+TB_STACK_DB_TLS_USER="${TB_STACK_DB_TLS_USER:-timebucket_tls}"
+TB_STACK_DB_TLS_PASSWORD="${TB_STACK_DB_TLS_PASSWORD:-tls-pw-Vb6pK2sW}"
 TB_CDC_USER="${TB_CDC_USER:-debezium}"
 TB_CDC_PASSWORD="${TB_CDC_PASSWORD:-debezium}"
 # Prefix of the CDC topics: Debezium writes <prefix>.<db>.<table>.
@@ -43,8 +57,11 @@ TB_START_TIMEOUT_SECONDS="${TB_START_TIMEOUT_SECONDS:-120}"
 TB_KAFKA_BROKERS="${TB_KAFKA_BROKERS:-$(for ((i = 0; i < TB_KAFKA_NODES; i++)); do printf '%s127.0.0.1:%d' "$([[ $i -gt 0 ]] && echo ,)" $((TB_KAFKA_PORT + 10 * i)); done)}"
 TB_KAFKA_REPLICATION_FACTOR=$((TB_KAFKA_NODES >= 3 ? 3 : 1))
 TB_KAFKA_MIN_ISR=$((TB_KAFKA_NODES >= 3 ? 2 : 1))
+TB_STACK_KAFKA_SASL_BROKERS="${TB_STACK_KAFKA_SASL_BROKERS:-$(for ((i = 0; i < TB_KAFKA_NODES; i++)); do printf '%s127.0.0.1:%d' "$([[ $i -gt 0 ]] && echo ,)" $((TB_STACK_KAFKA_SASL_PORT + 10 * i)); done)}"
 
 export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_MARIADB_PORT TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_KAFKA_NODES \
   TB_KAFKA_BROKERS TB_KAFKA_REPLICATION_FACTOR TB_KAFKA_MIN_ISR TB_CONNECT_PORT \
   TB_REGISTRY_PORT TB_DB_NAME TB_DB_USER TB_DB_PASSWORD TB_DB_SERVICE_USER TB_DB_SERVICE_PASSWORD TB_CDC_USER TB_CDC_PASSWORD TB_CDC_TOPIC_PREFIX \
-  TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS TB_TOOLS_BIN
+  TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS TB_TOOLS_BIN \
+  TB_STACK_KAFKA_SASL_PORT TB_STACK_KAFKA_SASL_USER TB_STACK_KAFKA_SASL_PASSWORD TB_STACK_KAFKA_SASL_BROKERS \
+  TB_STACK_TLS_DIR TB_STACK_TLS_KEYSTORE_PASSWORD TB_STACK_DB_TLS_USER TB_STACK_DB_TLS_PASSWORD

@@ -7,11 +7,12 @@
 # Idempotent: up twice is fine, down when nothing runs is fine.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-for f in common mariadb kafka connect registry; do source "$TB_ROOT/stack/lib/$f.sh"; done
+for f in common tls mariadb kafka connect registry; do source "$TB_ROOT/stack/lib/$f.sh"; done
 
 up() {
   bash "$TB_ROOT/stack/install.sh"
   local started=$SECONDS
+  tls_ensure
   # MariaDB, Kafka and the registry do not depend on each other: start them together, then
   # Connect, which needs both MariaDB and Kafka.
   kafka_start

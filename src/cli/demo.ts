@@ -34,7 +34,7 @@ export async function startDemo(config: Config, topology: Topology, logger: Logg
   console.log(`demo: ${couponIds.length} coupons due over the next 45 s (one locked by an unpaid order), ${orderIds.length} unpaid orders, 1 order paid in time`);
 
   // The events' own client: ids (longs) decode exactly, as bigints.
-  const registry = createSchemaRegistry(config.registry.url);
+  const registry = createSchemaRegistry(config.registry);
   const consumer = createKafka(config.kafka, logger, '-demo').consumer({ groupId: `${config.groupPrefix}.demo-${marker}`, maxWaitTimeInMs: 200 });
   let events = 0;
   let lastEvent = '';

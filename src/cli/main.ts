@@ -17,6 +17,7 @@ import { packageVersion } from '../core/package-root';
 import { createLogger } from '../ops/logger';
 import { loadTopology } from '../ops/load-topology';
 import { needsOf } from './command-needs';
+import { failureHint } from './failure-hint';
 import { migrate } from './migrate';
 import { cdcTail } from './cdc-tail';
 import { topicsApply } from './topics-apply';
@@ -97,5 +98,7 @@ main(process.argv).catch((err: unknown) => {
   // Commander has printed its message (or the help, or the version) already.
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EX_USAGE);
   console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
+  const hint = failureHint(err);
+  if (hint !== undefined) console.error(`hint: ${hint}`);
   process.exit(err instanceof ConfigError ? EX_CONFIG : 1);
 });

@@ -11,10 +11,18 @@
  */
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { ProtocolOptions } from '@kafkajs/confluent-schema-registry/dist/@types';
+import type { Config } from '../config';
 import { exactLongHook } from './exact-long';
 
 export const eventAvroOptions: ProtocolOptions = Object.freeze({ [SchemaType.AVRO]: { typeHook: exactLongHook } });
 
-export function createSchemaRegistry(host: string): SchemaRegistry {
-  return new SchemaRegistry({ host }, eventAvroOptions);
+/** `auth`: basic auth (TB_REGISTRY_USERNAME/PASSWORD, or the URL's user info) on every request. */
+export function createSchemaRegistry(registry: Config['registry']): SchemaRegistry {
+  return new SchemaRegistry({ host: registry.url, ...(registry.auth !== undefined && { auth: { ...registry.auth } }) }, eventAvroOptions);
+}
+
+/** The Authorization header of the registry's basic auth, for the calls csr does not make. */
+export function registryAuthHeaders(auth: Config['registry']['auth']): Record<string, string> {
+  if (auth === undefined) return {};
+  return { Authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` };
 }

@@ -17,6 +17,8 @@ import { EventCatalogue } from '../core/event-catalogue';
 import { packageRoot } from '../core/package-root';
 import { EventType, EventTypes } from '../core/events';
 import { TimebucketError } from '../core/errors';
+import type { Config } from '../config';
+import { registryAuthHeaders } from './schema-registry';
 
 const schemasDir = resolve(packageRoot(__dirname), 'schemas');
 
@@ -38,6 +40,8 @@ export type SchemaIds = Readonly<Record<EventType, number>>;
 export type RegisterOptions = Readonly<{
   /** The registry's Confluent-compatible base URL (config.registry.url): csr has no config call. */
   registryUrl: string;
+  /** Basic auth, as the registry client sends it (config.registry.auth). */
+  auth?: Config['registry']['auth'];
   fetchFn?: typeof fetch;
 }>;
 
@@ -72,7 +76,7 @@ export async function setSubjectCompatibility(opts: RegisterOptions, subject: st
   try {
     res = await (opts.fetchFn ?? fetch)(url, {
       method: 'PUT',
-      headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json', Accept: 'application/vnd.schemaregistry.v1+json' },
+      headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json', Accept: 'application/vnd.schemaregistry.v1+json', ...registryAuthHeaders(opts.auth) },
       body: JSON.stringify({ compatibility: level }),
       signal: AbortSignal.timeout(registryTimeoutMs),
     });

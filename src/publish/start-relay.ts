@@ -48,8 +48,8 @@ export async function startRelay(ctx: {
     if (declared === undefined) throw new ConfigError(`topology declares no topic for ${type}`, { problems: ['events'] });
     topicsByEventType[type] = declared.topic;
   }
-  const registry = createSchemaRegistry(ctx.config.registry.url);
-  const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registryUrl: ctx.config.registry.url });
+  const registry = createSchemaRegistry(ctx.config.registry);
+  const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registryUrl: ctx.config.registry.url, auth: ctx.config.registry.auth });
   const { relay: cfg } = ctx.config;
   const logger = ctx.logger.child({ role: 'relay' });
   const producers = Array.from({ length: cfg.concurrency }, () => ctx.newProducer());

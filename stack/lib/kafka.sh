@@ -11,6 +11,7 @@ kafka_java() { "${KAFKA_JVM[@]}" "$@"; }
 kafka_node_name() { if (($1 == 1)); then echo kafka; else echo "kafka-$1"; fi; }
 kafka_node_port() { echo $((TB_KAFKA_PORT + 10 * ($1 - 1))); }
 kafka_node_controller_port() { echo $((TB_KAFKA_CONTROLLER_PORT + 10 * ($1 - 1))); }
+kafka_node_sasl_port() { echo $((TB_STACK_KAFKA_SASL_PORT + 10 * ($1 - 1))); }
 kafka_nodes() { seq 1 "$TB_KAFKA_NODES"; }
 
 kafka_voters() {
@@ -36,13 +37,17 @@ kafka_node_start() {
   if is_running "$name" && kafka_node_healthy "$i"; then log "$name already up on :$(kafka_node_port "$i")"; return 0; fi
   local props="$TB_STACK_HOME/conf/$name.properties" data="$TB_STACK_HOME/data/$name"
   TB_KAFKA_NODE_ID=$i TB_KAFKA_NODE_PORT=$(kafka_node_port "$i") TB_KAFKA_NODE_CONTROLLER_PORT=$(kafka_node_controller_port "$i") \
+    TB_KAFKA_NODE_SASL_PORT=$(kafka_node_sasl_port "$i") \
     TB_KAFKA_NODE_DATA=$data TB_KAFKA_VOTERS=$(kafka_voters) render "$TB_ROOT/stack/conf/kafka.properties" "$props"
   mkdir -p "$data" "$TB_STACK_HOME/logs"
   if [[ ! -f "$data/meta.properties" ]]; then
     log "formatting $name storage"
     local id_file="$TB_STACK_HOME/data/kafka-cluster-id"
     [[ -f "$id_file" ]] || kafka_java kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1 >"$id_file"
-    kafka_java kafka.tools.StorageTool format -t "$(cat "$id_file")" -c "$props" >"$(log_file "$name-format")" 2>&1 \
+    # The SCRAM user of the SASL_SSL listener goes into the bootstrap metadata (KIP-900), the
+    # same on every node, so it exists before any client connects.
+    kafka_java kafka.tools.StorageTool format -t "$(cat "$id_file")" -c "$props" \
+      --add-scram "SCRAM-SHA-512=[name=$TB_STACK_KAFKA_SASL_USER,password=$TB_STACK_KAFKA_SASL_PASSWORD]" >"$(log_file "$name-format")" 2>&1 \
       || { cat "$(log_file "$name-format")"; die "$name storage format failed"; }
   fi
   : >"$(log_file "$name")"
@@ -51,6 +56,7 @@ kafka_node_start() {
 }
 
 kafka_start() {
+  tls_ensure
   render "$TB_ROOT/stack/conf/log4j.properties" "$TB_STACK_HOME/conf/log4j.properties"
   local i
   for i in $(kafka_nodes); do kafka_node_start "$i"; done
@@ -74,7 +80,7 @@ kafka_status() {
   local i up=0
   for i in $(kafka_nodes); do if is_running "$(kafka_node_name "$i")" && kafka_node_healthy "$i"; then up=$((up + 1)); fi; done
   if ((up == TB_KAFKA_NODES)); then
-    echo "kafka     up    $TB_KAFKA_BROKERS (KRaft, $TB_KAFKA_NODES node(s), replication factor $TB_KAFKA_REPLICATION_FACTOR)"
+    echo "kafka     up    $TB_KAFKA_BROKERS, SASL_SSL $TB_STACK_KAFKA_SASL_BROKERS (KRaft, $TB_KAFKA_NODES node(s), replication factor $TB_KAFKA_REPLICATION_FACTOR)"
   elif ((up > 0)); then
     echo "kafka     degraded: $up of $TB_KAFKA_NODES nodes up"
   else

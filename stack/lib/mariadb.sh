@@ -25,7 +25,8 @@ mariadb_start() {
 # Database; the owner user (migrations, the tests, make run), which may grant on its databases;
 # the service user, with no privilege until `timebucket migrate` (TB_DB_SERVICE_USER) grants it
 # what the running service needs (src/db/service-grants.ts); the CDC user with the grants
-# Debezium's binlog reader needs. Safe to re-run: every statement is IF NOT EXISTS or a GRANT.
+# Debezium's binlog reader needs; an owner-like account admitted over TLS only (the tests of
+# TB_DB_TLS prove with it that a connection really is encrypted). Safe to re-run: every statement is IF NOT EXISTS or a GRANT.
 mariadb_bootstrap() {
   mariadb_client <<SQL
 CREATE DATABASE IF NOT EXISTS \`$TB_DB_NAME\`;
@@ -37,6 +38,8 @@ GRANT ALL PRIVILEGES ON \`${TB_DB_NAME}_test%\`.* TO '$TB_DB_USER'@'%' WITH GRAN
 GRANT ALL PRIVILEGES ON \`${TB_DB_NAME}_test%\`.* TO '$TB_DB_USER'@'localhost' WITH GRANT OPTION;
 CREATE USER IF NOT EXISTS '$TB_DB_SERVICE_USER'@'%' IDENTIFIED BY '$TB_DB_SERVICE_PASSWORD';
 CREATE USER IF NOT EXISTS '$TB_DB_SERVICE_USER'@'localhost' IDENTIFIED BY '$TB_DB_SERVICE_PASSWORD';
+CREATE USER IF NOT EXISTS '$TB_STACK_DB_TLS_USER'@'%' IDENTIFIED BY '$TB_STACK_DB_TLS_PASSWORD' REQUIRE SSL;
+GRANT ALL PRIVILEGES ON \`$TB_DB_NAME\`.* TO '$TB_STACK_DB_TLS_USER'@'%' WITH GRANT OPTION;
 CREATE USER IF NOT EXISTS '$TB_CDC_USER'@'%' IDENTIFIED BY '$TB_CDC_PASSWORD';
 CREATE USER IF NOT EXISTS '$TB_CDC_USER'@'localhost' IDENTIFIED BY '$TB_CDC_PASSWORD';
 GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, BINLOG MONITOR, REPLICATION SLAVE ADMIN ON *.* TO '$TB_CDC_USER'@'%';

@@ -14,7 +14,7 @@ import { logger, uniqueName } from './stack';
 export type SeenEvent = { topic: string; key: string; headers: Record<string, string>; value: Record<string, unknown> };
 
 export async function collectEvents(config: Config, topics: string[]): Promise<{ events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> }> {
-  const registry = createSchemaRegistry(config.registry.url);
+  const registry = createSchemaRegistry(config.registry);
   const consumer: Consumer = createKafka(config.kafka, logger, '-test-events').consumer({ groupId: uniqueName('tb-events'), maxWaitTimeInMs: 200 });
   const events: SeenEvent[] = [];
   const undecodable: unknown[] = [];

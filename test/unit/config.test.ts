@@ -152,4 +152,69 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ TB_DB_TLS: 'yes' })).toThrow(/TB_DB_TLS/);
     });
   });
+  describe('Kafka over TLS and SASL', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tb-kafka-tls-'));
+    const ca = join(dir, 'ca.pem');
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    const pwFile = join(dir, 'kafka-pw');
+    writeFileSync(pwFile, 'k-secret\n');
+
+    test('plaintext unless asked; TLS with a CA file; SCRAM with the password from a file', () => {
+      expect(loadConfig({}).kafka).toMatchObject({ ssl: { enabled: false }, sasl: undefined });
+      const config = loadConfig({
+        TB_KAFKA_SSL: 'on',
+        TB_KAFKA_SSL_CA_FILE: ca,
+        TB_KAFKA_SASL_MECHANISM: 'scram-sha-512',
+        TB_KAFKA_SASL_USERNAME: 'svc',
+        TB_KAFKA_SASL_PASSWORD_FILE: pwFile,
+      });
+      expect(config.kafka.ssl).toEqual({ enabled: true, ca: readFileSync(ca, 'utf8') });
+      expect(config.kafka.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'svc', password: 'k-secret' });
+    });
+
+    test('a mechanism without credentials, credentials without a mechanism, PLAIN without TLS, a CA without TLS: each listed', () => {
+      const problemsOf = (env: Record<string, string>) => {
+        try {
+          loadConfig(env);
+        } catch (err) {
+          return (err as ConfigError).details['problems'] as string[];
+        }
+        return [];
+      };
+      expect(problemsOf({ TB_KAFKA_SASL_MECHANISM: 'scram-sha-256' })).toEqual([
+        expect.stringMatching(/^TB_KAFKA_SASL_USERNAME: required with TB_KAFKA_SASL_MECHANISM/),
+        expect.stringMatching(/^TB_KAFKA_SASL_PASSWORD: required with TB_KAFKA_SASL_MECHANISM/),
+      ]);
+      expect(problemsOf({ TB_KAFKA_SASL_USERNAME: 'svc', TB_KAFKA_SASL_PASSWORD: 'p' })).toEqual([
+        expect.stringMatching(/^TB_KAFKA_SASL_USERNAME: set TB_KAFKA_SASL_MECHANISM too/),
+        expect.stringMatching(/^TB_KAFKA_SASL_PASSWORD: set TB_KAFKA_SASL_MECHANISM too/),
+      ]);
+      expect(problemsOf({ TB_KAFKA_SASL_MECHANISM: 'plain', TB_KAFKA_SASL_USERNAME: 'svc', TB_KAFKA_SASL_PASSWORD: 'p' })).toEqual([
+        expect.stringMatching(/^TB_KAFKA_SASL_MECHANISM: plain sends the password in clear/),
+      ]);
+      expect(problemsOf({ TB_KAFKA_SSL_CA_FILE: ca })).toEqual([expect.stringMatching(/^TB_KAFKA_SSL_CA_FILE: set TB_KAFKA_SSL=on too/)]);
+      expect(problemsOf({ TB_KAFKA_SASL_MECHANISM: 'gssapi', TB_KAFKA_SASL_USERNAME: 'svc', TB_KAFKA_SASL_PASSWORD: 'p' })).toEqual([
+        expect.stringMatching(/^TB_KAFKA_SASL_MECHANISM: /),
+      ]);
+    });
+  });
+
+  describe('registry basic auth', () => {
+    test('credentials in the URL move to auth, and the URL keeps none', () => {
+      const config = loadConfig({ TB_REGISTRY_URL: 'https://svc:p%40ss@registry.example:8081/apis/ccompat/v7/' });
+      expect(config.registry).toEqual({ url: 'https://registry.example:8081/apis/ccompat/v7', auth: { username: 'svc', password: 'p@ss' } });
+    });
+
+    test('or from TB_REGISTRY_USERNAME and TB_REGISTRY_PASSWORD; without either, no auth', () => {
+      expect(loadConfig({ TB_REGISTRY_USERNAME: 'svc', TB_REGISTRY_PASSWORD: 'pw' }).registry.auth).toEqual({ username: 'svc', password: 'pw' });
+      expect(loadConfig({}).registry.auth).toBeUndefined();
+    });
+
+    test('both ways at once, or a user name without a password, is a configuration error', () => {
+      expect(() => loadConfig({ TB_REGISTRY_URL: 'https://a:b@registry.example', TB_REGISTRY_USERNAME: 'svc', TB_REGISTRY_PASSWORD: 'pw' })).toThrow(
+        /TB_REGISTRY_USERNAME: the registry URL carries credentials too/,
+      );
+      expect(() => loadConfig({ TB_REGISTRY_USERNAME: 'svc' })).toThrow(/TB_REGISTRY_PASSWORD: required with TB_REGISTRY_USERNAME/);
+    });
+  });
 });

@@ -35,7 +35,7 @@ async function expireAt(table: 'coupons' | 'orders', id: string): Promise<{ id: 
 async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRelay }> {
   const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
-  const registry = createSchemaRegistry(config.registry.url);
+  const registry = createSchemaRegistry(config.registry);
   const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url });
   const relay = new OutboxRelay({
     ...{ db: env.db, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
@@ -48,7 +48,7 @@ async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRe
   });
 
   // A fresh client, as a subscriber has: the writer schema is fetched from the registry by id.
-  const subscriber = createSchemaRegistry(config.registry.url);
+  const subscriber = createSchemaRegistry(config.registry);
   const received: Received[] = [];
   const consumer = env.kafka.consumer({ groupId: uniqueName('tb-big-ids'), maxWaitTimeInMs: 200 });
   await consumer.connect();

@@ -31,7 +31,7 @@ const env = usePublishEnvironment('example_consumer');
 test('every event once, with exact 64-bit ids, though each was delivered twice', async () => {
   const topics: Record<EventType, string> = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
-  const registry = createSchemaRegistry(config.registry.url);
+  const registry = createSchemaRegistry(config.registry);
   const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url });
 
   const dueAtMs = Date.UTC(2031, 0, 1);

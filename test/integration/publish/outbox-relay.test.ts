@@ -43,7 +43,7 @@ beforeAll(async () => {
   kafka = createKafka(config.kafka, logger, '-test');
   admin = kafka.admin();
   producer = kafka.producer({ idempotent: true });
-  registry = createSchemaRegistry(config.registry.url);
+  registry = createSchemaRegistry(config.registry);
   await Promise.all([admin.connect(), producer.connect()]);
 });
 
@@ -151,7 +151,7 @@ async function readAll(topics: Topics): Promise<Received[]> {
   const seen = new Map<string, number>();
   const received: Received[] = [];
   // A fresh client, as a subscriber has: the writer schema is fetched from the registry by id.
-  const subscriberRegistry = createSchemaRegistry(config.registry.url);
+  const subscriberRegistry = createSchemaRegistry(config.registry);
   const consumer = kafka.consumer({ groupId: uniqueName('tb-relay-read'), maxWaitTimeInMs: 200 });
   await consumer.connect();
   try {
