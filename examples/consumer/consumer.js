@@ -12,7 +12,12 @@
  *
  *   node examples/consumer/consumer.js            (the local stack's brokers and registry)
  *   TB_KAFKA_BROKERS=… TB_REGISTRY_URL=… node examples/consumer/consumer.js
+ *
+ * Over SASL_SSL with SCRAM-SHA-512, and a registry behind basic auth, as production runs them:
+ *   KAFKA_SSL_CA_FILE=ca.pem KAFKA_SASL_USERNAME=… KAFKA_SASL_PASSWORD=… \
+ *   REGISTRY_USERNAME=… REGISTRY_PASSWORD=… TB_KAFKA_BROKERS=… TB_REGISTRY_URL=… node examples/consumer/consumer.js
  */
+const { readFileSync } = require('node:fs');
 const { Kafka, logLevel } = require('kafkajs');
 const { SchemaRegistry, SchemaType } = require('@kafkajs/confluent-schema-registry');
 const avro = require('avsc');
@@ -58,11 +63,13 @@ function recentKeys(size) {
 /**
  * Consumes `topics` from their beginning in group `groupId`; calls onEvent({ topic, key, headers,
  * value }) once per event_key, onDuplicate(eventKey) for the rest. Resolves to a stop function.
+ * `ssl` and `sasl` are kafkajs's options (e.g. { ca: [pem] } and { mechanism: 'scram-sha-512',
+ * username, password }); `registryAuth` is { username, password } for a registry behind basic auth.
  */
-async function startConsumer({ brokers, registryUrl, topics, groupId, onEvent, onDuplicate = () => {}, windowSize = 100000 }) {
-  const registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.AVRO]: { typeHook: exactLongHook } });
+async function startConsumer({ brokers, registryUrl, topics, groupId, onEvent, onDuplicate = () => {}, windowSize = 100000, ssl, sasl, registryAuth }) {
+  const registry = new SchemaRegistry({ host: registryUrl, auth: registryAuth }, { [SchemaType.AVRO]: { typeHook: exactLongHook } });
   const seen = recentKeys(windowSize);
-  const consumer = new Kafka({ clientId: 'timebucket-example-consumer', brokers, logLevel: logLevel.NOTHING }).consumer({ groupId });
+  const consumer = new Kafka({ clientId: 'timebucket-example-consumer', brokers, ssl, sasl, logLevel: logLevel.NOTHING }).consumer({ groupId });
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: true });
   await consumer.run({
@@ -85,9 +92,13 @@ if (require.main === module) {
   const brokers = (process.env.TB_KAFKA_BROKERS ?? '127.0.0.1:19092').split(',');
   const registryUrl = process.env.TB_REGISTRY_URL ?? 'http://127.0.0.1:18081/apis/ccompat/v7';
   const topics = ['timebucket.events.coupon-expired', 'timebucket.events.order-cancelled'];
+  const env = process.env;
   startConsumer({
     brokers,
     registryUrl,
+    ssl: env.KAFKA_SSL_CA_FILE ? { ca: [readFileSync(env.KAFKA_SSL_CA_FILE, 'utf8')] } : undefined,
+    sasl: env.KAFKA_SASL_USERNAME ? { mechanism: 'scram-sha-512', username: env.KAFKA_SASL_USERNAME, password: env.KAFKA_SASL_PASSWORD } : undefined,
+    registryAuth: env.REGISTRY_USERNAME ? { username: env.REGISTRY_USERNAME, password: env.REGISTRY_PASSWORD } : undefined,
     topics: (process.env.TOPICS ?? topics.join(',')).split(','),
     groupId: process.env.GROUP_ID ?? 'timebucket-example-consumer',
     onEvent: ({ headers, value }) => {
