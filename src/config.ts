@@ -184,12 +184,15 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   }
   const dbTls = tlsOf(env, 'TB_DB_TLS', 'TB_DB_TLS_CA_FILE', problems);
   const kafkaTls = tlsOf(env, 'TB_KAFKA_SSL', 'TB_KAFKA_SSL_CA_FILE', problems);
-  problems.push(...saslProblems(env));
+  // A command that never talks to Kafka (migrate) needs no SASL credentials, even where the
+  // shared settings name a mechanism: its pod is not given the Kafka Secret.
+  const usesKafka = (opts.uses ?? ConfigParts).includes('kafka');
+  if (usesKafka) problems.push(...saslProblems(env));
   const registry = registryOf(env, problems);
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
   const e = parsed.data;
   const sasl: KafkaSasl | undefined =
-    e.TB_KAFKA_SASL_MECHANISM === undefined ? undefined : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
+    e.TB_KAFKA_SASL_MECHANISM === undefined || !usesKafka ? undefined : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   return deepFreeze({
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES, ssl: kafkaTls!, sasl },

@@ -5,7 +5,8 @@
  * probes, resources, a grace period longer than the shutdown deadline, disruption budgets,
  * spread, KEDA that owns the expirer's replica count and never outgrows its partitions.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, PRODUCTION_REQUIRED } from '../../src/config';
 import { needsOf } from '../../src/cli/command-needs';
@@ -17,7 +18,8 @@ type Container = {
   image: string;
   args?: string[];
   env?: Array<{ name: string; value?: string }>;
-  envFrom?: Array<{ configMapRef?: { name: string }; secretRef?: { name: string } }>;
+  envFrom?: Array<{ configMapRef?: { name: string }; secretRef?: { name: string; optional?: boolean } }>;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
   ports?: Array<{ name?: string; containerPort: number }>;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; privileged?: boolean; capabilities?: { drop?: string[]; add?: string[] } };
@@ -33,7 +35,7 @@ type PodSpec = {
   hostNetwork?: boolean;
   hostPID?: boolean;
   hostIPC?: boolean;
-  volumes?: Array<{ name: string; hostPath?: unknown; configMap?: { name: string }; secret?: unknown }>;
+  volumes?: Array<{ name: string; hostPath?: unknown; configMap?: { name: string; optional?: boolean }; secret?: unknown }>;
   terminationGracePeriodSeconds?: number;
   topologySpreadConstraints?: Array<{ topologyKey: string; labelSelector: { matchLabels: Record<string, string> } }>;
 };
@@ -122,7 +124,13 @@ describe('Deployments', () => {
     // The overlay's image, pinned to a version.
     expect(c!.image).toMatch(/^[\w./-]+:\d+\.\d+\.\d+$/);
     // Settings from the generated ConfigMap (its hashed name: a change rolls the pods), secrets by reference.
-    expect(c!.envFrom).toEqual([{ configMapRef: { name: configMap('timebucket-config').metadata.name } }, { secretRef: { name: 'timebucket-db' } }]);
+    // Kafka's SASL credentials for every role; the registry's for the publisher (its relay) alone.
+    expect(c!.envFrom).toEqual([
+      { configMapRef: { name: configMap('timebucket-config').metadata.name } },
+      { secretRef: { name: 'timebucket-db' } },
+      { secretRef: { name: 'timebucket-kafka', optional: true } },
+      ...(c!.args!.at(-1)!.includes('relay') ? [{ secretRef: { name: 'timebucket-registry', optional: true } }] : []),
+    ]);
     expect(configMap('timebucket-config').metadata.name).toMatch(/^timebucket-config-[a-z0-9]{10}$/);
     // The heap is capped below the memory limit.
     const heapMb = Number(/--max-old-space-size=(\d+)/.exec(c!.env!.find((e) => e.name === 'NODE_OPTIONS')!.value!)![1]);
@@ -159,7 +167,7 @@ describe('the rest', () => {
   test('no Secret is rendered: every secret is referenced, never inlined', () => {
     expect(ofKind('Secret')).toEqual([]);
     const referenced = workloads.flatMap((w) => w.spec.template.spec.containers.flatMap((c) => (c.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))));
-    expect([...new Set(referenced)].sort()).toEqual(['timebucket-db', 'timebucket-db-owner']);
+    expect([...new Set(referenced)].sort()).toEqual(['timebucket-db', 'timebucket-db-owner', 'timebucket-kafka', 'timebucket-registry']);
   });
 
   test('every setting production requires is given: by the ConfigMap, or by the database Secrets (user and password)', () => {
@@ -168,24 +176,52 @@ describe('the rest', () => {
     expect(PRODUCTION_REQUIRED.filter((name) => !fromSecrets.includes(name) && !data[name])).toEqual([]);
   });
 
+  // The Secrets' keys, as the overlay's comments tell operators to create them.
+  const secretKeys: Record<string, Record<string, string>> = {
+    'timebucket-db': { TB_DB_USER: 'user', TB_DB_PASSWORD: 'secret' },
+    'timebucket-db-owner': { TB_DB_USER: 'owner', TB_DB_PASSWORD: 'secret' },
+    'timebucket-kafka': { TB_KAFKA_SASL_USERNAME: 'user', TB_KAFKA_SASL_PASSWORD: 'secret' },
+    'timebucket-registry': { TB_REGISTRY_USERNAME: 'user', TB_REGISTRY_PASSWORD: 'secret' },
+  };
+  const caPem = join(mkdtempSync(join(tmpdir(), 'tb-k8s-ca-')), 'ca.pem');
+  writeFileSync(caPem, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+
   test.each(workloads.map((w) => [w.metadata.name, w] as const))('%s: its command starts with the environment it is given, in production (no exit 78)', (_, w) => {
-    const [c] = w.spec.template.spec.containers;
+    const pod = w.spec.template.spec;
+    const [c] = pod.containers;
     const env: Record<string, string> = { TB_ENV: 'production' };
     for (const from of c!.envFrom ?? []) {
       if (from.configMapRef) Object.assign(env, configMap('timebucket-config').data);
-      // A Secret's keys, as the README tells operators to create them.
-      if (from.secretRef) Object.assign(env, { TB_DB_USER: 'user', TB_DB_PASSWORD: 'secret' });
+      if (from.secretRef) Object.assign(env, secretKeys[from.secretRef.name]);
     }
     for (const e of c!.env ?? []) env[e.name] = e.value ?? 'from-a-reference';
+    // A CA file the settings name lies in a volume of this pod, mounted from the CA ConfigMap;
+    // the test reads a stand-in PEM there.
+    for (const name of Object.keys(env).filter((n) => n.endsWith('_CA_FILE'))) {
+      const mount = c!.volumeMounts?.find((m) => env[name]!.startsWith(`${m.mountPath}/`));
+      expect({ name, volume: pod.volumes?.find((v) => v.name === mount?.name)?.configMap?.name }).toEqual({ name, volume: 'timebucket-ca' });
+      env[name] = caPem;
+    }
     expect(() => loadConfig(env, { uses: needsOf(c!.args ?? []) })).not.toThrow();
   });
 
-  test('migrate runs as the owner user; topics apply needs no database user', () => {
+  test('the example overlay secures every connection: SASL_SSL to Kafka, TLS to the database, https to the registry', () => {
+    expect(configMap('timebucket-config').data).toMatchObject({
+      TB_KAFKA_SSL: 'on',
+      TB_KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      TB_DB_TLS: 'on',
+      TB_REGISTRY_URL: expect.stringMatching(/^https:\/\//),
+    });
+  });
+
+  test('migrate runs as the owner user; topics apply needs no database user, migrate no Kafka credentials', () => {
     const job = (name: string) => jobs.find((j) => j.metadata.name === name)!.spec.template.spec.containers[0]!;
     expect(job('timebucket-migrate').args).toEqual(['migrate']);
     expect(job('timebucket-migrate').envFrom).toContainEqual({ secretRef: { name: 'timebucket-db-owner' } });
     expect(job('timebucket-topics-apply').args).toEqual(['topics', 'apply']);
-    expect(job('timebucket-topics-apply').envFrom?.some((e) => e.secretRef)).toBe(false);
+    // topics apply talks to Kafka only; migrate to the database only.
+    expect(job('timebucket-topics-apply').envFrom?.flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))).toEqual(['timebucket-kafka']);
+    expect(job('timebucket-migrate').envFrom?.flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))).toEqual(['timebucket-db-owner']);
   });
 
   test('the PodMonitor scrapes every Deployment\'s metrics port, with job="timebucket"', () => {
