@@ -11,7 +11,6 @@ import { randomInt } from 'node:crypto';
 import { Admin, IHeaders, Kafka, Producer } from 'kafkajs';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { Db } from '../../../src/db/knex';
-import { createKafka } from '../../../src/kafka/client';
 import { CouponExpired, EventType, OrderCancelled, orderCancelled as orderCancelledEvent } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
 import { OutboxRelay, OutboxRelayOptions } from '../../../src/publish/outbox-relay';
@@ -21,15 +20,15 @@ import { couponExpiredInsert } from './outbox-fixtures';
 import { lockOutboxBatch } from '../../../src/publish/sql/lock-outbox-batch';
 import { redrivePoison } from '../../../src/publish/sql/redrive-poison';
 import { config, logger, uniqueName } from '../../support/stack';
-import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
+import { usePublishEnvironment } from './publish-environment';
 import { entityIds, insertCouponEvents } from './outbox-fixtures';
 
 type Topics = Record<EventType, string>;
 type Received = { topic: string; partition: number; key: string; headers: Record<string, string>; value: Record<string, unknown> };
 type PoisonRecord = { id: number; event_key: string; reason: string; set_aside_by: string; payload: string };
 
-let testDb: TestDatabase;
+const env = usePublishEnvironment('outbox_relay');
 let db: Db;
 let kafka: Kafka;
 let admin: Admin;
@@ -37,14 +36,10 @@ let producer: Producer;
 let registry: SchemaRegistry;
 const relays: OutboxRelay[] = [];
 
-beforeAll(async () => {
-  testDb = await createTestDatabase('outbox_relay');
-  db = testDb.db;
-  kafka = createKafka(config.kafka, logger, '-test');
-  admin = kafka.admin();
-  producer = kafka.producer({ idempotent: true });
+// After the environment's own beforeAll (hooks run in the order registered).
+beforeAll(() => {
+  ({ db, kafka, admin, producer } = env);
   registry = createSchemaRegistry(config.registry);
-  await Promise.all([admin.connect(), producer.connect()]);
 });
 
 beforeEach(async () => {
@@ -54,11 +49,6 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await Promise.all(relays.splice(0).map((r) => r.stop()));
-});
-
-afterAll(async () => {
-  await Promise.all([admin?.disconnect(), producer?.disconnect()]);
-  await testDb?.drop();
 });
 
 async function setup(partitions = 1): Promise<{ topics: Topics; schemaIds: SchemaIds }> {
