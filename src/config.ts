@@ -291,7 +291,16 @@ function registryOf(env: Record<string, string | undefined>, problems: string[])
   } catch {
     return undefined; // the schema reports the malformed URL
   }
-  const fromUrl = url !== undefined && (url.username !== '' || url.password !== '') ? { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) } : undefined;
+  let fromUrl: BasicAuth | undefined;
+  if (url !== undefined && (url.username !== '' || url.password !== '')) {
+    try {
+      fromUrl = { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+    } catch {
+      // The credentials are never repeated in a message.
+      problems.push('TB_REGISTRY_URL: its user info is not valid percent-encoding (write % as %25)');
+      return undefined;
+    }
+  }
   const username = env['TB_REGISTRY_USERNAME'];
   const password = env['TB_REGISTRY_PASSWORD'];
   if (fromUrl !== undefined && (username !== undefined || password !== undefined)) {

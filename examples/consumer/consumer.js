@@ -14,7 +14,7 @@
  *   TB_KAFKA_BROKERS=… TB_REGISTRY_URL=… node examples/consumer/consumer.js
  *
  * Over SASL_SSL with SCRAM-SHA-512, and a registry behind basic auth, as production runs them:
- *   KAFKA_SSL_CA_FILE=ca.pem KAFKA_SASL_USERNAME=… KAFKA_SASL_PASSWORD=… \
+ *   KAFKA_SSL_CA_FILE=ca.pem (or KAFKA_SSL=on for a public CA) KAFKA_SASL_USERNAME=… KAFKA_SASL_PASSWORD=… \
  *   REGISTRY_USERNAME=… REGISTRY_PASSWORD=… TB_KAFKA_BROKERS=… TB_REGISTRY_URL=… node examples/consumer/consumer.js
  */
 const { readFileSync } = require('node:fs');
@@ -96,7 +96,8 @@ if (require.main === module) {
   startConsumer({
     brokers,
     registryUrl,
-    ssl: env.KAFKA_SSL_CA_FILE ? { ca: [readFileSync(env.KAFKA_SSL_CA_FILE, 'utf8')] } : undefined,
+    // KAFKA_SSL=on alone trusts the system's CAs; KAFKA_SSL_CA_FILE trusts that CA (and implies TLS).
+    ssl: env.KAFKA_SSL_CA_FILE ? { ca: [readFileSync(env.KAFKA_SSL_CA_FILE, 'utf8')] } : env.KAFKA_SSL === 'on' ? true : undefined,
     sasl: env.KAFKA_SASL_USERNAME ? { mechanism: 'scram-sha-512', username: env.KAFKA_SASL_USERNAME, password: env.KAFKA_SASL_PASSWORD } : undefined,
     registryAuth: env.REGISTRY_USERNAME ? { username: env.REGISTRY_USERNAME, password: env.REGISTRY_PASSWORD } : undefined,
     topics: (process.env.TOPICS ?? topics.join(',')).split(','),

@@ -33,15 +33,18 @@ export function failureHint(err: unknown): string | undefined {
   const errors = chain(err);
   const text = errors.map((e) => `${e.name ?? ''} ${e.message ?? ''}`).join(' ');
   const kafka = /KafkaJS/.test(text);
+  // The registry is reached with fetch (the compatibility PUT comes first at start-up).
+  const registry = /schema registry|fetch failed/i.test(text);
   if (errors.some((e) => e.name === 'KafkaJSSASLAuthenticationError') || /SASL .* authentication failed/i.test(text)) {
     return 'Kafka refused the SASL credentials: check TB_KAFKA_SASL_USERNAME, TB_KAFKA_SASL_PASSWORD (or their _FILE) and TB_KAFKA_SASL_MECHANISM';
   }
   if (errors.some((e) => e.code !== undefined && CERTIFICATE_CODES.has(e.code)) || CERTIFICATE_TEXT.test(text)) {
-    return kafka
-      ? "the brokers' certificate is not trusted: set TB_KAFKA_SSL_CA_FILE to the CA that signed it (or check the broker addresses in TB_KAFKA_BROKERS match its names)"
-      : "the database's certificate is not trusted: set TB_DB_TLS_CA_FILE to the CA that signed it (or check TB_DB_HOST matches its names)";
+    if (kafka) return "the brokers' certificate is not trusted: set TB_KAFKA_SSL_CA_FILE to the CA that signed it (or check the broker addresses in TB_KAFKA_BROKERS match its names)";
+    if (registry) return "the schema registry's certificate is not trusted: set NODE_EXTRA_CA_CERTS to the CA that signed it (or check the host in TB_REGISTRY_URL matches its names)";
+    return "the database's certificate is not trusted: set TB_DB_TLS_CA_FILE to the CA that signed it (or check TB_DB_HOST matches its names)";
   }
-  if (kafka && /Closed connection|Connection timeout/i.test(text)) {
+  // Only a closed connection: a timeout is as likely a wrong address or a firewall.
+  if (kafka && /Closed connection/i.test(text)) {
     return 'the brokers closed the connection: a listener that expects TLS or SASL closes plaintext clients; check TB_KAFKA_SSL and TB_KAFKA_SASL_MECHANISM against the listener of TB_KAFKA_BROKERS';
   }
   if (/ER_ACCESS_DENIED|Access denied for user/i.test(text) || errors.some((e) => e.code === 'ER_ACCESS_DENIED_ERROR')) {

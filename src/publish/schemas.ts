@@ -40,8 +40,8 @@ export type SchemaIds = Readonly<Record<EventType, number>>;
 export type RegisterOptions = Readonly<{
   /** The registry's Confluent-compatible base URL (config.registry.url): csr has no config call. */
   registryUrl: string;
-  /** Basic auth, as the registry client sends it (config.registry.auth). */
-  auth?: Config['registry']['auth'];
+  /** Basic auth, as the registry client sends it (config.registry.auth); required, so no caller forgets it. */
+  auth: Config['registry']['auth'];
   fetchFn?: typeof fetch;
 }>;
 

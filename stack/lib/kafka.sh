@@ -20,9 +20,11 @@ kafka_voters() {
   (IFS=,; echo "${out[*]}")
 }
 
-# Healthy = the listener accepts connections and the server logged that start-up completed.
+# Healthy = both client listeners (PLAINTEXT, SASL_SSL) accept connections and the server logged
+# that start-up completed. A node started before the SASL_SSL listener existed is not healthy:
+# `make stack-clean` once, then `make stack-up`, gives it the listener and its SCRAM user.
 kafka_node_healthy() {
-  port_open "$(kafka_node_port "$1")" && grep -q 'Kafka Server started' "$(log_file "$(kafka_node_name "$1")")" 2>/dev/null
+  port_open "$(kafka_node_port "$1")" && port_open "$(kafka_node_sasl_port "$1")" && grep -q 'Kafka Server started' "$(log_file "$(kafka_node_name "$1")")" 2>/dev/null
 }
 
 kafka_healthy() {

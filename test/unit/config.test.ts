@@ -215,6 +215,9 @@ describe('loadConfig', () => {
         /TB_REGISTRY_USERNAME: the registry URL carries credentials too/,
       );
       expect(() => loadConfig({ TB_REGISTRY_USERNAME: 'svc' })).toThrow(/TB_REGISTRY_PASSWORD: required with TB_REGISTRY_USERNAME/);
+      // A bare % in the password: a configuration error (exit 78) that does not repeat it.
+      expect(() => loadConfig({ TB_REGISTRY_URL: 'https://u:50%off@registry.example/x' })).toThrow(/^invalid configuration: TB_REGISTRY_URL: its user info is not valid percent-encoding/);
+      expect(() => loadConfig({ TB_REGISTRY_URL: 'https://u:50%off@registry.example/x' })).not.toThrow(/50%off/);
     });
   });
 });

@@ -15,6 +15,8 @@ import { createKafka } from '../../../src/kafka/client';
 import { applyTopics } from '../../../src/kafka/topics-apply';
 import { pinNewGroupToEnd } from '../../../src/kafka/pin-group-start';
 import { createLogger } from '../../../src/ops/logger';
+import { registryAuthHeaders } from '../../../src/publish/schema-registry';
+import type { Config } from '../../../src/config';
 import { Child, freePort, startRoles, waitReady } from '../../lib/children';
 import { log } from '../../lib/log';
 import type { Contender } from '../contender';
@@ -45,7 +47,7 @@ export const stream: Contender = {
     const cleanUp = async () => {
       await Promise.all(children.map((c) => c.stop()));
       await follower?.stop().catch(() => undefined);
-      await deleteRunState(admin, prefix, topics.map((t) => t.topic), ctx.config.registry.url, topology.events.map((e) => e.topic));
+      await deleteRunState(admin, prefix, topics.map((t) => t.topic), ctx.config.registry, topology.events.map((e) => e.topic));
       await admin.disconnect();
       rmSync(path, { force: true });
     };
@@ -85,7 +87,7 @@ async function deleteRunState(
   admin: ReturnType<ReturnType<typeof createKafka>['admin']>,
   prefix: string,
   topics: readonly string[],
-  registryUrl: string,
+  registry: Config['registry'],
   eventTopics: readonly string[],
 ): Promise<void> {
   const groups = ['repartitioner', 'expirer', 'cascader', 'bench-events'].map((g) => `${prefix}.${g}`);
@@ -94,10 +96,11 @@ async function deleteRunState(
     await admin.deleteTopics({ topics: topics.slice(i, i + 50), timeout: 60_000 }).catch((err: unknown) => log(`stream: could not delete topics of ${prefix}: ${String(err)}`));
   }
   for (const topic of eventTopics) {
-    const subject = `${registryUrl}/subjects/${encodeURIComponent(`${topic}-value`)}`;
+    const subject = `${registry.url}/subjects/${encodeURIComponent(`${topic}-value`)}`;
+    const headers = registryAuthHeaders(registry.auth);
     // The Confluent API deletes softly first, then for good.
-    await fetch(subject, { method: 'DELETE' })
-      .then(() => fetch(`${subject}?permanent=true`, { method: 'DELETE' }))
+    await fetch(subject, { method: 'DELETE', headers })
+      .then(() => fetch(`${subject}?permanent=true`, { method: 'DELETE', headers }))
       .catch((err: unknown) => log(`stream: could not delete the subject of ${topic}: ${String(err)}`));
   }
 }

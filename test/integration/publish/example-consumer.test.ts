@@ -32,7 +32,7 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
   const topics: Record<EventType, string> = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry);
-  const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url });
+  const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url, auth: config.registry.auth });
 
   const dueAtMs = Date.UTC(2031, 0, 1);
   const t = (id: string) => ({ id, userId: '9007199254740993', dueAtMs, occurredAtMs: dueAtMs + 40, path: 'stream' as const, version: 2 });
