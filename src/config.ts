@@ -136,13 +136,12 @@ const EnvSchema = z.object({
 
 /** TLS to the database or the brokers; ca is the PEM text of the CA file (undefined: the system's CAs). */
 export type Tls = Readonly<{ enabled: false }> | Readonly<{ enabled: true; ca: string | undefined }>;
-export type DbTls = Tls;
 export type KafkaSasl = Readonly<{ mechanism: 'scram-sha-512' | 'scram-sha-256' | 'plain'; username: string; password: string }>;
 export type BasicAuth = Readonly<{ username: string; password: string }>;
 
 export type Config = Readonly<{
   kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number; ssl: Tls; sasl: KafkaSasl | undefined }>;
-  db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: DbTls }>;
+  db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: Tls }>;
   /** url: never with credentials (they move to auth), so it may be logged and put in headers. */
   registry: Readonly<{ url: string; auth: BasicAuth | undefined }>;
   cdc: Readonly<{ couponsTopic: string; ordersTopic: string; partitions: number; retentionMs: number; startFrom: 'latest' | 'earliest' }>;
@@ -178,15 +177,16 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   const problems = [...fileProblems, ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))];
   const crossField = heartbeatProblem(env);
   if (crossField !== undefined) problems.push(crossField);
+  const uses = opts.uses ?? ConfigParts;
   if (env['TB_ENV'] === 'production') {
-    const required = (opts.uses ?? ConfigParts).flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
+    const required = uses.flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
     for (const name of required) if (!env[name]) problems.push(`${name}: required when TB_ENV=production (no local-stack default)`);
   }
   const dbTls = tlsOf(env, 'TB_DB_TLS', 'TB_DB_TLS_CA_FILE', problems);
   const kafkaTls = tlsOf(env, 'TB_KAFKA_SSL', 'TB_KAFKA_SSL_CA_FILE', problems);
   // A command that never talks to Kafka (migrate) needs no SASL credentials, even where the
   // shared settings name a mechanism: its pod is not given the Kafka Secret.
-  const usesKafka = (opts.uses ?? ConfigParts).includes('kafka');
+  const usesKafka = uses.includes('kafka');
   if (usesKafka) problems.push(...saslProblems(env));
   const registry = registryOf(env, problems);
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
@@ -267,12 +267,14 @@ function tlsOf(env: Record<string, string | undefined>, switchName: string, caNa
 }
 
 /** A mechanism needs a user name and password; they mean nothing without one. */
+const SASL_CREDENTIALS = ['TB_KAFKA_SASL_USERNAME', 'TB_KAFKA_SASL_PASSWORD'] as const;
+
 function saslProblems(env: Record<string, string | undefined>): string[] {
   const mechanism = env['TB_KAFKA_SASL_MECHANISM'];
-  const given = (['TB_KAFKA_SASL_USERNAME', 'TB_KAFKA_SASL_PASSWORD'] as const).filter((n) => env[n] !== undefined);
-  if (mechanism === undefined) return given.map((n) => `${n}: set TB_KAFKA_SASL_MECHANISM too (credentials without a mechanism would be ignored)`);
-  const problems = (['TB_KAFKA_SASL_USERNAME', 'TB_KAFKA_SASL_PASSWORD'] as const)
-    .filter((n) => !env[n])
+  if (mechanism === undefined) {
+    return SASL_CREDENTIALS.filter((n) => env[n] !== undefined).map((n) => `${n}: set TB_KAFKA_SASL_MECHANISM too (credentials without a mechanism would be ignored)`);
+  }
+  const problems = SASL_CREDENTIALS.filter((n) => !env[n])
     .map((n) => `${n}: required with TB_KAFKA_SASL_MECHANISM (or ${n}_FILE)`);
   // PLAIN sends the password as it is: only inside TLS.
   if (mechanism === 'plain' && env['TB_KAFKA_SSL'] !== 'on') problems.push('TB_KAFKA_SASL_MECHANISM: plain sends the password in clear; set TB_KAFKA_SSL=on');

@@ -54,10 +54,14 @@ TB_TOOLS_BIN="${TB_TOOLS_BIN:-$TB_STACK_LIB/tools/usr/bin}"
 TB_START_TIMEOUT_SECONDS="${TB_START_TIMEOUT_SECONDS:-120}"
 
 # What the application and the tests connect to: every node of the cluster.
-TB_KAFKA_BROKERS="${TB_KAFKA_BROKERS:-$(for ((i = 0; i < TB_KAFKA_NODES; i++)); do printf '%s127.0.0.1:%d' "$([[ $i -gt 0 ]] && echo ,)" $((TB_KAFKA_PORT + 10 * i)); done)}"
+# tb_node_addresses PORT: every node's address for a listener whose first node is on PORT.
+tb_node_addresses() { local i; for ((i = 0; i < TB_KAFKA_NODES; i++)); do printf '%s127.0.0.1:%d' "$([[ $i -gt 0 ]] && echo ,)" $(($1 + 10 * i)); done; }
+TB_KAFKA_BROKERS="${TB_KAFKA_BROKERS:-$(tb_node_addresses "$TB_KAFKA_PORT")}"
 TB_KAFKA_REPLICATION_FACTOR=$((TB_KAFKA_NODES >= 3 ? 3 : 1))
 TB_KAFKA_MIN_ISR=$((TB_KAFKA_NODES >= 3 ? 2 : 1))
-TB_STACK_KAFKA_SASL_BROKERS="${TB_STACK_KAFKA_SASL_BROKERS:-$(for ((i = 0; i < TB_KAFKA_NODES; i++)); do printf '%s127.0.0.1:%d' "$([[ $i -gt 0 ]] && echo ,)" $((TB_STACK_KAFKA_SASL_PORT + 10 * i)); done)}"
+TB_STACK_KAFKA_SASL_BROKERS="${TB_STACK_KAFKA_SASL_BROKERS:-$(tb_node_addresses "$TB_STACK_KAFKA_SASL_PORT")}"
+# Not left behind: `set -a` (the Makefile's) would export it into every process's environment.
+unset -f tb_node_addresses
 
 export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_MARIADB_PORT TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_KAFKA_NODES \
   TB_KAFKA_BROKERS TB_KAFKA_REPLICATION_FACTOR TB_KAFKA_MIN_ISR TB_CONNECT_PORT \

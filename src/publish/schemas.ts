@@ -38,10 +38,8 @@ export function subjectFor(topic: string): string {
 export type SchemaIds = Readonly<Record<EventType, number>>;
 
 export type RegisterOptions = Readonly<{
-  /** The registry's Confluent-compatible base URL (config.registry.url): csr has no config call. */
-  registryUrl: string;
-  /** Basic auth, as the registry client sends it (config.registry.auth); required, so no caller forgets it. */
-  auth: Config['registry']['auth'];
+  /** The registry's Confluent-compatible base URL and basic auth (config.registry): csr has no config call. */
+  registry: Config['registry'];
   fetchFn?: typeof fetch;
 }>;
 
@@ -71,17 +69,17 @@ export async function registerEventSchemas(
 
 /** PUT /config/<subject>. The level must be upper case: Apicurio answers 500 to `backward`. */
 export async function setSubjectCompatibility(opts: RegisterOptions, subject: string, level: COMPATIBILITY): Promise<void> {
-  const url = `${opts.registryUrl.replace(/\/+$/, '')}/config/${encodeURIComponent(subject)}`;
+  const url = `${opts.registry.url.replace(/\/+$/, '')}/config/${encodeURIComponent(subject)}`;
   let res: Response;
   try {
     res = await (opts.fetchFn ?? fetch)(url, {
       method: 'PUT',
-      headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json', Accept: 'application/vnd.schemaregistry.v1+json', ...registryAuthHeaders(opts.auth) },
+      headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json', Accept: 'application/vnd.schemaregistry.v1+json', ...registryAuthHeaders(opts.registry.auth) },
       body: JSON.stringify({ compatibility: level }),
       signal: AbortSignal.timeout(registryTimeoutMs),
     });
   } catch (cause) {
-    throw new TimebucketError('REGISTRY_UNAVAILABLE', `cannot reach the schema registry at ${opts.registryUrl}`, {
+    throw new TimebucketError('REGISTRY_UNAVAILABLE', `cannot reach the schema registry at ${opts.registry.url}`, {
       retriable: true,
       cause,
       details: { subject },

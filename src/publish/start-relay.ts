@@ -49,7 +49,7 @@ export async function startRelay(ctx: {
     topicsByEventType[type] = declared.topic;
   }
   const registry = createSchemaRegistry(ctx.config.registry);
-  const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registryUrl: ctx.config.registry.url, auth: ctx.config.registry.auth });
+  const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registry: ctx.config.registry });
   const { relay: cfg } = ctx.config;
   const logger = ctx.logger.child({ role: 'relay' });
   const producers = Array.from({ length: cfg.concurrency }, () => ctx.newProducer());

@@ -58,7 +58,6 @@ kafka_node_start() {
 }
 
 kafka_start() {
-  tls_ensure
   render "$TB_ROOT/stack/conf/log4j.properties" "$TB_STACK_HOME/conf/log4j.properties"
   local i
   for i in $(kafka_nodes); do kafka_node_start "$i"; done

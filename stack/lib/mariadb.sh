@@ -26,7 +26,8 @@ mariadb_start() {
 # the service user, with no privilege until `timebucket migrate` (TB_DB_SERVICE_USER) grants it
 # what the running service needs (src/db/service-grants.ts); the CDC user with the grants
 # Debezium's binlog reader needs; an owner-like account admitted over TLS only (the tests of
-# TB_DB_TLS prove with it that a connection really is encrypted). Safe to re-run: every statement is IF NOT EXISTS or a GRANT.
+# TB_DB_TLS prove with it that a connection really is encrypted). Safe to re-run: every
+# statement is IF NOT EXISTS or a GRANT.
 mariadb_bootstrap() {
   mariadb_client <<SQL
 CREATE DATABASE IF NOT EXISTS \`$TB_DB_NAME\`;

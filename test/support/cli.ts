@@ -28,3 +28,18 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
 export function freePort(): number {
   return 20_000 + Math.floor(Math.random() * 20_000);
 }
+
+/** The process has not exited yet. */
+export function isRunning(r: CliRun): boolean {
+  return r.child.exitCode === null && r.child.signalCode === null;
+}
+
+/** Kills every run still alive: a test file's clean-up, so no child outlives it. */
+export function killRunning(runs: readonly CliRun[]): void {
+  for (const r of runs) if (isRunning(r)) r.child.kill('SIGKILL');
+}
+
+/** Every non-empty line the process wrote, stdout then stderr. */
+export function outputLines(r: CliRun): string[] {
+  return `${r.stdout()}\n${r.stderr()}`.split('\n').filter((l) => l.length > 0);
+}

@@ -8,7 +8,7 @@
 import { config, uniqueName } from '../../support/stack';
 import { createDb, Db } from '../../../src/db/knex';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { CliRun, freePort, spawnCli } from '../../support/cli';
+import { CliRun, freePort, killRunning, outputLines, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
 
 const serviceUser = process.env['TB_DB_SERVICE_USER'] ?? 'timebucket_app';
@@ -24,12 +24,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+  killRunning(runs);
   await owner?.destroy();
 });
-
-/** Every line a process wrote, stdout and stderr. */
-const linesOf = (r: CliRun) => `${r.stdout()}\n${r.stderr()}`.split('\n').filter((l) => l.length > 0);
 
 test('migrate as the owner grants the service account; run as it expires a coupon; no password in any log line', async () => {
   const migrate = spawnCli(['migrate'], { ...pipeline.env, TB_DB_SERVICE_USER: serviceUser, TB_LOG_LEVEL: 'debug' });
@@ -55,7 +52,7 @@ test('migrate as the owner grants the service account; run as it expires a coupo
 
   run.child.kill('SIGTERM');
   expect(await withTimeout('run to stop', run.exited, 30_000)).toEqual({ code: 0, signal: null });
-  const lines = [...linesOf(migrate), ...linesOf(run)];
+  const lines = [...outputLines(migrate), ...outputLines(run)];
   expect(lines.length).toBeGreaterThan(5);
   expect(lines.filter((l) => l.includes(servicePassword))).toEqual([]);
 });
@@ -67,5 +64,5 @@ test('a wrong password stops migrate with a clear message, without repeating the
   const exit = await withTimeout('migrate to fail', migrate.exited, 60_000);
   expect(exit.code).toBe(1);
   expect(migrate.stderr()).toMatch(/Access denied for user/);
-  expect(linesOf(migrate).filter((l) => l.includes(wrong))).toEqual([]);
+  expect(outputLines(migrate).filter((l) => l.includes(wrong))).toEqual([]);
 });

@@ -11,7 +11,7 @@ import type { Admin } from 'kafkajs';
 import { createKafka } from '../../../src/kafka/client';
 import { config, logger, uniqueName } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { CliRun, freePort, spawnCli } from '../../support/cli';
+import { CliRun, freePort, killRunning, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
 import { createTestDatabase } from '../../support/test-database';
 
@@ -29,7 +29,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const r of runs.splice(0)) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+  killRunning(runs.splice(0));
 });
 
 afterAll(async () => {

@@ -12,24 +12,10 @@ import { join } from 'node:path';
 import { createDb, Db } from '../../../src/db/knex';
 import { config, uniqueName } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { CliRun, freePort, spawnCli } from '../../support/cli';
+import { CliRun, freePort, killRunning, outputLines, spawnCli } from '../../support/cli';
 import { BasicAuthProxy, startBasicAuthProxy } from '../../support/basic-auth-proxy';
 import { waitFor, withTimeout } from '../../support/wait-for';
-
-// The consuming team's side: the example consumer, plain JavaScript as a team would run it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { startConsumer } = require('../../../examples/consumer/consumer.js') as {
-  startConsumer: (o: {
-    brokers: string[];
-    registryUrl: string;
-    topics: string[];
-    groupId: string;
-    ssl: { ca: string[] };
-    sasl: { mechanism: 'scram-sha-512'; username: string; password: string };
-    registryAuth: { username: string; password: string };
-    onEvent: (e: { topic: string; key: string; headers: Record<string, string>; value: Record<string, unknown> }) => void;
-  }) => Promise<() => Promise<void>>;
-};
+import { startConsumer } from '../../support/example-consumer';
 
 const stack = {
   saslBrokers: process.env['TB_STACK_KAFKA_SASL_BROKERS'] ?? '127.0.0.1:19094',
@@ -82,12 +68,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+  killRunning(runs);
   await proxy?.close();
   await owner?.destroy();
 });
 
-const linesOf = (r: CliRun) => `${r.stdout()}\n${r.stderr()}`.split('\n').filter((l) => l.length > 0);
 const passwords = [stack.saslPassword, stack.dbTlsPassword, registryPassword];
 
 function start(args: string[], env: Record<string, string>): CliRun {
@@ -128,7 +113,7 @@ test('run over SASL_SSL, database TLS and registry basic auth: a coupon expires,
   // The registry was reached with the credentials only: nothing went unauthenticated.
   expect(proxy.counts().forwarded).toBeGreaterThan(0);
   expect(proxy.counts().refused).toBe(0);
-  const lines = linesOf(run);
+  const lines = outputLines(run);
   expect(lines.length).toBeGreaterThan(5);
   for (const p of passwords) expect(lines.filter((l) => l.includes(p))).toEqual([]);
 });
@@ -139,7 +124,7 @@ test('a wrong Kafka password stops run at start-up, saying to check the SASL set
   expect(await withTimeout('run to fail', run.exited, 60_000)).toEqual({ code: 1, signal: null });
   expect(run.stderr()).toMatch(/SASL SCRAM SHA512 authentication failed/);
   expect(run.stderr()).toMatch(/hint: Kafka refused the SASL credentials: check TB_KAFKA_SASL_USERNAME, TB_KAFKA_SASL_PASSWORD/);
-  expect(linesOf(run).filter((l) => l.includes(wrong))).toEqual([]);
+  expect(outputLines(run).filter((l) => l.includes(wrong))).toEqual([]);
 });
 
 test("a broker certificate from a CA not given is refused: TLS verifies the broker, and the hint names TB_KAFKA_SSL_CA_FILE", async () => {
@@ -178,5 +163,5 @@ test('a wrong registry password stops run at start-up with the registry named in
   expect(proxy.counts().refused).toBeGreaterThan(refusedBefore);
   expect(run.stderr()).toMatch(/HTTP 401/);
   expect(run.stderr()).toMatch(/hint: the schema registry refused the request: check TB_REGISTRY_USERNAME and TB_REGISTRY_PASSWORD/);
-  expect(linesOf(run).filter((l) => l.includes(wrong))).toEqual([]);
+  expect(outputLines(run).filter((l) => l.includes(wrong))).toEqual([]);
 });

@@ -7,7 +7,7 @@
 import { createDb, Db } from '../../../src/db/knex';
 import { config as baseConfig, logger } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { CliRun, spawnCli } from '../../support/cli';
+import { CliRun, isRunning, killRunning, spawnCli } from '../../support/cli';
 import { waitFor } from '../../support/wait-for';
 
 let db: Db;
@@ -29,7 +29,7 @@ function startExpirer(): CliRun {
   return run;
 }
 
-const alive = () => runs.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+const alive = () => runs.filter(isRunning);
 
 async function countExpired(ids: number[]): Promise<number> {
   const [row] = await db('coupons').whereIn('id', ids).where({ status: 'EXPIRED' }).count({ n: '*' });
@@ -43,7 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+  killRunning(runs);
   await pipeline.stopAll();
   await db.destroy();
 });

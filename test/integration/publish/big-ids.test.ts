@@ -36,7 +36,7 @@ async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRe
   const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry);
-  const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url, auth: config.registry.auth });
+  const schemaIds = await registerEventSchemas(registry, topics, { registry: config.registry });
   const relay = new OutboxRelay({
     ...{ db: env.db, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
     ...{ batchSize: 500, leaseMs: 30_000, idleDelayMs: 50, logger },

@@ -11,20 +11,8 @@ import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { registerEventSchemas } from '../../../src/publish/schemas';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
+import { startConsumer } from '../../support/example-consumer';
 import { usePublishEnvironment } from './publish-environment';
-
-// Plain JavaScript, exactly as a consumer would run it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { startConsumer } = require('../../../examples/consumer/consumer.js') as {
-  startConsumer: (o: {
-    brokers: string[];
-    registryUrl: string;
-    topics: string[];
-    groupId: string;
-    onEvent: (e: { topic: string; key: string; headers: Record<string, string>; value: Record<string, unknown> }) => void;
-    onDuplicate: (eventKey: string) => void;
-  }) => Promise<() => Promise<void>>;
-};
 
 const env = usePublishEnvironment('example_consumer');
 
@@ -32,7 +20,7 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
   const topics: Record<EventType, string> = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry);
-  const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url, auth: config.registry.auth });
+  const schemaIds = await registerEventSchemas(registry, topics, { registry: config.registry });
 
   const dueAtMs = Date.UTC(2031, 0, 1);
   const t = (id: string) => ({ id, userId: '9007199254740993', dueAtMs, occurredAtMs: dueAtMs + 40, path: 'stream' as const, version: 2 });

@@ -54,7 +54,7 @@ afterEach(async () => {
 async function setup(partitions = 1): Promise<{ topics: Topics; schemaIds: SchemaIds }> {
   const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: partitions })), waitForLeaders: true });
-  const schemaIds = await registerEventSchemas(registry, topics, { registryUrl: config.registry.url, auth: config.registry.auth });
+  const schemaIds = await registerEventSchemas(registry, topics, { registry: config.registry });
   return { topics, schemaIds };
 }
 
@@ -216,7 +216,7 @@ test('publishes each row to its type topic: Avro value, entity-id key, headers; 
 
 test('registers the schemas under <topic>-value, BACKWARD, idempotently', async () => {
   const { topics, schemaIds } = await setup();
-  await expect(registerEventSchemas(registry, topics, { registryUrl: config.registry.url, auth: config.registry.auth })).resolves.toEqual(schemaIds);
+  await expect(registerEventSchemas(registry, topics, { registry: config.registry })).resolves.toEqual(schemaIds);
 
   for (const type of ['COUPON_EXPIRED', 'ORDER_CANCELLED'] as const) {
     const subject = subjectFor(topics[type]);

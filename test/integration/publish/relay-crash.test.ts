@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Db } from '../../../src/db/knex';
 import { createKafka } from '../../../src/kafka/client';
-import { spawnCli, CliRun } from '../../support/cli';
+import { spawnCli, CliRun, killRunning } from '../../support/cli';
 import { config, logger, uniqueName } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
@@ -61,7 +61,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+  killRunning(runs);
   await admin?.disconnect();
   await testDb?.drop();
 });

@@ -25,7 +25,7 @@ describe.each(EventTypes)('%s', (type) => {
 
   beforeEach(async () => {
     subject = subjectFor(uniqueName(`evolution-${type.toLowerCase()}`));
-    await setSubjectCompatibility({ registryUrl: config.registry.url, auth: config.registry.auth }, subject, COMPATIBILITY.BACKWARD);
+    await setSubjectCompatibility({ registry: config.registry }, subject, COMPATIBILITY.BACKWARD);
     await registered(subject, current);
   });
 
