@@ -1,0 +1,149 @@
+/**
+ * The entity catalogue: what timebucket knows of the tables it moves on time, built once from
+ * the entities file (TB_ENTITIES, parsed by core/entity-file.ts) and read by every stage: the
+ * CDC decoder, the router's entries, the expiry transaction, the scanner, backfill, replay, the
+ * operator's switches, metric labels and the event catalogue. No stage names a table, a column
+ * or a status value of its own.
+ *
+ * Glossary
+ *   entity       a kind of row (coupon, order) living in one table, with an id column (BIGINT,
+ *                exact to 64 bits as a decimal string) and a status column
+ *   status value typed as the column is: a string (any Unicode, '待使用') or an integer code
+ *   transition   a timed edge of the entity's state machine: a row whose status is one of
+ *                `from` moves to `to` once its `due` column has passed by the database clock,
+ *                making the assignments `set`, the side `effects`, and one event. An entity may
+ *                have several (an order's payment timeout; a coupon's expiry and its lock timeout)
+ *   due kind     how the due column holds an instant: `datetime` (DATETIME(n) or TIMESTAMP, read
+ *                in UTC), `epoch_ms` or `epoch_s` (an integer column)
+ *   effect       rows of another entity that the transition changes in the same transaction:
+ *                those whose `column` holds this row's id and whose status is in `from` go to
+ *                `to` (an order's cancellation releases the coupon it locked). They are locked
+ *                after the transition's own rows: the one lock order, so no two batches deadlock
+ *   ref          `<entity>.<transition>`: the unit of one batch (one SQL statement shape)
+ *
+ * Pure data: no I/O. Lookups throw on a name the catalogue does not hold, because every name
+ * reaching them was validated where it entered (the file, an entry's decoder, a CLI option).
+ */
+
+export type StatusValue = string | number;
+export type StatusType = 'string' | 'integer';
+export type DueKind = 'datetime' | 'epoch_ms' | 'epoch_s';
+
+/** What a transition (or effect) writes into a column besides the status. */
+export type Assignment = Readonly<
+  | { kind: 'value'; column: string; value: string | number | null }
+  | { kind: 'now'; column: string; unit: DueKind }
+  | { kind: 'increment'; column: string; by: number }
+>;
+
+/**
+ * A field an event carries besides the standard ones (see EventSpec). `column`: the row's value
+ * after the transition (an assigned column's new value, else the locked row's); `effect`: a
+ * boolean, whether that effect (by index) changed a row of the other entity for this one.
+ */
+export type PayloadField = Readonly<{ name: string; source: 'column'; column: string } | { name: string; source: 'effect'; effect: number }>;
+
+/**
+ * One event type. Every event carries, in this order: event_key, event_type, <idField> (the
+ * entity id, also the message key and ce_subject), from_status, to_status, due_at, occurred_at
+ * (timestamp-millis), path, then `fields`. `schemaFile` names a file under schemas/ whose record
+ * must have exactly those fields; without it the schema is derived from the column types.
+ */
+export type EventSpec = Readonly<{
+  type: string;
+  ceType: string;
+  avroName: string;
+  idField: string;
+  summary: string;
+  schemaFile: string | null;
+  fields: readonly PayloadField[];
+  /** The entity and transition that emit it (one each: an event type belongs to one transition). */
+  entity: string;
+  transition: string;
+}>;
+
+export type Effect = Readonly<{
+  entity: string;
+  /** The other entity's column holding this row's id. */
+  column: string;
+  from: readonly StatusValue[];
+  to: StatusValue;
+  set: readonly Assignment[];
+  /** The index on `column` the locking read is forced onto. */
+  index: string;
+}>;
+
+export type Transition = Readonly<{
+  name: string;
+  entity: string;
+  /** `<entity>.<transition>` */
+  ref: string;
+  from: readonly StatusValue[];
+  to: StatusValue;
+  due: Readonly<{ column: string; kind: DueKind }>;
+  /** The (status, due, id) index the scanner and backfill page through. */
+  index: string;
+  set: readonly Assignment[];
+  effects: readonly Effect[];
+  event: EventSpec;
+}>;
+
+export type Entity = Readonly<{
+  name: string;
+  table: string;
+  idColumn: string;
+  status: Readonly<{ column: string; type: StatusType; values: readonly StatusValue[] | null }>;
+  transitions: readonly Transition[];
+}>;
+
+export type EntityCatalogue = Readonly<{
+  /** In file order. */
+  entities: readonly Entity[];
+  /** Every transition of every entity, in file order. */
+  transitions: readonly Transition[];
+  events: readonly EventSpec[];
+  source: string;
+}>;
+
+export function entityNames(catalogue: EntityCatalogue): string[] {
+  return catalogue.entities.map((e) => e.name);
+}
+
+export function findEntity(catalogue: EntityCatalogue, name: string): Entity | undefined {
+  return catalogue.entities.find((e) => e.name === name);
+}
+
+export function entityOf(catalogue: EntityCatalogue, name: string): Entity {
+  const entity = findEntity(catalogue, name);
+  if (entity === undefined) throw new RangeError(`no entity '${name}' in ${catalogue.source}`);
+  return entity;
+}
+
+export function entityOfTable(catalogue: EntityCatalogue, table: string): Entity | undefined {
+  return catalogue.entities.find((e) => e.table === table);
+}
+
+export function findTransition(catalogue: EntityCatalogue, entity: string, transition: string): Transition | undefined {
+  return findEntity(catalogue, entity)?.transitions.find((t) => t.name === transition);
+}
+
+export function transitionOf(catalogue: EntityCatalogue, entity: string, transition: string): Transition {
+  const t = findTransition(catalogue, entity, transition);
+  if (t === undefined) throw new RangeError(`no transition '${entity}.${transition}' in ${catalogue.source}`);
+  return t;
+}
+
+export function transitionByRef(catalogue: EntityCatalogue, ref: string): Transition {
+  const t = catalogue.transitions.find((x) => x.ref === ref);
+  if (t === undefined) throw new RangeError(`no transition '${ref}' in ${catalogue.source}`);
+  return t;
+}
+
+export function findEvent(catalogue: EntityCatalogue, type: string): EventSpec | undefined {
+  return catalogue.events.find((e) => e.type === type);
+}
+
+/** event_key = <entity>-<transition>-<id>-<due ms>: the same on every replay (I4), new for a new due time. */
+export function eventKeyOf(t: Pick<Transition, 'entity' | 'name'>, id: string, dueAtMs: number): string {
+  return `${t.entity}-${t.name}-${id}-${dueAtMs}`;
+}

@@ -1,0 +1,253 @@
+/**
+ * The entities file (TB_ENTITIES, entities/*.json) → the entity catalogue, checked once.
+ *
+ * The file describes a team's own tables: per entity its table, id and status columns (with
+ * the status values, typed), and its timed transitions, each with its due column, the
+ * assignments it makes, its side effects on another entity and its event. The format, by
+ * example, is entities/default.json (timebucket's own demo tables) and README "Point it at
+ * your tables".
+ *
+ * parseEntityFile checks everything that can be checked without a database and names every
+ * problem at once, like parseTopology. What needs the database (the columns exist with
+ * compatible types, the values fit, the indexes exist) is db/entity-schema-check.ts's.
+ *
+ * Nothing from the file reaches SQL unquoted: identifiers must match IDENTIFIER (letters,
+ * digits, _ and $, as MySQL's unquoted identifiers) and are quoted with backticks besides;
+ * values are always bound.
+ */
+import { z } from 'zod';
+import { ConfigError } from './errors';
+import type { Assignment, DueKind, Effect, Entity, EntityCatalogue, EventSpec, PayloadField, StatusValue, Transition } from './entity-catalogue';
+
+/** Plain MySQL identifiers only (no quotes, spaces, dots or operators): 1–64 chars, not all digits. */
+export const IDENTIFIER = /^(?![0-9]+$)[A-Za-z0-9_$]{1,64}$/;
+const NAME = /^[a-z][a-z0-9_]{0,31}$/;
+const EVENT_TYPE = /^[A-Z][A-Z0-9_]{0,63}$/;
+const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+const AVRO_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const SCHEMA_FILE = /^[a-z0-9][a-z0-9._-]*\.avsc$/;
+/** The fields every event carries; a declared field may not reuse one. */
+export const STANDARD_FIELDS = ['event_key', 'event_type', 'from_status', 'to_status', 'due_at', 'occurred_at', 'path'] as const;
+
+const identifier = z.string().regex(IDENTIFIER, 'not a plain SQL identifier (letters, digits, _ and $; at most 64)');
+// A string status value is bound, never spliced: any Unicode is fine, but not empty or huge.
+const statusValue = z.union([z.string().min(1).max(255), z.number().int().min(-(2 ** 31)).max(2 ** 32 - 1)]);
+const dueKind = z.enum(['datetime', 'epoch_ms', 'epoch_s']);
+
+const AssignmentSchema = z.union([
+  z.object({ value: z.union([z.string().max(1024), z.number().int().refine(Number.isSafeInteger), z.null()]) }).strict(),
+  z.object({ now: dueKind }).strict(),
+  z.object({ increment: z.number().int().min(1).max(1_000_000) }).strict(),
+]);
+const SetSchema = z.record(z.string(), AssignmentSchema).default({});
+
+const FieldSchema = z.union([
+  z.object({ name: z.string().regex(AVRO_FIELD, 'not an Avro field name'), column: identifier }).strict(),
+  z.object({ name: z.string().regex(AVRO_FIELD, 'not an Avro field name'), effect: z.number().int().min(0) }).strict(),
+]);
+
+const EventSchema = z
+  .object({
+    type: z.string().regex(EVENT_TYPE, 'upper-case letters, digits and _ only'),
+    ceType: z.string().min(1).max(200),
+    avroName: z.string().regex(AVRO_NAME, 'not a full Avro name (namespace.Name)'),
+    idField: z.string().regex(AVRO_FIELD, 'not an Avro field name'),
+    schemaFile: z.string().regex(SCHEMA_FILE, 'a file name under schemas/ ending in .avsc').optional(),
+    summary: z.string().min(1).max(500),
+    fields: z.array(FieldSchema).default([]),
+  })
+  .strict();
+
+const EffectSchema = z
+  .object({
+    entity: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 32), starting with a letter'),
+    column: identifier,
+    index: identifier,
+    from: z.array(statusValue).min(1),
+    to: statusValue,
+    set: SetSchema,
+  })
+  .strict();
+
+const TransitionSchema = z
+  .object({
+    name: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 32), starting with a letter'),
+    from: z.array(statusValue).min(1),
+    to: statusValue,
+    due: z.object({ column: identifier, kind: dueKind }).strict(),
+    index: identifier,
+    set: SetSchema,
+    effects: z.array(EffectSchema).default([]),
+    event: EventSchema,
+  })
+  .strict();
+
+const EntitySchema = z
+  .object({
+    name: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 32), starting with a letter'),
+    table: identifier,
+    id: identifier,
+    status: z.object({ column: identifier, type: z.enum(['string', 'integer']), values: z.array(statusValue).min(1).optional() }).strict(),
+    transitions: z.array(TransitionSchema).min(1, 'an entity needs at least one transition'),
+  })
+  .strict();
+
+const FileSchema = z.object({ entities: z.array(EntitySchema).min(1, 'at least one entity') }).strict();
+
+type RawFile = z.output<typeof FileSchema>;
+type RawEntity = z.output<typeof EntitySchema>;
+type Path = (string | number)[];
+type Problem = { path: Path; message: string };
+
+/**
+ * `json`: the parsed file or its text; `source` names it in messages. Returns the frozen
+ * catalogue or throws a ConfigError whose details.problems lists every problem.
+ */
+export function parseEntityFile(json: unknown, source: string): EntityCatalogue {
+  let value = json;
+  if (typeof json === 'string') {
+    try {
+      value = JSON.parse(json);
+    } catch (err) {
+      const problems = [`not JSON: ${err instanceof Error ? err.message : String(err)}`];
+      throw new ConfigError(`invalid entities file ${source}: ${problems[0]}`, { problems });
+    }
+  }
+  const parsed = FileSchema.safeParse(value);
+  const problems: string[] = parsed.success ? [] : parsed.error.issues.map((i) => `${pathText(i.path)}: ${i.message}`);
+  if (parsed.success) problems.push(...crossFieldProblems(parsed.data).map((p) => `${pathText(p.path)}: ${p.message}`));
+  if (!parsed.success || problems.length > 0) {
+    throw new ConfigError(`invalid entities file ${source}: ${problems.join('; ')}`, { problems });
+  }
+  return deepFreeze(build(parsed.data, source));
+}
+
+function pathText(path: Path): string {
+  return path.length > 0 ? path.join('.') : '(root)';
+}
+
+function crossFieldProblems(file: RawFile): Problem[] {
+  const problems: Problem[] = [];
+  const add = (path: Path, message: string): void => void problems.push({ path, message });
+  const names = new Map<string, RawEntity>();
+  const tables = new Set<string>();
+  const eventTypes = new Set<string>();
+  file.entities.forEach((e, i) => {
+    if (names.has(e.name)) add(['entities', i, 'name'], `duplicate entity '${e.name}'`);
+    names.set(e.name, e);
+    if (tables.has(e.table)) add(['entities', i, 'table'], `table '${e.table}' is mapped twice`);
+    tables.add(e.table);
+  });
+  file.entities.forEach((e, i) => {
+    const at: Path = ['entities', i];
+    valueProblems(e, e.status.values, [...at, 'status', 'values'], add, true);
+    const transitionNames = new Set<string>();
+    e.transitions.forEach((t, j) => {
+      const tp: Path = [...at, 'transitions', j];
+      if (transitionNames.has(t.name)) add([...tp, 'name'], `duplicate transition '${t.name}' of '${e.name}'`);
+      transitionNames.add(t.name);
+      valueProblems(e, t.from, [...tp, 'from'], add);
+      valueProblems(e, [t.to], [...tp, 'to'], add);
+      if (t.from.some((v) => v === t.to)) add([...tp, 'to'], `'${String(t.to)}' is also a from-state: the transition would never end`);
+      if (t.due.column === e.status.column || t.due.column === e.id) add([...tp, 'due', 'column'], `the due column cannot be the ${t.due.column === e.id ? 'id' : 'status'} column`);
+      setProblems(t.set, [e.id, e.status.column], [...tp, 'set'], add);
+      if (eventTypes.has(t.event.type)) add([...tp, 'event', 'type'], `event type '${t.event.type}' is emitted by two transitions`);
+      eventTypes.add(t.event.type);
+      eventFieldProblems(e, t, tp, add);
+      t.effects.forEach((fx, k) => {
+        const fp: Path = [...tp, 'effects', k];
+        const other = names.get(fx.entity);
+        if (other === undefined) {
+          add([...fp, 'entity'], `unknown entity '${fx.entity}'`);
+          return;
+        }
+        if (other.name === e.name) add([...fp, 'entity'], 'an effect changes another entity, not the transition’s own');
+        valueProblems(other, fx.from, [...fp, 'from'], add);
+        valueProblems(other, [fx.to], [...fp, 'to'], add);
+        setProblems(fx.set, [other.id, other.status.column], [...fp, 'set'], add);
+      });
+    });
+  });
+  return problems;
+}
+
+function valueProblems(e: RawEntity, values: readonly StatusValue[] | undefined, path: Path, add: (p: Path, m: string) => void, declaring = false): void {
+  for (const [k, v] of (values ?? []).entries()) {
+    if (e.status.type === 'integer' && typeof v !== 'number') add([...path, k], `status of '${e.name}' is an integer; ${JSON.stringify(v)} is not`);
+    if (e.status.type === 'string' && typeof v !== 'string') add([...path, k], `status of '${e.name}' is a string; write ${JSON.stringify(String(v))}`);
+    else if (!declaring && e.status.values !== undefined && !e.status.values.includes(v)) {
+      add([...path, k], `${JSON.stringify(v)} is not one of the status values of '${e.name}'`);
+    }
+  }
+  if (declaring && values !== undefined && new Set(values).size !== values.length) add(path, 'a status value is listed twice');
+}
+
+function setProblems(set: Readonly<Record<string, unknown>>, forbidden: readonly string[], path: Path, add: (p: Path, m: string) => void): void {
+  for (const column of Object.keys(set)) {
+    if (!IDENTIFIER.test(column)) add([...path, column], 'not a plain SQL identifier (letters, digits, _ and $; at most 64)');
+    else if (forbidden.includes(column)) add([...path, column], `the ${column === forbidden[0] ? 'id' : 'status'} column is not assigned here (the status is set by 'to')`);
+  }
+}
+
+function eventFieldProblems(e: RawEntity, t: RawEntity['transitions'][number], tp: Path, add: (p: Path, m: string) => void): void {
+  const seen = new Set<string>([...STANDARD_FIELDS, t.event.idField]);
+  if ((STANDARD_FIELDS as readonly string[]).includes(t.event.idField)) add([...tp, 'event', 'idField'], `'${t.event.idField}' is a standard field`);
+  t.event.fields.forEach((f, k) => {
+    if (seen.has(f.name)) add([...tp, 'event', 'fields', k, 'name'], `field '${f.name}' is declared twice (or is a standard field)`);
+    seen.add(f.name);
+    if ('effect' in f && t.effects[f.effect] === undefined) add([...tp, 'event', 'fields', k, 'effect'], `no effect ${f.effect} on this transition`);
+    if ('column' in f && (f.column === e.status.column)) add([...tp, 'event', 'fields', k, 'column'], 'the status is carried by from_status and to_status');
+  });
+}
+
+function build(file: RawFile, source: string): EntityCatalogue {
+  const entities: Entity[] = file.entities.map((e) => ({
+    name: e.name,
+    table: e.table,
+    idColumn: e.id,
+    status: { column: e.status.column, type: e.status.type, values: e.status.values ?? null },
+    transitions: e.transitions.map((t): Transition => {
+      const event: EventSpec = {
+        type: t.event.type,
+        ceType: t.event.ceType,
+        avroName: t.event.avroName,
+        idField: t.event.idField,
+        summary: t.event.summary,
+        schemaFile: t.event.schemaFile ?? null,
+        fields: t.event.fields.map((f): PayloadField => ('column' in f ? { name: f.name, source: 'column', column: f.column } : { name: f.name, source: 'effect', effect: f.effect })),
+        entity: e.name,
+        transition: t.name,
+      };
+      return {
+        name: t.name,
+        entity: e.name,
+        ref: `${e.name}.${t.name}`,
+        from: t.from,
+        to: t.to,
+        due: { column: t.due.column, kind: t.due.kind as DueKind },
+        index: t.index,
+        set: assignments(t.set),
+        effects: t.effects.map((fx): Effect => ({ entity: fx.entity, column: fx.column, from: fx.from, to: fx.to, set: assignments(fx.set), index: fx.index })),
+        event,
+      };
+    }),
+  }));
+  const transitions = entities.flatMap((e) => e.transitions);
+  return { entities, transitions, events: transitions.map((t) => t.event), source };
+}
+
+function assignments(set: Readonly<Record<string, z.output<typeof AssignmentSchema>>>): Assignment[] {
+  return Object.entries(set).map(([column, a]): Assignment => {
+    if ('value' in a) return { kind: 'value', column, value: a.value };
+    if ('now' in a) return { kind: 'now', column, unit: a.now };
+    return { kind: 'increment', column, by: a.increment };
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
