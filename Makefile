@@ -120,7 +120,7 @@ bench-smoke: node-deps stack-up migrate topics-apply
 	npx tsc -p tsconfig.bench.json
 	$(ENV) && BENCH_PRESET=smoke node dist-bench/bench/compare/main.js
 
-stack-up:
+stack-up: build
 	$(STACK) up
 
 stack-down:
@@ -132,7 +132,7 @@ stack-status:
 stack-clean:
 	$(STACK) clean
 
-cluster-up:
+cluster-up: build
 	$(CLUSTER) && $(STACK) up
 
 cluster-down:

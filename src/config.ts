@@ -30,7 +30,7 @@ export const PRODUCTION_REQUIRED_BY_PART: Readonly<Record<ConfigPart, readonly s
   kafka: ['TB_KAFKA_BROKERS'],
   db: ['TB_DB_HOST', 'TB_DB_USER', 'TB_DB_PASSWORD'],
   registry: ['TB_REGISTRY_URL'],
-  topology: ['TB_TOPOLOGY'],
+  topology: ['TB_TOPOLOGY', 'TB_ENTITIES'],
 };
 export const PRODUCTION_REQUIRED: readonly string[] = ConfigParts.flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
 /** Variables that may be given as VAR_FILE: a path whose content is the value. */
@@ -95,6 +95,7 @@ const EnvSchema = z.object({
   TB_CDC_START_FROM: z.enum(['latest', 'earliest']).default('latest'),
   TB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TB_TOPOLOGY: z.string().min(1).default('topics/local.json'),
+  TB_ENTITIES: z.string().min(1).default('entities/default.json'),
   TB_GROUP_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+$/).default('timebucket'),
   // 2000: a hot minute of 1M coupons drained in 109 s with it, 129 s with 500 (an early hot-minute bench).
   TB_EXPIRER_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(2_000),
@@ -144,12 +145,15 @@ export type Config = Readonly<{
   db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: Tls }>;
   /** url: never with credentials (they move to auth), so it may be logged and put in headers. */
   registry: Readonly<{ url: string; auth: BasicAuth | undefined }>;
-  cdc: Readonly<{ couponsTopic: string; ordersTopic: string; partitions: number; retentionMs: number; startFrom: 'latest' | 'earliest' }>;
+  /** CDC topics are `<topicPrefix>.<database>.<table>` (Debezium's naming): see ingest/cdc-topics.ts. */
+  cdc: Readonly<{ topicPrefix: string; database: string; partitions: number; retentionMs: number; startFrom: 'latest' | 'earliest' }>;
   logLevel: z.infer<typeof EnvSchema>['TB_LOG_LEVEL'];
   /** `migrate`: the account the running service uses, granted its privileges after migrating. */
   migrate: Readonly<{ serviceAccount: Readonly<{ user: string; host: string }> | undefined }>;
   /** Path of the topology file (tier table and topics), relative to the working directory. */
   topologyPath: string;
+  /** Path of the entities file (the tables, their transitions and events): core/entity-file.ts. */
+  entitiesPath: string;
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
   /** concurrency: loops per process; retentionMs: published rows kept this long (0: for ever). */
@@ -208,8 +212,8 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     },
     registry: { url: registry!.url ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7`, auth: registry!.auth },
     cdc: {
-      couponsTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.coupons`,
-      ordersTopic: `${e.TB_CDC_TOPIC_PREFIX}.${e.TB_DB_NAME}.orders`,
+      topicPrefix: e.TB_CDC_TOPIC_PREFIX,
+      database: e.TB_DB_NAME,
       partitions: e.TB_CDC_PARTITIONS,
       retentionMs: e.TB_CDC_RETENTION_MS,
       startFrom: e.TB_CDC_START_FROM,
@@ -217,6 +221,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     logLevel: e.TB_LOG_LEVEL,
     migrate: { serviceAccount: serviceAccount(e.TB_DB_SERVICE_USER) },
     topologyPath: e.TB_TOPOLOGY,
+    entitiesPath: e.TB_ENTITIES,
     groupPrefix: e.TB_GROUP_PREFIX,
     expirer: {
       batchSize: e.TB_EXPIRER_BATCH_SIZE,

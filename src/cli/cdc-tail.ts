@@ -1,13 +1,16 @@
-/** Prints CDC events for coupons and orders as they arrive: a look at what Debezium sends. */
+/** Prints CDC events of every mapped table as they arrive: a look at what Debezium sends. */
 import { DateTime } from 'luxon';
 import type { Config } from '../config';
 import type { Logger } from '../ops/logger';
 import { createKafka } from '../kafka/client';
 import { decodeCdcValue } from '../core/cdc-envelope';
+import type { EntityCatalogue } from '../core/entity-catalogue';
+import { cdcTopics } from '../ingest/cdc-topics';
 
-export async function cdcTail(config: Config, logger: Logger, opts: { seconds?: number }): Promise<void> {
+export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger: Logger, opts: { seconds?: number }): Promise<void> {
   const kafka = createKafka(config.kafka, logger, '-cdc-tail');
-  const topics = [config.cdc.couponsTopic, config.cdc.ordersTopic];
+  const byTopic = cdcTopics(config.cdc, catalogue);
+  const topics = Object.keys(byTopic);
 
   const admin = kafka.admin();
   await admin.connect();
@@ -32,8 +35,13 @@ export async function cdcTail(config: Config, logger: Logger, opts: { seconds?: 
         return;
       }
       const row = event.after ?? event.before;
-      const expire = typeof row?.['expire_time'] === 'number' ? DateTime.fromMillis(row['expire_time'], { zone: 'utc' }).toISO() : '?';
-      console.log(`${topic}[${partition}]@${message.offset} op=${event.op} id=${String(row?.['id'])} status=${String(row?.['status'])} expire_time=${expire}`);
+      const entity = byTopic[topic]!;
+      const dues = entity.transitions.map((t) => {
+        const v = row?.[t.due.column];
+        const ms = typeof v === 'number' ? (t.due.kind === 'epoch_s' ? v * 1000 : v) : undefined;
+        return `${t.due.column}=${ms === undefined ? String(v) : DateTime.fromMillis(ms, { zone: 'utc' }).toISO()}`;
+      });
+      console.log(`${topic}[${partition}]@${message.offset} op=${event.op} ${entity.name} id=${String(row?.[entity.idColumn])} status=${String(row?.[entity.status.column])} ${[...new Set(dues)].join(' ')}`);
     },
   });
 

@@ -7,11 +7,13 @@ import { ConfigPart, ConfigParts } from '../config';
 const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
   migrate: ['db'],
   'topics apply': ['kafka', 'topology'],
-  'cdc-tail': ['kafka'],
+  'cdc-tail': ['kafka', 'topology'],
+  // The database for its flavour (unless --flavour), Kafka for the schema-history topic's brokers.
+  'connector config': ['db', 'kafka', 'topology'],
 };
 
 /** The parts a command line needs (`['topics', 'apply']` → kafka, topology); every part when unknown. */
 export function needsOf(args: readonly string[]): readonly ConfigPart[] {
-  const command = args[0] === 'topics' ? `topics ${args[1] ?? ''}` : (args[0] ?? '');
+  const command = args[0] === 'topics' || args[0] === 'connector' ? `${args[0]} ${args[1] ?? ''}` : (args[0] ?? '');
   return NEEDS[command] ?? ConfigParts;
 }

@@ -4,7 +4,8 @@
  *   timebucket run [--roles a,b]    run roles (default: all) until SIGINT/SIGTERM
  *   timebucket migrate [--down]     apply (or roll back) the database migrations
  *   timebucket topics apply         create missing declared topics, report drift
- *   timebucket cdc-tail             print CDC events from the coupons and orders topics
+ *   timebucket cdc-tail             print CDC events of the mapped tables
+ *   timebucket connector config     print the Debezium connector for the mapped tables
  *   timebucket --version            print the version
  * Exit codes (sysexits.h where one fits), so scripts and orchestrators can tell failures apart:
  * 0 done; 1 runtime failure; 3 topic drift (topics apply); 64 bad usage (EX_USAGE: unknown
@@ -16,6 +17,7 @@ import { ConfigError } from '../core/errors';
 import { packageVersion } from '../core/package-root';
 import { createLogger } from '../ops/logger';
 import { loadTopology } from '../ops/load-topology';
+import { loadEntities } from '../ops/load-entities';
 import { needsOf } from './command-needs';
 import { failureHint } from './failure-hint';
 import { migrate } from './migrate';
@@ -26,6 +28,7 @@ import { Role, Roles } from '../main';
 import { registerBackfillCommand } from './backfill-command';
 import { registerReplayCommands } from './replay-command';
 import { registerCtlCommands } from './ctl-command';
+import { registerConnectorCommands } from './connector-config-command';
 
 function parseRoles(value: string): Role[] {
   const roles = value.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
@@ -49,7 +52,7 @@ async function main(argv: string[]): Promise<void> {
     .option('--demo', 'also feed a small demo workload and print a live summary')
     .action(async (opts: { roles: Role[]; demo?: boolean }) => {
       const config = loadConfig(process.env);
-      const code = await run(config, loadTopology(config.topologyPath), createLogger(config.logLevel), opts.roles, { demo: opts.demo === true });
+      const code = await run(config, loadTopology(config.topologyPath), loadEntities(config.entitiesPath), createLogger(config.logLevel), opts.roles, { demo: opts.demo === true });
       // Exit now: a client that never let go (a half-open connection at the deadline) must not
       // keep the process alive past the orchestrator's grace period.
       process.exit(code);
@@ -71,22 +74,23 @@ async function main(argv: string[]): Promise<void> {
     .description('create missing topics and report drift (idempotent)')
     .action(async () => {
       const config = loadConfig(process.env, { uses: needsOf(['topics', 'apply']) });
-      const drift = await topicsApply(config, loadTopology(config.topologyPath), createLogger(config.logLevel));
+      const drift = await topicsApply(config, loadTopology(config.topologyPath), loadEntities(config.entitiesPath), createLogger(config.logLevel));
       if (drift > 0) process.exitCode = 3;
     });
 
   program
     .command('cdc-tail')
-    .description('print CDC events for coupons and orders as they arrive (Ctrl-C stops)')
+    .description('print CDC events of the mapped tables as they arrive (Ctrl-C stops)')
     .option('--seconds <n>', 'stop after n seconds', (v) => Number.parseInt(v, 10))
     .action(async (opts: { seconds?: number }) => {
       const config = loadConfig(process.env, { uses: needsOf(['cdc-tail']) });
-      await cdcTail(config, createLogger(config.logLevel), { seconds: opts.seconds });
+      await cdcTail(config, loadEntities(config.entitiesPath), createLogger(config.logLevel), { seconds: opts.seconds });
     });
 
   registerBackfillCommand(program);
   registerReplayCommands(program);
   registerCtlCommands(program);
+  registerConnectorCommands(program);
 
   await program.parseAsync(argv);
 }

@@ -12,6 +12,7 @@
  */
 import type { Config } from '../config';
 import type { Topology } from '../core/topology';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import { Role, startTimebucket } from '../main';
 import type { Logger } from '../ops/logger';
 import { startDemo } from './demo';
@@ -20,8 +21,8 @@ import { startOpsServer } from '../ops/http-server';
 
 export const ExitCodes = { OK: 0, FAILED: 1, SIGINT: 130, SIGTERM: 143 } as const;
 
-export async function run(config: Config, topology: Topology, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<number> {
-  const metrics = createMetrics({ defaultMetrics: true });
+export async function run(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<number> {
+  const metrics = createMetrics({ defaultMetrics: true, entities: catalogue.entities.map((e) => e.name) });
   let ready = false;
   let stopping = false;
   let running: Awaited<ReturnType<typeof startTimebucket>> | undefined = undefined;
@@ -38,7 +39,7 @@ export async function run(config: Config, topology: Topology, logger: Logger, ro
           readyDetails: () => (running === undefined ? {} : { control: running.control() }),
           logger,
         });
-  running = await startTimebucket(config, topology, { roles, logger, metrics, instanceId: config.instanceId });
+  running = await startTimebucket(config, topology, { roles, logger, metrics, instanceId: config.instanceId, catalogue });
   void running.ready().then(() => {
     ready = true;
     logger.info('all consumers joined their groups: ready');

@@ -6,6 +6,8 @@ import { pinNewGroupToEnd } from '../kafka/pin-group-start';
 import { groupIdOf } from '../kafka/group-ids';
 import type { Logger } from '../ops/logger';
 import { backoffMs, classifyFailure } from '../core/retry-policy';
+import type { EntityCatalogue } from '../core/entity-catalogue';
+import { cdcTopics } from '../ingest/cdc-topics';
 
 /**
  * The CDC topics too: Debezium creates a table's topic only with the table's first change, and
@@ -14,9 +16,9 @@ import { backoffMs, classifyFailure } from '../core/retry-policy';
  * not become ready. Declared as the connector's topic.creation settings make them, so a topic
  * Debezium created shows no drift.
  */
-export function cdcTopicDeclarations(config: Config): TopicDeclaration[] {
+export function cdcTopicDeclarations(config: Config, catalogue: EntityCatalogue): TopicDeclaration[] {
   const cdcConfig = { 'cleanup.policy': 'delete', 'retention.ms': String(config.cdc.retentionMs) };
-  return [config.cdc.couponsTopic, config.cdc.ordersTopic].map((topic) => ({ topic, partitions: config.cdc.partitions, config: cdcConfig }));
+  return Object.keys(cdcTopics(config.cdc, catalogue)).map((topic) => ({ topic, partitions: config.cdc.partitions, config: cdcConfig }));
 }
 
 /**
@@ -24,18 +26,18 @@ export function cdcTopicDeclarations(config: Config): TopicDeclaration[] {
  * TB_CDC_START_FROM=latest it also pins a new repartitioner group at the current end of the CDC
  * topics (kafka/pin-group-start.ts): a deployment reads every change made after this command.
  */
-export async function topicsApply(config: Config, topology: Topology, logger: Logger): Promise<number> {
+export async function topicsApply(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger): Promise<number> {
   const admin = createKafka(config.kafka, logger, '-topics').admin();
   await admin.connect();
   try {
     // Idempotent, so safe to try again: a topic created by the failed try counts as present.
-    const report = await retryTransient(() => applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config)]), logger);
+    const report = await retryTransient(() => applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config, catalogue)]), logger);
     console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.drift.length} drifted`);
     for (const d of report.drift) console.log(`drift: ${d.topic} ${d.what}: declared ${d.declared}, actual ${d.actual}`);
     if (config.cdc.startFrom === 'latest') {
       // A new deployment starts reading CDC here: nothing written from now on is skipped.
       const group = groupIdOf(config.groupPrefix, 'repartitioner');
-      const outcome = await retryTransient(() => pinNewGroupToEnd(admin, group, [config.cdc.couponsTopic, config.cdc.ordersTopic]), logger);
+      const outcome = await retryTransient(() => pinNewGroupToEnd(admin, group, Object.keys(cdcTopics(config.cdc, catalogue))), logger);
       console.log(`${group}: ${outcome === 'pinned' ? 'new group, starts at the current end of the CDC topics (existing rows: timebucket backfill)' : outcome === 'busy' ? 'running, left alone' : 'resumes from its committed offsets'}`);
     }
     return report.drift.length;

@@ -39,7 +39,7 @@ const AssignmentSchema = z.union([
   z.object({ now: dueKind }).strict(),
   z.object({ increment: z.number().int().min(1).max(1_000_000) }).strict(),
 ]);
-const SetSchema = z.record(z.string(), AssignmentSchema).default({});
+const SetSchema = z.record(identifier, AssignmentSchema).default({});
 
 const FieldSchema = z.union([
   z.object({ name: z.string().regex(AVRO_FIELD, 'not an Avro field name'), column: identifier }).strict(),
@@ -184,8 +184,7 @@ function valueProblems(e: RawEntity, values: readonly StatusValue[] | undefined,
 
 function setProblems(set: Readonly<Record<string, unknown>>, forbidden: readonly string[], path: Path, add: (p: Path, m: string) => void): void {
   for (const column of Object.keys(set)) {
-    if (!IDENTIFIER.test(column)) add([...path, column], 'not a plain SQL identifier (letters, digits, _ and $; at most 64)');
-    else if (forbidden.includes(column)) add([...path, column], `the ${column === forbidden[0] ? 'id' : 'status'} column is not assigned here (the status is set by 'to')`);
+    if (forbidden.includes(column)) add([...path, column], `the ${column === forbidden[0] ? 'id' : 'status'} column is not assigned here (the status is set by 'to')`);
   }
 }
 

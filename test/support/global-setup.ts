@@ -9,6 +9,7 @@ import { createDb } from '../../src/db/knex';
 import { createKafka } from '../../src/kafka/client';
 import { createLogger } from '../../src/ops/logger';
 import { waitFor } from './wait-for';
+import { cdcTopicOf } from '../../src/ingest/cdc-topics';
 
 export default async function globalSetup(): Promise<void> {
   const config = loadConfig(process.env);
@@ -25,15 +26,15 @@ export default async function globalSetup(): Promise<void> {
   try {
     await db.migrate.latest();
     await admin.connect();
-    const topics = [config.cdc.couponsTopic, config.cdc.ordersTopic];
+    const topics = [cdcTopicOf(config.cdc, 'coupons'), cdcTopicOf(config.cdc, 'orders')];
     const existing = new Set(await admin.listTopics());
     // Expirable rows: the connector's filter (stack/connect-smt) drops every other change, so only
     // such a change reaches Kafka and makes Debezium create the topic. Due in 2099, and deleted.
-    if (!existing.has(config.cdc.couponsTopic)) {
+    if (!existing.has(cdcTopicOf(config.cdc, 'coupons'))) {
       const [id] = await db('coupons').insert({ user_id: 0, status: 'ACTIVE', expire_time: new Date('2099-01-01T00:00:00Z') });
       await db('coupons').where({ id }).delete();
     }
-    if (!existing.has(config.cdc.ordersTopic)) {
+    if (!existing.has(cdcTopicOf(config.cdc, 'orders'))) {
       const [id] = await db('orders').insert({ user_id: 0, status: 'UNPAID', expire_time: new Date('2099-01-01T00:00:00Z') });
       await db('orders').where({ id }).delete();
     }

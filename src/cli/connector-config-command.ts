@@ -1,0 +1,89 @@
+/**
+ * timebucket connector config [--name N] [--server-id N] [--flavour auto|mariadb|mysql]
+ *   [--history kafka|file:<path>] [--replication-factor N] [--db-user U] [--db-password P] [--config-only]
+ *
+ * Prints the Debezium connector for the tables the entities file maps, as JSON for Kafka
+ * Connect's REST API: `{ name, config }` for POST /connectors, or with --config-only the map
+ * for PUT /connectors/<name>/config (idempotent: what the local stack does). Warnings go to
+ * stderr. The database user and password default to Connect config-provider references, so
+ * the printed JSON holds no secret: the Connect worker resolves them (FileConfigProvider).
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadConfig } from '../config';
+import { createDb } from '../db/knex';
+import { serverFlavour } from '../db/server-flavour';
+import { connectorConfig, ConnectorConfigOptions, ServerFlavour } from '../ingest/connector-config';
+import { loadEntities } from '../ops/load-entities';
+import { createCommandLogger } from '../ops/logger';
+import { needsOf } from './command-needs';
+
+type Opts = {
+  name: string;
+  serverId: number;
+  flavour: 'auto' | ServerFlavour;
+  history: string;
+  replicationFactor: number;
+  dbUser: string;
+  dbPassword: string;
+  configOnly?: boolean;
+};
+
+const SECRETS = '/etc/kafka-connect/secrets/timebucket-cdc.properties';
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^[1-9][0-9]*$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function historyArg(value: string): string {
+  if (value !== 'kafka' && !/^file:.+/.test(value)) throw new InvalidArgumentError("expected 'kafka' or 'file:<path>'");
+  return value;
+}
+
+export function registerConnectorCommands(program: Command): void {
+  program
+    .command('connector')
+    .description('the Debezium connector for the mapped tables')
+    .command('config')
+    .description('print the connector configuration as JSON for the Kafka Connect REST API')
+    .option('--name <name>', 'connector name', 'timebucket-cdc')
+    .option('--server-id <n>', 'binlog client id, unique among the server readers', positiveInt, 184054)
+    .addOption(new Option('--flavour <server>', 'the database server (auto: ask it)').choices(['auto', 'mariadb', 'mysql']).default('auto'))
+    .option('--history <where>', "schema history: 'kafka' (a topic) or 'file:<path>'", historyArg, 'kafka')
+    .option('--replication-factor <n>', 'replication factor of the CDC topics the connector creates', positiveInt, 3)
+    .option('--db-user <user>', 'the connector database user (or a config-provider reference)', `\${file:${SECRETS}:user}`)
+    .option('--db-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:password}`)
+    .option('--config-only', 'print only the config map (for PUT /connectors/<name>/config)')
+    .action(async (opts: Opts) => {
+      const config = loadConfig(process.env, { uses: needsOf(['connector', 'config']) });
+      const logger = createCommandLogger(config.logLevel);
+      const catalogue = loadEntities(config.entitiesPath);
+      let flavour: ServerFlavour;
+      if (opts.flavour === 'auto') {
+        const db = createDb(config.db, { logger });
+        try {
+          flavour = (await serverFlavour(db)).flavour;
+        } finally {
+          await db.destroy();
+        }
+      } else {
+        flavour = opts.flavour;
+      }
+      const history: ConnectorConfigOptions['history'] =
+        opts.history === 'kafka'
+          ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${config.cdc.topicPrefix}.schema-history.${config.db.database}` }
+          : { kind: 'file', path: opts.history.slice('file:'.length) };
+      const out = connectorConfig(catalogue, {
+        name: opts.name,
+        flavour,
+        db: { host: config.db.host, port: config.db.port, database: config.db.database, user: opts.dbUser, password: opts.dbPassword, tls: config.db.tls.enabled },
+        topicPrefix: config.cdc.topicPrefix,
+        serverId: opts.serverId,
+        history,
+        topics: { partitions: config.cdc.partitions, replicationFactor: opts.replicationFactor, retentionMs: config.cdc.retentionMs },
+      });
+      for (const w of out.warnings) console.error(`warning: ${w}`);
+      console.log(JSON.stringify(opts.configOnly === true ? out.config : { name: out.name, config: out.config }, null, 2));
+    });
+}

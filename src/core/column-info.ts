@@ -1,0 +1,20 @@
+/**
+ * What the database says of a mapped table, as information_schema reports it (read by
+ * db/read-table-schema.ts). Pure data, so the checks against the entities file
+ * (core/entity-schema-check.ts) and the derived event schemas (publish/derived-schema.ts) are
+ * unit-tested without a database.
+ *
+ *   dataType    information_schema DATA_TYPE, lower case: bigint, int, varchar, datetime, …
+ *   columnType  COLUMN_TYPE as reported: "bigint(20) unsigned", "varchar(32)", "enum('A','B')"
+ *   maxChars    CHARACTER_MAXIMUM_LENGTH for character types, else null
+ *   charset     CHARACTER_SET_NAME for character types, else null
+ */
+export type ColumnInfo = Readonly<{ name: string; dataType: string; columnType: string; nullable: boolean; maxChars: number | null; charset: string | null }>;
+
+/** An index: its name and its columns in order (the primary key is named PRIMARY). */
+export type IndexInfo = Readonly<{ name: string; columns: readonly string[]; unique: boolean }>;
+
+export type TableInfo = Readonly<{ name: string; columns: ReadonlyMap<string, ColumnInfo>; indexes: readonly IndexInfo[] }>;
+
+/** Every mapped table found, by name; a table missing from the map does not exist. */
+export type SchemaInfo = ReadonlyMap<string, TableInfo>;

@@ -1,0 +1,156 @@
+/**
+ * The entities file against the database it describes: every mapped table and column exists
+ * with a type its use needs, every declared value fits its column, and the indexes the SQL
+ * forces exist. Run at start (a service that would fail on its first batch must not start) and
+ * by `timebucket check`. Each problem names its fix (a CREATE INDEX to run, the type wanted).
+ *
+ * Pure: the schema comes in as data (db/read-table-schema.ts reads it from information_schema,
+ * the same on MySQL 8 and MariaDB).
+ */
+import type { ColumnInfo, SchemaInfo, TableInfo } from './column-info';
+import type { Assignment, Entity, EntityCatalogue, StatusValue, Transition } from './entity-catalogue';
+
+const INTEGER = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
+const CHARACTER = new Set(['char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum']);
+const DATETIME = new Set(['datetime', 'timestamp']);
+/** Payload columns the events can carry (publish/derived-schema.ts maps each to an Avro type). */
+const PAYLOAD = new Set([...INTEGER, ...CHARACTER, ...DATETIME, 'decimal', 'date', 'double', 'float', 'bit', 'set']);
+
+/** Integer ranges by type: [signed min, signed max, unsigned max]. */
+const RANGES: Readonly<Record<string, readonly [bigint, bigint, bigint]>> = {
+  tinyint: [-128n, 127n, 255n],
+  smallint: [-32768n, 32767n, 65535n],
+  mediumint: [-8388608n, 8388607n, 16777215n],
+  int: [-2147483648n, 2147483647n, 4294967295n],
+  integer: [-2147483648n, 2147483647n, 4294967295n],
+  bigint: [-(2n ** 63n), 2n ** 63n - 1n, 2n ** 64n - 1n],
+};
+
+export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaInfo, database: string): string[] {
+  const problems: string[] = [];
+  for (const entity of catalogue.entities) {
+    const table = schema.get(entity.table);
+    if (table === undefined) {
+      problems.push(`${entity.name}: table ${database}.${entity.table} does not exist`);
+      continue;
+    }
+    const at = `${entity.name} (${database}.${entity.table})`;
+    const column = (name: string, why: string): ColumnInfo | undefined => {
+      const c = table.columns.get(name);
+      if (c === undefined) problems.push(`${at}: column ${name} (${why}) does not exist`);
+      return c;
+    };
+    const id = column(entity.idColumn, 'the id');
+    if (id !== undefined && !INTEGER.has(id.dataType)) problems.push(`${at}: id column ${id.name} is ${id.columnType}; ids must be an integer type (BIGINT)`);
+    if (id !== undefined && !isPrimaryKey(table, id.name)) problems.push(`${at}: id column ${id.name} is not the table's primary key; batches are addressed by primary key`);
+    const status = column(entity.status.column, 'the status');
+    if (status !== undefined) {
+      problems.push(...statusTypeProblems(at, entity, status));
+      for (const v of entity.status.values ?? []) problems.push(...valueProblems(at, status, v));
+    }
+    for (const t of entity.transitions) problems.push(...transitionProblems(catalogue, schema, entity, table, t, database));
+  }
+  return problems;
+}
+
+function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity: Entity, table: TableInfo, t: Transition, database: string): string[] {
+  const problems: string[] = [];
+  const at = `${t.ref} (${database}.${entity.table})`;
+  const status = table.columns.get(entity.status.column);
+  if (status !== undefined) for (const v of [...t.from, t.to]) problems.push(...valueProblems(at, status, v));
+  const due = table.columns.get(t.due.column);
+  if (due === undefined) problems.push(`${at}: due column ${t.due.column} does not exist`);
+  else if (t.due.kind === 'datetime' && !DATETIME.has(due.dataType)) problems.push(`${at}: due column ${due.name} is ${due.columnType}; kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`);
+  else if (t.due.kind === 'datetime' && /^datetime\(([4-6])\)/i.test(due.columnType)) {
+    // Debezium encodes DATETIME(4-6) in µs (MicroTimestamp), and the schema-less CDC JSON the stack
+    // configures cannot say so: the decoder would read µs as ms. TIMESTAMP(n) arrives as ISO text.
+    problems.push(`${at}: due column ${due.name} is ${due.columnType}; use DATETIME(0) to DATETIME(3) or TIMESTAMP (microsecond DATETIME is not decoded exactly from schema-less CDC)`);
+  } else if (t.due.kind !== 'datetime' && (due.dataType !== 'bigint' && !(t.due.kind === 'epoch_s' && INTEGER.has(due.dataType)))) {
+    problems.push(`${at}: due column ${due.name} is ${due.columnType}; kind ${t.due.kind} needs ${t.due.kind === 'epoch_ms' ? 'BIGINT' : 'an integer type'}`);
+  }
+  const index = table.indexes.find((i) => i.name === t.index);
+  const wanted = [entity.status.column, t.due.column];
+  if (index === undefined || !startsWith(index.columns, wanted) || !(index.columns.length === 2 || index.columns[2] === entity.idColumn)) {
+    const found = index === undefined ? 'does not exist' : `is on (${index.columns.join(', ')})`;
+    problems.push(`${at}: index ${t.index} ${found}; the scanner and backfill page through (status, due, id): CREATE INDEX ${t.index} ON ${database}.${entity.table} (${[...wanted, entity.idColumn].join(', ')})`);
+  }
+  problems.push(...assignmentProblems(at, table, t.set));
+  for (const f of t.event.fields) {
+    if (f.source !== 'column') continue;
+    const c = table.columns.get(f.column);
+    if (c === undefined) problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} does not exist`);
+    else if (!PAYLOAD.has(c.dataType)) problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
+  }
+  for (const [k, fx] of t.effects.entries()) {
+    const other = catalogue.entities.find((e) => e.name === fx.entity);
+    const otherTable = other === undefined ? undefined : schema.get(other.table);
+    if (other === undefined || otherTable === undefined) continue; // reported with that entity
+    const fat = `${at} effect ${k} on ${other.name} (${database}.${other.table})`;
+    const link = otherTable.columns.get(fx.column);
+    if (link === undefined) problems.push(`${fat}: column ${fx.column} does not exist`);
+    else if (!INTEGER.has(link.dataType)) problems.push(`${fat}: column ${fx.column} is ${link.columnType}; it must hold ${entity.name} ids (an integer type)`);
+    const fxIndex = otherTable.indexes.find((i) => i.name === fx.index);
+    if (fxIndex === undefined || fxIndex.columns[0] !== fx.column) {
+      problems.push(`${fat}: index ${fx.index} ${fxIndex === undefined ? 'does not exist' : `starts with ${fxIndex.columns[0]}`}; the effect's locking read needs it: CREATE INDEX ${fx.index} ON ${database}.${other.table} (${fx.column})`);
+    }
+    const otherStatus = otherTable.columns.get(other.status.column);
+    if (otherStatus !== undefined) for (const v of [...fx.from, fx.to]) problems.push(...valueProblems(fat, otherStatus, v));
+    problems.push(...assignmentProblems(fat, otherTable, fx.set));
+  }
+  return problems;
+}
+
+function statusTypeProblems(at: string, entity: Entity, c: ColumnInfo): string[] {
+  if (entity.status.type === 'integer' && !INTEGER.has(c.dataType)) return [`${at}: status column ${c.name} is ${c.columnType}, but the file says its values are integers`];
+  if (entity.status.type === 'string' && !CHARACTER.has(c.dataType)) return [`${at}: status column ${c.name} is ${c.columnType}, but the file says its values are strings`];
+  return [];
+}
+
+/** Whether a declared value can be stored in the column as is (no truncation, no conversion). */
+function valueProblems(at: string, c: ColumnInfo, v: StatusValue | null): string[] {
+  const shown = JSON.stringify(v);
+  if (v === null) return c.nullable ? [] : [`${at}: column ${c.name} is NOT NULL; it cannot be set to null`];
+  if (typeof v === 'number') {
+    const range = RANGES[c.dataType];
+    if (range === undefined) return [`${at}: ${shown} is a number but column ${c.name} is ${c.columnType}`];
+    const unsigned = /\bunsigned\b/i.test(c.columnType);
+    const [min, max] = unsigned ? [0n, range[2]] : [range[0], range[1]];
+    return BigInt(v) < min || BigInt(v) > max ? [`${at}: ${shown} does not fit column ${c.name} (${c.columnType})`] : [];
+  }
+  if (!CHARACTER.has(c.dataType)) return [`${at}: ${shown} is a string but column ${c.name} is ${c.columnType}`];
+  if (c.dataType === 'enum' && !enumValues(c.columnType).includes(v)) return [`${at}: ${shown} is not a value of column ${c.name} (${c.columnType})`];
+  if (c.maxChars !== null && [...v].length > c.maxChars) return [`${at}: ${shown} is longer than column ${c.name} (${c.columnType}) holds`];
+  // eslint-disable-next-line no-control-regex
+  if (c.charset !== null && !c.charset.startsWith('utf8') && /[^\x00-\x7f]/.test(v)) return [`${at}: ${shown} is not ASCII but column ${c.name} is ${c.charset}; use utf8mb4`];
+  return [];
+}
+
+function assignmentProblems(at: string, table: TableInfo, set: readonly Assignment[]): string[] {
+  const problems: string[] = [];
+  for (const a of set) {
+    const c = table.columns.get(a.column);
+    if (c === undefined) {
+      problems.push(`${at}: assigned column ${a.column} does not exist`);
+      continue;
+    }
+    if (a.kind === 'value') problems.push(...valueProblems(at, c, a.value));
+    else if (a.kind === 'increment' && !INTEGER.has(c.dataType)) problems.push(`${at}: column ${a.column} is ${c.columnType}; only an integer column can be incremented`);
+    else if (a.kind === 'now' && a.unit === 'datetime' && !DATETIME.has(c.dataType)) problems.push(`${at}: column ${a.column} is ${c.columnType}; now as datetime needs DATETIME or TIMESTAMP`);
+    else if (a.kind === 'now' && a.unit !== 'datetime' && !INTEGER.has(c.dataType)) problems.push(`${at}: column ${a.column} is ${c.columnType}; now as ${a.unit} needs an integer column`);
+  }
+  return problems;
+}
+
+function isPrimaryKey(table: TableInfo, column: string): boolean {
+  const pk = table.indexes.find((i) => i.name === 'PRIMARY');
+  return pk !== undefined && pk.columns.length === 1 && pk.columns[0] === column;
+}
+
+function startsWith(columns: readonly string[], prefix: readonly string[]): boolean {
+  return prefix.every((c, i) => columns[i] === c);
+}
+
+function enumValues(columnType: string): string[] {
+  const body = /^enum\((.*)\)$/is.exec(columnType)?.[1] ?? '';
+  return [...body.matchAll(/'((?:[^']|'')*)'/g)].map((m) => m[1]!.replace(/''/g, "'"));
+}

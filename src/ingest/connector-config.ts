@@ -1,0 +1,119 @@
+/**
+ * The Debezium connector configuration for the tables the entities file maps, as Kafka
+ * Connect's REST API takes it (PUT /connectors/<name>/config): what `timebucket connector
+ * config` prints and what the local stack registers. One connector per database.
+ *
+ * What it settles, so a team does not have to:
+ *   - the table list: every mapped table of the database;
+ *   - the expirable-change filter (stack/connect-smt, NotExpirableChange): per table its status
+ *     column and the states in which a row may be due (the from-states of all its transitions).
+ *     A table whose states cannot be written in the predicate's list syntax (a value with a
+ *     comma, or blank at an end) gets no rule: nothing of it is dropped, which is the safe side
+ *     (the repartitioner reads and ignores what is not due), and `warnings` says so;
+ *   - the time encoding timebucket decodes (adaptive_time_microseconds), tombstones on delete,
+ *     and the CDC topics' creation as `topics apply` declares them.
+ *
+ * Pure: the caller supplies the server flavour (db/server-flavour.ts detects it) and secrets.
+ */
+import type { Entity, EntityCatalogue } from '../core/entity-catalogue';
+
+export type ServerFlavour = 'mariadb' | 'mysql';
+
+export type ConnectorConfigOptions = Readonly<{
+  name: string;
+  flavour: ServerFlavour;
+  db: Readonly<{ host: string; port: number; database: string; user: string; password: string; tls: boolean }>;
+  /** Debezium's topic.prefix: CDC topics are <prefix>.<database>.<table> (TB_CDC_TOPIC_PREFIX). */
+  topicPrefix: string;
+  /** A replication client id unique among everything reading this server's binlog. */
+  serverId: number;
+  /** Where Debezium keeps the tables' schema history: a Kafka topic (production) or a file (one-node dev stack). */
+  history: Readonly<{ kind: 'kafka'; brokers: readonly string[]; topic: string }> | Readonly<{ kind: 'file'; path: string }>;
+  topics: Readonly<{ partitions: number; replicationFactor: number; retentionMs: number }>;
+}>;
+
+export type ConnectorConfig = Readonly<{ name: string; config: Readonly<Record<string, string>>; warnings: readonly string[] }>;
+
+const CONNECTOR_CLASS: Readonly<Record<ServerFlavour, string>> = {
+  mariadb: 'io.debezium.connector.mariadb.MariaDbConnector',
+  mysql: 'io.debezium.connector.mysql.MySqlConnector',
+};
+
+/** The two connectors name their modes differently; both verify the certificate and the host name. */
+const SSL_MODE: Readonly<Record<ServerFlavour, Readonly<{ off: string; verify: string }>>> = {
+  mariadb: { off: 'disable', verify: 'verify-full' },
+  mysql: { off: 'disabled', verify: 'verify_identity' },
+};
+
+export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfigOptions): ConnectorConfig {
+  const warnings: string[] = [];
+  const db = opts.db.database;
+  const config: Record<string, string> = {
+    'connector.class': CONNECTOR_CLASS[opts.flavour],
+    'tasks.max': '1',
+    'database.hostname': opts.db.host,
+    'database.port': String(opts.db.port),
+    'database.user': opts.db.user,
+    'database.password': opts.db.password,
+    'database.server.id': String(opts.serverId),
+    'database.ssl.mode': SSL_MODE[opts.flavour][opts.db.tls ? 'verify' : 'off'],
+    'topic.prefix': opts.topicPrefix,
+    'database.include.list': db,
+    // Regular expressions matched against <database>.<table>: the dot escaped, so nothing else matches.
+    'table.include.list': catalogue.entities.map((e) => `${db}\\.${e.table}`).join(','),
+    'include.schema.changes': 'false',
+    // DATETIME(3) → io.debezium.time.Timestamp (epoch ms of the wall-clock value, UTC as written);
+    // DATETIME(4-6) → MicroTimestamp; TIMESTAMP → ZonedTimestamp: core/debezium-time.ts decodes each.
+    'time.precision.mode': 'adaptive_time_microseconds',
+    'tombstones.on.delete': 'true',
+    ...filterConfig(catalogue, warnings),
+    ...historyConfig(opts.history),
+    'topic.creation.default.replication.factor': String(opts.topics.replicationFactor),
+    'topic.creation.default.partitions': String(opts.topics.partitions),
+    'topic.creation.default.cleanup.policy': 'delete',
+    'topic.creation.default.retention.ms': String(opts.topics.retentionMs),
+  };
+  return { name: opts.name, config, warnings };
+}
+
+function filterConfig(catalogue: EntityCatalogue, warnings: string[]): Record<string, string> {
+  const rules: Record<string, string> = {};
+  const tables: string[] = [];
+  for (const entity of catalogue.entities) {
+    const states = dueStates(entity);
+    const unlistable = states.filter((s) => s.includes(',') || s.trim() !== s || s.length === 0);
+    if (unlistable.length > 0) {
+      warnings.push(`${entity.table}: status ${unlistable.map((s) => JSON.stringify(s)).join(', ')} cannot be listed in the filter; none of its changes is dropped at the source`);
+      continue;
+    }
+    tables.push(entity.table);
+    rules[`predicates.notExpirable.expirable.table.${entity.table}.column`] = entity.status.column;
+    rules[`predicates.notExpirable.expirable.table.${entity.table}.states`] = states.join(',');
+  }
+  return {
+    transforms: 'onlyExpirable',
+    'transforms.onlyExpirable.type': 'org.apache.kafka.connect.transforms.Filter',
+    'transforms.onlyExpirable.predicate': 'notExpirable',
+    predicates: 'notExpirable',
+    'predicates.notExpirable.type': 'timebucket.connect.NotExpirableChange',
+    'predicates.notExpirable.expirable.unlisted': 'pass',
+    'predicates.notExpirable.expirable.tables': tables.join(','),
+    ...rules,
+  };
+}
+
+/** Every state from which some transition of the entity may fire, as the predicate compares them (decimal text for codes). */
+function dueStates(entity: Entity): string[] {
+  return [...new Set(entity.transitions.flatMap((t) => t.from.map(String)))];
+}
+
+function historyConfig(history: ConnectorConfigOptions['history']): Record<string, string> {
+  if (history.kind === 'file') {
+    return { 'schema.history.internal': 'io.debezium.storage.file.history.FileSchemaHistory', 'schema.history.internal.file.filename': history.path };
+  }
+  return {
+    'schema.history.internal': 'io.debezium.storage.kafka.history.KafkaSchemaHistory',
+    'schema.history.internal.kafka.bootstrap.servers': history.brokers.join(','),
+    'schema.history.internal.kafka.topic': history.topic,
+  };
+}

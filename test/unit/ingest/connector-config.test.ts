@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseEntityFile } from '../../../src/core/entity-file';
+import { connectorConfig, ConnectorConfigOptions } from '../../../src/ingest/connector-config';
+
+const root = join(__dirname, '../../..');
+const catalogue = parseEntityFile(readFileSync(join(root, 'entities/default.json'), 'utf8'), 'entities/default.json');
+
+const opts: ConnectorConfigOptions = {
+  name: 'timebucket-cdc',
+  flavour: 'mariadb',
+  db: { host: 'db.example', port: 3306, database: 'shop', user: 'debezium', password: '${file:/s:password}', tls: false },
+  topicPrefix: 'tbcdc',
+  serverId: 7,
+  history: { kind: 'kafka', brokers: ['k1:9092', 'k2:9092'], topic: 'tbcdc.schema-history.shop' },
+  topics: { partitions: 4, replicationFactor: 3, retentionMs: 604_800_000 },
+};
+
+function seedCatalogue(states: string[]) {
+  return parseEntityFile(
+    {
+      entities: [
+        {
+          name: 'user_coupon',
+          table: 'user_coupon',
+          id: 'id',
+          status: { column: 'coupon_status', type: 'string' },
+          transitions: [
+            { name: 'expired', from: states, to: '已过期', due: { column: 'expire_at_ms', kind: 'epoch_ms' }, index: 'i1', event: { type: 'A', ceType: 'a', avroName: 'x.A', idField: 'coupon_id', summary: 's' } },
+            { name: 'lock_timeout', from: ['已锁定'], to: '待使用', due: { column: 'lock_expire_time', kind: 'datetime' }, index: 'i2', event: { type: 'B', ceType: 'b', avroName: 'x.B', idField: 'coupon_id', summary: 's' } },
+          ],
+        },
+        {
+          name: 'task',
+          table: 'task',
+          id: 'id',
+          status: { column: 'state', type: 'integer' },
+          transitions: [{ name: 'timed_out', from: [1, 2], to: 9, due: { column: 'deadline_s', kind: 'epoch_s' }, index: 'i3', event: { type: 'C', ceType: 'c', avroName: 'x.C', idField: 'task_id', summary: 's' } }],
+        },
+      ],
+    },
+    'seed.json',
+  );
+}
+
+test('the default file: the demo tables, their filter, Kafka-kept history, the CDC topics as topics apply declares them', () => {
+  const { name, config, warnings } = connectorConfig(catalogue, opts);
+  expect(name).toBe('timebucket-cdc');
+  expect(warnings).toEqual([]);
+  expect(config).toMatchObject({
+    'connector.class': 'io.debezium.connector.mariadb.MariaDbConnector',
+    'database.hostname': 'db.example',
+    'database.server.id': '7',
+    'database.ssl.mode': 'disable',
+    'database.include.list': 'shop',
+    'table.include.list': 'shop\\.coupons,shop\\.orders',
+    'topic.prefix': 'tbcdc',
+    'time.precision.mode': 'adaptive_time_microseconds',
+    'predicates.notExpirable.expirable.unlisted': 'pass',
+    'predicates.notExpirable.expirable.tables': 'coupons,orders',
+    'predicates.notExpirable.expirable.table.coupons.column': 'status',
+    'predicates.notExpirable.expirable.table.coupons.states': 'ACTIVE',
+    'predicates.notExpirable.expirable.table.orders.states': 'UNPAID',
+    'schema.history.internal': 'io.debezium.storage.kafka.history.KafkaSchemaHistory',
+    'schema.history.internal.kafka.bootstrap.servers': 'k1:9092,k2:9092',
+    'topic.creation.default.replication.factor': '3',
+    'topic.creation.default.partitions': '4',
+  });
+  expect(Object.values(config).every((v) => typeof v === 'string')).toBe(true);
+});
+
+test('MySQL gets its own connector class and TLS mode names', () => {
+  const { config } = connectorConfig(catalogue, { ...opts, flavour: 'mysql', db: { ...opts.db, tls: true } });
+  expect(config['connector.class']).toBe('io.debezium.connector.mysql.MySqlConnector');
+  expect(config['database.ssl.mode']).toBe('verify_identity');
+  expect(connectorConfig(catalogue, { ...opts, db: { ...opts.db, tls: true } }).config['database.ssl.mode']).toBe('verify-full');
+});
+
+test('the filter learns each table’s status column and every from-state, non-ASCII and integer codes included', () => {
+  const { config, warnings } = connectorConfig(seedCatalogue(['待使用', '已锁定']), { ...opts, history: { kind: 'file', path: '/h.dat' } });
+  expect(warnings).toEqual([]);
+  expect(config['predicates.notExpirable.expirable.tables']).toBe('user_coupon,task');
+  expect(config['predicates.notExpirable.expirable.table.user_coupon.column']).toBe('coupon_status');
+  expect(config['predicates.notExpirable.expirable.table.user_coupon.states']).toBe('待使用,已锁定');
+  expect(config['predicates.notExpirable.expirable.table.task.states']).toBe('1,2');
+  expect(config['schema.history.internal.file.filename']).toBe('/h.dat');
+});
+
+test('a state the filter’s list cannot hold leaves its table unfiltered, with a warning', () => {
+  const { config, warnings } = connectorConfig(seedCatalogue(['active, not used']), opts);
+  expect(config['predicates.notExpirable.expirable.tables']).toBe('task');
+  expect(config['predicates.notExpirable.expirable.table.user_coupon.states']).toBeUndefined();
+  expect(warnings).toEqual(['user_coupon: status "active, not used" cannot be listed in the filter; none of its changes is dropped at the source']);
+});
