@@ -28,6 +28,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
 COPY schemas ./schemas
 COPY topics ./topics
+COPY entities ./entities
 # The node image's unprivileged user (uid 1000); Kubernetes' runAsNonRoot checks the number.
 USER 1000:1000
 EXPOSE 9464

@@ -24,6 +24,7 @@ import { createLogger } from '../src/ops/logger';
 import { log, sleep } from './lib/log';
 import { percentile as pct } from './lib/percentiles';
 import { cpuSeconds as cpuSecondsOrNull } from './lib/proc';
+import { cdcTopicOf } from '../src/ingest/cdc-topics';
 
 const poison = Number(process.env['P'] ?? 400_000);
 const good = Number(process.env['G'] ?? 20_000);
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     await applyTopics(admin, declaredTopics(topology));
-    const topic = config.cdc.couponsTopic;
+    const topic = cdcTopicOf(config.cdc, 'coupons');
     const ends = await admin.fetchTopicOffsets(topic);
     await admin.setOffsets({ groupId: `${run}.repartitioner`, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
 

@@ -23,12 +23,14 @@ import { Admin, CompressionTypes, Partitioners, Producer } from 'kafkajs';
 import pino from 'pino';
 import { loadConfig } from '../src/config';
 import type { BucketEntry } from '../src/core/bucket-entry';
+import type { EntityCatalogue } from '../src/core/entity-catalogue';
 import { bucketRecord, byTopic } from '../src/core/bucket-record';
 import { bucketStartOf, declaredTopics, Topology } from '../src/core/topology';
 import { createKafka } from '../src/kafka/client';
 import { groupIdOf } from '../src/kafka/group-ids';
 import { applyTopics } from '../src/kafka/topics-apply';
 import { createLogger } from '../src/ops/logger';
+import { loadEntities } from '../src/ops/load-entities';
 import { writeStreamTopology } from './compare/contenders/stream-topology';
 import { Child, freePort, startRoles, waitReady } from './lib/children';
 import { log, sleep } from './lib/log';
@@ -56,6 +58,7 @@ type Produced = Readonly<{ seconds: number; partitions: Record<string, number>; 
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  const catalogue = loadEntities(config.entitiesPath);
   const prefix = `tbahead${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const logDir = join(process.env['BENCH_RESULTS_DIR'] ?? defaultResultsDir, 'logs', `scheduled-ahead-${prefix}`);
   mkdirSync(logDir, { recursive: true });
@@ -82,7 +85,7 @@ async function main(): Promise<void> {
       { tier: 'minute', count: s - hourCount, fromS: aheadMinS, toS: aheadMaxS },
       { tier: 'hour', count: hourCount, fromS: hourAheadS[0], toS: hourAheadS[1] },
     ];
-    const produced = await produce(producer, topology, lanes);
+    const produced = await produce(producer, topology, catalogue, lanes);
 
     const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn' };
     const ports: number[] = [];
@@ -148,7 +151,7 @@ async function main(): Promise<void> {
  * would measure something else. Not idempotent: a retried request may append duplicates, which
  * the holders treat like any entry.
  */
-async function produce(producer: Producer, topology: Topology, lanes: readonly Lane[]): Promise<Produced> {
+async function produce(producer: Producer, topology: Topology, catalogue: EntityCatalogue, lanes: readonly Lane[]): Promise<Produced> {
   const startedAt = Date.now();
   const partitions = new Map<string, Set<string>>();
   let earliestReleaseMs = Number.POSITIVE_INFINITY;
@@ -167,8 +170,8 @@ async function produce(producer: Producer, topology: Topology, lanes: readonly L
       const records = Array.from({ length: n }, (_, k) => {
         const expireAtMs = startedAt + Math.floor((lane.fromS + Math.random() * (lane.toS - lane.fromS)) * 1000);
         // 0 is no id: BIGINT UNSIGNED ids start at 1.
-        const entry: BucketEntry = { v: 1, entity: 'coupon', id: String(ids.readBigUInt64BE(8 * k) || 1n), expireAtMs };
-        const record = bucketRecord(topology, entry, now);
+        const entry: BucketEntry = { entity: 'coupon', transition: 'expired', id: String(ids.readBigUInt64BE(8 * k) || 1n), expireAtMs };
+        const record = bucketRecord(topology, catalogue, entry, now);
         if (record.headers['tier'] !== lane.tier) {
           throw new Error(`an entry due in ${Math.round((expireAtMs - now) / 1000)} s is routed to ${record.headers['tier']}, not ${lane.tier}: choose its window within the ${lane.tier} ring's horizon`);
         }

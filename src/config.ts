@@ -22,7 +22,7 @@ const port = z.coerce.number().int().min(1).max(65535);
 const BROKER = /^[^:\s]+:\d{1,5}$/;
 
 /** What a command connects to or reads; production requires explicit settings for these only. */
-export const ConfigParts = ['kafka', 'db', 'registry', 'topology'] as const;
+export const ConfigParts = ['kafka', 'db', 'registry', 'topology', 'entities'] as const;
 export type ConfigPart = (typeof ConfigParts)[number];
 
 /** Settings with a local-stack default that production must give explicitly, by part. */
@@ -30,7 +30,8 @@ export const PRODUCTION_REQUIRED_BY_PART: Readonly<Record<ConfigPart, readonly s
   kafka: ['TB_KAFKA_BROKERS'],
   db: ['TB_DB_HOST', 'TB_DB_USER', 'TB_DB_PASSWORD'],
   registry: ['TB_REGISTRY_URL'],
-  topology: ['TB_TOPOLOGY', 'TB_ENTITIES'],
+  topology: ['TB_TOPOLOGY'],
+  entities: ['TB_ENTITIES'],
 };
 export const PRODUCTION_REQUIRED: readonly string[] = ConfigParts.flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
 /** Variables that may be given as VAR_FILE: a path whose content is the value. */
@@ -141,6 +142,8 @@ export type KafkaSasl = Readonly<{ mechanism: 'scram-sha-512' | 'scram-sha-256' 
 export type BasicAuth = Readonly<{ username: string; password: string }>;
 
 export type Config = Readonly<{
+  /** local: the local stack's defaults and demo tables; production: neither (TB_ENV). */
+  env: 'local' | 'production';
   kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number; ssl: Tls; sasl: KafkaSasl | undefined }>;
   db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: Tls }>;
   /** url: never with credentials (they move to auth), so it may be logged and put in headers. */
@@ -199,6 +202,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     e.TB_KAFKA_SASL_MECHANISM === undefined || !usesKafka ? undefined : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   return deepFreeze({
+    env: e.TB_ENV,
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES, ssl: kafkaTls!, sasl },
     db: {
       host: e.TB_DB_HOST,

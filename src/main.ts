@@ -11,7 +11,8 @@
 import { Kafka, Partitioners } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
-import type { EntityType } from './core/bucket-entry';
+import type { EntityCatalogue } from './core/entity-catalogue';
+import { cdcTopics } from './ingest/cdc-topics';
 import type { ErrorCode } from './core/errors';
 import { dlqTopic, dueTopic, ringTopics, Topology } from './core/topology';
 import { heldRecordReader } from './core/held-record';
@@ -29,8 +30,10 @@ import { parkToDlq } from './hold/park-to-dlq';
 import type { ScheduledEntry } from './core/expiry-plan';
 import { ExpirerSink } from './hold/expirer-sink';
 import { CascaderSink } from './hold/cascader-sink';
-import { expireCouponBatch } from './expire/expire-coupon-batch';
-import { cancelOrderBatch } from './expire/cancel-order-batch';
+import { createTransitionBatches, TransitionBatches } from './expire/transition-batch';
+import type { Transition } from './core/entity-catalogue';
+import type { SchemaInfo } from './core/column-info';
+import { checkEntitySchema } from './db/check-entity-schema';
 import { startRelay } from './publish/start-relay';
 import { startScanner } from './reconcile/start-scanner';
 import type { Logger } from './ops/logger';
@@ -77,7 +80,8 @@ type Started = Readonly<{
   failed?: () => Promise<Error>;
 }>;
 
-export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; clock?: Clock; instanceId?: string; metrics?: Metrics }>;
+/** catalogue: the entities file (ops/load-entities.ts), the tables every role moves. */
+export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; catalogue: EntityCatalogue; clock?: Clock; instanceId?: string; metrics?: Metrics }>;
 
 export async function startTimebucket(config: Config, topology: Topology, opts: StartOptions): Promise<Running> {
   const clock = opts.clock ?? systemClock;
@@ -97,7 +101,10 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   try {
     const db = createDb(config.db, { logger: opts.logger });
     stops.push(() => db.destroy());
-    const metrics = opts.metrics ?? createMetrics();
+    // Before anything starts: a mapping that does not match the tables would fail every batch.
+    const tables = await checkEntitySchema(db, opts.catalogue, config.db.database);
+    const batches = createTransitionBatches(db, opts.catalogue);
+    const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name) });
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
     const newProducer = () =>
@@ -111,7 +118,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     await producer.connect();
     metrics.trackOutbox(() => readOutboxBacklog(db));
     // Read before any role starts: a restarted process must not fire what the operator paused.
-    const control = await startControl({ config, db, clock, logger: opts.logger, metrics });
+    const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
     stops.push(async () => control.stop());
     controlSummary = control.summary;
     const dlqFor = (stage: Role) => {
@@ -124,7 +131,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
     };
-    const ctx = { config, topology, kafka, producer, newProducer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
+    const ctx = { config, topology, catalogue: opts.catalogue, tables, batches, kafka, producer, newProducer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
@@ -155,6 +162,11 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
 type Ctx = Readonly<{
   config: Config;
   topology: Topology;
+  catalogue: EntityCatalogue;
+  /** The mapped tables as information_schema describes them (checked at start). */
+  tables: SchemaInfo;
+  /** The expiry transaction of every transition, its SQL built once. */
+  batches: TransitionBatches;
   kafka: Kafka;
   producer: GuardedProducer;
   /** Another producer like `producer`, for a sender that must not share one (each relay loop). */
@@ -185,12 +197,12 @@ function consumerFor(ctx: Ctx, role: Role) {
 
 const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   async repartitioner(ctx) {
-    const cdcTopics: Record<string, EntityType> = { [ctx.config.cdc.couponsTopic]: 'coupon', [ctx.config.cdc.ordersTopic]: 'order' };
+    const byTopic = cdcTopics(ctx.config.cdc, ctx.catalogue);
     const admin = ctx.kafka.admin();
     await admin.connect();
     const group = groupOf(ctx, 'repartitioner');
     // Taken before start-up returns: a row written after that is never skipped (pin-group-start.ts).
-    const positions = ctx.config.cdc.startFrom === 'latest' ? await startPositions(admin, group, Object.keys(cdcTopics)) : undefined;
+    const positions = ctx.config.cdc.startFrom === 'latest' ? await startPositions(admin, group, Object.keys(byTopic)) : undefined;
     const stage = new Repartitioner({
       listTopics: () => admin.listTopics(),
       consumer: consumerFor(ctx, 'repartitioner'),
@@ -199,7 +211,8 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       startFrom: ctx.config.cdc.startFrom,
       ...(positions && { pinNewGroup: () => pinGroup(admin, group, positions) }),
       producer: ctx.producer,
-      cdcTopics,
+      cdcTopics: byTopic,
+      catalogue: ctx.catalogue,
       topology: ctx.topology,
       dlq: ctx.dlqFor('repartitioner'),
       clock: ctx.clock,
@@ -218,20 +231,21 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   async expirer(ctx) {
     const role = 'expirer';
     const logger = ctx.logger.child({ role });
-    const expiry = createBreaker(
-      (entity: EntityType, entries: readonly ScheduledEntry[]) =>
-        entity === 'coupon' ? expireCouponBatch(ctx.db, entries, 'stream') : cancelOrderBatch(ctx.db, entries, 'stream'),
-      { name: 'expiry', logger, onStateChange: ctx.onBreakerStateChange },
-    );
+    const expiry = createBreaker((transition: Transition, entries: readonly ScheduledEntry[]) => ctx.batches.run(transition, entries, 'stream'), {
+      name: 'expiry',
+      logger,
+      onStateChange: ctx.onBreakerStateChange,
+    });
     ctx.onBreakerStateChange('expiry', 'closed');
     const sink = new ExpirerSink({
-      expireBatch: (entity, entries) => expiry.fire(entity, entries),
+      catalogue: ctx.catalogue,
+      expireBatch: (transition, entries) => expiry.fire(transition, entries),
       clock: ctx.clock,
       maxBatchSize: ctx.config.expirer.batchSize,
       maxConcurrentBatches: ctx.config.expirer.concurrency,
       backoff: EXPIRY_BACKOFF,
       maxAttempts: PARK_AFTER_ATTEMPTS,
-      park: parkToDlq(ctx.dlqFor(role), PARK_AFTER_ATTEMPTS),
+      park: parkToDlq(ctx.dlqFor(role), PARK_AFTER_ATTEMPTS, ctx.catalogue),
       logger,
       gate: ctx.gate,
       observer: {
@@ -258,6 +272,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
     const sink = new CascaderSink({
       producer: ctx.producer,
       topology: ctx.topology,
+      catalogue: ctx.catalogue,
       clock: ctx.clock,
       flushIntervalMs: 50,
       maxBatchSize: 1_000,
@@ -286,7 +301,7 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
     consumer: consumerFor(ctx, role),
     topics,
     group: groupOf(ctx, role),
-    read: heldRecordReader(ctx.topology),
+    read: heldRecordReader(ctx.topology, ctx.catalogue),
     sink,
     dlq: ctx.dlqFor(role),
     clock: ctx.clock,
@@ -310,7 +325,7 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
   return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
 }
 
-function observeBatch(metrics: Metrics, entity: EntityType, outcome: BatchOutcome): void {
+function observeBatch(metrics: Metrics, entity: string, outcome: BatchOutcome): void {
   if (outcome.transitioned.length > 0) metrics.transitions.inc({ entity, path: 'stream' }, outcome.transitioned.length);
   for (const t of outcome.transitioned) metrics.delay.observe({ entity }, Math.max(0, outcome.dbNowMs - t.dueAtMs) / 1000);
   if (outcome.notYetDue.length > 0) metrics.notYetDue.inc({ entity }, outcome.notYetDue.length);

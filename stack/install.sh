@@ -54,8 +54,13 @@ install_apicurio() {
 mvn_quiet() { mvn -B -q -Dstyle.color=never "$@"; }
 
 # The CDC filter's predicate: rebuilt when its POM or sources change (a stamp holds their checksum).
+# It goes on the Connect worker's classpath, not its plugin path: the standalone worker computes
+# the task configs of a connector created through the REST API on a thread whose class loader
+# sees the classpath only, and a predicate it cannot load there leaves the connector without
+# tasks, silently (the request times out). Debezium stays on the plugin path.
 install_connect_smt() {
-  local src="$TB_ROOT/stack/connect-smt" out="$TB_STACK_LIB/connect-plugins/timebucket-smt"
+  local src="$TB_ROOT/stack/connect-smt" out="$TB_STACK_LIB/connect-classpath/timebucket-smt"
+  rm -rf "$TB_STACK_LIB/connect-plugins/timebucket-smt"
   local sum
   sum=$(cd "$src" && find pom.xml src -type f | sort | xargs sha1sum | sha1sum | cut -d' ' -f1)
   [[ -f "$out/.src.sha1" && $(cat "$out/.src.sha1") == "$sum" ]] && return 0

@@ -1,13 +1,13 @@
 /**
- * `timebucket backfill`: reads the expirable rows and routes them into the rings (see
- * reconcile/backfill.ts for why and when). A progress bar (rows read and routed, rate, ETA) on a
- * terminal; a log line every few seconds otherwise. SIGINT/SIGTERM stop after the page in
- * flight, and the summary gives the `--since` to resume from (re-routing a few rows twice is
- * harmless).
+ * `timebucket backfill`: reads the rows in a transition's from-states and routes them into the
+ * rings (see reconcile/backfill.ts for why and when). A progress bar per transition (rows read
+ * and routed, rate, ETA) on a terminal; a log line every few seconds otherwise. SIGINT/SIGTERM
+ * stop after the page in flight, and the summary gives the `--transition … --since` to resume
+ * from (re-routing a few rows twice is harmless) and the transitions not yet started.
  */
 import { Partitioners } from 'kafkajs';
 import type { Config } from '../config';
-import type { EntityType } from '../core/bucket-entry';
+import { entityOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
 import { systemClock } from '../core/clock';
 import type { Topology } from '../core/topology';
 import { createDb } from '../db/knex';
@@ -15,35 +15,37 @@ import { createKafka } from '../kafka/client';
 import { appendBudgetMs, sendRouted } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
 import { backfill, BackfillResult } from '../reconcile/backfill';
-import { countExpirable, readExpirablePage, TimeWindow } from '../reconcile/sql/read-expirable-page';
+import { expirableReads, TimeWindow } from '../reconcile/sql/read-expirable-page';
 import { formatUtc } from '../core/utc-time';
 import { commandProgress } from './progress';
 
-export type BackfillCommand = Readonly<{ entities: readonly EntityType[]; window: TimeWindow; pageSize: number; json: boolean }>;
+export type BackfillCommand = Readonly<{ transitions: readonly Transition[]; window: TimeWindow; pageSize: number; json: boolean }>;
 
 /** Returns whether the run completed (false: interrupted). */
-export async function runBackfill(config: Config, topology: Topology, logger: Logger, cmd: BackfillCommand): Promise<boolean> {
+export async function runBackfill(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, cmd: BackfillCommand): Promise<boolean> {
   const db = createDb(config.db, { logger });
   const producer = createKafka(config.kafka, logger, '-backfill').producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  const reads = new Map(cmd.transitions.map((t) => [t.ref, expirableReads(db, entityOf(catalogue, t.entity), t)]));
   let stopping = false;
   const onSignal = () => (stopping = true);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const progress = commandProgress({ line: '{value}/{total} read, {routed} routed | ETA {eta_formatted}', logger, interactive: !cmd.json });
+  const width = Math.max(...cmd.transitions.map((t) => t.ref.length));
   try {
     await producer.connect();
-    const routing = { producer, topology, clock: systemClock, appendBudgetMs: appendBudgetMs(topology), logger };
+    const routing = { producer, topology, catalogue, clock: systemClock, appendBudgetMs: appendBudgetMs(topology), logger };
     const result = await backfill({
-      entities: cmd.entities,
+      transitions: cmd.transitions,
       window: cmd.window,
       pageSize: cmd.pageSize,
-      count: (entity, window) => countExpirable(db, entity, window),
-      readPage: (entity, window, cursor, limit) => readExpirablePage(db, entity, window, cursor, limit),
+      count: (t, window) => reads.get(t.ref)!.count(window),
+      readPage: (t, from, window, cursor, limit) => reads.get(t.ref)!.readPage(from, window, cursor, limit),
       route: async (entries) => {
         const records = await sendRouted(routing, entries);
         return { due: records.filter((r) => r.headers['bucket_start'] === undefined).length };
       },
-      onStart: (entity, total) => progress.start(entity.padEnd(6), total),
+      onStart: (t, total) => progress.start(t.ref.padEnd(width), total),
       onProgress: (p) => progress.update(p.read, { routed: p.routed, due: p.due }, p.total),
       stopRequested: () => stopping,
     });
@@ -60,15 +62,19 @@ export async function runBackfill(config: Config, topology: Topology, logger: Lo
 }
 
 function printSummary(result: BackfillResult, cmd: BackfillCommand): void {
-  const last = result.entities[result.entities.length - 1];
-  const resumeSince = !result.complete && last?.lastExpireAtMs !== undefined ? formatUtc(last.lastExpireAtMs) : undefined;
+  const last = result.complete ? undefined : result.transitions[result.transitions.length - 1];
+  const resume = last === undefined ? undefined : { entity: last.entity, transition: last.transition, since: last.lastExpireAtMs === undefined ? undefined : formatUtc(last.lastExpireAtMs), then: result.notStarted };
   if (cmd.json) {
-    console.log(JSON.stringify({ complete: result.complete, entities: result.entities, ...(resumeSince && { resume: { entity: last!.entity, since: resumeSince } }) }));
+    // `entities`: one item per transition (the name kept for the scripts reading it).
+    console.log(JSON.stringify({ complete: result.complete, entities: result.transitions, ...(resume && { resume }) }));
     return;
   }
-  const window = `expire_time in [${cmd.window.since ? formatUtc(cmd.window.since.getTime()) : '-∞'}, ${cmd.window.until ? formatUtc(cmd.window.until.getTime()) : '+∞'})`;
-  for (const p of result.entities) {
-    console.log(`${p.entity}: ${p.read} read, ${p.routed} routed (${p.due} to the due lane, ${p.routed - p.due} into rings), ${window}`);
+  const window = `due in [${cmd.window.since ? formatUtc(cmd.window.since.getTime()) : '-∞'}, ${cmd.window.until ? formatUtc(cmd.window.until.getTime()) : '+∞'})`;
+  for (const p of result.transitions) {
+    console.log(`${p.entity}.${p.transition}: ${p.read} read, ${p.routed} routed (${p.due} to the due lane, ${p.routed - p.due} into rings), ${window}`);
   }
-  if (!result.complete) console.log(`interrupted: resume with --entity ${last?.entity ?? '?'}${resumeSince ? ` --since ${resumeSince}` : ''}`);
+  if (resume === undefined) return;
+  const since = resume.since ?? (cmd.window.since ? formatUtc(cmd.window.since.getTime()) : undefined);
+  console.log(`interrupted: resume with --transition ${resume.entity}.${resume.transition}${since ? ` --since ${since}` : ''}`);
+  for (const ref of resume.then) console.log(`  then (not started): --transition ${ref}`);
 }

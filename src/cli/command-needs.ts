@@ -5,11 +5,13 @@
 import { ConfigPart, ConfigParts } from '../config';
 
 const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
-  migrate: ['db'],
-  'topics apply': ['kafka', 'topology'],
-  'cdc-tail': ['kafka', 'topology'],
+  // The grants follow the entities file.
+  migrate: ['db', 'entities'],
+  // The CDC topics are the mapped tables'.
+  'topics apply': ['kafka', 'topology', 'entities'],
+  'cdc-tail': ['kafka', 'entities'],
   // The database for its flavour (unless --flavour), Kafka for the schema-history topic's brokers.
-  'connector config': ['db', 'kafka', 'topology'],
+  'connector config': ['db', 'kafka', 'entities'],
 };
 
 /** The parts a command line needs (`['topics', 'apply']` → kafka, topology); every part when unknown. */

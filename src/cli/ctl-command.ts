@@ -1,11 +1,15 @@
 /**
  * The operator's switches, for the deployment named by TB_GROUP_PREFIX:
  *
- *   timebucket ctl pause    --what coupon|order|scanner [--reason <text>]
- *   timebucket ctl resume   --what coupon|order|scanner [--reason <text>]
- *   timebucket ctl throttle --what coupon|order --per-second <n> [--reason <text>]   (0 lifts it)
- *   timebucket ctl unthrottle --what coupon|order [--reason <text>]
+ *   timebucket ctl pause    --what <entity>|scanner [--reason <text>]
+ *   timebucket ctl resume   --what <entity>|scanner [--reason <text>]
+ *   timebucket ctl throttle --what <entity> --per-second <n> [--reason <text>]   (0 lifts it)
+ *   timebucket ctl unthrottle --what <entity> [--reason <text>]
  *   timebucket ctl status [--json]
+ *
+ * The entities are those of the entities file (TB_ENTITIES), checked once it is loaded (so not
+ * listed as commander choices). A row left by an entity since removed from the file is shown
+ * by `status` as ignored; no process applies it.
  *
  * A change is a row in control_switches; every running process reads it within its poll
  * interval (TB_CONTROL_POLL_MS) and logs what it saw. Paused: the expirer holds the entity's due
@@ -14,30 +18,34 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { entityNames } from '../core/entity-catalogue';
 import { formatUtc } from '../core/utc-time';
 import { z } from 'zod';
 import { Config, loadConfig } from '../config';
 import { createDb, Db } from '../db/knex';
+import { loadEntities } from '../ops/load-entities';
 import { createCommandLogger } from '../ops/logger';
-import { readSwitches, setPaused, setThrottle, SwitchChange } from '../ops/control-switch-store';
-import { Switch, SwitchName, SwitchNames, Switches, ThrottleNames } from '../ops/control-switch-state';
+import { readSwitches, setPaused, setThrottle, SwitchChange, SwitchRead } from '../ops/control-switch-store';
+import { Switch, SwitchName, switchNamesOf, throttleNamesOf } from '../ops/control-switch-state';
 
 type ChangeOptions = { what: SwitchName; reason?: string; by?: string };
+/** Which names a command accepts: every switch, or the throttleable ones. */
+type Names = 'switches' | 'throttles';
 
 export function registerCtlCommands(program: Command): void {
   const ctl = program.command('ctl').description('pause, resume and throttle transitions on every running instance (within TB_CONTROL_POLL_MS)');
 
-  withChangeOptions(ctl.command('pause').description('hold every due entry of an entity (or the scanner) until resumed'), SwitchNames).action(
-    (opts: ChangeOptions) => change(opts, (db, c) => setPaused(db, c, true)),
+  withChangeOptions(ctl.command('pause').description('hold every due entry of an entity (or the scanner) until resumed'), 'an entity or scanner').action(
+    (opts: ChangeOptions, cmd: Command) => change(cmd, 'switches', opts, (db, c) => setPaused(db, c, true)),
   );
-  withChangeOptions(ctl.command('resume').description('let a paused entity (or the scanner) go again: everything due fires'), SwitchNames).action(
-    (opts: ChangeOptions) => change(opts, (db, c) => setPaused(db, c, false)),
+  withChangeOptions(ctl.command('resume').description('let a paused entity (or the scanner) go again: everything due fires'), 'an entity or scanner').action(
+    (opts: ChangeOptions, cmd: Command) => change(cmd, 'switches', opts, (db, c) => setPaused(db, c, false)),
   );
-  withChangeOptions(ctl.command('throttle').description('limit an entity to N transitions per second per process (0 lifts the limit)'), ThrottleNames)
+  withChangeOptions(ctl.command('throttle').description('limit an entity to N transitions per second per process (0 lifts the limit)'), 'an entity')
     .requiredOption('--per-second <n>', 'transitions per second and per process; 0 lifts the throttle', perSecond)
-    .action((opts: ChangeOptions & { perSecond: number }) => change(opts, (db, c) => setThrottle(db, c, opts.perSecond === 0 ? null : opts.perSecond)));
-  withChangeOptions(ctl.command('unthrottle').description('lift the throttle of an entity'), ThrottleNames).action((opts: ChangeOptions) =>
-    change(opts, (db, c) => setThrottle(db, c, null)),
+    .action((opts: ChangeOptions & { perSecond: number }, cmd: Command) => change(cmd, 'throttles', opts, (db, c) => setThrottle(db, c, opts.perSecond === 0 ? null : opts.perSecond)));
+  withChangeOptions(ctl.command('unthrottle').description('lift the throttle of an entity'), 'an entity').action((opts: ChangeOptions, cmd: Command) =>
+    change(cmd, 'throttles', opts, (db, c) => setThrottle(db, c, null)),
   );
 
   ctl
@@ -46,24 +54,39 @@ export function registerCtlCommands(program: Command): void {
     .option('--json', 'print one JSON object')
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig(process.env);
-      const switches = await withDb(config, (db) => readSwitches(db, config.groupPrefix));
-      console.log(opts.json === true ? JSON.stringify({ scope: config.groupPrefix, switches: SwitchNames.map((w) => asJson(switches[w])) }) : statusText(config.groupPrefix, switches));
+      const names = namesOf(config, 'switches');
+      const read = await withDb(config, (db) => readSwitches(db, config.groupPrefix, names));
+      const switches = [...read.switches.values()];
+      console.log(
+        opts.json === true
+          ? JSON.stringify({ scope: config.groupPrefix, switches: switches.map(asJson), ignored: read.unknown })
+          : statusText(config.groupPrefix, switches, read.unknown),
+      );
     });
 }
 
-function withChangeOptions(cmd: Command, names: readonly SwitchName[]): Command {
+function withChangeOptions(cmd: Command, which: string): Command {
   return cmd
-    .addOption(new Option('--what <what>', 'which switch').choices(names).makeOptionMandatory())
+    .addOption(new Option('--what <name>', `which switch: ${which} (the entities file's names)`).makeOptionMandatory())
     .option('--reason <text>', 'why (shown by `ctl status` and logged by every instance)', reasonText)
     .option('--by <name>', 'who (default: TB_INSTANCE_ID if set, else user@host)', byName);
 }
 
-async function change(opts: ChangeOptions, write: (db: Db, change: SwitchChange) => Promise<void>): Promise<void> {
+/** The switch names of the configured entities file: every switch, or those a throttle applies to. */
+function namesOf(config: Config, which: Names): SwitchName[] {
+  const entities = entityNames(loadEntities(config.entitiesPath));
+  return which === 'switches' ? switchNamesOf(entities) : throttleNamesOf(entities);
+}
+
+async function change(cmd: Command, which: Names, opts: ChangeOptions, write: (db: Db, change: SwitchChange) => Promise<void>): Promise<void> {
   const config = loadConfig(process.env);
+  const names = namesOf(config, which);
+  // Checked before anything is written: a typo must not leave a row no process reads.
+  if (!names.includes(opts.what)) cmd.error(`error: option '--what <name>' argument '${opts.what}' is invalid. Allowed choices are ${names.join(', ')}.`);
   const scope = config.groupPrefix;
   const now = await withDb(config, async (db) => {
     await write(db, { scope, what: opts.what, by: opts.by ?? operator(config), ...(opts.reason !== undefined && { reason: opts.reason }) });
-    return (await readSwitches(db, scope))[opts.what];
+    return (await readSwitches(db, scope, [opts.what])).switches.get(opts.what)!;
   });
   console.log(`${switchLine(now)}\nscope ${scope}: running instances apply it within their poll interval (TB_CONTROL_POLL_MS, default 1 s)`);
 }
@@ -88,15 +111,25 @@ async function withDb<T>(config: Config, use: (db: Db) => Promise<T>): Promise<T
   try {
     return await use(db);
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ER_NO_SUCH_TABLE') throw new Error('table control_switches is missing: run `timebucket migrate` first');
+    const { code, errno } = err as { code?: unknown; errno?: unknown };
+    if (code === 'ER_NO_SUCH_TABLE') throw new Error('table control_switches is missing: run `timebucket migrate` first');
+    // A name other than coupon/order/scanner (CHECK failed: MySQL 3819, MariaDB 4025, which mysql2
+    // names after MySQL's 4025), or longer than 16 (1406): the table predates entities as data.
+    if (errno === 3819 || errno === 4025 || errno === 1406) {
+      throw new Error('table control_switches only knows coupon, order and scanner: run `timebucket migrate` first', { cause: err });
+    }
     throw err;
   } finally {
     await db.destroy();
   }
 }
 
-function statusText(scope: string, switches: Switches): string {
-  return [`control switches of scope ${scope} (TB_GROUP_PREFIX); times in UTC`, ...SwitchNames.map((w) => switchLine(switches[w]))].join('\n');
+function statusText(scope: string, switches: readonly Switch[], ignored: SwitchRead['unknown']): string {
+  return [
+    `control switches of scope ${scope} (TB_GROUP_PREFIX); times in UTC`,
+    ...switches.map(switchLine),
+    ...(ignored.length === 0 ? [] : [`ignored (no entity of that name in the entities file): ${ignored.join(', ')}`]),
+  ].join('\n');
 }
 
 function switchLine(s: Switch): string {

@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config';
 import { systemClock, type Clock } from '../core/clock';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
 import type { Logger } from '../ops/logger';
@@ -23,6 +24,7 @@ export type OffsetsResetIo = Readonly<{ print: (line: string) => void; printErro
 export async function offsetsResetCommand(
   config: Config,
   topology: Topology,
+  catalogue: EntityCatalogue,
   logger: Logger,
   opts: OffsetsResetCliOptions,
   io: Partial<OffsetsResetIo> = {},
@@ -33,6 +35,7 @@ export async function offsetsResetCommand(
   const result = await resetOffsetsToBucket({
     kafka: createKafka(config.kafka, logger, '-offsets-reset'),
     topology,
+    catalogue,
     groupPrefix: config.groupPrefix,
     window,
     dryRun: opts.dryRun,

@@ -7,12 +7,14 @@
  *   timebucket offsets reset --at <time> [--tier t] [--dry-run] [--json]
  *       move the live group's offsets on the bucket's ring topic back to the bucket's first
  *       record (the group must have no members), and print the stock-tool equivalent
- * `--at` is ISO-8601 in any zone (no zone: UTC); everything printed is UTC.
+ * `--at` is ISO-8601 in any zone (no zone: UTC); everything printed is UTC. `--entity` is a name
+ * of the entities file (TB_ENTITIES), checked once the file is loaded.
  */
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
-import type { EntityType } from '../core/bucket-entry';
+import { entityNames } from '../core/entity-catalogue';
 import { createCommandLogger } from '../ops/logger';
+import { loadEntities } from '../ops/load-entities';
 import { loadTopology } from '../ops/load-topology';
 import { isoTimeArg, shardArg } from './options';
 import { offsetsResetCommand } from './offsets-reset';
@@ -21,7 +23,7 @@ import { replayCommand } from './replay-run';
 /** Logs on stderr: stdout carries only the result (parseable with --json). */
 function setUp() {
   const config = loadConfig(process.env);
-  return { config, topology: loadTopology(config.topologyPath), logger: createCommandLogger(config.logLevel) };
+  return { config, topology: loadTopology(config.topologyPath), catalogue: loadEntities(config.entitiesPath), logger: createCommandLogger(config.logLevel) };
 }
 
 const atOption = () => new Option('--at <time>', 'a time inside the bucket, ISO-8601 in any zone (no zone: UTC)').argParser(isoTimeArg).makeOptionMandatory();
@@ -33,13 +35,17 @@ export function registerReplayCommands(program: Command): void {
     .description("re-run one ring bucket's entries through the expiry transactions (path replay) beside the live expirer, then exit")
     .addOption(atOption())
     .addOption(tierOption())
-    .addOption(new Option('--entity <entity>', 'only entries of this entity').choices(['coupon', 'order']))
+    .addOption(new Option('--entity <name>', 'only entries of this entity (an entity of the entities file)'))
     .addOption(new Option('--shard <n>', "only this shard's entries (reads its partition alone)").argParser(shardArg))
     .option('--dry-run', 'report what the entries would do against the database, changing nothing')
     .option('--json', 'print the summary as one JSON object')
-    .action(async (opts: { at: number; tier?: string; entity?: EntityType; shard?: number; dryRun?: boolean; json?: boolean }) => {
-      const { config, topology, logger } = setUp();
-      await replayCommand(config, topology, logger, { atMs: opts.at, tier: opts.tier, entity: opts.entity, shard: opts.shard, dryRun: opts.dryRun === true, json: opts.json === true });
+    .action(async (opts: { at: number; tier?: string; entity?: string; shard?: number; dryRun?: boolean; json?: boolean }, cmd: Command) => {
+      const { config, topology, catalogue, logger } = setUp();
+      const names = entityNames(catalogue);
+      if (opts.entity !== undefined && !names.includes(opts.entity)) {
+        cmd.error(`error: option '--entity <name>' argument '${opts.entity}' is invalid. Allowed choices are ${names.join(', ')}.`);
+      }
+      await replayCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, entity: opts.entity, shard: opts.shard, dryRun: opts.dryRun === true, json: opts.json === true });
     });
 
   program
@@ -52,8 +58,8 @@ export function registerReplayCommands(program: Command): void {
     .option('--dry-run', 'print what would be done, changing nothing')
     .option('--json', 'print the result as one JSON object')
     .action(async (opts: { at: number; tier?: string; dryRun?: boolean; json?: boolean }) => {
-      const { config, topology, logger } = setUp();
-      const { exitCode } = await offsetsResetCommand(config, topology, logger, { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true });
+      const { config, topology, catalogue, logger } = setUp();
+      const { exitCode } = await offsetsResetCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true });
       process.exitCode = exitCode;
     });
 }

@@ -52,7 +52,7 @@ export function replayLines(s: ReplaySummary): string[] {
     s.dryRun ? `due (would transition): ${counts.due}` : `transitioned: ${counts.transitioned}`,
     `already done: ${counts.alreadyDone}`,
     `not due: ${counts.notDue}`,
-    `stale (paid, used, extended or gone since): ${counts.stale}`,
+    `stale (moved on, extended or gone since): ${counts.stale}`,
     `invalid records skipped: ${counts.invalid}`,
   ];
 }

@@ -1,9 +1,10 @@
 /** `timebucket replay`: one bucket's entries through the expiry transactions, then a summary. */
 import type { Config } from '../config';
-import type { EntityType } from '../core/bucket-entry';
 import { systemClock, type Clock } from '../core/clock';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Topology } from '../core/topology';
 import { createDb } from '../db/knex';
+import { createTransitionBatches } from '../expire/transition-batch';
 import { createKafka } from '../kafka/client';
 import type { Logger } from '../ops/logger';
 import { bucketWindow, resolveTier } from '../reconcile/bucket-window';
@@ -11,12 +12,19 @@ import { replayBucket, type ReplaySummary } from '../reconcile/replay-bucket';
 import { replayJson, replayLines } from './replay-output';
 import { commandProgress, type CommandProgress } from './progress';
 
-export type ReplayCliOptions = Readonly<{ atMs: number; tier?: string; entity?: EntityType; shard?: number; dryRun: boolean; json: boolean }>;
+export type ReplayCliOptions = Readonly<{ atMs: number; tier?: string; entity?: string; shard?: number; dryRun: boolean; json: boolean }>;
 
 /** Where the results go (stdout, progress on stderr) and the clock: replaced in tests. */
 export type ReplayIo = Readonly<{ print: (line: string) => void; progress: CommandProgress; clock: Clock }>;
 
-export async function replayCommand(config: Config, topology: Topology, logger: Logger, opts: ReplayCliOptions, io: Partial<ReplayIo> = {}): Promise<ReplaySummary> {
+export async function replayCommand(
+  config: Config,
+  topology: Topology,
+  catalogue: EntityCatalogue,
+  logger: Logger,
+  opts: ReplayCliOptions,
+  io: Partial<ReplayIo> = {},
+): Promise<ReplaySummary> {
   const print = io.print ?? console.log;
   const clock = io.clock ?? systemClock;
   const line = `{value} entries, ${opts.dryRun ? '{due} due' : '{transitioned} transitioned'}, {alreadyDone} already done, {notDue} not due, {stale} stale`;
@@ -28,6 +36,8 @@ export async function replayCommand(config: Config, topology: Topology, logger: 
     const summary = await replayBucket({
       kafka: createKafka(config.kafka, logger, '-replay'),
       db,
+      catalogue,
+      batches: createTransitionBatches(db, catalogue),
       topology,
       groupPrefix: config.groupPrefix,
       window,

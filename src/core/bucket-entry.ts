@@ -2,18 +2,20 @@
  * Bucket entries: what the scheduler must schedule, derived from one CDC change.
  *
  * Glossary
- *   entry       { v: 1, entity, id, expireAtMs } — "look at this row at this instant"
- *   expirable   the one state per entity that timebucket moves on time:
- *               coupon ACTIVE → EXPIRED, order UNPAID → CANCELLED
+ *   entry       { entity, transition, id, expireAtMs } — "look at this row for this transition
+ *               at this instant"
+ *   live        a transition is live for a row whose status is one of its `from` states (the
+ *               catalogue's; an entity may have several transitions, each with its due column)
  *
  * An entry is a reminder, not a command: the expirer re-reads the row and its guarded update
  * decides (I2). So a redundant entry costs one no-op lookup, while a missing one loses a
  * transition until the compensation scanner finds it (I3). Hence the rule below errs toward
- * emitting: an entry whenever a row ENTERS its expirable state or its expire_time changes while
- * expirable; never for changes that cannot make a row due at a new time.
+ * emitting: per transition, an entry whenever a row ENTERS one of its from-states or its due
+ * column changes while in one; never for changes that cannot make a row due at a new time.
  *
- * A LOCKED coupon is not expirable: the unpaid order holding it decides. Cancelling the order
- * moves the coupon LOCKED → ACTIVE in the same transaction, and that CDC update re-schedules it.
+ * For the default file: a LOCKED coupon is not in `coupon.expired`'s from-states, so the unpaid
+ * order holding it decides. Cancelling the order moves the coupon LOCKED → ACTIVE in the same
+ * transaction, and that CDC update re-schedules it.
  *
  * Tombstones (value null after a delete) are the caller's: `decodeCdcValue` returns
  * { kind: 'tombstone' } and there is nothing to schedule, so this module only sees changes.
@@ -23,56 +25,78 @@
  */
 import type { CdcChange, CdcRow } from './cdc-envelope';
 import { decodeDebeziumInstant } from './debezium-time';
+import { findEntity, type Entity, type EntityCatalogue, type StatusValue, type Transition } from './entity-catalogue';
 import { CdcInvalidError } from './errors';
 
-export type EntityType = 'coupon' | 'order';
-export type BucketEntry = Readonly<{ v: 1; entity: EntityType; id: string; expireAtMs: number }>;
-
-export const EXPIRABLE: Readonly<Record<EntityType, string>> = Object.freeze({ coupon: 'ACTIVE', order: 'UNPAID' });
-
-/** Every state the tables' CHECK constraints allow: anything else is corrupt data, not "not expirable". */
-const STATES: Readonly<Record<EntityType, ReadonlySet<string>>> = {
-  coupon: new Set(['INIT', 'ACTIVE', 'LOCKED', 'USED', 'EXPIRED', 'INVALID']),
-  order: new Set(['UNPAID', 'PAID', 'CANCELLED', 'FINISHED']),
-};
-
-const TABLES: Readonly<Record<string, EntityType>> = { coupons: 'coupon', orders: 'order' };
+/** @deprecated An entity name, validated by the catalogue; kept while the refactor is in flight. */
+export type EntityType = string;
+export type BucketEntry = Readonly<{ entity: string; transition: string; id: string; expireAtMs: number }>;
 
 /** 2^64 - 1: ids are BIGINT UNSIGNED. */
 const MAX_BIGINT_UNSIGNED = 18446744073709551615n;
+/** The range of a JS Date (±100,000,000 days), as debezium-time.ts. */
+const MAX_ABS_MS = 8.64e15;
 
-export function entityOfTable(table: string): EntityType | undefined {
-  return Object.hasOwn(TABLES, table) ? TABLES[table] : undefined;
-}
-
-export function entryFromChange(entity: EntityType, change: CdcChange): BucketEntry | null {
-  if (change.op === 'd' || change.after === null) return null;
+/** One entry per live transition whose due time is new to the scheduler; [] for a delete. */
+export function entriesFromChange(entity: Entity, change: CdcChange): BucketEntry[] {
+  if (change.op === 'd' || change.after === null) return [];
   const after = change.after;
-  if (statusOf(entity, after, 'after') !== EXPIRABLE[entity]) return null;
-  const entry: BucketEntry = { v: 1, entity, id: idOf(after, change), expireAtMs: expireAtOf(after, change, 'after') };
-  if (change.op !== 'u' || change.before === null) return entry; // c, r: the row appears expirable
-  return unchangedWhileExpirable(entity, change.before, change, entry.expireAtMs) ? null : entry;
+  // Read (and so validated) even when nothing is live: an unknown state is corrupt data (I5).
+  const status = statusOf(entity, after, 'after');
+  const live = entity.transitions.filter((t) => inFrom(t, status));
+  if (live.length === 0) return [];
+  const id = idOf(entity, after, change);
+  const entries: BucketEntry[] = [];
+  for (const t of live) {
+    const expireAtMs = dueOf(t, after, change, 'after');
+    // NULL: the row has no deadline for this transition. Nothing can become due (the expirer's
+    // and the scanner's `due <= now` is never true for NULL), so skipping it loses nothing (I3);
+    // setting the column later is an update that changes the due time, and schedules it then.
+    if (expireAtMs === null) continue;
+    // c, r, or an update without a before image: the row appears live, or we cannot prove otherwise.
+    if (change.op === 'u' && change.before !== null && unchangedWhileLive(entity, t, change.before, change, expireAtMs)) continue;
+    entries.push(Object.freeze({ entity: entity.name, transition: t.name, id, expireAtMs }));
+  }
+  return entries;
 }
 
 /**
- * True only if the before image proves the row was already expirable with the same due time,
- * so an entry for it exists. If before cannot be read (binlog_row_image=MINIMAL leaves it
- * without status; or corrupt) we cannot prove that, and emitting a duplicate is the safe side.
+ * True only if the before image proves the row was already live for `t` with the same due
+ * time, so an entry for it exists. If before cannot be read (binlog_row_image=MINIMAL leaves it
+ * without status; or corrupt) we cannot prove that, and emitting a duplicate is the safe side (I3).
  */
-function unchangedWhileExpirable(entity: EntityType, before: CdcRow, change: CdcChange, afterMs: number): boolean {
+function unchangedWhileLive(entity: Entity, t: Transition, before: CdcRow, change: CdcChange, afterMs: number): boolean {
   try {
-    return statusOf(entity, before, 'before') === EXPIRABLE[entity] && expireAtOf(before, change, 'before') === afterMs;
+    return inFrom(t, statusOf(entity, before, 'before')) && dueOf(t, before, change, 'before') === afterMs;
   } catch (err) {
     if (err instanceof CdcInvalidError) return false;
     throw err;
   }
 }
 
-function statusOf(entity: EntityType, row: CdcRow, image: string): string {
-  const status = row['status'];
-  if (typeof status !== 'string') throw new CdcInvalidError(`${image}.status: expected a string, got ${typeName(status)}`, { entity });
-  if (!STATES[entity].has(status)) throw new CdcInvalidError(`${image}.status: unknown ${entity} state ${JSON.stringify(status)}`, { entity });
-  return status;
+function inFrom(t: Transition, status: StatusValue | bigint): boolean {
+  return t.from.some((v) => v === status);
+}
+
+/**
+ * The status as the file types it. An integer column arrives as a JSON number (int8..int64), a
+ * bigint only beyond 2^53: no value the file can name (they fit 32 bits), so it is in no
+ * from-state, and not one of the values when the file lists them.
+ */
+function statusOf(entity: Entity, row: CdcRow, image: string): StatusValue | bigint {
+  const { column, type, values } = entity.status;
+  const status = row[column];
+  const field = `${image}.${column}`;
+  if (type === 'string' && typeof status !== 'string') throw new CdcInvalidError(`${field}: expected a string, got ${typeName(status)}`, { entity: entity.name });
+  if (type === 'integer' && !(typeof status === 'bigint' || (typeof status === 'number' && Number.isSafeInteger(status)))) {
+    throw new CdcInvalidError(`${field}: expected an integer, got ${describe(status)}`, { entity: entity.name });
+  }
+  const value = status as StatusValue | bigint;
+  // Listed values are every state the table allows: anything else is corrupt data, not "not live".
+  if (values !== null && !values.some((v) => v === value)) {
+    throw new CdcInvalidError(`${field}: unknown ${entity.name} state ${describe(value)}`, { entity: entity.name });
+  }
+  return value;
 }
 
 /**
@@ -83,31 +107,61 @@ function statusOf(entity: EntityType, row: CdcRow, image: string): string {
  * bigint.unsigned.handling.mode=precise) is base64 bytes, and "1234" is valid base64 too, so
  * reading it as decimal could silently schedule the wrong row. Rejected instead.
  */
-function idOf(row: CdcRow, change: CdcChange): string {
-  const schema = change.fieldSchemas['id'];
-  if (schema !== undefined) throw new CdcInvalidError(`after.id: unsupported Connect schema ${JSON.stringify(schema)}`);
-  const id = row['id'];
+function idOf(entity: Entity, row: CdcRow, change: CdcChange): string {
+  const column = entity.idColumn;
+  const schema = change.fieldSchemas[column];
+  if (schema !== undefined) throw new CdcInvalidError(`after.${column}: unsupported Connect schema ${JSON.stringify(schema)}`);
+  const id = row[column];
   if (typeof id === 'number' && Number.isSafeInteger(id) && id > 0) return String(id);
   if (typeof id === 'bigint' && id > 0n && id <= MAX_BIGINT_UNSIGNED) return String(id);
   if (typeof id === 'string' && isDecimalId(id)) return id;
-  throw new CdcInvalidError(`after.id: expected a positive integer within BIGINT UNSIGNED (exact) or its decimal string, got ${describe(id)}`);
+  throw new CdcInvalidError(`after.${column}: expected a positive integer within BIGINT UNSIGNED (exact) or its decimal string, got ${describe(id)}`);
 }
 
-function expireAtOf(row: CdcRow, change: CdcChange, image: string): number {
-  const raw = row['expire_time'];
-  if (raw === undefined || raw === null) throw new CdcInvalidError(`${image}.expire_time: missing`);
+/** The due instant in epoch ms, or null when the column is NULL (no deadline). */
+function dueOf(t: Transition, row: CdcRow, change: CdcChange, image: string): number | null {
+  const { column, kind } = t.due;
+  const field = `${image}.${column}`;
+  if (!Object.hasOwn(row, column) || row[column] === undefined) throw new CdcInvalidError(`${field}: missing`);
+  const raw = row[column];
+  if (raw === null) return null;
   let ms: number;
   try {
-    // A bigint here is an integer beyond 2^53: a NanoTimestamp (anything else is out of range).
-    // decodeDebeziumInstant takes the double JSON.parse used to give (Number() rounds the same
-    // way) and floors it to ms, as before.
-    ms = decodeDebeziumInstant(typeof raw === 'bigint' ? Number(raw) : raw, change.fieldSchemas['expire_time']);
+    ms = kind === 'datetime' ? datetimeMs(raw, change.fieldSchemas[column]) : epochMs(raw, kind === 'epoch_s' ? 1000 : 1, change.fieldSchemas[column]);
   } catch (err) {
     if (!(err instanceof CdcInvalidError)) throw err;
-    throw new CdcInvalidError(`${image}.expire_time: ${err.message}`, err.details);
+    throw new CdcInvalidError(`${field}: ${err.message}`, err.details);
   }
-  // Entries carry non-negative times (see the format below); no real deadline precedes 1970.
-  if (ms < 0) throw new CdcInvalidError(`${image}.expire_time: before 1970 (${ms} ms)`, { value: raw });
+  // Entries carry non-negative times (see the wire format); no real deadline precedes 1970.
+  if (ms < 0) throw new CdcInvalidError(`${field}: before 1970 (${ms} ms)`, { value: raw });
+  return ms;
+}
+
+function datetimeMs(raw: unknown, schemaName: string | undefined): number {
+  // A bigint here is an integer beyond 2^53: a NanoTimestamp (anything else is out of range).
+  // decodeDebeziumInstant takes the double JSON.parse used to give (Number() rounds the same
+  // way) and floors it to ms, as before.
+  return decodeDebeziumInstant(typeof raw === 'bigint' ? Number(raw) : raw, schemaName);
+}
+
+/**
+ * An integer column holding epoch ms or s: a JSON number (a bigint beyond 2^53, out of range for
+ * either unit). A Connect schema name means the column is not a plain integer (a temporal type,
+ * whose unit the name gives and this kind would misread by 1000×; a Decimal as base64): refused.
+ */
+function epochMs(raw: unknown, msPerUnit: number, schemaName: string | undefined): number {
+  const unit = msPerUnit === 1 ? 'epoch_ms' : 'epoch_s';
+  if (schemaName !== undefined) throw new CdcInvalidError(`unsupported Connect schema ${JSON.stringify(schemaName)} for an ${unit} column`, { schemaName });
+  if (typeof raw === 'bigint') {
+    if (raw > BigInt(Number.MAX_SAFE_INTEGER) || raw < -BigInt(Number.MAX_SAFE_INTEGER)) throw new CdcInvalidError(`${unit} out of range: ${raw}`, { value: String(raw) });
+    return checkedMs(Number(raw) * msPerUnit, raw, unit);
+  }
+  if (typeof raw !== 'number' || !Number.isInteger(raw)) throw new CdcInvalidError(`${unit} must be an integer, got ${describe(raw)}`, { value: raw });
+  return checkedMs(raw * msPerUnit, raw, unit);
+}
+
+function checkedMs(ms: number, raw: number | bigint, unit: string): number {
+  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_ABS_MS) throw new CdcInvalidError(`${unit} out of range: ${String(raw)}`, { value: String(raw) });
   return ms;
 }
 
@@ -115,16 +169,27 @@ function expireAtOf(row: CdcRow, change: CdcChange, image: string): number {
 // Compact JSON with a version field. Our own format, but bytes on a topic can still be bad
 // (a bug, a foreign producer), so decoding checks everything and rejects unknown keys: a new
 // field means a new `v`.
+//   v1 { v, entity, id, expireAtMs }              the entity's FIRST transition: the bytes of
+//                                                 every entry written before transitions were
+//                                                 named, so old and new processes read each other's
+//   v2 { v, entity, transition, id, expireAtMs }  any other transition
+// Names are checked against the catalogue: an entry for a transition this process does not know
+// cannot be expired here, and holding it would pin the partition; it goes to the DLQ (I5).
+// Hence an entity's first transition must stay first in the file: moving another before it
+// would re-label every v1 entry in flight.
 
-const ENTRY_KEYS = ['v', 'entity', 'id', 'expireAtMs'] as const;
+const V1_KEYS: readonly string[] = ['v', 'entity', 'id', 'expireAtMs'];
+const V2_KEYS: readonly string[] = ['v', 'entity', 'transition', 'id', 'expireAtMs'];
 
-export function encodeBucketEntry(e: BucketEntry): Buffer {
+export function encodeBucketEntry(e: BucketEntry, catalogue: EntityCatalogue): Buffer {
   // Encode only what decode accepts, so a bug surfaces here rather than in a DLQ downstream.
-  const checked = checkEntry(e);
-  return Buffer.from(JSON.stringify({ v: checked.v, entity: checked.entity, id: checked.id, expireAtMs: checked.expireAtMs }));
+  const { entity, transition, id, expireAtMs } = e;
+  const first = checkEntry({ entity, transition, id, expireAtMs }, catalogue);
+  const wire = first ? { v: 1, entity, id, expireAtMs } : { v: 2, entity, transition, id, expireAtMs };
+  return Buffer.from(JSON.stringify(wire));
 }
 
-export function decodeBucketEntry(buf: Buffer | null): BucketEntry {
+export function decodeBucketEntry(buf: Buffer | null, catalogue: EntityCatalogue): BucketEntry {
   if (buf === null) throw new CdcInvalidError('bucket entry: value is null');
   let parsed: unknown;
   try {
@@ -132,24 +197,32 @@ export function decodeBucketEntry(buf: Buffer | null): BucketEntry {
   } catch (err) {
     throw new CdcInvalidError('bucket entry: not JSON', { error: err instanceof Error ? err.message : String(err) });
   }
-  return checkEntry(parsed);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new CdcInvalidError('bucket entry: not an object');
+  const o = parsed as Record<string, unknown>;
+  const v = o['v'];
+  if (v !== 1 && v !== 2) throw new CdcInvalidError(`bucket entry: unsupported v ${describe(v)}`);
+  const extra = Object.keys(o).filter((k) => !(v === 1 ? V1_KEYS : V2_KEYS).includes(k));
+  if (extra.length > 0) throw new CdcInvalidError(`bucket entry: unknown keys ${extra.join(', ')}`);
+  const entity = o['entity'];
+  // v1 means the entity's first transition (checkEntry checks the entity before using it).
+  const transition = v === 1 ? (typeof entity === 'string' ? findEntity(catalogue, entity)?.transitions[0]?.name : undefined) : o['transition'];
+  const entry = { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'] };
+  checkEntry(entry, catalogue);
+  return Object.freeze(entry as BucketEntry);
 }
 
-function checkEntry(x: unknown): BucketEntry {
-  if (typeof x !== 'object' || x === null || Array.isArray(x)) throw new CdcInvalidError('bucket entry: not an object');
-  const o = x as Record<string, unknown>;
-  const extra = Object.keys(o).filter((k) => !(ENTRY_KEYS as readonly string[]).includes(k));
-  if (extra.length > 0) throw new CdcInvalidError(`bucket entry: unknown keys ${extra.join(', ')}`);
-  if (o['v'] !== 1) throw new CdcInvalidError(`bucket entry: unsupported v ${describe(o['v'])}`);
-  const entity = o['entity'];
-  if (entity !== 'coupon' && entity !== 'order') throw new CdcInvalidError(`bucket entry: unknown entity ${describe(entity)}`);
-  const id = o['id'];
-  if (typeof id !== 'string' || !isDecimalId(id)) throw new CdcInvalidError(`bucket entry: id is not a decimal id: ${describe(id)}`);
-  const expireAtMs = o['expireAtMs'];
-  if (typeof expireAtMs !== 'number' || !Number.isSafeInteger(expireAtMs) || expireAtMs < 0) {
-    throw new CdcInvalidError(`bucket entry: expireAtMs is not a non-negative integer: ${describe(expireAtMs)}`);
+/** Throws unless `e` is a valid entry of the catalogue; returns whether its transition is the entity's first. */
+function checkEntry(e: Record<keyof BucketEntry, unknown>, catalogue: EntityCatalogue): boolean {
+  const entity = typeof e.entity === 'string' ? findEntity(catalogue, e.entity) : undefined;
+  if (entity === undefined) throw new CdcInvalidError(`bucket entry: unknown entity ${describe(e.entity)}`);
+  const index = entity.transitions.findIndex((t) => t.name === e.transition);
+  if (index < 0) throw new CdcInvalidError(`bucket entry: unknown transition ${describe(e.transition)} of ${entity.name}`);
+  if (typeof e.id !== 'string' || !isDecimalId(e.id)) throw new CdcInvalidError(`bucket entry: id is not a decimal id: ${describe(e.id)}`);
+  const ms = e.expireAtMs;
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) {
+    throw new CdcInvalidError(`bucket entry: expireAtMs is not a non-negative integer: ${describe(ms)}`);
   }
-  return Object.freeze({ v: 1, entity, id, expireAtMs });
+  return index === 0;
 }
 
 /** Canonical (no sign, no leading zeros) so one row has one id string, within BIGINT UNSIGNED. */

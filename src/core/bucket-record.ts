@@ -3,8 +3,10 @@
  * key = shard, partition = shard mod the lane's partitions (explicit, so it never depends on a
  * client's hash partitioner), and the bucket start in a header so holders need not recompute it.
  * The due time is never put in the record timestamp: brokers may reject far-future timestamps.
+ * The catalogue decides the entry's wire version (bucket-entry.ts) and rejects unknown names.
  */
 import { BucketEntry, encodeBucketEntry } from './bucket-entry';
+import type { EntityCatalogue } from './entity-catalogue';
 import { partitionOfRoute, route, shardOf } from './router';
 import type { Topology } from './topology';
 
@@ -16,14 +18,14 @@ export type BucketRecord = Readonly<{
   headers: Readonly<Record<string, string>>;
 }>;
 
-export function bucketRecord(topology: Topology, entry: BucketEntry, nowMs: number): BucketRecord {
+export function bucketRecord(topology: Topology, catalogue: EntityCatalogue, entry: BucketEntry, nowMs: number): BucketRecord {
   const r = route(topology, entry.expireAtMs, nowMs);
   const shard = shardOf(entry.id, topology.shards);
   return {
     topic: r.topic,
     partition: partitionOfRoute(topology, r, shard),
     key: String(shard),
-    value: encodeBucketEntry(entry),
+    value: encodeBucketEntry(entry, catalogue),
     headers: r.lane === 'ring' ? { bucket_start: String(r.bucketStartMs), tier: r.tierName } : { tier: 'due' },
   };
 }

@@ -8,8 +8,10 @@
  *   columnType  COLUMN_TYPE as reported: "bigint(20) unsigned", "varchar(32)", "enum('A','B')"
  *   maxChars    CHARACTER_MAXIMUM_LENGTH for character types, else null
  *   charset     CHARACTER_SET_NAME for character types, else null
+ *   autoUpdated the server sets it on every update (ON UPDATE CURRENT_TIMESTAMP): an UPDATE
+ *               grant must name it too
  */
-export type ColumnInfo = Readonly<{ name: string; dataType: string; columnType: string; nullable: boolean; maxChars: number | null; charset: string | null }>;
+export type ColumnInfo = Readonly<{ name: string; dataType: string; columnType: string; nullable: boolean; maxChars: number | null; charset: string | null; autoUpdated?: boolean }>;
 
 /** An index: its name and its columns in order (the primary key is named PRIMARY). */
 export type IndexInfo = Readonly<{ name: string; columns: readonly string[]; unique: boolean }>;

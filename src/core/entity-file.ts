@@ -21,8 +21,9 @@ import type { Assignment, DueKind, Effect, Entity, EntityCatalogue, EventSpec, P
 
 /** Plain MySQL identifiers only (no quotes, spaces, dots or operators): 1–64 chars, not all digits. */
 export const IDENTIFIER = /^(?![0-9]+$)[A-Za-z0-9_$]{1,64}$/;
-const NAME = /^[a-z][a-z0-9_]{0,31}$/;
-const EVENT_TYPE = /^[A-Z][A-Z0-9_]{0,63}$/;
+// An entity name lands in outbox.entity_type (VARCHAR(16)), an event type in event_type (VARCHAR(32)).
+const NAME = /^[a-z][a-z0-9_]{0,15}$/;
+const EVENT_TYPE = /^[A-Z][A-Z0-9_]{0,31}$/;
 const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const AVRO_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SCHEMA_FILE = /^[a-z0-9][a-z0-9._-]*\.avsc$/;
@@ -48,7 +49,7 @@ const FieldSchema = z.union([
 
 const EventSchema = z
   .object({
-    type: z.string().regex(EVENT_TYPE, 'upper-case letters, digits and _ only'),
+    type: z.string().regex(EVENT_TYPE, 'upper-case letters, digits and _ (at most 32)'),
     ceType: z.string().min(1).max(200),
     avroName: z.string().regex(AVRO_NAME, 'not a full Avro name (namespace.Name)'),
     idField: z.string().regex(AVRO_FIELD, 'not an Avro field name'),
@@ -60,7 +61,7 @@ const EventSchema = z
 
 const EffectSchema = z
   .object({
-    entity: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 32), starting with a letter'),
+    entity: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 16), starting with a letter'),
     column: identifier,
     index: identifier,
     from: z.array(statusValue).min(1),
@@ -71,7 +72,7 @@ const EffectSchema = z
 
 const TransitionSchema = z
   .object({
-    name: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 32), starting with a letter'),
+    name: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 16), starting with a letter'),
     from: z.array(statusValue).min(1),
     to: statusValue,
     due: z.object({ column: identifier, kind: dueKind }).strict(),
@@ -84,7 +85,7 @@ const TransitionSchema = z
 
 const EntitySchema = z
   .object({
-    name: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 32), starting with a letter'),
+    name: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 16), starting with a letter'),
     table: identifier,
     id: identifier,
     status: z.object({ column: identifier, type: z.enum(['string', 'integer']), values: z.array(statusValue).min(1).optional() }).strict(),
@@ -133,6 +134,8 @@ function crossFieldProblems(file: RawFile): Problem[] {
   const tables = new Set<string>();
   const eventTypes = new Set<string>();
   file.entities.forEach((e, i) => {
+    // The operator's switches name entities and 'scanner' side by side (timebucket ctl).
+    if (e.name === 'scanner') add(['entities', i, 'name'], "'scanner' is the compensation scanner's switch; name the entity otherwise");
     if (names.has(e.name)) add(['entities', i, 'name'], `duplicate entity '${e.name}'`);
     names.set(e.name, e);
     if (tables.has(e.table)) add(['entities', i, 'table'], `table '${e.table}' is mapped twice`);

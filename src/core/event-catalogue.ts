@@ -1,47 +1,47 @@
 /**
- * The event catalogue: one entry per event type with everything the outside world sees of it.
- * The relay (schema, headers, key), the registry registration, the tests and the AsyncAPI
- * document (docs/asyncapi.yaml, checked against this file in make test) all read it here.
+ * The events, as the outside world sees them, read from the entity catalogue: one EventSpec per
+ * event type (catalogue.events, from the entities file), and the topic each is published to
+ * (the topology's `events` list). The relay (schema, headers, key), the registry registration,
+ * the tests and the AsyncAPI document (docs/asyncapi.yaml, checked in make test) all read them
+ * here, so an event type exists in one place: the entities file.
  *
- *   schemaFile  the Avro schema under schemas/, registered as `<topic>-value` (BACKWARD)
- *   topic       the topic in topics/production.json (a topology file may name it otherwise)
- *   ceType      the CloudEvents `type` (header ce_type)
- *   entity      what transitioned; idField is the payload field holding its id, which is also
- *               the message key and the CloudEvents `subject` (header ce_subject)
+ * Every event's fields, in order: the standard ones (event_key, event_type, <idField>,
+ * from_status, to_status, due_at, occurred_at, path), then the transition's declared fields.
+ * A schema file must hold exactly these (in any order: the two original files interleave them);
+ * a derived schema holds them in this order.
  */
-import type { EntityType } from './bucket-entry';
-import type { EventType } from './events';
+import { ConfigError } from './errors';
+import type { EntityCatalogue, EventSpec } from './entity-catalogue';
+import type { Topology } from './topology';
 
-export type EventSpec = Readonly<{
-  type: EventType;
-  schemaFile: string;
-  avroName: string;
-  topic: string;
-  ceType: string;
-  entity: EntityType;
-  idField: 'coupon_id' | 'order_id';
-  summary: string;
-}>;
+/** The standard fields of an event whose entity id is `idField`, in their published order. */
+export function standardFieldNames(idField: string): string[] {
+  return ['event_key', 'event_type', idField, 'from_status', 'to_status', 'due_at', 'occurred_at', 'path'];
+}
 
-export const EventCatalogue: Readonly<Record<EventType, EventSpec>> = Object.freeze({
-  COUPON_EXPIRED: Object.freeze({
-    type: 'COUPON_EXPIRED',
-    schemaFile: 'coupon-expired.avsc',
-    avroName: 'timebucket.events.CouponExpired',
-    topic: 'timebucket.events.coupon-expired',
-    ceType: 'timebucket.coupon.expired',
-    entity: 'coupon',
-    idField: 'coupon_id',
-    summary: 'A coupon went ACTIVE → EXPIRED because its expire_time passed.',
-  }),
-  ORDER_CANCELLED: Object.freeze({
-    type: 'ORDER_CANCELLED',
-    schemaFile: 'order-cancelled.avsc',
-    avroName: 'timebucket.events.OrderCancelled',
-    topic: 'timebucket.events.order-cancelled',
-    ceType: 'timebucket.order.cancelled',
-    entity: 'order',
-    idField: 'order_id',
-    summary: 'An unpaid order went UNPAID → CANCELLED because its payment deadline passed; a coupon it held is released.',
-  }),
-});
+/** Every field of the event: the standard ones, then the declared ones, in order. */
+export function eventFieldNames(spec: Pick<EventSpec, 'idField' | 'fields'>): string[] {
+  return [...standardFieldNames(spec.idField), ...spec.fields.map((f) => f.name)];
+}
+
+/** Event type → topic: the topology's topic for each event of the catalogue. */
+export type EventTopics = Readonly<Record<string, string>>;
+
+/**
+ * The topic of every catalogue event, from the topology. Names every event without a topic at
+ * once (a ConfigError): the relay must not start unable to publish one of them. A topology
+ * entry that no entity emits is left alone (topics apply still creates its topic).
+ */
+export function eventTopics(catalogue: Pick<EntityCatalogue, 'events'>, topology: Pick<Topology, 'events'>): EventTopics {
+  const topics: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const spec of catalogue.events) {
+    const declared = topology.events.find((e) => e.type === spec.type);
+    if (declared === undefined) missing.push(spec.type);
+    else topics[spec.type] = declared.topic;
+  }
+  if (missing.length > 0) {
+    throw new ConfigError(`the topology declares no topic for ${missing.join(', ')}`, { problems: missing.map((type) => `events: no topic for ${type}`) });
+  }
+  return Object.freeze(topics);
+}

@@ -1,18 +1,22 @@
 /**
  * Deciding, inside the expirer's transaction, what each scheduled entry means now that its row
- * is locked and the database clock has been read. Pure, so every case is unit-tested.
+ * is locked and the database clock has been read. Pure, so every case is unit-tested. One plan
+ * is for one transition: `from` is its from-set (coupon.expired: ['ACTIVE']).
  *
- *   due        row is in its expirable state and expire_time <= db now      → transition it
- *   notYetDue  expirable, expire_time > db now, and not later than the entry's time:
- *              the consumer's clock ran ahead of the database's             → retry later (I2)
- *   stale      row gone, already transitioned / paid / used, or its expire_time was pushed past
- *              the entry's: the newer CDC event scheduled a newer entry      → drop
+ *   due        row is in a from-state and its due time <= db now                 → transition it
+ *   notYetDue  in a from-state, due time > db now, and not later than the entry's time:
+ *              the consumer's clock ran ahead of the database's                 → retry later (I2)
+ *   stale      row gone, already transitioned / paid / used, or its due time was pushed past
+ *              the entry's: the newer CDC event scheduled a newer entry          → drop
  *
  * Invariant I2: the database clock decides, never the consumer's. A row found not yet due is
  * re-scheduled, never dropped.
  */
+import type { StatusValue } from './entity-catalogue';
+
 export type ScheduledEntry = Readonly<{ id: string; expireAtMs: number }>;
-export type LockedRow = Readonly<{ id: string; status: string; expireAtMs: number }>;
+/** `expireAtMs`: the row's due column as epoch ms (whatever its due kind). */
+export type LockedRow = Readonly<{ id: string; status: StatusValue; expireAtMs: number }>;
 
 export type ExpiryPlan<R extends LockedRow> = Readonly<{
   due: R[];
@@ -23,7 +27,7 @@ export type ExpiryPlan<R extends LockedRow> = Readonly<{
 export function planExpiry<R extends LockedRow>(
   entries: readonly ScheduledEntry[],
   rows: readonly R[],
-  expirableStatus: string,
+  from: readonly StatusValue[],
   dbNowMs: number,
 ): ExpiryPlan<R> {
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -32,7 +36,7 @@ export function planExpiry<R extends LockedRow>(
   const stale: ScheduledEntry[] = [];
   for (const entry of entries) {
     const row = byId.get(entry.id);
-    if (row === undefined || row.status !== expirableStatus || row.expireAtMs > entry.expireAtMs) {
+    if (row === undefined || !from.includes(row.status) || row.expireAtMs > entry.expireAtMs) {
       stale.push(entry);
     } else if (row.expireAtMs > dbNowMs) {
       notYetDue.push({ entry, retryInMs: row.expireAtMs - dbNowMs });

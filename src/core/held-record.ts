@@ -15,9 +15,12 @@
  *   due lane    the entry is due by now + skew (the writer thought it due)
  *
  * Release: a ring record at bucket_start − lead; a due-lane record at once.
+ * The entry itself is decoded against the catalogue: an entity or transition this process does
+ * not know is CdcInvalidError, to the DLQ like any other broken promise (I5).
  * Pure: no clock of its own, no I/O.
  */
 import { BucketEntry, decodeBucketEntry } from './bucket-entry';
+import type { EntityCatalogue } from './entity-catalogue';
 import { BucketRecordInvalidError } from './errors';
 import { shardOf } from './router';
 import { horizonMs, parseTopic, partitionOfShard, ringIndex, Topology } from './topology';
@@ -46,7 +49,7 @@ export type RawRecord = Readonly<{
 
 export type HeldRecordReader = (record: RawRecord, nowMs: number) => HeldMessage;
 
-export function heldRecordReader(topology: Topology): HeldRecordReader {
+export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue): HeldRecordReader {
   const finest = topology.tiers[0]!;
   const skewMs = finest.guard * finest.widthMs;
   const lanes = new Map<string, ReturnType<typeof parseTopic>>();
@@ -58,7 +61,7 @@ export function heldRecordReader(topology: Topology): HeldRecordReader {
   return (record, nowMs) => {
     const lane = laneOf(record.topic);
     if (lane === undefined) throw invalid(`topic ${record.topic} is not a lane of topology ${topology.prefix}`);
-    const entry = decodeBucketEntry(record.value);
+    const entry = decodeBucketEntry(record.value, catalogue);
     const shard = readShard(record.key, topology.shards);
     const expected = shardOf(entry.id, topology.shards);
     if (shard !== expected) throw invalid(`key shard ${shard} is not the shard of ${entry.entity} ${entry.id} (${expected})`);

@@ -39,7 +39,8 @@ export type Db = Knex;
  * `logger` receives knex's own warnings (a connection lost during an outage, deprecations) as
  * structured logs; without one they are dropped (tests' pools), never printed to the console.
  */
-export function createDb(db: Config['db'], opts: { database?: string | null; logger?: Logger } = {}): Db {
+/** demoTables: whether migrations create the demo coupons/orders (db/migrations/index.ts); the local default. */
+export function createDb(db: Config['db'], opts: { database?: string | null; logger?: Logger; demoTables?: boolean } = {}): Db {
   const database = opts.database === null ? undefined : (opts.database ?? db.database);
   const log = opts.logger?.child({ component: 'knex' });
   return knexFactory({
@@ -78,7 +79,7 @@ export function createDb(db: Config['db'], opts: { database?: string | null; log
         });
       },
     },
-    migrations: { migrationSource, tableName: 'knex_migrations' },
+    migrations: { migrationSource: migrationSource({ demoTables: opts.demoTables ?? true }), tableName: 'knex_migrations' },
     acquireConnectionTimeout: 10_000,
   });
 }

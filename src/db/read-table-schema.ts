@@ -9,14 +9,14 @@
 import type { Knex } from 'knex';
 import type { ColumnInfo, IndexInfo, SchemaInfo, TableInfo } from '../core/column-info';
 
-type ColumnRow = { t: string; c: string; dt: string; ct: string; n: string; ml: number | string | null; cs: string | null };
+type ColumnRow = { t: string; c: string; dt: string; ct: string; n: string; ml: number | string | null; cs: string | null; x: string | null };
 type IndexRow = { t: string; i: string; c: string; nu: number | string };
 
 export async function readTableSchema(db: Knex, tables: readonly string[]): Promise<SchemaInfo> {
   if (tables.length === 0) return new Map();
   const [columns] = (await db.raw(
     `SELECT TABLE_NAME AS t, COLUMN_NAME AS c, DATA_TYPE AS dt, COLUMN_TYPE AS ct, IS_NULLABLE AS n,
-            CHARACTER_MAXIMUM_LENGTH AS ml, CHARACTER_SET_NAME AS cs
+            CHARACTER_MAXIMUM_LENGTH AS ml, CHARACTER_SET_NAME AS cs, EXTRA AS x
        FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME, ORDINAL_POSITION`,
     [[...tables]],
   )) as [ColumnRow[]];
@@ -39,6 +39,7 @@ export async function readTableSchema(db: Knex, tables: readonly string[]): Prom
       nullable: r.n === 'YES',
       maxChars: r.ml === null ? null : Number(r.ml),
       charset: r.cs,
+      autoUpdated: /on update/i.test(r.x ?? ''),
     });
   }
   for (const r of indexes) {

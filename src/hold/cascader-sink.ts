@@ -10,6 +10,7 @@
 import type { Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import type { Topology } from '../core/topology';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
@@ -22,6 +23,8 @@ const DEFAULT_BACKOFF: Backoff = { baseMs: 100, maxMs: 5_000 };
 export type CascaderSinkOptions = Readonly<{
   producer: Pick<Producer, 'sendBatch'>;
   topology: Topology;
+  /** To encode the re-routed entries (their transitions are the catalogue's). */
+  catalogue: EntityCatalogue;
   clock: Clock;
   flushIntervalMs: number;
   maxBatchSize: number;
@@ -43,7 +46,7 @@ export class CascaderSink implements HoldSink {
   private readonly routing: SendRoutedOptions;
 
   constructor(private readonly opts: CascaderSinkOptions) {
-    this.routing = { producer: opts.producer, topology: opts.topology, clock: opts.clock, appendBudgetMs: appendBudgetMs(opts.topology), logger: opts.logger };
+    this.routing = { producer: opts.producer, topology: opts.topology, catalogue: opts.catalogue, clock: opts.clock, appendBudgetMs: appendBudgetMs(opts.topology), logger: opts.logger };
   }
 
   take(msg: HeldMessage, done: () => void): void {

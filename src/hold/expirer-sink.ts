@@ -1,6 +1,7 @@
 /**
- * The expirer's side of holding: released entries wait in a FireQueue until their own
- * expire_time, then go in batches of one entity (shards mixed) through the expiry transaction.
+ * The expirer's side of holding: released entries wait in a FireQueue until their own due
+ * time, then go in batches of one transition (one entity, one SQL shape; shards mixed) through
+ * the expiry transaction (expire/transition-batch.ts).
  *
  *   transitioned / stale  → done (the offset may be committed)
  *   not yet due by the DB → back in the queue for the database's remaining time (I2)
@@ -14,17 +15,17 @@
  * Concurrency is capped, so a hot minute queues here (bounded by the consumer's per-partition
  * cap) instead of opening unbounded transactions.
  *
- * The operator's switches (`timebucket ctl`, through the gate): each entity waits in a queue of
- * its own, so a paused entity's due entries simply stay queued, unfinished, while the other
- * entity fires. Unfinished means their offsets are never committed past (OffsetTracker), the
- * due-lag gauge counts them as they come due, and once a partition reaches its in-memory cap
- * the hold consumer stops reading it: back-pressure, nothing lost. On resume everything due
- * fires. A throttled entity sends no more rows than its token bucket allows: batches are cut
- * to the tokens available, and it waits for a batch's worth of tokens rather than firing rows
- * one at a time.
+ * The operator's switches (`timebucket ctl`, through the gate) are per entity, so each entity of
+ * the catalogue waits in a queue of its own (all its transitions together): a paused entity's due
+ * entries simply stay queued, unfinished, while the other entities fire. Unfinished means their
+ * offsets are never committed past (OffsetTracker), the due-lag gauge counts them as they come
+ * due, and once a partition reaches its in-memory cap the hold consumer stops reading it:
+ * back-pressure, nothing lost. On resume everything due fires. A throttled entity sends no more
+ * rows than its token bucket allows: batches are cut to the tokens available, and it waits for a
+ * batch's worth of tokens rather than firing rows one at a time.
  */
 import { Clock, timerDelay } from '../core/clock';
-import type { EntityType } from '../core/bucket-entry';
+import { entityNames, transitionOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
 import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
@@ -33,21 +34,25 @@ import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../ops/control-gate';
 
-export type ExpireBatch = (entity: EntityType, entries: readonly ScheduledEntry[]) => Promise<BatchOutcome>;
+/** One batch of one transition (createTransitionBatches(…).run with the path bound). */
+export type ExpireBatch = (transition: Transition, entries: readonly ScheduledEntry[]) => Promise<BatchOutcome>;
 
+/** `entity`: the entity's name, a bounded metric label (the catalogue's entities). */
 export type ExpirerObserver = Partial<{
-  batch(entity: EntityType, outcome: BatchOutcome): void;
-  failed(entity: EntityType, err: unknown): void;
-  parked(entity: EntityType, err: unknown): void;
+  batch(entity: string, outcome: BatchOutcome): void;
+  failed(entity: string, err: unknown): void;
+  parked(entity: string, err: unknown): void;
 }>;
 
 /** Where an entry goes that keeps failing deterministically (the DLQ); it is done afterwards. */
 export type Park = (msg: HeldMessage, err: unknown) => Promise<void>;
 
 /** `alone`: after a deterministic failure the entry runs in a batch of its own. */
-type Pending = { msg: HeldMessage; done: () => void; attempts: number; alone: boolean };
+type Pending = { msg: HeldMessage; transition: Transition; done: () => void; attempts: number; alone: boolean };
 
 export type ExpirerSinkOptions = Readonly<{
+  /** Its entities (one queue each) and transitions; entries were decoded against it. */
+  catalogue: EntityCatalogue;
   expireBatch: ExpireBatch;
   clock: Clock;
   maxBatchSize: number;
@@ -64,11 +69,10 @@ export type ExpirerSinkOptions = Readonly<{
   gate?: TransitionGate;
 }>;
 
-const ENTITIES: readonly EntityType[] = ['coupon', 'order'];
-
 export class ExpirerSink implements HoldSink {
-  /** One queue per entity, so pausing one leaves the other's queue alone. */
-  private readonly queues = new Map<EntityType, FireQueue<Pending>>(ENTITIES.map((e) => [e, new FireQueue<Pending>()]));
+  private readonly entities: readonly string[];
+  /** One queue per entity, so pausing one leaves the others' queues alone. */
+  private readonly queues: Map<string, FireQueue<Pending>>;
   private readonly gate: TransitionGate;
   private readonly unsubscribe: () => void;
   private timer?: NodeJS.Timeout;
@@ -79,6 +83,8 @@ export class ExpirerSink implements HoldSink {
   private closed = false;
 
   constructor(private readonly opts: ExpirerSinkOptions) {
+    this.entities = entityNames(opts.catalogue);
+    this.queues = new Map(this.entities.map((e) => [e, new FireQueue<Pending>()]));
     this.gate = opts.gate ?? openGate;
     // A resume or a new throttle can make work fireable that no timer waits for.
     this.unsubscribe = this.gate.onChange(() => {
@@ -100,8 +106,13 @@ export class ExpirerSink implements HoldSink {
     return n;
   }
 
+  /**
+   * The entry's entity and transition were checked against the same catalogue when its record
+   * was decoded (core/held-record.ts, I5), so an unknown one here is a bug: transitionOf throws.
+   */
   take(msg: HeldMessage, done: () => void): void {
-    this.queueOf(msg.entry.entity).push(msg.entry.expireAtMs, { msg, done, attempts: 0, alone: false });
+    const transition = transitionOf(this.opts.catalogue, msg.entry.entity, msg.entry.transition);
+    this.queueOf(transition.entity).push(msg.entry.expireAtMs, { msg, transition, done, attempts: 0, alone: false });
     this.schedule();
   }
 
@@ -117,12 +128,12 @@ export class ExpirerSink implements HoldSink {
     if (this.timer) clearTimeout(this.timer);
   }
 
-  private queueOf(entity: EntityType): FireQueue<Pending> {
+  private queueOf(entity: string): FireQueue<Pending> {
     return this.queues.get(entity)!;
   }
 
   private requeue(at: number, p: Pending): void {
-    this.queueOf(p.msg.entry.entity).push(at, p);
+    this.queueOf(p.transition.entity).push(at, p);
   }
 
   private schedule(): void {
@@ -156,9 +167,9 @@ export class ExpirerSink implements HoldSink {
     if (free > 0) {
       const now = this.opts.clock.now();
       const batches = this.group(this.popDue(now, free * this.opts.maxBatchSize));
-      // Entries of both entities (or entries tried alone) can make more batches than free slots: the rest wait.
+      // Several entities or transitions (or entries tried alone) can make more batches than free slots: the rest wait.
       const started = batches.slice(0, free);
-      for (const entity of ENTITIES) this.gate.consume(entity, started.flat().filter((p) => p.msg.entry.entity === entity).length);
+      for (const entity of this.entities) this.gate.consume(entity, started.flat().filter((p) => p.transition.entity === entity).length);
       for (const batch of started) void this.run(batch);
       for (const p of batches.slice(free).flat()) this.requeue(now, p);
     }
@@ -171,10 +182,10 @@ export class ExpirerSink implements HoldSink {
    * paused entity and taking no more of a throttled one than its tokens allow.
    */
   private popDue(now: number, limit: number): Pending[] {
-    const allowance = new Map(ENTITIES.map((e) => [e, this.gate.paused(e) ? 0 : this.gate.allowance(e)]));
+    const allowance = new Map(this.entities.map((e) => [e, this.gate.paused(e) ? 0 : this.gate.allowance(e)]));
     const out: Pending[] = [];
     while (out.length < limit) {
-      let pick: EntityType | undefined;
+      let pick: string | undefined;
       let pickAt = Number.POSITIVE_INFINITY;
       for (const [entity, queue] of this.queues) {
         const at = queue.peekAt();
@@ -191,10 +202,11 @@ export class ExpirerSink implements HoldSink {
   }
 
   /**
-   * Batches of one entity, capped in size, shards mixed: every shard's rows live in the same
-   * database, so splitting by shard only made transactions smaller (with 16 shards a backlog
-   * averaged ~218 rows per transaction instead of the batch size). Rows are locked in primary-key
-   * order whatever the batch, so mixed batches cannot deadlock each other.
+   * Batches of one transition (its ref: one statement shape), capped in size, shards mixed:
+   * every shard's rows live in the same database, so splitting by shard only made transactions
+   * smaller (with 16 shards a backlog averaged ~218 rows per transaction instead of the batch
+   * size). Rows are locked in primary-key order whatever the batch, so mixed batches cannot
+   * deadlock each other.
    */
   private group(due: Pending[]): Pending[][] {
     const groups = new Map<string, Pending[]>();
@@ -204,9 +216,9 @@ export class ExpirerSink implements HoldSink {
         alone.push([p]);
         continue;
       }
-      const list = groups.get(p.msg.entry.entity) ?? [];
+      const list = groups.get(p.transition.ref) ?? [];
       list.push(p);
-      groups.set(p.msg.entry.entity, list);
+      groups.set(p.transition.ref, list);
     }
     const batches: Pending[][] = alone;
     for (const list of groups.values()) {
@@ -217,12 +229,13 @@ export class ExpirerSink implements HoldSink {
 
   private async run(batch: Pending[]): Promise<void> {
     const epoch = this.epoch;
-    const entity = batch[0]!.msg.entry.entity;
+    const transition = batch[0]!.transition;
+    const entity = transition.entity;
     this.running += 1;
     this.runningEntries += batch.length;
     try {
       const outcome = await this.opts.expireBatch(
-        entity,
+        transition,
         batch.map((p) => ({ id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs })),
       );
       this.opts.observer?.batch?.(entity, outcome);
@@ -235,7 +248,7 @@ export class ExpirerSink implements HoldSink {
       }
     } catch (err) {
       this.opts.observer?.failed?.(entity, err);
-      if (epoch === this.epoch) await this.retryOrPark(entity, batch, err);
+      if (epoch === this.epoch) await this.retryOrPark(transition, batch, err);
     } finally {
       this.running -= 1;
       this.runningEntries -= batch.length;
@@ -243,7 +256,9 @@ export class ExpirerSink implements HoldSink {
     }
   }
 
-  private async retryOrPark(entity: EntityType, batch: Pending[], err: unknown): Promise<void> {
+  private async retryOrPark(transition: Transition, batch: Pending[], err: unknown): Promise<void> {
+    const entity = transition.entity;
+    const ref = transition.ref;
     const kind = classifyFailure(err);
     const now = this.opts.clock.now();
     if (kind === 'retriable') {
@@ -253,13 +268,13 @@ export class ExpirerSink implements HoldSink {
       const at = now + backoffMs(attempts, this.opts.backoff, this.opts.random);
       // An open breaker was logged once when it opened; each call it turns away is not news.
       const breakerOpen = (err as { code?: unknown } | null)?.code === 'EOPENBREAKER';
-      this.opts.logger[breakerOpen ? 'debug' : 'warn']({ err, entity, size: batch.length, attempts }, 'expiry batch failed; will retry');
+      this.opts.logger[breakerOpen ? 'debug' : 'warn']({ err, entity, transition: ref, size: batch.length, attempts }, 'expiry batch failed; will retry');
       for (const p of batch) this.requeue(at, p);
       return;
     }
     if (batch.length > 1 || !batch[0]!.alone) {
       // Which entry the failure belongs to is unknown: each is tried again on its own.
-      this.opts.logger.warn({ err, entity, size: batch.length }, 'expiry batch failed deterministically; its entries are tried again one by one');
+      this.opts.logger.warn({ err, entity, transition: ref, size: batch.length }, 'expiry batch failed deterministically; its entries are tried again one by one');
       for (const p of batch) {
         p.alone = true;
         this.requeue(now, p);
@@ -275,7 +290,7 @@ export class ExpirerSink implements HoldSink {
     try {
       await this.opts.park(p.msg, err);
       this.opts.observer?.parked?.(entity, err);
-      this.opts.logger.error({ err, entity, id: p.msg.entry.id, topic: p.msg.topic, partition: p.msg.partition, offset: p.msg.offset }, 'entry parked in the DLQ after failing alone; redrive it once the cause is fixed');
+      this.opts.logger.error({ err, entity, transition: ref, id: p.msg.entry.id, topic: p.msg.topic, partition: p.msg.partition, offset: p.msg.offset }, 'entry parked in the DLQ after failing alone; redrive it once the cause is fixed');
       p.done();
     } catch (parkErr) {
       this.opts.logger.warn({ err: parkErr, id: p.msg.entry.id }, 'parking failed; the entry stays and is tried again');

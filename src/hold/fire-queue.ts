@@ -1,7 +1,8 @@
 /**
  * Entries waiting for their own fire time, earliest first (a binary min-heap). The minute ring
- * releases a whole bucket at its start; this queue then fires each entry at its own expire_time,
- * which is where sub-minute precision comes from.
+ * releases a whole bucket at its start; this queue then fires each entry at its own due time
+ * (entry.expireAtMs, whatever the transition's due column), which is where sub-minute precision
+ * comes from.
  */
 export class FireQueue<T> {
   private heap: Array<{ at: number; seq: number; item: T }> = [];

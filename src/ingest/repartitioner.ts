@@ -1,6 +1,7 @@
 /**
- * CDC topics → bucket topics. Each Debezium change of a coupon or order that makes it expirable
- * (or moves its expire_time) becomes one bucket entry, routed at this instance's clock. A batch
+ * CDC topics → bucket topics. Each Debezium change of a catalogue entity's row becomes one bucket
+ * entry per transition it makes due at a new time (core/bucket-entry.ts: the row enters a
+ * from-state, or its due column moves while in one), each routed at this instance's clock. A batch
  * is committed only after its records are acknowledged by the broker (acks = all): a crash
  * re-reads and re-routes it, and duplicates are harmless downstream. Appends are bounded in
  * time (kafka/send-routed.ts), so a slow send cannot land a ring entry a lap late (I1).
@@ -15,7 +16,9 @@
 import type { Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { decodeCdcValue } from '../core/cdc-envelope';
-import { BucketEntry, entryFromChange, EntityType } from '../core/bucket-entry';
+import { BucketEntry, entriesFromChange } from '../core/bucket-entry';
+import { findEntity, type Entity, type EntityCatalogue } from '../core/entity-catalogue';
+import { CdcInvalidError, ConfigError } from '../core/errors';
 import type { Lifecycle } from '../core/lifecycle';
 import type { Topology } from '../core/topology';
 import type { DlqRecord, DlqWriter } from '../kafka/dlq-writer';
@@ -29,7 +32,10 @@ export type RepartitionerOptions = Readonly<{
   /** The consumer group's id, for logs and health reasons. */
   group: string;
   producer: Pick<Producer, 'sendBatch'>;
-  cdcTopics: Readonly<Record<string, EntityType>>;
+  /** CDC topic → the catalogue entity whose table it captures (ingest/cdc-topics.ts). */
+  cdcTopics: Readonly<Record<string, Entity>>;
+  /** Encodes the entries: their wire version depends on the transition (core/bucket-entry.ts). */
+  catalogue: EntityCatalogue;
   topology: Topology;
   dlq: DlqWriter;
   clock: Clock;
@@ -68,7 +74,15 @@ export class Repartitioner {
   private readonly lagByPartition = new Map<string, number>();
 
   constructor(private readonly opts: RepartitionerOptions) {
-    this.routing = { producer: opts.producer, topology: opts.topology, clock: opts.clock, appendBudgetMs: appendBudgetMs(opts.topology), logger: opts.logger };
+    // Checked once here: an entity the catalogue does not hold would fail every encode, and a
+    // failing send is retried for ever, freezing its partition.
+    const foreign = Object.entries(opts.cdcTopics).filter(([, e]) => findEntity(opts.catalogue, e.name) !== e);
+    if (foreign.length > 0) {
+      const problems = foreign.map(([topic, e]) => `cdcTopics.${topic}: entity '${e.name}' is not the catalogue's (${opts.catalogue.source})`);
+      throw new ConfigError(`repartitioner: ${problems.join('; ')}`, { problems });
+    }
+    const { producer, topology, catalogue, clock, logger } = opts;
+    this.routing = { producer, topology, catalogue, clock, appendBudgetMs: appendBudgetMs(topology), logger };
   }
 
   get lifecycle(): Lifecycle {
@@ -176,17 +190,19 @@ export class Repartitioner {
     const partitionKey = `${batch.topic}:${batch.partition}`;
     const first = batch.messages[0];
     if (first !== undefined) this.lagByPartition.set(partitionKey, Math.max(0, Number(batch.highWatermark) - Number(first.offset)));
-    const entity = this.opts.cdcTopics[batch.topic];
+    const entity = Object.hasOwn(this.opts.cdcTopics, batch.topic) ? this.opts.cdcTopics[batch.topic] : undefined;
     const entries: BucketEntry[] = [];
     const rejected: DlqRecord[] = [];
     let decoded = 0;
     for (const message of batch.messages) {
       try {
-        if (entity === undefined) throw new Error(`no entity for topic ${batch.topic}`);
+        // Unreachable while the subscription is cdcTopics' keys; if not, the records are data
+        // this stage cannot read, and the partition must still move on (I5).
+        if (entity === undefined) throw new CdcInvalidError(`no entity for topic ${batch.topic}`, { topic: batch.topic });
         const event = decodeCdcValue(message.value);
         if (event.kind === 'tombstone') continue;
-        const entry = entryFromChange(entity, event);
-        if (entry !== null) entries.push(entry);
+        // One change may make several transitions due (each its own entry, routed on its own).
+        entries.push(...entriesFromChange(entity, event));
       } catch (err) {
         rejected.push({ topic: batch.topic, partition: batch.partition, message, error: err });
       }

@@ -14,12 +14,15 @@ import type { Producer } from 'kafkajs';
 import type { BucketEntry } from '../core/bucket-entry';
 import { bucketRecord, byTopic, BucketRecord } from '../core/bucket-record';
 import type { Clock } from '../core/clock';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
 
 export type SendRoutedOptions = Readonly<{
   producer: Pick<Producer, 'sendBatch'>;
   topology: Topology;
+  /** Encodes the entries (their wire version depends on the transition). */
+  catalogue: EntityCatalogue;
   clock: Clock;
   appendBudgetMs: number;
   logger: Logger;
@@ -37,7 +40,7 @@ export async function sendRouted(opts: SendRoutedOptions, entries: readonly Buck
   const onTime: BucketRecord[] = [];
   for (let attempt = 1; pending.length > 0; attempt += 1) {
     const routedAt = opts.clock.now();
-    const records = pending.map((e) => bucketRecord(opts.topology, e, routedAt));
+    const records = pending.map((e) => bucketRecord(opts.topology, opts.catalogue, e, routedAt));
     await opts.producer.sendBatch({ acks: -1, topicMessages: byTopic(records) });
     const tookMs = opts.clock.now() - routedAt;
     if (tookMs <= opts.appendBudgetMs) {

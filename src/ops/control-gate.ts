@@ -9,7 +9,6 @@
  * from the moment the poll saw it whichever listener runs first.
  */
 import type { Clock } from '../core/clock';
-import type { EntityType } from '../core/bucket-entry';
 import type { SwitchName } from './control-switch-state';
 import type { SwitchReader } from './control-switches';
 import { TokenBucket } from './token-bucket';
@@ -17,15 +16,15 @@ import { TokenBucket } from './token-bucket';
 export interface TransitionGate {
   paused(what: SwitchName): boolean;
   /** Rows of `entity` that may go now: Infinity when not throttled. */
-  allowance(entity: EntityType): number;
+  allowance(entity: string): number;
   /** Spends `n` of the allowance (rows sent to a transaction). */
-  consume(entity: EntityType, n: number): void;
+  consume(entity: string, n: number): void;
   /**
    * 0 when at least one row of `entity` may go now; otherwise how long until `wanted` rows may
    * (capped at the bucket's capacity), so a throttled stage wakes for a batch worth sending, not
    * for every single token.
    */
-  msUntilAllowed(entity: EntityType, wanted: number): number;
+  msUntilAllowed(entity: string, wanted: number): number;
   /** Calls `listener` after every change of the switches; returns the unsubscribe. */
   onChange(listener: () => void): () => void;
 }
@@ -40,8 +39,8 @@ export const openGate: TransitionGate = Object.freeze({
 });
 
 export function createTransitionGate(switches: SwitchReader, clock: Clock): TransitionGate {
-  const buckets = new Map<EntityType, TokenBucket>();
-  const bucketOf = (entity: EntityType): TokenBucket | undefined => {
+  const buckets = new Map<string, TokenBucket>();
+  const bucketOf = (entity: string): TokenBucket | undefined => {
     const rate = switches.perSecond(entity);
     let bucket = buckets.get(entity);
     if (rate === undefined) {
@@ -52,9 +51,10 @@ export function createTransitionGate(switches: SwitchReader, clock: Clock): Tran
     else if (bucket.ratePerSecond !== rate) bucket.setRate(rate);
     return bucket;
   };
+  // The buckets in use follow a change at once; a throttle on an entity not yet seen gets its
+  // bucket (full, as a fresh one always starts) on its first call, which is the same thing.
   switches.onChange(() => {
-    bucketOf('coupon');
-    bucketOf('order');
+    for (const entity of [...buckets.keys()]) bucketOf(entity);
   });
   return {
     paused: (what) => switches.paused(what),

@@ -1,27 +1,31 @@
 /**
  * Wires the control switches for one process: the poller over the deployment's rows (scope =
- * TB_GROUP_PREFIX), its metrics, and the gate the expirer and the scanner apply.
+ * TB_GROUP_PREFIX) for the catalogue's switches (one per entity, and the scanner's), its
+ * metrics, and the gate the expirer and the scanner apply.
  */
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Clock } from '../core/clock';
+import { entityNames, type EntityCatalogue } from '../core/entity-catalogue';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { ControlSwitches } from './control-switches';
 import { readSwitches } from './control-switch-store';
 import { createTransitionGate, TransitionGate } from './control-gate';
-import { summarize, SwitchNames, SwitchSummary } from './control-switch-state';
+import { summarize, switchNamesOf, SwitchSummary } from './control-switch-state';
 
 export type Control = Readonly<{ gate: TransitionGate; summary: () => SwitchSummary; stop: () => void }>;
 
-export async function startControl(ctx: { config: Config; db: Knex; clock: Clock; logger: Logger; metrics: Metrics }): Promise<Control> {
+export async function startControl(ctx: { config: Config; db: Knex; catalogue: EntityCatalogue; clock: Clock; logger: Logger; metrics: Metrics }): Promise<Control> {
+  const names = switchNamesOf(entityNames(ctx.catalogue));
   const switches = new ControlSwitches({
-    read: () => readSwitches(ctx.db, ctx.config.groupPrefix),
+    names,
+    read: () => readSwitches(ctx.db, ctx.config.groupPrefix, names),
     pollMs: ctx.config.control.pollMs,
     logger: ctx.logger.child({ component: 'control', scope: ctx.config.groupPrefix }),
     onPollFailed: () => ctx.metrics.controlPollFailures.inc(),
   });
   await switches.start();
-  ctx.metrics.trackControl(() => SwitchNames.map((what) => ({ what, paused: switches.paused(what), perSecond: switches.perSecond(what) ?? null })));
+  ctx.metrics.trackControl(() => names.map((what) => ({ what, paused: switches.paused(what), perSecond: switches.perSecond(what) ?? null })));
   return { gate: createTransitionGate(switches, ctx.clock), summary: () => summarize(switches.current()), stop: () => switches.stop() };
 }

@@ -1,16 +1,29 @@
 /**
  * What the operator's switches are (`timebucket ctl`), as every process sees them: one per
- * entity (coupon, order: pause and throttle its transitions) and one for the compensation
- * scanner (pause its passes). Plain values and pure helpers, shared by the poller, the CLI and
- * the ops endpoint.
+ * entity of the entities file (pause and throttle its transitions, all of them) and one for the
+ * compensation scanner (pause its passes). Plain values and pure helpers, shared by the poller,
+ * the CLI and the ops endpoint. The names come from the catalogue (switchNamesOf), so a team's
+ * entities get their switches without a code change.
  */
-import type { EntityType } from '../core/bucket-entry';
+import { ConfigError } from '../core/errors';
 
-export const SwitchNames = ['coupon', 'order', 'scanner'] as const;
-export type SwitchName = (typeof SwitchNames)[number];
+/** The compensation scanner's switch (pause only: its throttle is its entity's). */
+export const SCANNER_SWITCH = 'scanner';
 
-/** The switches a throttle applies to: an entity's transitions (the scanner's follow its entity's). */
-export const ThrottleNames = ['coupon', 'order'] as const satisfies readonly EntityType[];
+/** An entity name, or SCANNER_SWITCH. */
+export type SwitchName = string;
+
+/** The switches of a deployment: one per entity (in file order), then the scanner's. */
+export function switchNamesOf(entities: readonly string[]): SwitchName[] {
+  // One switch name would pause two things: refused, as a bad entities file is.
+  if (entities.includes(SCANNER_SWITCH)) throw new ConfigError(`an entity cannot be named '${SCANNER_SWITCH}': that is the compensation scanner's switch`, { problems: ['TB_ENTITIES'] });
+  return [...entities, SCANNER_SWITCH];
+}
+
+/** The switches a throttle applies to: the entities' (the scanner's transitions follow their entity's). */
+export function throttleNamesOf(entities: readonly string[]): SwitchName[] {
+  return [...entities];
+}
 
 export type Switch = Readonly<{
   what: SwitchName;
@@ -23,7 +36,8 @@ export type Switch = Readonly<{
   updatedAt: Date | null;
 }>;
 
-export type Switches = Readonly<Record<SwitchName, Switch>>;
+/** Every switch of the deployment, in switch-name order. */
+export type Switches = ReadonlyMap<SwitchName, Switch>;
 
 /**
  * `known` is false until the switches were read once: a process that has never read them
@@ -35,8 +49,8 @@ export function defaultSwitch(what: SwitchName): Switch {
   return { what, paused: false, perSecond: null, reason: null, updatedBy: null, updatedAt: null };
 }
 
-export function defaultSwitches(): Switches {
-  return { coupon: defaultSwitch('coupon'), order: defaultSwitch('order'), scanner: defaultSwitch('scanner') };
+export function defaultSwitches(names: readonly SwitchName[]): Switches {
+  return new Map(names.map((what) => [what, defaultSwitch(what)]));
 }
 
 export function sameSwitch(a: Switch, b: Switch): boolean {
@@ -56,10 +70,10 @@ export function sameSwitch(a: Switch, b: Switch): boolean {
 export type SwitchSummary = Readonly<{ known: boolean; paused: SwitchName[]; throttled: Partial<Record<SwitchName, number>> }>;
 
 export function summarize(state: SwitchState): SwitchSummary {
-  const all = SwitchNames.map((what) => state.switches[what]);
+  const all = [...state.switches.values()];
   return {
     known: state.known,
     paused: all.filter((s) => s.paused || !state.known).map((s) => s.what),
-    throttled: Object.fromEntries(all.filter((s) => s.perSecond !== null).map((s) => [s.what, s.perSecond])),
+    throttled: Object.fromEntries(all.flatMap((s) => (s.perSecond === null ? [] : [[s.what, s.perSecond] as const]))),
   };
 }

@@ -4,8 +4,8 @@
  * One per process, shared by the expirer and the scanner; every process of a deployment reads
  * the same rows, so `timebucket ctl pause` reaches all of them within a poll interval.
  *
- * Why the database: every role already has it, it is consistent, and a primary-key read of three
- * rows a second is negligible. Failure handling is what makes it safe to lean on:
+ * Why the database: every role already has it, it is consistent, and a primary-key range read of
+ * a few rows (one per entity, and the scanner's) a second is negligible. Failure handling is what makes it safe to lean on:
  *
  *   never read yet (start-up, database down)  → everything counts as paused: a process restarted
  *                                                during a database blip must not fire what the
@@ -14,13 +14,18 @@
  *   a poll fails                              → the last known state stays (never "unpaused" on an
  *                                                error); counted, logged once per failing spell
  *   a switch changed                          → one structured log line per switch, then listeners
+ *   a row names no switch of this process     → ignored, logged once while it stays (an entity
+ *                                                removed from the entities file leaves its row)
  */
 import type { Logger } from './logger';
-import { defaultSwitches, sameSwitch, summarize, Switch, SwitchName, SwitchNames, Switches, SwitchState } from './control-switch-state';
+import { defaultSwitch, defaultSwitches, sameSwitch, summarize, Switch, SwitchName, Switches, SwitchState } from './control-switch-state';
+import type { SwitchRead } from './control-switch-store';
 
 export type ControlSwitchesOptions = Readonly<{
-  /** Reads the deployment's switches (control-switch-store.ts readSwitches). */
-  read: () => Promise<Switches>;
+  /** The switches this process applies (control-switch-state.ts switchNamesOf). */
+  names: readonly SwitchName[];
+  /** Reads the deployment's switches (control-switch-store.ts readSwitches over `names`). */
+  read: () => Promise<SwitchRead>;
   pollMs: number;
   logger: Logger;
   onPollFailed?: (err: unknown) => void;
@@ -28,6 +33,7 @@ export type ControlSwitchesOptions = Readonly<{
 
 /** What the expirer and the scanner need of the switches (tests hand in fakes). */
 export interface SwitchReader {
+  /** A name that is not one of the process's switches is a programmer error (ControlSwitches throws). */
   paused(what: SwitchName): boolean;
   /** Transitions a second per process, or undefined when not throttled. */
   perSecond(what: SwitchName): number | undefined;
@@ -36,13 +42,17 @@ export interface SwitchReader {
 }
 
 export class ControlSwitches implements SwitchReader {
-  private state: SwitchState = { known: false, switches: defaultSwitches() };
+  private state: SwitchState;
   private readonly listeners = new Set<() => void>();
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private failing = false;
+  /** The ignored row names last logged: logged again only when they change. */
+  private ignored = '';
 
-  constructor(private readonly opts: ControlSwitchesOptions) {}
+  constructor(private readonly opts: ControlSwitchesOptions) {
+    this.state = { known: false, switches: defaultSwitches(opts.names) };
+  }
 
   /** Reads once (a failure leaves the state unknown and is retried by the polls), then polls until stop(). */
   async start(): Promise<void> {
@@ -60,11 +70,12 @@ export class ControlSwitches implements SwitchReader {
   }
 
   paused(what: SwitchName): boolean {
-    return !this.state.known || this.state.switches[what].paused;
+    const s = this.switchOf(what);
+    return !this.state.known || s.paused;
   }
 
   perSecond(what: SwitchName): number | undefined {
-    return this.state.switches[what].perSecond ?? undefined;
+    return this.switchOf(what).perSecond ?? undefined;
   }
 
   onChange(listener: () => void): () => void {
@@ -79,7 +90,7 @@ export class ControlSwitches implements SwitchReader {
   }
 
   private async poll(): Promise<void> {
-    let read: Switches;
+    let read: SwitchRead;
     try {
       read = await this.opts.read();
     } catch (err) {
@@ -96,16 +107,32 @@ export class ControlSwitches implements SwitchReader {
       this.opts.logger.info('control switches poll recovered');
     }
     if (this.stopped) return;
-    this.apply(read);
+    this.noteIgnored(read.unknown);
+    this.apply(read.switches);
+  }
+
+  private switchOf(what: SwitchName): Switch {
+    const s = this.state.switches.get(what);
+    if (s === undefined) throw new RangeError(`no control switch '${what}' (switches: ${this.opts.names.join(', ')})`);
+    return s;
+  }
+
+  private noteIgnored(unknown: readonly string[]): void {
+    const key = unknown.join(',');
+    if (key === this.ignored) return;
+    this.ignored = key;
+    if (unknown.length > 0) this.opts.logger.warn({ ignored: unknown, switches: this.opts.names }, 'control switch rows naming no entity of the entities file are ignored');
   }
 
   private apply(read: Switches): void {
     const previous = this.state;
-    const changed = SwitchNames.filter((what) => !sameSwitch(previous.switches[what], read[what]));
+    // Exactly this process's switches, whatever the read returned: a missing one is at its default.
+    const now: Switches = new Map(this.opts.names.map((what) => [what, read.get(what) ?? defaultSwitch(what)]));
+    const changed = this.opts.names.filter((what) => !sameSwitch(previous.switches.get(what)!, now.get(what)!));
     if (previous.known && changed.length === 0) return;
-    this.state = { known: true, switches: read };
+    this.state = { known: true, switches: now };
     if (!previous.known) this.opts.logger.info(summarize(this.state), 'control switches read');
-    for (const what of changed) this.logChange(previous.switches[what], read[what], previous.known);
+    for (const what of changed) this.logChange(previous.switches.get(what)!, now.get(what)!, previous.known);
     for (const listener of this.listeners) {
       try {
         listener();

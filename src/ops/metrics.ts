@@ -1,8 +1,8 @@
 /**
  * Metrics, one prefix, base units. A registry is created by the caller and handed in (never the
  * global one), so tests and several pipelines in one process do not mix their numbers.
- * Labels are bounded: entity (2), path (3), lane/tier (a handful), stage (3), code (a handful),
- * what (3: the control switches).
+ * Labels are bounded: entity (the entities file's, a handful), path (3), lane/tier (a handful),
+ * stage (3), code (a handful), what (the control switches: the entities and the scanner).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -15,10 +15,10 @@ export type OutboxBacklogSource = () => Promise<{ rows: number; oldestAgeSeconds
 /** The control switches as this process applies them, read at scrape time. */
 export type ControlSource = () => ReadonlyArray<Readonly<{ what: string; paused: boolean; perSecond: number | null }>>;
 
-const ENTITIES = ['coupon', 'order'] as const;
 const PATHS = ['stream', 'scanner'] as const;
 
-export function createMetrics(opts: { registry?: Registry; defaultMetrics?: boolean } = {}) {
+/** `entities`: the catalogue's entity names (entityNames), whose series start at 0. */
+export function createMetrics(opts: { entities: readonly string[]; registry?: Registry; defaultMetrics?: boolean }) {
   const registry = opts.registry ?? new Registry();
   const registers = [registry];
   // Gauges are read when scraped, from the stages that registered a source.
@@ -49,7 +49,7 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
     registry,
     transitions: new Counter({
       name: 'timebucket_transitions_total',
-      help: 'Rows transitioned (coupon expired, order cancelled), by entity and path',
+      help: 'Rows transitioned (every transition of the entity), by entity and path',
       labelNames: ['entity', 'path'] as const,
       registers,
     }),
@@ -226,7 +226,7 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
   };
   // Series that exist from the start, at 0, rather than appearing with their first event: a
   // rate() or an alert over them then has data (and a dashboard a line) from the first scrape.
-  for (const entity of ENTITIES) {
+  for (const entity of opts.entities) {
     for (const path of PATHS) metrics.transitions.inc({ entity, path }, 0);
     metrics.delay.zero({ entity });
     for (const c of [metrics.notYetDue, metrics.stale, metrics.parked, metrics.scannerCaught, metrics.scannerScanned, metrics.batchFailures]) c.inc({ entity }, 0);

@@ -6,10 +6,10 @@
  *
  * The wire format, honestly: a CloudEvents binary-mode message whose data (the Kafka value) is
  * Confluent-framed Avro (magic byte 0, the 4-byte schema id, then the Avro body), not bare Avro.
- * `ce_dataschema` names that schema in the registry; `ce_subject` is the entity id (= the key).
+ * `ce_dataschema` names that schema in the registry; `ce_subject` is the entity id (= the key);
+ * `ce_type` is the event's ceType from the entities file.
  */
-import { EventCatalogue } from '../core/event-catalogue';
-import type { EventType } from '../core/events';
+import type { EventSpec } from '../core/entity-catalogue';
 
 export const CE_SPEC_VERSION = '1.0';
 /** Names the producing application, not an instance: the same for every relay and replica. */
@@ -31,16 +31,16 @@ export function dataSchemaUri(registryUrl: string, schemaId: number): string {
 
 /** Inputs come from a validated payload; an invalid occurredAtMs is a programmer error. */
 export function eventHeaders(
-  e: Readonly<{ eventKey: string; eventType: EventType; entityId: string; occurredAtMs: number; dataSchema: string }>,
+  e: Readonly<{ eventKey: string; event: Pick<EventSpec, 'type' | 'ceType'>; entityId: string; occurredAtMs: number; dataSchema: string }>,
 ): EventHeaders {
   if (!Number.isFinite(e.occurredAtMs) || Number.isNaN(new Date(e.occurredAtMs).getTime())) {
     throw new RangeError(`occurredAtMs is not a valid instant: ${e.occurredAtMs}`);
   }
   return Object.freeze({
     event_key: e.eventKey,
-    event_type: e.eventType,
+    event_type: e.event.type,
     ce_id: e.eventKey,
-    ce_type: EventCatalogue[e.eventType].ceType,
+    ce_type: e.event.ceType,
     ce_source: CE_SOURCE,
     ce_subject: e.entityId,
     ce_dataschema: e.dataSchema,

@@ -8,20 +8,20 @@
  * Ids in the payload are decimal strings (exact beyond 2^53); a row written before that carries
  * them as JSON numbers, accepted while they are safe integers (a larger one may be rounded).
  */
-import { EventCatalogue } from '../core/event-catalogue';
-import { EventType, EventTypes } from '../core/events';
+import { findEvent, type EntityCatalogue, type EventSpec } from '../core/entity-catalogue';
 import type { OutboxRow } from './sql/outbox-row';
 
 export type ParsedPayload =
-  | Readonly<{ ok: true; eventType: EventType; payload: Readonly<Record<string, unknown>>; occurredAtMs: number }>
+  | Readonly<{ ok: true; event: EventSpec; payload: Readonly<Record<string, unknown>>; occurredAtMs: number }>
   | Readonly<{ ok: false; reason: string }>;
 
 // ±8.64e15 ms is the range of a JS Date: beyond it there is no ISO-8601 ce_time to give.
 const maxInstantMs = 8.64e15;
 
-export function parseOutboxPayload(row: Pick<OutboxRow, 'eventKey' | 'eventType' | 'entityId' | 'payload'>): ParsedPayload {
-  const eventType = EventTypes.find((t) => t === row.eventType);
-  if (eventType === undefined) return poison(`unknown event type '${row.eventType}'`);
+/** `catalogue` names the event types there are; a row of any other type is poison. */
+export function parseOutboxPayload(catalogue: EntityCatalogue, row: Pick<OutboxRow, 'eventKey' | 'eventType' | 'entityId' | 'payload'>): ParsedPayload {
+  const event = findEvent(catalogue, row.eventType);
+  if (event === undefined) return poison(`unknown event type '${row.eventType}'`);
 
   let parsed: unknown;
   try {
@@ -32,17 +32,16 @@ export function parseOutboxPayload(row: Pick<OutboxRow, 'eventKey' | 'eventType'
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return poison('payload is not a JSON object');
   const payload = parsed as Record<string, unknown>;
 
-  if (payload['event_type'] !== eventType) return poison(`payload event_type ${describe(payload['event_type'])} differs from the row's ${eventType}`);
+  if (payload['event_type'] !== event.type) return poison(`payload event_type ${describe(payload['event_type'])} differs from the row's ${event.type}`);
   if (payload['event_key'] !== row.eventKey) return poison(`payload event_key ${describe(payload['event_key'])} differs from the row's`);
   // The payload field that holds the entity id (= the message key).
-  const idField = EventCatalogue[eventType].idField;
-  const id = payload[idField];
-  if (exactIdText(id) !== row.entityId) return poison(`payload ${idField} ${describe(id)} differs from the row's entity_id ${row.entityId}`);
+  const id = payload[event.idField];
+  if (exactIdText(id) !== row.entityId) return poison(`payload ${event.idField} ${describe(id)} differs from the row's entity_id ${row.entityId}`);
   const occurredAtMs = payload['occurred_at'];
   if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs) || Math.abs(occurredAtMs) > maxInstantMs) {
     return poison(`payload occurred_at ${describe(occurredAtMs)} is not an epoch-millisecond instant`);
   }
-  return { ok: true, eventType, payload, occurredAtMs };
+  return { ok: true, event, payload, occurredAtMs };
 }
 
 /** The id as the decimal text it is known exactly by, or undefined when it is not exact. */

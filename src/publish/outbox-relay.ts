@@ -30,7 +30,8 @@ import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 // Not re-exported by the package index; the class is how csr says "this payload fails the schema".
 import { ConfluentSchemaRegistryValidationError } from '@kafkajs/confluent-schema-registry/dist/errors';
 import { ConfigError } from '../core/errors';
-import { EventType, EventTypes } from '../core/events';
+import type { EntityCatalogue } from '../core/entity-catalogue';
+import type { EventTopics } from '../core/event-catalogue';
 import { Clock, systemClock } from '../core/clock';
 import { backoffMs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
@@ -46,6 +47,8 @@ import { PoisonRow, setAsidePoison } from './sql/set-aside-poison';
 
 export type OutboxRelayOptions = Readonly<{
   db: Knex;
+  /** The event types there are: a row of another type is poison. */
+  catalogue: EntityCatalogue;
   /** Created by the caller with `idempotent: true` and connected; the relay never disconnects it. */
   producer: Pick<Producer, 'send'>;
   /** From createSchemaRegistry: exact Avro longs (a plain client refuses ids beyond 2^53). */
@@ -54,7 +57,8 @@ export type OutboxRelayOptions = Readonly<{
   schemaIds: SchemaIds;
   /** The registry's base URL: each event's ce_dataschema is its schema there (by id). */
   registryUrl: string;
-  topicsByEventType: Readonly<Record<EventType, string>>;
+  /** eventTopics(catalogue, topology): a topic for every catalogue event. */
+  topicsByEventType: EventTopics;
   /** Unique per relay loop (≤ 64 chars): recorded as claimed_by on the rows it publishes. */
   relayId: string;
   batchSize: number;
@@ -91,7 +95,7 @@ export class OutboxRelay {
   private readonly stopTimeoutMs: number;
   private readonly maxSendBytes: number;
   private readonly log: Logger;
-  private readonly dataSchemas: Readonly<Record<EventType, string>>;
+  private readonly dataSchemas: ReadonlyMap<string, string>;
   private counts = { cycles: 0, published: 0, poison: 0, errors: 0 };
 
   constructor(private readonly opts: OutboxRelayOptions) {
@@ -100,7 +104,7 @@ export class OutboxRelay {
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
     this.maxSendBytes = opts.maxSendBytes ?? DEFAULT_MAX_SEND_BYTES;
     this.log = opts.logger.child({ component: 'outbox-relay', relayId: opts.relayId });
-    this.dataSchemas = Object.fromEntries(EventTypes.map((t) => [t, dataSchemaUri(opts.registryUrl, opts.schemaIds[t])])) as Record<EventType, string>;
+    const types = opts.catalogue.events.map((e) => e.type);
     const problems = [
       opts.relayId.length >= 1 && opts.relayId.length <= 64 ? null : 'relayId: 1 to 64 characters (the claimed_by column)',
       Number.isInteger(opts.batchSize) && opts.batchSize >= 1 && opts.batchSize <= 10_000 ? null : 'batchSize: an integer in 1..10000',
@@ -109,10 +113,11 @@ export class OutboxRelay {
       this.maxBackoffMs >= opts.idleDelayMs ? null : 'maxBackoffMs: >= idleDelayMs',
       this.stopTimeoutMs > 0 ? null : 'stopTimeoutMs: > 0',
       Number.isInteger(this.maxSendBytes) && this.maxSendBytes >= 1_024 ? null : 'maxSendBytes: an integer >= 1024',
-      ...EventTypes.map((t) => (opts.topicsByEventType[t] ? null : `topicsByEventType: no topic for ${t}`)),
-      ...EventTypes.map((t) => (Number.isInteger(opts.schemaIds[t]) ? null : `schemaIds: no schema id for ${t}`)),
+      ...types.map((t) => (opts.topicsByEventType[t] ? null : `topicsByEventType: no topic for ${t}`)),
+      ...types.map((t) => (Number.isInteger(opts.schemaIds[t]) ? null : `schemaIds: no schema id for ${t}`)),
     ].filter((p): p is string => p !== null);
     if (problems.length > 0) throw new ConfigError(`invalid outbox relay options: ${problems.join('; ')}`, { problems });
+    this.dataSchemas = new Map(types.map((t) => [t, dataSchemaUri(opts.registryUrl, opts.schemaIds[t]!)]));
   }
 
   get lifecycle(): OutboxRelayState {
@@ -198,7 +203,6 @@ export class OutboxRelay {
     }
   }
 
-
   /**
    * One transaction: lock a batch, encode, set poison aside, send and mark each request as Kafka
    * acknowledges it; the commit releases whatever was not published. A failed send ends the
@@ -271,11 +275,11 @@ export class OutboxRelay {
 
   /** The Kafka message for a row, or why the row is poison. Other errors propagate. */
   private async encode(row: OutboxRow): Promise<Encoded | { reason: string }> {
-    const parsed = parseOutboxPayload(row);
+    const parsed = parseOutboxPayload(this.opts.catalogue, row);
     if (!parsed.ok) return this.poisonRow(row, parsed.reason);
     let value: Buffer;
     try {
-      value = await this.opts.registry.encode(this.opts.schemaIds[parsed.eventType], parsed.payload);
+      value = await this.opts.registry.encode(this.opts.schemaIds[parsed.event.type]!, parsed.payload);
     } catch (err) {
       // Only a payload the schema rejects is poison; a registry outage (schema fetch) is retried.
       if (err instanceof ConfluentSchemaRegistryValidationError) {
@@ -285,12 +289,12 @@ export class OutboxRelay {
     }
     const headers = eventHeaders({
       eventKey: row.eventKey,
-      eventType: parsed.eventType,
+      event: parsed.event,
       entityId: row.entityId,
       occurredAtMs: parsed.occurredAtMs,
-      dataSchema: this.dataSchemas[parsed.eventType],
+      dataSchema: this.dataSchemas.get(parsed.event.type)!,
     });
-    return { row, topic: this.opts.topicsByEventType[parsed.eventType], message: { key: row.entityId, value, headers: { ...headers } } };
+    return { row, topic: this.opts.topicsByEventType[parsed.event.type]!, message: { key: row.entityId, value, headers: { ...headers } } };
   }
 
   private poisonRow(row: OutboxRow, reason: string): { reason: string } {

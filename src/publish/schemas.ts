@@ -1,6 +1,9 @@
 /**
  * The Avro schemas of the events other teams consume, and their registration.
  *
+ * An event's schema is its schema file under schemas/ when the entities file names one (checked
+ * to hold exactly the event's fields), else derived from its table's columns (derived-schema.ts).
+ *
  * Contract (docs/architecture.md, "Events for other teams"): subject `<topic>-value`, compatibility
  * BACKWARD, so a consumer upgraded to the newest schema can still read every older event.
  *
@@ -13,11 +16,13 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { EventCatalogue } from '../core/event-catalogue';
+import { entityOf, type Entity, type EntityCatalogue, type EventSpec } from '../core/entity-catalogue';
+import type { EventTopics } from '../core/event-catalogue';
 import { packageRoot } from '../core/package-root';
-import { EventType, EventTypes } from '../core/events';
-import { TimebucketError } from '../core/errors';
+import { ConfigError, TimebucketError } from '../core/errors';
 import type { Config } from '../config';
+import { deriveEventSchema, type DerivableColumns } from './derived-schema';
+import { schemaFileProblems } from './schema-file-check';
 import { registryAuthHeaders } from './schema-registry';
 
 const schemasDir = resolve(packageRoot(__dirname), 'schemas');
@@ -25,17 +30,72 @@ const schemasDir = resolve(packageRoot(__dirname), 'schemas');
 /** Bounded wait for one registry call: a hung registry must fail start-up, not stall it. */
 const registryTimeoutMs = 10_000;
 
-/** The schema text of an event type, exactly as in schemas/*.avsc (parsed, so a typo fails early). */
-export function loadEventSchema(type: EventType): string {
-  const text = readFileSync(resolve(schemasDir, EventCatalogue[type].schemaFile), 'utf8');
-  return JSON.stringify(JSON.parse(text));
+/** What a derived schema is made from: the emitting entity and its table's columns. */
+export type SchemaDerivation = Readonly<{ entity: Entity; columns: DerivableColumns }>;
+
+/**
+ * Tables by name with their columns, as read from information_schema at start (a SchemaInfo
+ * from core/column-info.ts is one). Needed only for events without a schema file.
+ */
+export type EventTables = ReadonlyMap<string, Readonly<{ columns: DerivableColumns }>>;
+
+/**
+ * The schema text of an event: its schema file exactly as in schemas/ (parsed and re-stringified,
+ * so a typo fails early), checked against the event's fields; or, without a schema file, the
+ * record derived from `derivation` (derived-schema.ts). Throws a ConfigError naming what is wrong.
+ */
+export function loadEventSchema(spec: EventSpec, derivation?: SchemaDerivation): string {
+  if (spec.schemaFile === null) {
+    if (derivation === undefined) {
+      const problem = `${spec.type}: no schema file, and no table columns to derive its schema from`;
+      throw new ConfigError(problem, { problems: [problem] });
+    }
+    return JSON.stringify(deriveEventSchema(spec, derivation.entity, derivation.columns));
+  }
+  const path = resolve(schemasDir, spec.schemaFile);
+  let schema: unknown;
+  try {
+    schema = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const problem = `${spec.schemaFile} (${spec.type}): ${err instanceof Error ? err.message : String(err)}`;
+    throw new ConfigError(`cannot read the schema of ${spec.type}: ${problem}`, { problems: [problem] });
+  }
+  const problems = schemaFileProblems(spec, schema);
+  if (problems.length > 0) throw new ConfigError(`schema file ${spec.schemaFile} does not fit ${spec.type}: ${problems.join('; ')}`, { problems });
+  return JSON.stringify(schema);
+}
+
+/**
+ * The schema text of every catalogue event, by event type, or one ConfigError naming every
+ * problem of every event: start-up fails before it registers anything.
+ */
+export function eventSchemas(catalogue: EntityCatalogue, tables?: EventTables): Readonly<Record<string, string>> {
+  const texts: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const spec of catalogue.events) {
+    const entity = entityOf(catalogue, spec.entity);
+    const columns = tables?.get(entity.table)?.columns;
+    if (spec.schemaFile === null && columns === undefined) {
+      problems.push(`${spec.type}: no schema file, and no columns of table ${entity.table} to derive its schema from`);
+      continue;
+    }
+    try {
+      texts[spec.type] = loadEventSchema(spec, columns === undefined ? undefined : { entity, columns });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...(err.details['problems'] as string[]));
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid event schemas: ${problems.join('; ')}`, { problems });
+  return Object.freeze(texts);
 }
 
 export function subjectFor(topic: string): string {
   return `${topic}-value`;
 }
 
-export type SchemaIds = Readonly<Record<EventType, number>>;
+/** The registry's schema id per event type. */
+export type SchemaIds = Readonly<Record<string, number>>;
 
 export type RegisterOptions = Readonly<{
   /** The registry's Confluent-compatible base URL and basic auth (config.registry): csr has no config call. */
@@ -44,25 +104,28 @@ export type RegisterOptions = Readonly<{
 }>;
 
 /**
- * Registers every event schema under `<topic>-value` with BACKWARD compatibility. Output: the
- * schema id per event type, for the relay's encoder. Safe to re-run (same schema, same id).
- * Rejects with the registry's error when a schema is incompatible with what is registered.
+ * Registers the schema of every catalogue event under `<topic>-value` with BACKWARD
+ * compatibility, `topics` being eventTopics(catalogue, topology). Output: the schema id per
+ * event type, for the relay's encoder. Safe to re-run (same schema, same id; a derived schema is
+ * deterministic). Every schema is loaded and checked before the first registry call; rejects
+ * with the registry's error when a schema is incompatible with what is registered.
  */
 export async function registerEventSchemas(
   registry: SchemaRegistry,
-  topicsByType: Readonly<Record<EventType, string>>,
-  opts: RegisterOptions,
+  catalogue: EntityCatalogue,
+  topics: EventTopics,
+  opts: RegisterOptions & Readonly<{ tables?: EventTables }>,
 ): Promise<SchemaIds> {
-  const ids = {} as Record<EventType, number>;
-  for (const type of EventTypes) {
-    const subject = subjectFor(topicsByType[type]);
+  const texts = eventSchemas(catalogue, opts.tables);
+  const missing = catalogue.events.filter((e) => topics[e.type] === undefined).map((e) => e.type);
+  if (missing.length > 0) throw new ConfigError(`no topic for ${missing.join(', ')}`, { problems: missing.map((type) => `events: no topic for ${type}`) });
+  const ids: Record<string, number> = {};
+  for (const spec of catalogue.events) {
+    const subject = subjectFor(topics[spec.type]!);
     await setSubjectCompatibility(opts, subject, COMPATIBILITY.BACKWARD);
     // csr checks the subject's level against this one before registering, and fails on a mismatch.
-    const { id } = await registry.register(
-      { type: SchemaType.AVRO, schema: loadEventSchema(type) },
-      { subject, compatibility: COMPATIBILITY.BACKWARD },
-    );
-    ids[type] = id;
+    const { id } = await registry.register({ type: SchemaType.AVRO, schema: texts[spec.type]! }, { subject, compatibility: COMPATIBILITY.BACKWARD });
+    ids[spec.type] = id;
   }
   return Object.freeze(ids);
 }

@@ -1,7 +1,8 @@
 /**
- * Wires the relay role: event topics from the topology, schemas registered, TB_RELAY_CONCURRENCY
- * relay loops started (each with its own id, `relay-<instance>/<n>`), and the outbox
- * retention when TB_OUTBOX_RETENTION_MS > 0.
+ * Wires the relay role: the catalogue's event topics from the topology, their schemas
+ * registered (schema files, or derived from `tables`), TB_RELAY_CONCURRENCY relay loops started
+ * (each with its own id, `relay-<instance>/<n>`), and the outbox retention when
+ * TB_OUTBOX_RETENTION_MS > 0.
  *
  * Each loop sends through an idempotent producer of its own. Loops sharing one would interleave
  * their requests to the same partitions: when the first is retried (a leader moved, a new
@@ -14,11 +15,11 @@ import type { Knex } from 'knex';
 import type { GuardedProducer } from '../kafka/guarded-producer';
 import type { Config } from '../config';
 import type { Clock } from '../core/clock';
-import { EventType, EventTypes } from '../core/events';
+import type { EntityCatalogue } from '../core/entity-catalogue';
+import { eventTopics } from '../core/event-catalogue';
 import type { Topology } from '../core/topology';
-import { ConfigError } from '../core/errors';
 import type { Logger } from '../ops/logger';
-import { registerEventSchemas } from './schemas';
+import { EventTables, registerEventSchemas } from './schemas';
 import { createSchemaRegistry } from './schema-registry';
 import { OutboxRelay } from './outbox-relay';
 import { OutboxRetention } from './outbox-retention';
@@ -34,6 +35,9 @@ const RETENTION_INTERVAL_MS = 60_000;
 export async function startRelay(ctx: {
   config: Config;
   topology: Topology;
+  catalogue: EntityCatalogue;
+  /** The mapped tables' columns (information_schema): needed for events without a schema file. */
+  tables?: EventTables;
   db: Knex;
   /** A new producer (idempotent, guarded) for each relay loop; the relay connects and closes it. */
   newProducer: () => GuardedProducer;
@@ -42,14 +46,9 @@ export async function startRelay(ctx: {
   instanceId: string;
   metrics: Metrics;
 }): Promise<() => Promise<void>> {
-  const topicsByEventType = {} as Record<EventType, string>;
-  for (const type of EventTypes) {
-    const declared = ctx.topology.events.find((e) => e.type === type);
-    if (declared === undefined) throw new ConfigError(`topology declares no topic for ${type}`, { problems: ['events'] });
-    topicsByEventType[type] = declared.topic;
-  }
+  const topicsByEventType = eventTopics(ctx.catalogue, ctx.topology);
   const registry = createSchemaRegistry(ctx.config.registry);
-  const schemaIds = await registerEventSchemas(registry, topicsByEventType, { registry: ctx.config.registry });
+  const schemaIds = await registerEventSchemas(registry, ctx.catalogue, topicsByEventType, { registry: ctx.config.registry, tables: ctx.tables });
   const { relay: cfg } = ctx.config;
   const logger = ctx.logger.child({ role: 'relay' });
   const producers = Array.from({ length: cfg.concurrency }, () => ctx.newProducer());
@@ -58,6 +57,7 @@ export async function startRelay(ctx: {
     (producer, n) =>
       new OutboxRelay({
         db: ctx.db,
+        catalogue: ctx.catalogue,
         producer,
         registry,
         schemaIds,

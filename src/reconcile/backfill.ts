@@ -2,9 +2,16 @@
  * Backfill: schedules the rows that already exist. A new repartitioner group starts at the end
  * of the CDC topics (config TB_CDC_START_FROM), and CDC topics keep changes for a limited time,
  * so the rows a deployment finds in the database have no entry in the rings. Backfill reads them
- * (keyset pages of the expirable index range) and routes each through the same router as the
- * repartitioner: a row not yet due lands in its ring bucket and fires on time; an overdue one
- * goes to the due lane at once (instead of waiting for the compensation scanner's grace period).
+ * (keyset pages of each transition's index range) and routes each through the same router as
+ * the repartitioner: a row not yet due lands in its ring bucket and fires on time; an overdue
+ * one goes to the due lane at once (instead of waiting for the compensation scanner's grace
+ * period).
+ *
+ * Transitions in turn (file order), each with its own progress. A transition with several
+ * from-values reads each value's index range separately (one range each keeps the read in index
+ * order) and merges them by (due, id): a row is routed only once every range still open has
+ * been read up to it, so when a run stops, every row of the transition due before the last one
+ * routed has been routed, and `--since <that time>` resumes it without a gap (I3).
  *
  * Idempotent: an entry is a reminder, and the expirer's guarded update decides (I2), so running
  * it twice, or over rows the stream already scheduled, adds only no-op lookups. Run it after the
@@ -13,47 +20,53 @@
  *
  * Pure orchestration: the page read and the routing are injected (tests use fakes).
  */
-import type { BucketEntry, EntityType } from '../core/bucket-entry';
+import type { BucketEntry } from '../core/bucket-entry';
+import type { StatusValue, Transition } from '../core/entity-catalogue';
 import type { ExpirableRow, KeysetCursor, TimeWindow } from './sql/read-expirable-page';
 
-export type BackfillProgress = Readonly<{ entity: EntityType; total: number; read: number; routed: number; due: number; lastExpireAtMs?: number }>;
+export type BackfillProgress = Readonly<{ entity: string; transition: string; total: number; read: number; routed: number; due: number; lastExpireAtMs?: number }>;
 
 export type BackfillOptions = Readonly<{
-  entities: readonly EntityType[];
+  transitions: readonly Transition[];
   window: TimeWindow;
   pageSize: number;
-  count: (entity: EntityType, window: TimeWindow) => Promise<number>;
-  readPage: (entity: EntityType, window: TimeWindow, cursor: KeysetCursor | null, limit: number) => Promise<ExpirableRow[]>;
+  count: (transition: Transition, window: TimeWindow) => Promise<number>;
+  readPage: (transition: Transition, from: StatusValue, window: TimeWindow, cursor: KeysetCursor | null, limit: number) => Promise<ExpirableRow[]>;
   /** Routes and appends the entries (acknowledged); returns how many went to the due lane. */
   route: (entries: readonly BucketEntry[]) => Promise<{ due: number }>;
-  onStart?: (entity: EntityType, total: number) => void;
+  onStart?: (transition: Transition, total: number) => void;
   onProgress?: (progress: BackfillProgress) => void;
   /** Checked between pages: a stop request (SIGINT) ends the run after the page in flight. */
   stopRequested?: () => boolean;
 }>;
 
-export type BackfillResult = Readonly<{ entities: readonly BackfillProgress[]; complete: boolean }>;
+export type BackfillResult = Readonly<{
+  /** The transitions started, in order; the last is the interrupted one when not complete. */
+  transitions: readonly BackfillProgress[];
+  complete: boolean;
+  /** Refs of the transitions an interrupted run never started. */
+  notStarted: readonly string[];
+}>;
 
 export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
   if (!Number.isSafeInteger(opts.pageSize) || opts.pageSize < 1) throw new RangeError(`pageSize must be a positive integer, got ${opts.pageSize}`);
   const done: BackfillProgress[] = [];
-  for (const entity of opts.entities) {
-    const total = await opts.count(entity, opts.window);
-    opts.onStart?.(entity, total);
-    let progress: BackfillProgress = { entity, total, read: 0, routed: 0, due: 0 };
-    let cursor: KeysetCursor | null = null;
+  for (const [i, transition] of opts.transitions.entries()) {
+    const total = await opts.count(transition, opts.window);
+    opts.onStart?.(transition, total);
+    let progress: BackfillProgress = { entity: transition.entity, transition: transition.name, total, read: 0, routed: 0, due: 0 };
+    const next = mergedPages(opts, transition);
     for (;;) {
       if (opts.stopRequested?.() === true) {
         done.push(progress);
-        return { entities: done, complete: false };
+        return { transitions: done, complete: false, notStarted: opts.transitions.slice(i + 1).map((t) => t.ref) };
       }
-      const rows = await opts.readPage(entity, opts.window, cursor, opts.pageSize);
+      const rows = await next();
       if (rows.length === 0) break;
-      const { due } = await opts.route(rows.map((r) => ({ v: 1, entity, id: r.id, expireAtMs: r.expireAtMs })));
+      const { due } = await opts.route(rows.map((r) => ({ entity: transition.entity, transition: transition.name, id: r.id, expireAtMs: r.expireAtMs })));
       const last = rows[rows.length - 1]!;
-      cursor = { expireAt: new Date(last.expireAtMs), id: last.id };
       progress = {
-        entity,
+        ...progress,
         // Rows written during the run can push `read` past the count taken at the start.
         total: Math.max(total, progress.read + rows.length),
         read: progress.read + rows.length,
@@ -66,5 +79,38 @@ export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
     }
     done.push(progress);
   }
-  return { entities: done, complete: true };
+  return { transitions: done, complete: true, notStarted: [] };
+}
+
+type Range = { from: StatusValue; cursor: KeysetCursor | null; buffer: ExpirableRow[]; exhausted: boolean };
+
+/**
+ * Up to pageSize rows at a time of the transition's from-value ranges, merged in (due, id)
+ * order; [] when every range is read. A range is read (a page) only when its next row is
+ * needed, so one from-value costs exactly the reads a single keyset walk would.
+ */
+function mergedPages(opts: BackfillOptions, transition: Transition): () => Promise<ExpirableRow[]> {
+  const ranges: Range[] = transition.from.map((from) => ({ from, cursor: null, buffer: [], exhausted: false }));
+  return async () => {
+    const page: ExpirableRow[] = [];
+    while (page.length < opts.pageSize) {
+      for (const r of ranges) {
+        if (r.buffer.length > 0 || r.exhausted) continue;
+        const rows = await opts.readPage(transition, r.from, opts.window, r.cursor, opts.pageSize);
+        r.buffer = rows;
+        r.exhausted = rows.length < opts.pageSize;
+        if (rows.length > 0) r.cursor = rows[rows.length - 1]!;
+      }
+      let head: Range | undefined;
+      for (const r of ranges) if (r.buffer.length > 0 && (head === undefined || before(r.buffer[0]!, head.buffer[0]!))) head = r;
+      if (head === undefined) break;
+      page.push(head.buffer.shift()!);
+    }
+    return page;
+  };
+}
+
+/** The index's order: due time, then id as the exact integer it is (ids pass 2^53). */
+function before(a: ExpirableRow, b: ExpirableRow): boolean {
+  return a.expireAtMs < b.expireAtMs || (a.expireAtMs === b.expireAtMs && BigInt(a.id) < BigInt(b.id));
 }

@@ -17,6 +17,7 @@
  */
 import type { Admin, Kafka } from 'kafkajs';
 import type { Clock } from '../core/clock';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
 import { replayGroupId, scanBucket, type PartitionScan } from './bucket-scan';
@@ -25,6 +26,8 @@ import { liveGroupOfTier, type BucketWindow } from './bucket-window';
 export type OffsetsResetOptions = Readonly<{
   kafka: Kafka;
   topology: Topology;
+  /** To read the bucket's entries as the live stage reads them. */
+  catalogue: EntityCatalogue;
   groupPrefix: string;
   window: BucketWindow;
   dryRun: boolean;
@@ -70,6 +73,7 @@ export async function resetOffsetsToBucket(opts: OffsetsResetOptions): Promise<O
     const scans = await scanBucket({
       kafka: opts.kafka,
       topology: opts.topology,
+      catalogue: opts.catalogue,
       window: opts.window,
       groupId: replayGroupId(opts.groupPrefix),
       firstOnly: true,

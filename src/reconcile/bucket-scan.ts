@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { BucketRecordInvalidError, CdcInvalidError } from '../core/errors';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import { heldRecordReader, type HeldMessage } from '../core/held-record';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
@@ -50,6 +51,8 @@ export type PartitionScan = {
 export type BucketScanOptions = Readonly<{
   kafka: Kafka;
   topology: Topology;
+  /** Decodes the entries: one naming an entity or transition it does not hold is invalid. */
+  catalogue: EntityCatalogue;
   window: BucketWindow;
   /** A group of the scan's own; it is created here and deleted at the end. */
   groupId: string;
@@ -117,7 +120,7 @@ async function plan(admin: Admin, opts: BucketScanOptions): Promise<PartitionSca
 
 async function read(opts: BucketScanOptions, toRead: PartitionScan[]): Promise<void> {
   const { window, logger } = opts;
-  const reader = heldRecordReader(opts.topology);
+  const reader = heldRecordReader(opts.topology, opts.catalogue);
   const byPartition = new Map(toRead.map((s) => [s.partition, { scan: s, next: BigInt(s.fromOffset), end: BigInt(s.endOffset) }]));
   let open = toRead.length;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };

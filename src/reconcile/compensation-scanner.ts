@@ -1,31 +1,34 @@
 /**
  * The compensation scanner: the safety net under the stream. It pages through rows overdue by
- * more than a grace period (keyset reads of the (status, expire_time, id) index, see
+ * more than a grace period (keyset reads of each transition's (status, due, id) index, see
  * sql/claim-scan-page.ts) and sends each page through the same batch transaction as the
  * expirer, with path = 'scanner'. The database clock guard and INSERT IGNORE keep it exact when
  * the stream gets there first; a row it transitions is a *catch*: the stream missed it (CDC
  * down past retention, a lost entry, a bug), so every catch is counted and logged with its ids.
  *
+ * One loop per scan cursor: per transition of the entities file, and per from-value when a
+ * transition has several (each value is its own index range). Each loop:
+ *
  *   claim a page (shared cursor)  → nothing: the pass is over, wait `intervalMs`
- *                                 → rows: expire / cancel them, count the catches, next page
+ *                                 → rows: run the transition on them, count the catches, next page
  *   failure                       → the retry policy's backoff; the page's rows stay overdue
- *                                   and the next pass reads them again (nothing is lost)
+ *                                   and the next pass reads them again (nothing is lost, I3)
  *
- * Limits: one page at a time per entity and instance, at most `maxPagesPerSecond`, so it never
- * competes with the online path; with a healthy stream a pass reads an empty index range and
- * costs one short transaction. Several instances share each pass page by page (the cursor row
- * is their lease: no page is scanned twice in a pass, no instance idles while pages remain).
+ * Limits: one page at a time per cursor and instance, at most `maxPagesPerSecond` each, so it
+ * never competes with the online path; with a healthy stream a pass reads an empty index range
+ * and costs one short transaction. Several instances share each pass page by page (the cursor
+ * row is their lease: no page is scanned twice in a pass, no instance idles while pages remain).
  *
- * The operator's switches (`timebucket ctl`, through the gate): while `scanner` or the entity is
- * paused no page of that entity is claimed (the scanner must not transition what the operator
- * paused), and a pause that lands mid-page leaves the rest of the page alone; its rows stay
- * overdue and the next pass reads them. A throttled entity's page goes in slices of the tokens
- * available, waiting for more in between.
+ * The operator's switches (`timebucket ctl`, through the gate) are per ENTITY: while `scanner`
+ * or the cursor's entity is paused no page of it is claimed (the scanner must not transition
+ * what the operator paused), and a pause that lands mid-page leaves the rest of the page alone;
+ * its rows stay overdue and the next pass reads them. A throttled entity's pages (of all its
+ * transitions) go in slices of the tokens available, waiting for more in between.
  *
  * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED. The loop never crashes.
  */
-import type { EntityType } from '../core/bucket-entry';
 import type { Clock } from '../core/clock';
+import type { Transition } from '../core/entity-catalogue';
 import type { Lifecycle } from '../core/lifecycle';
 import { Backoff, backoffMs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
@@ -33,12 +36,15 @@ import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
 import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../ops/control-gate';
-import type { ScanPage } from './sql/claim-scan-page';
+import { SCANNER_SWITCH } from '../ops/control-switch-state';
+import type { ScanCursor, ScanPage } from './sql/claim-scan-page';
 
 export type ScannerOptions = Readonly<{
-  entities: readonly EntityType[];
-  claimPage: (entity: EntityType) => Promise<ScanPage>;
-  expireBatch: (entity: EntityType, entries: readonly ScheduledEntry[]) => Promise<BatchOutcome>;
+  /** One loop each (sql/claim-scan-page.ts scanCursorsOf). */
+  cursors: readonly ScanCursor[];
+  claimPage: (cursor: ScanCursor) => Promise<ScanPage>;
+  /** The transition's batch transaction, path = 'scanner'. */
+  expireBatch: (transition: Transition, entries: readonly ScheduledEntry[]) => Promise<BatchOutcome>;
   /** Between passes (and the idle wait when another instance holds the end of a pass). */
   intervalMs: number;
   maxPagesPerSecond: number;
@@ -48,10 +54,10 @@ export type ScannerOptions = Readonly<{
   /** The operator's pause and throttle switches; none by default. */
   gate?: TransitionGate;
   observer?: Partial<{
-    scanned: (entity: EntityType, rows: number) => void;
-    caught: (entity: EntityType, outcome: BatchOutcome) => void;
-    passComplete: (entity: EntityType, atMs: number) => void;
-    failed: (entity: EntityType, err: unknown) => void;
+    scanned: (cursor: ScanCursor, rows: number) => void;
+    caught: (cursor: ScanCursor, outcome: BatchOutcome) => void;
+    passComplete: (cursor: ScanCursor, atMs: number) => void;
+    failed: (cursor: ScanCursor, err: unknown) => void;
   }>;
 }>;
 
@@ -79,7 +85,7 @@ export class CompensationScanner {
     this.unsubscribe = this.gate.onChange(() => {
       this.pauseSleeps.wakeAll();
     });
-    this.loops = this.opts.entities.map((entity) => this.loop(entity));
+    this.loops = this.opts.cursors.map((cursor) => this.loop(cursor));
   }
 
   async stop(): Promise<void> {
@@ -92,11 +98,11 @@ export class CompensationScanner {
     this.state = 'STOPPED';
   }
 
-  private async loop(entity: EntityType): Promise<void> {
+  private async loop(cursor: ScanCursor): Promise<void> {
     const minPageMs = 1_000 / this.opts.maxPagesPerSecond;
     let failures = 0;
     while (this.state === 'RUNNING') {
-      if (this.paused(entity)) {
+      if (this.paused(cursor)) {
         // Checked again at least every interval, and at once when a switch changes.
         await this.sleep(this.opts.intervalMs, this.pauseSleeps);
         continue;
@@ -104,33 +110,34 @@ export class CompensationScanner {
       const startedAt = this.opts.clock.now();
       let waitMs: number;
       try {
-        const page = await this.opts.claimPage(entity);
-        if (page.rows.length > 0) await this.transition(entity, page);
-        if (page.passComplete) this.opts.observer?.passComplete?.(entity, this.opts.clock.now());
+        const page = await this.opts.claimPage(cursor);
+        if (page.rows.length > 0) await this.transition(cursor, page);
+        if (page.passComplete) this.opts.observer?.passComplete?.(cursor, this.opts.clock.now());
         failures = 0;
         // More pages in this pass: go on at the rate limit; otherwise wait for the next pass.
         waitMs = page.inPass && !page.passComplete ? Math.max(0, minPageMs - (this.opts.clock.now() - startedAt)) : this.opts.intervalMs;
       } catch (err) {
         failures += 1;
-        this.opts.observer?.failed?.(entity, err);
+        this.opts.observer?.failed?.(cursor, err);
         waitMs = backoffMs(failures, this.opts.backoff);
-        this.opts.logger.warn({ err, entity, failures, backoffMs: waitMs }, 'scanner page failed; its rows stay overdue and are read again');
+        this.opts.logger.warn({ err, ...where(cursor), failures, backoffMs: waitMs }, 'scanner page failed; its rows stay overdue and are read again');
       }
       if (waitMs > 0) await this.sleep(waitMs);
     }
   }
 
-  private paused(entity: EntityType): boolean {
-    return this.gate.paused('scanner') || this.gate.paused(entity);
+  private paused(cursor: ScanCursor): boolean {
+    return this.gate.paused(SCANNER_SWITCH) || this.gate.paused(cursor.transition.entity);
   }
 
   /** The page in slices the throttle allows; a pause mid-page leaves the rest to the next pass. */
-  private async transition(entity: EntityType, page: ScanPage): Promise<void> {
-    this.opts.observer?.scanned?.(entity, page.rows.length);
+  private async transition(cursor: ScanCursor, page: ScanPage): Promise<void> {
+    this.opts.observer?.scanned?.(cursor, page.rows.length);
+    const { entity } = cursor.transition;
     let rows = page.rows;
     while (rows.length > 0 && this.state === 'RUNNING') {
-      if (this.paused(entity)) {
-        this.opts.logger.info({ entity, left: rows.length }, 'scanner paused mid-page; the rest stays overdue for the next pass');
+      if (this.paused(cursor)) {
+        this.opts.logger.info({ ...where(cursor), left: rows.length }, 'scanner paused mid-page; the rest stays overdue for the next pass');
         return;
       }
       const allowed = Math.min(rows.length, this.gate.allowance(entity));
@@ -141,17 +148,17 @@ export class CompensationScanner {
       const slice = rows.slice(0, allowed);
       rows = rows.slice(allowed);
       this.gate.consume(entity, slice.length);
-      await this.transitionSlice(entity, slice);
+      await this.transitionSlice(cursor, slice);
     }
   }
 
-  private async transitionSlice(entity: EntityType, rows: ScanPage['rows']): Promise<void> {
-    const outcome = await this.opts.expireBatch(entity, rows);
+  private async transitionSlice(cursor: ScanCursor, rows: ScanPage['rows']): Promise<void> {
+    const outcome = await this.opts.expireBatch(cursor.transition, rows);
     if (outcome.transitioned.length > 0) {
-      this.opts.observer?.caught?.(entity, outcome);
+      this.opts.observer?.caught?.(cursor, outcome);
       // Every catch is a row the stream missed: worth an investigation, so the ids are logged.
       this.opts.logger.warn(
-        { entity, caught: outcome.transitioned.length, ids: outcome.transitioned.slice(0, 100).map((t) => t.id) },
+        { ...where(cursor), caught: outcome.transitioned.length, ids: outcome.transitioned.slice(0, 100).map((t) => t.id) },
         'scanner caught overdue rows the stream missed',
       );
     }
@@ -163,4 +170,9 @@ export class CompensationScanner {
     if (this.state !== 'RUNNING') return Promise.resolve();
     return on.sleep(ms);
   }
+}
+
+/** How a cursor is named in log lines. */
+function where(cursor: ScanCursor): { entity: string; transition: string; cursor: string } {
+  return { entity: cursor.transition.entity, transition: cursor.transition.name, cursor: cursor.key };
 }

@@ -6,45 +6,44 @@
  * UPDATE, INSERT IGNORE outbox), so an entry whose row already transitioned, was paid, used or
  * extended since, changes nothing; an entry not yet due by the database clock is left alone (I2;
  * the live expirer fires it on time); a transition it does make gets the same event_key the
- * stream would have used (I4). What a replay adds is for rows put back into their expirable
- * state without a binlog event, e.g. restored from a backup taken before they transitioned.
+ * stream would have used (I4). What a replay adds is for rows put back into a from-state
+ * without a binlog event, e.g. restored from a backup taken before they transitioned.
  *
- * Batches: one entity and one shard each (a shard's entries all come from one partition, so a
- * batch is flushed once its partition is done), at most `batchSize` entries, run as the scan
- * goes, so a hot bucket is never held in memory whole. A retriable failure (deadlock, lost
- * connection) is retried with backoff; anything else stops the replay with the error, and running
- * it again is harmless.
+ * Batches: one transition (of one entity) and one shard each (a shard's entries all come from
+ * one partition, so a batch is flushed once its partition is done), at most `batchSize`
+ * entries, run as the scan goes, so a hot bucket is never held in memory whole. A retriable
+ * failure (deadlock, lost connection) is retried with backoff; anything else stops the replay
+ * with the error, and running it again is harmless.
  *
  * `dryRun`: the same entries, classified against the rows read without locks (replay-classify.ts);
  * nothing is written.
  */
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
-import type { EntityType } from '../core/bucket-entry';
 import type { Clock } from '../core/clock';
-import type { ExpiryPath } from '../core/events';
+import { entityOf, transitionOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { HeldMessage } from '../core/held-record';
 import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
 import { partitionOfShard, type Topology } from '../core/topology';
-import type { BatchOutcome } from '../expire/batch-outcome';
-import { cancelOrderBatch } from '../expire/cancel-order-batch';
-import { expireCouponBatch } from '../expire/expire-coupon-batch';
 import type { Logger } from '../ops/logger';
+import type { TransitionBatches } from '../expire/transition-batch';
 import { replayGroupId, scanBucket, type PartitionScan } from './bucket-scan';
 import { bucketPhase, type BucketWindow } from './bucket-window';
 import { classifyBatch } from './replay-classify';
-import { readEntryStates } from './sql/read-entry-states';
-
-export type ExpireBatchFn = (db: Knex, entries: readonly ScheduledEntry[], path: ExpiryPath) => Promise<BatchOutcome>;
+import { entryStateReader, type EntryStateReader } from './sql/read-entry-states';
 
 export type ReplayOptions = Readonly<{
   kafka: Kafka;
   db: Knex;
+  catalogue: EntityCatalogue;
+  /** The transitions' batch transactions (expire/transition-batch.ts), run with path = replay. */
+  batches: TransitionBatches;
   topology: Topology;
   groupPrefix: string;
   window: BucketWindow;
-  entity?: EntityType;
+  /** Only entries of this entity (a name of the catalogue). */
+  entity?: string;
   shard?: number;
   dryRun: boolean;
   batchSize: number;
@@ -63,9 +62,9 @@ export type ReplayCounts = {
   due: number;
   /** Already transitioned for this due time: the event exists. */
   alreadyDone: number;
-  /** Expirable but not yet due by the database clock: left to the live expirer. */
+  /** In a from-state but not yet due by the database clock: left to the live expirer. */
   notDue: number;
-  /** Paid, used, locked, extended, transitioned for another time, or deleted since. */
+  /** Moved on by the application, extended, transitioned for another time or by someone else, or deleted since. */
   stale: number;
   /** Records of the topic that break their lane's rules (skipped). */
   invalid: number;
@@ -75,13 +74,12 @@ export type ReplaySummary = Readonly<{
   dryRun: boolean;
   window: BucketWindow;
   phase: ReturnType<typeof bucketPhase>;
-  entity?: EntityType;
+  entity?: string;
   shard?: number;
   partitions: readonly PartitionScan[];
   counts: Readonly<ReplayCounts>;
 }>;
 
-const TRANSACTIONS: Readonly<Record<EntityType, ExpireBatchFn>> = { coupon: expireCouponBatch, order: cancelOrderBatch };
 /** Retriable failures: jittered backoff up to 5 s apart, then give up (the replay can be run again). */
 const BACKOFF: Backoff = { baseMs: 100, maxMs: 5_000 };
 const MAX_ATTEMPTS = 8;
@@ -91,33 +89,46 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
   if (opts.shard !== undefined && !(Number.isSafeInteger(opts.shard) && opts.shard >= 0 && opts.shard < opts.topology.shards)) {
     throw new RangeError(`shard must be in [0, ${opts.topology.shards}), got ${opts.shard}`);
   }
+  if (opts.entity !== undefined) entityOf(opts.catalogue, opts.entity); // a name the catalogue does not hold throws here
   const counts: ReplayCounts = { entries: 0, transitioned: 0, due: 0, alreadyDone: 0, notDue: 0, stale: 0, invalid: 0 };
-  // Pending batches per partition, entity and shard: a shard's entries are all in one partition.
-  const pending = new Map<number, Map<string, { entity: EntityType; entries: ScheduledEntry[] }>>();
-  const run = (entity: EntityType, entries: ScheduledEntry[]) => (opts.dryRun ? classifyOnly(opts, counts, entity, entries) : replay(opts, counts, entity, entries));
+  const readers = new Map<string, EntryStateReader>();
+  const ctx: BatchContext = {
+    opts,
+    counts,
+    readStates: (t, ids) => {
+      let read = readers.get(t.ref);
+      if (read === undefined) readers.set(t.ref, (read = entryStateReader(opts.db, entityOf(opts.catalogue, t.entity), t)));
+      return read(ids);
+    },
+  };
+  // Pending batches per partition, transition and shard: a shard's entries are all in one partition.
+  const pending = new Map<number, Map<string, { transition: Transition; entries: ScheduledEntry[] }>>();
+  const run = (t: Transition, entries: ScheduledEntry[]) => (opts.dryRun ? classifyOnly(ctx, t, entries) : replay(ctx, t, entries));
 
   const onEntries = async (partition: number, held: readonly HeldMessage[]) => {
-    const lists = pending.get(partition) ?? new Map<string, { entity: EntityType; entries: ScheduledEntry[] }>();
+    const lists = pending.get(partition) ?? new Map<string, { transition: Transition; entries: ScheduledEntry[] }>();
     pending.set(partition, lists);
     for (const h of held) {
       if (opts.entity !== undefined && h.entry.entity !== opts.entity) continue;
       if (opts.shard !== undefined && h.shard !== opts.shard) continue;
       counts.entries += 1;
-      const key = `${h.entry.entity}:${h.shard}`;
-      const list = lists.get(key) ?? { entity: h.entry.entity, entries: [] };
-      lists.set(key, list);
+      const key = `${h.entry.entity}.${h.entry.transition}:${h.shard}`;
+      let list = lists.get(key);
+      // The reader decoded the entry against the catalogue: its transition exists.
+      if (list === undefined) lists.set(key, (list = { transition: transitionOf(opts.catalogue, h.entry.entity, h.entry.transition), entries: [] }));
       list.entries.push({ id: h.entry.id, expireAtMs: h.entry.expireAtMs });
-      if (list.entries.length >= opts.batchSize) await run(list.entity, list.entries.splice(0));
+      if (list.entries.length >= opts.batchSize) await run(list.transition, list.entries.splice(0));
     }
   };
   const onPartitionDone = async (partition: number) => {
-    for (const list of pending.get(partition)?.values() ?? []) if (list.entries.length > 0) await run(list.entity, list.entries.splice(0));
+    for (const list of pending.get(partition)?.values() ?? []) if (list.entries.length > 0) await run(list.transition, list.entries.splice(0));
     pending.delete(partition);
   };
 
   const partitions = await scanBucket({
     kafka: opts.kafka,
     topology: opts.topology,
+    catalogue: opts.catalogue,
     window,
     groupId: replayGroupId(opts.groupPrefix),
     partitions: opts.shard === undefined ? undefined : [partitionOfShard(opts.shard, window.tier.partitions)],
@@ -132,25 +143,31 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
   return summary;
 }
 
+type BatchContext = Readonly<{
+  opts: ReplayOptions;
+  counts: ReplayCounts;
+  readStates: (t: Transition, ids: readonly string[]) => ReturnType<EntryStateReader>;
+}>;
+
 /** The live transaction with path = replay; its skipped entries told apart into done and stale. */
-async function replay(opts: ReplayOptions, counts: ReplayCounts, entity: EntityType, entries: ScheduledEntry[]): Promise<void> {
-  const outcome = await withRetry(opts.logger, `${entity} replay batch`, () => TRANSACTIONS[entity](opts.db, entries, 'replay'));
+async function replay({ opts, counts, readStates }: BatchContext, t: Transition, entries: ScheduledEntry[]): Promise<void> {
+  const outcome = await withRetry(opts.logger, `${t.ref} replay batch`, () => opts.batches.run(t, entries, 'replay'));
   counts.transitioned += outcome.transitioned.length;
   counts.notDue += outcome.notYetDue.length;
   if (outcome.stale.length > 0) {
-    const states = await withRetry(opts.logger, `${entity} state read`, () => readEntryStates(opts.db, entity, outcome.stale.map((e) => e.id)));
-    const split = classifyBatch(entity, outcome.stale, states);
+    const states = await withRetry(opts.logger, `${t.ref} state read`, () => readStates(t, outcome.stale.map((e) => e.id)));
+    const split = classifyBatch(t, outcome.stale, states);
     counts.alreadyDone += split.done;
     // The transaction's verdict stands: a row it skipped that reads expirable now changed since.
     counts.stale += split.stale + split.due + split.notDue;
   }
-  if (outcome.transitioned.length > 0) opts.logger.info({ entity, ids: outcome.transitioned.map((t) => t.id) }, 'replay transitioned rows');
+  if (outcome.transitioned.length > 0) opts.logger.info({ entity: t.entity, transition: t.name, ids: outcome.transitioned.map((r) => r.id) }, 'replay transitioned rows');
   opts.onProgress?.(counts);
 }
 
-async function classifyOnly(opts: ReplayOptions, counts: ReplayCounts, entity: EntityType, entries: ScheduledEntry[]): Promise<void> {
-  const states = await withRetry(opts.logger, `${entity} state read`, () => readEntryStates(opts.db, entity, entries.map((e) => e.id)));
-  const c = classifyBatch(entity, entries, states);
+async function classifyOnly({ opts, counts, readStates }: BatchContext, t: Transition, entries: ScheduledEntry[]): Promise<void> {
+  const states = await withRetry(opts.logger, `${t.ref} state read`, () => readStates(t, entries.map((e) => e.id)));
+  const c = classifyBatch(t, entries, states);
   counts.due += c.due;
   counts.notDue += c.notDue;
   counts.alreadyDone += c.done;

@@ -1,21 +1,38 @@
-/** Wires the scanner role: the shared-cursor page claim, the expiry transactions with path 'scanner', metrics, the switches. */
+/**
+ * Wires the scanner role: a shared-cursor page claim per scan cursor of the catalogue, the
+ * transitions' batch transactions with path 'scanner', metrics per entity, the switches.
+ */
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Clock } from '../core/clock';
-import { cancelOrderBatch } from '../expire/cancel-order-batch';
-import { expireCouponBatch } from '../expire/expire-coupon-batch';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
 import type { TransitionGate } from '../ops/control-gate';
+import { createTransitionBatches } from '../expire/transition-batch';
 import { CompensationScanner } from './compensation-scanner';
-import { claimScanPage } from './sql/claim-scan-page';
+import { scanCursorsOf, scanPageClaim, ScanCursor } from './sql/claim-scan-page';
 
-export function startScanner(ctx: { config: Config; db: Knex; clock: Clock; logger: Logger; metrics: Metrics; gate?: TransitionGate }): () => Promise<void> {
+export type ScannerContext = Readonly<{
+  config: Config;
+  db: Knex;
+  catalogue: EntityCatalogue;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  gate?: TransitionGate;
+}>;
+
+export function startScanner(ctx: ScannerContext): () => Promise<void> {
   const { scanner: cfg } = ctx.config;
+  const cursors = scanCursorsOf(ctx.catalogue);
+  const batches = createTransitionBatches(ctx.db, ctx.catalogue);
+  const claims = new Map(cursors.map((c) => [c.key, scanPageClaim(ctx.db, c, cfg)]));
+  const lastPass = lastPassOfEntity(cursors);
   const scanner = new CompensationScanner({
-    entities: ['order', 'coupon'],
-    claimPage: (entity) => claimScanPage(ctx.db, entity, cfg),
-    expireBatch: (entity, entries) => (entity === 'coupon' ? expireCouponBatch(ctx.db, entries, 'scanner') : cancelOrderBatch(ctx.db, entries, 'scanner')),
+    cursors,
+    claimPage: (cursor) => claims.get(cursor.key)!(),
+    expireBatch: (transition, entries) => batches.run(transition, entries, 'scanner'),
     intervalMs: cfg.intervalMs,
     maxPagesPerSecond: cfg.maxPagesPerSecond,
     backoff: { baseMs: 200, maxMs: 10_000 },
@@ -23,14 +40,33 @@ export function startScanner(ctx: { config: Config; db: Knex; clock: Clock; logg
     logger: ctx.logger.child({ role: 'scanner' }),
     gate: ctx.gate,
     observer: {
-      scanned: (entity, rows) => ctx.metrics.scannerScanned.inc({ entity }, rows),
-      caught: (entity, outcome) => {
+      scanned: (cursor, rows) => ctx.metrics.scannerScanned.inc({ entity: cursor.transition.entity }, rows),
+      caught: (cursor, outcome) => {
+        const entity = cursor.transition.entity;
         ctx.metrics.scannerCaught.inc({ entity }, outcome.transitioned.length);
         ctx.metrics.transitions.inc({ entity, path: 'scanner' }, outcome.transitioned.length);
       },
-      passComplete: (entity, atMs) => ctx.metrics.scannerLastPass.set({ entity }, atMs / 1000),
+      passComplete: (cursor, atMs) => {
+        const at = lastPass(cursor, atMs);
+        if (at !== undefined) ctx.metrics.scannerLastPass.set({ entity: cursor.transition.entity }, at / 1000);
+      },
     },
   });
   scanner.start();
   return () => scanner.stop();
+}
+
+/**
+ * The last-pass gauge is per entity, but an entity may have several cursors (transitions,
+ * from-values). It shows when EVERY cursor of the entity last completed a pass (the oldest of
+ * their last completions), so a cursor that stopped completing holds it back and the alert on
+ * an old pass fires; undefined until each has completed one.
+ */
+export function lastPassOfEntity(cursors: readonly ScanCursor[]): (cursor: ScanCursor, atMs: number) => number | undefined {
+  const last = new Map<string, number>();
+  return (cursor, atMs) => {
+    last.set(cursor.key, atMs);
+    const times = cursors.filter((c) => c.transition.entity === cursor.transition.entity).map((c) => last.get(c.key));
+    return times.every((t): t is number => t !== undefined) ? Math.min(...times) : undefined;
+  };
 }

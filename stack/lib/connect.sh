@@ -21,7 +21,10 @@ connect_start() {
   render "$TB_ROOT/stack/conf/log4j.properties" "$TB_STACK_HOME/conf/log4j.properties"
   mkdir -p "$TB_STACK_HOME/data/connect"
   log "starting kafka connect + debezium on :$TB_CONNECT_PORT"
-  launch connect "${KAFKA_JVM[@]}" org.apache.kafka.connect.cli.ConnectStandalone "$TB_STACK_HOME/conf/connect-worker.properties"
+  # KAFKA_JVM's classpath plus timebucket's predicate (install.sh says why it is not a plugin).
+  local jvm=("${KAFKA_JVM[@]}")
+  jvm[${#jvm[@]} - 1]="$TB_STACK_LIB/kafka/*:$TB_STACK_LIB/connect-classpath/timebucket-smt/*"
+  launch connect "${jvm[@]}" org.apache.kafka.connect.cli.ConnectStandalone "$TB_STACK_HOME/conf/connect-worker.properties"
 }
 
 connect_rest_up() { connect_api / >/dev/null 2>&1; }
@@ -39,7 +42,7 @@ connect_register() {
   local config
   config=$(connector_config) || die "timebucket connector config failed"
   printf '%s' "$config" >"$TB_STACK_HOME/conf/connector-$CONNECTOR_NAME.json"
-  curl -fsS --max-time 30 -X PUT -H 'Content-Type: application/json' --data-binary "@$TB_STACK_HOME/conf/connector-$CONNECTOR_NAME.json" \
+  curl -fsS --max-time 120 -X PUT -H 'Content-Type: application/json' --data-binary "@$TB_STACK_HOME/conf/connector-$CONNECTOR_NAME.json" \
     "http://127.0.0.1:$TB_CONNECT_PORT/connectors/$CONNECTOR_NAME/config" >/dev/null || die "registering connector $CONNECTOR_NAME failed"
 }
 

@@ -1,19 +1,23 @@
 /**
  * docs/asyncapi.yaml, the consuming teams' contract: valid AsyncAPI 3 by the AsyncAPI parser
  * (with the Avro payloads, referenced from schemas/, parsed as Avro), and saying what the code
- * does: one channel per entry of the event catalogue, at its topic, with its Avro schema, its
- * CloudEvents type and every header the relay sets.
+ * does: one channel per event of the default catalogue (entities/default.json), at its topic in
+ * topics/production.json, with its Avro schema, its CloudEvents type and every header the relay
+ * sets.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AvroSchemaParser } from '@asyncapi/avro-schema-parser';
 import { Parser, fromFile } from '@asyncapi/parser';
-import { EventCatalogue } from '../../src/core/event-catalogue';
-import { EventTypes } from '../../src/core/events';
+import { eventTopics } from '../../src/core/event-catalogue';
+import { parseTopology } from '../../src/core/topology';
+import { loadEntities } from '../../src/ops/load-entities';
 import { eventHeaders } from '../../src/publish/event-headers';
 import { repoRoot } from './tools';
 
 const path = join(repoRoot, 'docs/asyncapi.yaml');
+const { events } = loadEntities(join(repoRoot, 'entities/default.json'));
+const topics = eventTopics({ events }, parseTopology(readFileSync(join(repoRoot, 'topics/production.json'), 'utf8'), 'topics/production.json'));
 type Parsed = Awaited<ReturnType<ReturnType<typeof fromFile>['parse']>>;
 let parsed: Parsed;
 
@@ -35,38 +39,39 @@ test('its version is the package version', () => {
   expect(parsed.document!.info().version()).toBe(version);
 });
 
-test('one channel per event type, at the catalogue\'s topic, keyed as the relay keys', () => {
+test('one channel per event type, at its production topic, keyed as the relay keys', () => {
   const channels = parsed.document!.channels().all();
-  expect(channels.map((c) => c.address()).sort()).toEqual(Object.values(EventCatalogue).map((s) => s.topic).sort());
-  for (const spec of Object.values(EventCatalogue)) {
-    const channel = channels.find((c) => c.address() === spec.topic)!;
+  expect(channels.map((c) => c.address()).sort()).toEqual(events.map((s) => topics[s.type]).sort());
+  for (const spec of events) {
+    const topic = topics[spec.type]!;
+    const channel = channels.find((c) => c.address() === topic)!;
     const messages = channel.messages().all();
     expect(messages.map((m) => m.name())).toEqual([spec.type]);
     const kafka = messages[0]!.bindings().get('kafka')!.value() as { key: { type: string }; schemaIdLocation: string; schemaIdPayloadEncoding: string };
     expect(kafka).toMatchObject({ key: { type: 'string' }, schemaIdLocation: 'payload', schemaIdPayloadEncoding: 'confluent' });
-    expect(parsed.document!.operations().all().filter((o) => o.action() === 'send' && o.channels().all()[0]?.address() === spec.topic)).toHaveLength(1);
+    expect(parsed.document!.operations().all().filter((o) => o.action() === 'send' && o.channels().all()[0]?.address() === topic)).toHaveLength(1);
   }
 });
 
 test('each payload is the catalogue\'s Avro schema, field for field', () => {
-  for (const type of EventTypes) {
-    const spec = EventCatalogue[type];
-    const message = parsed.document!.messages().all().find((m) => m.name() === type)!;
+  for (const spec of events) {
+    const message = parsed.document!.messages().all().find((m) => m.name() === spec.type)!;
     expect(message.schemaFormat()).toMatch(/^application\/vnd\.apache\.avro/);
-    const avsc = JSON.parse(readFileSync(join(repoRoot, 'schemas', spec.schemaFile), 'utf8')) as { fields: Array<{ name: string }> };
+    // The default events all have schema files: the document references them.
+    const avsc = JSON.parse(readFileSync(join(repoRoot, 'schemas', spec.schemaFile!), 'utf8')) as { fields: Array<{ name: string }> };
     const properties = Object.keys(message.payload()!.properties() ?? {});
     expect(properties.sort()).toEqual(avsc.fields.map((f) => f.name).sort());
   }
 });
 
 test('the headers it documents are exactly the ones the relay sets, with the catalogue\'s CloudEvents type', () => {
-  for (const type of EventTypes) {
-    const message = parsed.document!.messages().all().find((m) => m.name() === type)!;
+  for (const spec of events) {
+    const message = parsed.document!.messages().all().find((m) => m.name() === spec.type)!;
     const headers = message.headers()!.json() as { allOf: Array<{ properties?: Record<string, { const?: string }>; required?: string[] }> };
     const documented = headers.allOf.flatMap((part) => Object.keys(part.properties ?? {}));
-    const set = Object.keys(eventHeaders({ eventKey: 'k', eventType: type, entityId: '1', occurredAtMs: 0, dataSchema: 'http://r/schemas/ids/1' }));
+    const set = Object.keys(eventHeaders({ eventKey: 'k', event: spec, entityId: '1', occurredAtMs: 0, dataSchema: 'http://r/schemas/ids/1' }));
     expect([...new Set(documented)].sort()).toEqual(set.sort());
     expect(headers.allOf[0]!.required!.sort()).toEqual(set.sort());
-    expect(headers.allOf[1]!.properties!['ce_type']!.const).toBe(EventCatalogue[type].ceType);
+    expect(headers.allOf[1]!.properties!['ce_type']!.const).toBe(spec.ceType);
   }
 });

@@ -239,7 +239,9 @@ describe('the rest', () => {
     expect(objects.filter((o) => o.metadata.namespace !== 'timebucket').map((o) => o.kind)).toEqual([]);
   });
 
-  test('the base\'s topology is topics/production.json, byte for byte', () => {
+  test('the base\'s topology is topics/production.json, and its entities file entities/default.json, byte for byte', () => {
     expect(readFileSync(join(repoRoot, 'k8s/base/topology.json'), 'utf8')).toBe(readFileSync(join(repoRoot, 'topics/production.json'), 'utf8'));
+    expect(readFileSync(join(repoRoot, 'k8s/base/entities.json'), 'utf8')).toBe(readFileSync(join(repoRoot, 'entities/default.json'), 'utf8'));
+    expect(configMap('timebucket-topology').data['entities.json']).toBe(readFileSync(join(repoRoot, 'entities/default.json'), 'utf8'));
   });
 });

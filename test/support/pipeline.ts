@@ -15,10 +15,16 @@ import { Role, Roles, Running, startTimebucket } from '../../src/main';
 import { createMetrics, Metrics } from '../../src/ops/metrics';
 import { logger, uniqueName } from './stack';
 import { withTimeout } from './wait-for';
+import { cdcTopics } from '../../src/ingest/cdc-topics';
+import type { EntityCatalogue } from '../../src/core/entity-catalogue';
+import { loadEntities } from '../../src/ops/load-entities';
+import { defaultEntitiesPath } from './catalogue';
 
 export type TestPipeline = Readonly<{
   config: Config;
   topology: Topology;
+  /** The entities the pipeline moves (entities/default.json unless `entities` was given). */
+  catalogue: EntityCatalogue;
   /** Environment for a `timebucket run` child process joining this pipeline. */
   env: Readonly<Record<string, string>>;
   /** Metrics of every role started through `start`. */
@@ -27,19 +33,29 @@ export type TestPipeline = Readonly<{
   stopAll: () => Promise<void>;
 }>;
 
-export async function createTestPipeline(opts: { topologyFile?: string; env?: Record<string, string> } = {}): Promise<TestPipeline> {
+/**
+ * `entities`: an entities file's content (written to a temporary file, TB_ENTITIES), for a
+ * pipeline on tables other than the demo ones; the topology then declares its events' topics.
+ */
+export async function createTestPipeline(opts: { topologyFile?: string; env?: Record<string, string>; entities?: unknown } = {}): Promise<TestPipeline> {
   const prefix = uniqueName('tbt').replace(/-/g, '');
   const raw = JSON.parse(readFileSync(join(__dirname, '../../topics', opts.topologyFile ?? 'test.json'), 'utf8')) as {
     prefix: string;
-    events: Array<{ type: string; topic: string }>;
+    events: Array<{ type: string; topic: string; partitions: number; retentionMs: number }>;
   };
   raw.prefix = prefix;
+  const entitiesPath = opts.entities === undefined ? defaultEntitiesPath : join(tmpdir(), `${prefix}.entities.json`);
+  if (opts.entities !== undefined) writeFileSync(entitiesPath, JSON.stringify(opts.entities));
+  const catalogue = loadEntities(entitiesPath);
+  const template = raw.events[0]!;
+  raw.events = catalogue.events.map((e) => ({ ...template, type: e.type }));
   for (const e of raw.events) e.topic = `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}`;
   const topology = parseTopology(raw, 'test topology');
   const topologyPath = join(tmpdir(), `${prefix}.json`);
   writeFileSync(topologyPath, JSON.stringify(raw));
   const env: Record<string, string> = {
     TB_TOPOLOGY: topologyPath,
+    TB_ENTITIES: entitiesPath,
     TB_GROUP_PREFIX: prefix,
     TB_COMMIT_INTERVAL_MS: '200',
     TB_RELAY_IDLE_MS: '50',
@@ -57,7 +73,7 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
     // stack holds millions of older changes (benchmarks) that would only delay the test.
     // (A pipeline on a test database of its own has no CDC topics: Debezium captures `timebucket`.)
     const existing = new Set(await admin.listTopics());
-    for (const topic of [config.cdc.couponsTopic, config.cdc.ordersTopic].filter((t) => existing.has(t))) {
+    for (const topic of Object.keys(cdcTopics(config.cdc, catalogue)).filter((t) => existing.has(t))) {
       const ends = await admin.fetchTopicOffsets(topic);
       await admin.setOffsets({ groupId: `${prefix}.repartitioner`, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
     }
@@ -66,15 +82,16 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
   }
 
   const running: Running[] = [];
-  const metrics = createMetrics();
+  const metrics = createMetrics({ entities: catalogue.entities.map((e) => e.name) });
   return {
     config,
     topology,
+    catalogue,
     env,
     metrics,
     // The stream roles by default; a test of the compensation scanner starts it explicitly.
     async start(roles = Roles.filter((r) => r !== 'scanner'), clock) {
-      const r = await startTimebucket(config, topology, { roles, logger, clock, metrics, instanceId: uniqueName('i') });
+      const r = await startTimebucket(config, topology, { roles, logger, clock, metrics, instanceId: uniqueName('i'), catalogue });
       running.push(r);
       // Rows written before the consumers own partitions would measure group start-up, not the pipeline.
       await withTimeout('the pipeline consumers to join their groups', r.ready(), 60_000);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, PRODUCTION_REQUIRED } from '../../src/config';
 import { ConfigError } from '../../src/core/errors';
+import { cdcTopicOf } from '../../src/ingest/cdc-topics';
 
 describe('loadConfig', () => {
   test('defaults point at the local stack', () => {
@@ -10,7 +11,7 @@ describe('loadConfig', () => {
     expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
     expect(config.db).toMatchObject({ host: '127.0.0.1', port: 13306, database: 'timebucket' });
     expect(config.registry.url).toBe('http://127.0.0.1:18081/apis/ccompat/v7');
-    expect(config.cdc.couponsTopic).toBe('tbcdc.timebucket.coupons');
+    expect(cdcTopicOf(config.cdc, 'coupons')).toBe('tbcdc.timebucket.coupons');
   });
 
   test('explicit settings win over stack ports', () => {
@@ -84,6 +85,7 @@ describe('loadConfig', () => {
       TB_DB_PASSWORD: 'pw',
       TB_REGISTRY_URL: 'http://registry:8081',
       TB_TOPOLOGY: '/etc/timebucket/topology.json',
+      TB_ENTITIES: '/etc/timebucket/entities.json',
     };
 
     test('every missing connection setting is listed, in one error', () => {

@@ -9,8 +9,15 @@
  */
 import type { Db } from '../../../src/db/knex';
 import { bigintString } from '../../../src/db/bigint-string';
-import { couponExpired, orderCancelled } from '../../../src/core/events';
+import { transitionEvent } from '../../../src/core/events';
+import { transitionOf } from '../../../src/core/entity-catalogue';
 import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
+import { loadEntities } from '../../../src/ops/load-entities';
+
+// The demo tables' transitions, as entities/default.json declares them: the events the stream writes.
+const catalogue = loadEntities('entities/default.json');
+const couponExpired = transitionOf(catalogue, 'coupon', 'expired');
+const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 
 // The events' `path` has three values; a poller is a scanning path, so it says 'scanner'.
 const PATH = 'scanner' as const;
@@ -25,14 +32,11 @@ export async function expireOneCoupon(db: Db, id: string): Promise<boolean> {
       { affectedRows: number },
     ];
     if (result.affectedRows === 0) return false;
-    const event = couponExpired({
-      id,
-      userId: bigintString(row.user_id, 'coupons.user_id'),
-      dueAtMs: row.expire_time.getTime(),
-      occurredAtMs: row.now.getTime(),
-      path: PATH,
-      version: row.version + 1,
-    });
+    const event = transitionEvent(
+      couponExpired,
+      { id, status: 'ACTIVE', dueAtMs: row.expire_time.getTime(), columns: { user_id: bigintString(row.user_id, 'coupons.user_id'), version: row.version } },
+      { occurredAtMs: row.now.getTime(), path: PATH, effects: [] },
+    );
     await insertOutbox(trx, [{ event, entityType: 'coupon', entityId: id }]);
     return true;
   });
@@ -58,16 +62,11 @@ export async function cancelOneOrder(db: Db, id: string): Promise<boolean> {
       )) as [{ affectedRows: number }];
       released = release.affectedRows === 1;
     }
-    const event = orderCancelled({
-      id,
-      userId: bigintString(row.user_id, 'orders.user_id'),
-      dueAtMs: row.expire_time.getTime(),
-      occurredAtMs: row.now.getTime(),
-      path: PATH,
-      version: row.version + 1,
-      couponId,
-      couponReleased: released,
-    });
+    const event = transitionEvent(
+      orderCancelled,
+      { id, status: 'UNPAID', dueAtMs: row.expire_time.getTime(), columns: { user_id: bigintString(row.user_id, 'orders.user_id'), coupon_id: couponId, version: row.version } },
+      { occurredAtMs: row.now.getTime(), path: PATH, effects: [released] },
+    );
     await insertOutbox(trx, [{ event, entityType: 'order', entityId: id }]);
     return true;
   });

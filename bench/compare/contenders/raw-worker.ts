@@ -1,6 +1,6 @@
 /**
- * The raw contender's process: timebucket's own expiry transactions (expireCouponBatch,
- * cancelOrderBatch) driven as fast as the database allows, with nothing in front of them: no
+ * The raw contender's process: timebucket's own expiry transactions (expire/transition-batch.ts,
+ * for the demo tables' two transitions) driven as fast as the database allows, with nothing in front of them: no
  * Kafka, no CDC, the ids handed over in memory. Batches of TB_EXPIRER_BATCH_SIZE, at most
  * TB_EXPIRER_CONCURRENCY in flight, each row taken once it is due: the ceiling the machine
  * puts on any scheduler that ends in these transactions.
@@ -12,13 +12,17 @@
 import { loadConfig } from '../../../src/config';
 import { createDb } from '../../../src/db/knex';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
-import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
-import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { loadEntities } from '../../../src/ops/load-entities';
 import type { Entity } from '../workload';
 import type { RowsMessage, WorkerMessage } from './worker-messages';
 
 const config = loadConfig(process.env);
 const db = createDb(config.db);
+const catalogue = loadEntities(config.entitiesPath);
+const batches = createTransitionBatches(db, catalogue);
+const transitions = { coupon: transitionOf(catalogue, 'coupon', 'expired'), order: transitionOf(catalogue, 'order', 'cancelled') } as const;
 const { batchSize, concurrency } = config.expirer;
 const send = (m: WorkerMessage) => process.send!(m);
 
@@ -74,7 +78,7 @@ function wakeAtNextDue(now: number): void {
 
 async function run(entity: Entity, batch: ScheduledEntry[]): Promise<void> {
   try {
-    const outcome = await (entity === 'coupon' ? expireCouponBatch(db, batch, 'stream') : cancelOrderBatch(db, batch, 'stream'));
+    const outcome = await batches.run(transitions[entity], batch, 'stream');
     transitioned += outcome.transitioned.length;
     send({ type: 'progress', transitioned });
     for (const { entry, retryInMs } of outcome.notYetDue) setTimeout(() => requeue(entity, [entry]), retryInMs);

@@ -22,6 +22,7 @@ import { log } from '../../lib/log';
 import type { Contender } from '../contender';
 import { followEvents } from './event-follower';
 import { writeStreamTopology } from './stream-topology';
+import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
 
 /** The processes, as deployed: name → roles; `expirers` expirer processes share the rings' partitions. */
 function processes(expirers: number): ReadonlyArray<readonly [string, string]> {
@@ -55,7 +56,7 @@ export const stream: Contender = {
       log(`stream: creating ${topics.length} topics under ${prefix}`);
       await applyTopics(admin, topics);
       log(`stream: topics ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
-      await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [ctx.config.cdc.couponsTopic, ctx.config.cdc.ordersTopic]);
+      await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(ctx.config.cdc, 'coupons'), cdcTopicOf(ctx.config.cdc, 'orders')]);
       const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn' };
       const ports: number[] = [];
       for (const [name, roles] of PROCESSES) {

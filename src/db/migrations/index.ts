@@ -1,6 +1,13 @@
 /**
  * Migrations listed explicitly (rather than read from a folder) so the same list works from
  * TypeScript sources under test and from compiled JavaScript in production.
+ *
+ * timebucket owns only its own tables (outbox, scanner_cursors, control_switches,
+ * outbox_poison). The demo tables `coupons` and `orders` are created only for the local stack
+ * (`demoTables`, on unless TB_ENV=production): in production the entities file maps the team's
+ * own tables, which timebucket never creates, alters or drops. The demo migration stays in the
+ * list either way, a no-op when off, so a database that once ran it keeps a valid history and a
+ * rollback in production never drops a table of the team's.
  */
 import type { Knex } from 'knex';
 import * as createCouponsAndOrders from './20261130000000-create-coupons-and-orders';
@@ -8,6 +15,7 @@ import * as createOutbox from './20261130000100-create-outbox';
 import * as createScannerCursors from './20261201000000-create-scanner-cursors';
 import * as createControlSwitches from './20261202000000-create-control-switches';
 import * as createOutboxPoison from './20261203000000-create-outbox-poison';
+import * as widenCursorAndSwitchNames from './20261210000000-widen-cursor-and-switch-names';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -17,10 +25,15 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261201000000-create-scanner-cursors', createScannerCursors],
   ['20261202000000-create-control-switches', createControlSwitches],
   ['20261203000000-create-outbox-poison', createOutboxPoison],
+  ['20261210000000-widen-cursor-and-switch-names', widenCursorAndSwitchNames],
 ];
 
-export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
-  getMigrations: async () => [...migrations],
-  getMigrationName: ([name]) => name,
-  getMigration: async ([, migration]) => migration,
-};
+const noop: Migration = { up: async () => undefined, down: async () => undefined };
+
+export function migrationSource(opts: { demoTables: boolean }): Knex.MigrationSource<readonly [string, Migration]> {
+  return {
+    getMigrations: async () => migrations.map(([name, m]) => [name, m === createCouponsAndOrders && !opts.demoTables ? noop : m] as const),
+    getMigrationName: ([name]) => name,
+    getMigration: async ([, migration]) => migration,
+  };
+}

@@ -1,12 +1,17 @@
 /**
- * One outbox row per transition. Inputs: events. Output: rows inserted.
+ * One outbox row per transition. Inputs: events, each with its entity and id. Output: rows
+ * inserted.
+ *
+ *   INSERT IGNORE INTO outbox (event_key, event_type, entity_type, entity_id, payload) VALUES (?, ?, ?, ?, ?), …
+ *
  * Safe to re-run: INSERT IGNORE on the unique event_key, so a replayed batch adds nothing
- * (invariant I4: one outbox row per transition).
+ * (invariant I4: one outbox row per transition). The outbox is timebucket's own table, so its
+ * names are fixed here, not taken from the entities file.
  */
 import type { Knex } from 'knex';
-import type { DomainEvent } from '../../core/events';
+import type { EventPayload } from '../../core/events';
 
-export type OutboxInsert = { event: DomainEvent; entityType: 'coupon' | 'order'; entityId: string };
+export type OutboxInsert = Readonly<{ event: EventPayload; entityType: string; entityId: string }>;
 
 export async function insertOutbox(trx: Knex.Transaction, rows: readonly OutboxInsert[]): Promise<number> {
   if (rows.length === 0) return 0;

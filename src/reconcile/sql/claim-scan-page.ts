@@ -1,16 +1,29 @@
 /**
- * Claims the next page of overdue rows for one scanner instance. Inputs: entity, grace period,
- * pause between passes, page size. Output: the page (ids as decimal strings, expire times) and
- * whether it finished the pass.
+ * Claims the next page of overdue rows of one scan cursor for one scanner instance. Inputs: the
+ * cursor (a transition and ONE of its from-values), grace period, pause between passes, page
+ * size. Output: the page (ids as decimal strings, due times as epoch ms) and whether it
+ * finished the pass.
  *
- * In one short transaction under the entity's scanner_cursors row lock: start a pass if none
- * is running and the last one finished at least `intervalMs` ago (its bound: rows overdue by
- * `graceMs` as of now, by the database clock), read the page after the cursor, move the cursor
- * past it (or close the pass when the page is short). Instances that claim concurrently queue
- * on the row lock and get consecutive pages: a pass is split between them, never repeated.
+ * Cursors. A transition with one from-value has one cursor; one with several has a cursor per
+ * from-value, each paged separately with `status = ?` (due-keyset.ts: a single index range, in
+ * index order, no filesort). The cursor's row in scanner_cursors is keyed (column `entity`):
+ *   the entity's first transition, first from-value   <entity>            (coupon: today's rows)
+ *   any other transition, first from-value            <entity>.<transition>
+ *   the i-th from-value (i ≥ 1)                       <that key>#<i>
+ * Keys are at most 32 + 1 + 32 + 1 + 2 characters: within the column's 97.
+ * Reordering a from-list hands a cursor to another value for the rest of its current pass: the
+ * rows before its (due, id) are read by the next pass instead, so nothing is lost (I3).
  *
- * The page is a keyset read of the (status, expire_time, id) index, never OFFSET:
- *   status = ? AND expire_time <= pass_until AND (expire_time, id) > cursor
+ * In one short transaction under the cursor's scanner_cursors row lock: start a pass if none is
+ * running and the last one finished at least `intervalMs` ago (its bound: rows overdue by
+ * `graceMs` as of now, by the database clock, in ms, compared in the due column's kind), read
+ * the page after the cursor, move the cursor past it (or close the pass when the page is short).
+ * Instances that claim concurrently queue on the row lock and get consecutive pages: a pass is
+ * split between them, never repeated. The cursor's due is stored in the DATETIME(3) column
+ * `cursor_expire_time` whatever the due kind (an epoch column's value as the instant it names).
+ *
+ * The page is a keyset read of the (status, due, id) index, never OFFSET:
+ *   status = ? AND due <= pass_until AND (due, id) > cursor
  * written as an OR of two ranges, which the optimizer reads as index ranges in index order (no
  * filesort; a test checks the plan).
  *
@@ -18,65 +31,103 @@
  * dies before transitioning it is not lost: its rows stay overdue and the next pass reads them.
  */
 import type { Knex } from 'knex';
-import type { EntityType } from '../../core/bucket-entry';
-import { EXPIRABLE } from '../../core/bucket-entry';
+import type { EntityCatalogue, Entity, StatusValue, Transition } from '../../core/entity-catalogue';
 import { bigintString } from '../../db/bigint-string';
+import { dueBoundOf } from '../../db/due-value';
+import { afterCursor, cursorBindings, keysetRowOf, keysetShape, KeysetRow, KeysetShape, orderByIndex, selectFrom } from './due-keyset';
+
+/** The width of scanner_cursors.entity (migration 20261210000000). */
+export const CURSOR_KEY_MAX = 97;
+
+export type ScanCursor = Readonly<{
+  /** Its row in scanner_cursors (column `entity`). */
+  key: string;
+  entity: Entity;
+  transition: Transition;
+  /** The one from-value this cursor pages through. */
+  from: StatusValue;
+}>;
 
 export type ScanPage = Readonly<{
-  rows: ReadonlyArray<{ id: string; expireAtMs: number }>;
+  rows: readonly KeysetRow[];
   /** A pass was running (or started) for this claim; false when the scanner should wait. */
   inPass: boolean;
   /** This page ended the pass. */
   passComplete: boolean;
 }>;
 
-const TABLES: Readonly<Record<EntityType, string>> = { coupon: 'coupons', order: 'orders' };
-const INDEXES: Readonly<Record<EntityType, string>> = { coupon: 'idx_coupons_status_expire_id', order: 'idx_orders_status_expire_id' };
+export type ScanPageOptions = Readonly<{ graceMs: number; intervalMs: number; pageSize: number }>;
 
-type CursorRow = { pass_until: Date | null; cursor_expire_time: Date | null; cursor_id: number | string | null; last_pass_completed_at: Date | null };
+/** Every cursor of the catalogue: per transition, per from-value, in file order. */
+export function scanCursorsOf(catalogue: EntityCatalogue): ScanCursor[] {
+  return catalogue.entities.flatMap((entity) =>
+    entity.transitions.flatMap((transition, j) => {
+      const base = j === 0 ? entity.name : transition.ref;
+      return transition.from.map((from, i) => {
+        const key = i === 0 ? base : `${base}#${i}`;
+        if (key.length > CURSOR_KEY_MAX) throw new RangeError(`scanner cursor key ${key} is longer than ${CURSOR_KEY_MAX}`);
+        return { key, entity, transition, from };
+      });
+    }),
+  );
+}
 
-export async function claimScanPage(db: Knex, entity: EntityType, opts: { graceMs: number; intervalMs: number; pageSize: number }): Promise<ScanPage> {
-  return db.transaction(async (trx) => {
-    await trx.raw('INSERT IGNORE INTO scanner_cursors (entity) VALUES (?)', [entity]);
-    // The bound a pass started now would get, read with the cursor: no second round trip.
-    const [[cursor]] = (await trx.raw(
-      `SELECT pass_until, cursor_expire_time, cursor_id, last_pass_completed_at,
-              (last_pass_completed_at IS NULL OR last_pass_completed_at <= NOW(3) - INTERVAL ? MICROSECOND) AS may_start,
-              NOW(3) - INTERVAL ? MICROSECOND AS next_until
-         FROM scanner_cursors WHERE entity = ? FOR UPDATE`,
-      [opts.intervalMs * 1000, opts.graceMs * 1000, entity],
-    )) as [[CursorRow & { may_start: number; next_until: Date }]];
-    let until = cursor.pass_until;
-    if (until === null) {
-      if (Number(cursor.may_start) !== 1) return { rows: [], inPass: false, passComplete: false };
-      until = cursor.next_until;
-      await trx.raw('UPDATE scanner_cursors SET pass_started_at = NOW(3), pass_until = ?, cursor_expire_time = NULL, cursor_id = NULL WHERE entity = ?', [until, entity]);
-    }
-    const hasCursor = cursor.pass_until !== null && cursor.cursor_expire_time !== null && cursor.cursor_id !== null;
-    const [rows] = (await trx.raw(pageSql(entity, hasCursor), [
-      EXPIRABLE[entity],
-      until,
-      ...(hasCursor ? [cursor.cursor_expire_time, cursor.cursor_expire_time, bigintString(cursor.cursor_id!, 'cursor_id')] : []),
-      opts.pageSize,
-    ])) as [Array<{ id: number | string; expire_time: Date }>];
-    const passComplete = rows.length < opts.pageSize;
-    const last = rows[rows.length - 1];
-    if (passComplete) {
-      await trx.raw('UPDATE scanner_cursors SET pass_until = NULL, cursor_expire_time = NULL, cursor_id = NULL, last_pass_completed_at = NOW(3) WHERE entity = ?', [entity]);
-    } else {
-      await trx.raw('UPDATE scanner_cursors SET cursor_expire_time = ?, cursor_id = ? WHERE entity = ?', [last!.expire_time, bigintString(last!.id, 'id'), entity]);
-    }
-    return { rows: rows.map((r) => ({ id: bigintString(r.id, 'id'), expireAtMs: r.expire_time.getTime() })), inPass: true, passComplete };
-  });
+type CursorRow = { pass_until: Date | null; cursor_expire_time: Date | null; cursor_id: number | string | null; may_start: number | string; next_until: Date };
+
+/** The claim of one cursor, its SQL built once. */
+export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOptions): () => Promise<ScanPage> {
+  const shape = keysetShape(cursor.entity, cursor.transition);
+  const firstSql = pageSql(shape, false);
+  const nextSql = pageSql(shape, true);
+  const { key } = cursor;
+  return () =>
+    db.transaction(async (trx) => {
+      await trx.raw('INSERT IGNORE INTO scanner_cursors (entity) VALUES (?)', [key]);
+      // The bound a pass started now would get, read with the cursor: no second round trip.
+      const [[row]] = (await trx.raw(
+        `SELECT pass_until, cursor_expire_time, cursor_id,
+                (last_pass_completed_at IS NULL OR last_pass_completed_at <= NOW(3) - INTERVAL ? MICROSECOND) AS may_start,
+                NOW(3) - INTERVAL ? MICROSECOND AS next_until
+           FROM scanner_cursors WHERE entity = ? FOR UPDATE`,
+        [opts.intervalMs * 1000, opts.graceMs * 1000, key],
+      )) as [[CursorRow | undefined]];
+      // INSERT IGNORE truncates a key too long for an unmigrated column (VARCHAR(16)) instead of failing.
+      if (row === undefined) throw new Error(`scanner_cursors has no row '${key}' after inserting it: the column is too narrow; run \`timebucket migrate\``);
+      let until = row.pass_until;
+      if (until === null) {
+        if (Number(row.may_start) !== 1) return { rows: [], inPass: false, passComplete: false };
+        until = row.next_until;
+        await trx.raw('UPDATE scanner_cursors SET pass_started_at = NOW(3), pass_until = ?, cursor_expire_time = NULL, cursor_id = NULL WHERE entity = ?', [until, key]);
+      }
+      const after: KeysetRow | null =
+        row.pass_until !== null && row.cursor_expire_time !== null && row.cursor_id !== null
+          ? { id: bigintString(row.cursor_id, 'cursor_id'), expireAtMs: row.cursor_expire_time.getTime() }
+          : null;
+      const [found] = (await trx.raw(after === null ? firstSql : nextSql, [
+        cursor.from,
+        dueBoundOf(shape.kind, until.getTime()),
+        ...(after === null ? [] : cursorBindings(shape, after)),
+        opts.pageSize,
+      ])) as [Array<Record<string, unknown>>];
+      const rows = found.map((r) => keysetRowOf(shape, r));
+      const passComplete = rows.length < opts.pageSize;
+      const last = rows[rows.length - 1];
+      if (passComplete || last === undefined) {
+        await trx.raw('UPDATE scanner_cursors SET pass_until = NULL, cursor_expire_time = NULL, cursor_id = NULL, last_pass_completed_at = NOW(3) WHERE entity = ?', [key]);
+      } else {
+        await trx.raw('UPDATE scanner_cursors SET cursor_expire_time = ?, cursor_id = ? WHERE entity = ?', [new Date(last.expireAtMs), last.id, key]);
+      }
+      return { rows, inPass: true, passComplete };
+    });
 }
 
 /** The page query after a cursor (the one EXPLAIN checks in tests); bindings: status, until, cursor ×3, limit. */
-export function scanPageSql(entity: EntityType): string {
-  return pageSql(entity, true);
+export function scanPageSql(cursor: ScanCursor): string {
+  return pageSql(keysetShape(cursor.entity, cursor.transition), true);
 }
 
-function pageSql(entity: EntityType, afterCursor: boolean): string {
-  return `SELECT id, expire_time FROM ${TABLES[entity]} FORCE INDEX (${INDEXES[entity]})
-    WHERE status = ? AND expire_time <= ? ${afterCursor ? 'AND (expire_time > ? OR (expire_time = ? AND id > ?))' : ''}
-    ORDER BY status, expire_time, id LIMIT ?`;
+function pageSql(s: KeysetShape, withCursor: boolean): string {
+  return `${selectFrom(s)}
+    WHERE ${s.status} = ? AND ${s.due} <= ? ${withCursor ? `AND ${afterCursor(s)}` : ''}
+    ${orderByIndex(s)} LIMIT ?`;
 }

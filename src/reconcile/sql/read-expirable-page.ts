@@ -1,52 +1,84 @@
 /**
- * Backfill's read: the rows in their expirable state (coupon ACTIVE, order UNPAID) with
- * expire_time in [since, until), a page at a time after a keyset cursor, in index order. A plain
- * read (no locks, READ COMMITTED): backfill only schedules reminders, and a row that changes
- * after being read produces its own CDC change, so a stale read costs at most a no-op entry.
+ * Backfill's read: the rows of one transition in one of its from-states with the due column in
+ * [since, until), a page at a time after a keyset cursor, in index order; and the count of the
+ * window for the progress bar. Inputs: the entity and transition (their table, index, columns
+ * and values from the entities file), the window, the cursor, the page size. Output: ids as
+ * exact decimal strings, due times as epoch ms.
  *
- * The page is a range of the (status, expire_time, id) index, never OFFSET, written like the
- * scanner's (sql/claim-scan-page.ts): the cursor as an OR of two ranges, forced onto the index.
+ * A plain read (no locks, READ COMMITTED): backfill only schedules reminders, and a row that
+ * changes after being read produces its own CDC change, so a stale read costs at most a no-op
+ * entry. Safe to re-run: it changes nothing.
+ *
+ * The page is a range of the (status, due, id) index for ONE from-value, never OFFSET, written
+ * like the scanner's (due-keyset.ts): the cursor as an OR of two ranges, forced onto the index.
+ * The window's instants are compared in the due column's kind: a Date for datetime, epoch ms,
+ * or epoch seconds rounded UP for both bounds (a row at second s is the instant s × 1000, inside
+ * [since, until) exactly when s ≥ ⌈since/1000⌉ and s < ⌈until/1000⌉).
  */
 import type { Knex } from 'knex';
-import { EntityType, EXPIRABLE } from '../../core/bucket-entry';
-import { bigintString } from '../../db/bigint-string';
+import type { DueKind, Entity, StatusValue, Transition } from '../../core/entity-catalogue';
+import { dueValueOf } from '../../db/due-value';
+import { afterCursor, cursorBindings, keysetRowOf, keysetShape, KeysetRow, KeysetShape, orderByIndex, selectFrom } from './due-keyset';
 
-export type ExpirableRow = Readonly<{ id: string; expireAtMs: number }>;
-/** The last row of the previous page; rows after it in (expire_time, id) order come next. */
-export type KeysetCursor = Readonly<{ expireAt: Date; id: string }>;
+export type ExpirableRow = KeysetRow;
+/** The last row of the previous page; rows after it in (due, id) order come next. */
+export type KeysetCursor = KeysetRow;
 export type TimeWindow = Readonly<{ since?: Date; until?: Date }>;
 
-const TABLES: Readonly<Record<EntityType, string>> = { coupon: 'coupons', order: 'orders' };
-const INDEXES: Readonly<Record<EntityType, string>> = { coupon: 'idx_coupons_status_expire_id', order: 'idx_orders_status_expire_id' };
+export type ExpirableReads = Readonly<{
+  /** Rows of the window in any from-state now (an index-only range count). */
+  count: (window: TimeWindow) => Promise<number>;
+  readPage: (from: StatusValue, window: TimeWindow, cursor: KeysetCursor | null, limit: number) => Promise<ExpirableRow[]>;
+}>;
 
-export async function readExpirablePage(db: Knex, entity: EntityType, window: TimeWindow, cursor: KeysetCursor | null, limit: number): Promise<ExpirableRow[]> {
-  const { where, bindings } = bounds(entity, window);
-  const after = cursor === null ? '' : 'AND (expire_time > ? OR (expire_time = ? AND id > ?))';
-  const [rows] = (await db.raw(
-    `SELECT id, expire_time FROM ${TABLES[entity]} FORCE INDEX (${INDEXES[entity]})
-      WHERE ${where} ${after} ORDER BY status, expire_time, id LIMIT ?`,
-    [...bindings, ...(cursor === null ? [] : [cursor.expireAt, cursor.expireAt, cursor.id]), limit],
-  )) as [Array<{ id: unknown; expire_time: Date }>];
-  return rows.map((r) => ({ id: bigintString(r.id, 'id'), expireAtMs: r.expire_time.getTime() }));
+export type Query = Readonly<{ sql: string; bindings: Knex.RawBinding[] }>;
+
+export function expirableReads(db: Knex, entity: Entity, transition: Transition): ExpirableReads {
+  const shape = keysetShape(entity, transition);
+  return {
+    count: async (window) => {
+      const q = countQuery(shape, transition.from, window);
+      const [[row]] = (await db.raw(q.sql, q.bindings)) as [[{ n: number | string }]];
+      return Number(row.n);
+    },
+    readPage: async (from, window, cursor, limit) => {
+      const q = pageQuery(shape, from, window, cursor, limit);
+      const [rows] = (await db.raw(q.sql, q.bindings)) as [Array<Record<string, unknown>>];
+      return rows.map((r) => keysetRowOf(shape, r));
+    },
+  };
 }
 
-/** How many rows the window holds now: the progress bar's total (an index-only range count). */
-export async function countExpirable(db: Knex, entity: EntityType, window: TimeWindow): Promise<number> {
-  const { where, bindings } = bounds(entity, window);
-  const [[row]] = (await db.raw(`SELECT COUNT(*) AS n FROM ${TABLES[entity]} FORCE INDEX (${INDEXES[entity]}) WHERE ${where}`, bindings)) as [[{ n: number | string }]];
-  return Number(row.n);
+/** The page read (exported for its unit test and the plan check). */
+export function pageQuery(s: KeysetShape, from: StatusValue, window: TimeWindow, cursor: KeysetCursor | null, limit: number): Query {
+  const w = windowClauses(s, window);
+  return {
+    sql: `${selectFrom(s)} WHERE ${s.status} = ?${w.sql}${cursor === null ? '' : ` AND ${afterCursor(s)}`} ${orderByIndex(s)} LIMIT ?`,
+    bindings: [from, ...w.bindings, ...(cursor === null ? [] : cursorBindings(s, cursor)), limit],
+  };
 }
 
-function bounds(entity: EntityType, window: TimeWindow): { where: string; bindings: Knex.RawBinding[] } {
-  const clauses = ['status = ?'];
-  const bindings: Knex.RawBinding[] = [EXPIRABLE[entity]];
+export function countQuery(s: KeysetShape, from: readonly StatusValue[], window: TimeWindow): Query {
+  const w = windowClauses(s, window);
+  const values = from.map(() => '?').join(', ');
+  return { sql: `SELECT COUNT(*) AS n FROM ${s.table} FORCE INDEX (${s.index}) WHERE ${s.status} IN (${values})${w.sql}`, bindings: [...from, ...w.bindings] };
+}
+
+function windowClauses(s: KeysetShape, window: TimeWindow): Query {
+  let sql = '';
+  const bindings: Knex.RawBinding[] = [];
   if (window.since !== undefined) {
-    clauses.push('expire_time >= ?');
-    bindings.push(window.since);
+    sql += ` AND ${s.due} >= ?`;
+    bindings.push(windowBound(s.kind, window.since.getTime()));
   }
   if (window.until !== undefined) {
-    clauses.push('expire_time < ?');
-    bindings.push(window.until);
+    sql += ` AND ${s.due} < ?`;
+    bindings.push(windowBound(s.kind, window.until.getTime()));
   }
-  return { where: clauses.join(' AND '), bindings };
+  return { sql, bindings };
+}
+
+/** An instant as a bound of `due >= ?` / `due < ?`: seconds round up (see the header). */
+export function windowBound(kind: DueKind, ms: number): Date | number {
+  return kind === 'epoch_s' ? Math.ceil(ms / 1000) : dueValueOf(kind, ms);
 }

@@ -10,6 +10,10 @@ import { ConfigError } from '../../../src/core/errors';
 import { checkEntitySchema } from '../../../src/db/check-entity-schema';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
+/** A parsed JSON fixture, edited field by field to break one rule at a time. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Fixture = Record<string, any>;
+
 const root = join(__dirname, '../../..');
 const defaultCatalogue = parseEntityFile(readFileSync(join(root, 'entities/default.json'), 'utf8'), 'entities/default.json');
 
@@ -26,7 +30,7 @@ const USER_COUPON = `CREATE TABLE user_coupon (
   KEY idx_status_expire (status, expire_at_ms, id), KEY idx_status_lock (status, lock_expire_time)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`;
 
-function seedFile(): { entities: Array<Record<string, any>> } {
+function seedFile(): { entities: Array<Fixture> } {
   return {
     entities: [
       {
@@ -118,7 +122,7 @@ test('a seed-style schema (seed 003 t_order, Chinese status strings, an epoch-ms
 
 test('an unknown table or column, a wrong type, a value the column cannot hold and a missing index are each named with the fix', async () => {
   const file = seedFile();
-  const [order, coupon] = file.entities as [Record<string, any>, Record<string, any>];
+  const [order, coupon] = file.entities as [Fixture, Fixture];
   order['transitions'][0].set.cancel_reson = { value: 'TIMEOUT' };
   order['transitions'][0].set.cancel_reason = { value: 'T'.repeat(65) };
   order['transitions'][0].index = 'idx_missing';

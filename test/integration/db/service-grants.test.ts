@@ -9,13 +9,14 @@
  */
 import { createDb, Db } from '../../../src/db/knex';
 import { grantServiceAccess } from '../../../src/db/service-grants';
-import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
-import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { defaultCatalogue } from '../../support/catalogue';
 import { lockOutboxBatch } from '../../../src/publish/sql/lock-outbox-batch';
 import { markPublished } from '../../../src/publish/sql/mark-published';
 import { setAsidePoison } from '../../../src/publish/sql/set-aside-poison';
 import { purgeCutoff, purgePublishedPage } from '../../../src/publish/sql/purge-published-outbox';
-import { claimScanPage } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanCursorsOf, scanPageClaim } from '../../../src/reconcile/sql/claim-scan-page';
 import { readSwitches, setPaused } from '../../../src/ops/control-switch-store';
 import { config } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
@@ -29,7 +30,7 @@ let service: Db;
 beforeAll(async () => {
   owner = await createTestDatabase('grants');
   // Both accounts: a connection to 127.0.0.1 may be matched as 'localhost' by the server.
-  for (const host of ['%', 'localhost']) await grantServiceAccess(owner.db, owner.name, { user: serviceUser, host });
+  for (const host of ['%', 'localhost']) await grantServiceAccess(owner.db, owner.name, { user: serviceUser, host }, defaultCatalogue);
   service = createDb({ ...config.db, user: serviceUser, password: servicePassword, poolMax: 2 }, { database: owner.name });
 });
 
@@ -47,12 +48,13 @@ async function dueRow(table: 'coupons' | 'orders', values: Record<string, unknow
 
 test('as the service account, every statement the service runs works', async () => {
   const coupon = await dueRow('coupons', { status: 'ACTIVE' });
-  expect((await expireCouponBatch(service, [coupon], 'stream')).transitioned).toHaveLength(1);
+  const batches = createTransitionBatches(service, defaultCatalogue);
+  expect((await batches.run(transitionOf(defaultCatalogue, 'coupon', 'expired'), [coupon], 'stream')).transitioned).toHaveLength(1);
 
   const locked = await dueRow('coupons', { status: 'LOCKED' });
   const order = await dueRow('orders', { status: 'UNPAID', coupon_id: locked.id });
   await owner.db('coupons').where({ id: locked.id }).update({ locked_order_id: order.id });
-  expect((await cancelOrderBatch(service, [order], 'stream')).transitioned).toHaveLength(1);
+  expect((await batches.run(transitionOf(defaultCatalogue, 'order', 'cancelled'), [order], 'stream')).transitioned).toHaveLength(1);
   expect(await owner.db('coupons').where({ id: locked.id }).first()).toMatchObject({ status: 'ACTIVE', locked_order_id: null });
 
   // The relay: lock a batch, set one row aside, mark the rest published, then purge them.
@@ -67,9 +69,9 @@ test('as the service account, every statement the service runs works', async () 
   expect(page.deleted).toBe(1);
 
   // The scanner and the control switches.
-  await expect(claimScanPage(service, 'coupon', { graceMs: 0, intervalMs: 1_000, pageSize: 10 })).resolves.toBeDefined();
+  await expect(scanPageClaim(service, scanCursorsOf(defaultCatalogue)[0]!, { graceMs: 0, intervalMs: 1_000, pageSize: 10 })()).resolves.toBeDefined();
   await setPaused(service, { scope: 'grants-test', what: 'coupon', by: 'test' }, true);
-  expect((await readSwitches(service, 'grants-test')).coupon.paused).toBe(true);
+  expect((await readSwitches(service, 'grants-test', ['coupon', 'order', 'scanner'])).switches.get('coupon')!.paused).toBe(true);
 });
 
 test.each([

@@ -7,13 +7,19 @@
  * In a database of this file's own: an explicit id moves the table's AUTO_INCREMENT past it,
  * and every later insert into a shared table would get an id beyond 2^53.
  */
+import { join } from 'node:path';
 import type { Db } from '../../../src/db/knex';
-import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
-import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { loadEntities } from '../../../src/ops/load-entities';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 let testDb: TestDatabase;
 let db: Db;
+let batches: ReturnType<typeof createTransitionBatches>;
+const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
+const couponExpired = transitionOf(catalogue, 'coupon', 'expired');
+const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 
 const ABOVE_2_53 = '9007199254740993'; // 2^53 + 1: the first integer a double cannot hold
 const MAX_SIGNED = '9223372036854775807'; // 2^63 - 1: the largest Avro long
@@ -22,6 +28,7 @@ const TWO_53 = '9007199254740992'; // what Number() makes of 2^53 + 1
 beforeAll(async () => {
   testDb = await createTestDatabase('expire_big_ids');
   db = testDb.db;
+  batches = createTransitionBatches(db, catalogue);
 });
 
 afterAll(async () => {
@@ -64,7 +71,7 @@ test('coupons 2^53 + 1 and 2^63 - 1 expire exactly; their neighbour 2^53 is not 
   const entries = [ABOVE_2_53, MAX_SIGNED].map(async (id) => ({ id, expireAtMs: (await row('coupons', id))['expire_time'] as number }));
   const [low, high] = await Promise.all(entries);
 
-  const outcome = await expireCouponBatch(db, [low!, high!], 'stream');
+  const outcome = await batches.run(couponExpired, [low!, high!], 'stream');
   expect(outcome.transitioned).toEqual([
     { id: ABOVE_2_53, dueAtMs: low!.expireAtMs },
     { id: MAX_SIGNED, dueAtMs: high!.expireAtMs },
@@ -84,7 +91,7 @@ test('coupons 2^53 + 1 and 2^63 - 1 expire exactly; their neighbour 2^53 is not 
   ]);
 
   // Replaying the batch changes nothing: the same exact ids are stale now.
-  const replay = await expireCouponBatch(db, [low!, high!], 'replay');
+  const replay = await batches.run(couponExpired, [low!, high!], 'replay');
   expect(replay.stale).toEqual([low, high]);
   await expect(outbox()).resolves.toHaveLength(2);
 });
@@ -106,7 +113,7 @@ test('orders 2^63 - 1 (holding coupon 2^53 + 1) and 2^53 + 1 are cancelled exact
     [MAX_SIGNED, ABOVE_2_53].map(async (id) => ({ id, expireAtMs: (await row('orders', id))['expire_time'] as number })),
   );
 
-  const outcome = await cancelOrderBatch(db, [held!, plain!], 'stream');
+  const outcome = await batches.run(orderCancelled, [held!, plain!], 'stream');
   expect(outcome.transitioned.map((t) => t.id).sort()).toEqual([ABOVE_2_53, MAX_SIGNED]);
   await expect(row('orders', MAX_SIGNED)).resolves.toMatchObject({ status: 'CANCELLED', coupon_id: ABOVE_2_53 });
   await expect(row('orders', ABOVE_2_53)).resolves.toMatchObject({ status: 'CANCELLED' });

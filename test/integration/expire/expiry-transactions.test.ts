@@ -4,19 +4,32 @@
  *
  * In a database of this file's own, emptied before each test: every count is exact.
  */
+import { join } from 'node:path';
 import type { Db } from '../../../src/db/knex';
-import { couponExpiredKey, CouponExpired } from '../../../src/core/events';
-import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
-import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { eventKeyOf, transitionOf } from '../../../src/core/entity-catalogue';
+import type { EventPayload, ExpiryPath } from '../../../src/core/events';
+import type { ScheduledEntry } from '../../../src/core/expiry-plan';
+import type { BatchOutcome } from '../../../src/expire/batch-outcome';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
+import { loadEntities } from '../../../src/ops/load-entities';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
+
+const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
+const couponExpired = transitionOf(catalogue, 'coupon', 'expired');
+const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 
 let testDb: TestDatabase;
 let db: Db;
+let expireCoupons: (entries: readonly ScheduledEntry[], path: ExpiryPath) => Promise<BatchOutcome>;
+let cancelOrders: typeof expireCoupons;
 
 beforeAll(async () => {
   testDb = await createTestDatabase('expiry_tx');
   db = testDb.db;
+  const batches = createTransitionBatches(db, catalogue);
+  expireCoupons = (entries, path) => batches.run(couponExpired, entries, path);
+  cancelOrders = (entries, path) => batches.run(orderCancelled, entries, path);
 });
 
 afterAll(async () => {
@@ -41,10 +54,10 @@ async function outboxRows(): Promise<Array<{ event_key: string; payload: string 
   return db('outbox').orderBy('id').select('event_key', 'payload');
 }
 
-test('a due coupon expires once; replaying the batch changes nothing', async () => {
+test('a due coupon expires once, with exactly the COUPON_EXPIRED payload of the default file; replaying the batch changes nothing', async () => {
   const coupon = await insertRow('coupons', { status: 'ACTIVE' }, -1_000);
 
-  const first = await expireCouponBatch(db, [coupon], 'stream');
+  const first = await expireCoupons([coupon], 'stream');
   expect(first.transitioned).toEqual([{ id: coupon.id, dueAtMs: coupon.expireAtMs }]);
   const row = (await db('coupons').where({ id: coupon.id }).first()) as { status: string; expired_at: Date; version: number };
   expect(row.status).toBe('EXPIRED');
@@ -54,17 +67,22 @@ test('a due coupon expires once; replaying the batch changes nothing', async () 
   const key = `coupon-expired-${coupon.id}-${coupon.expireAtMs}`;
   const events = await outboxRows();
   expect(events.map((e) => e.event_key)).toEqual([key]);
-  expect(JSON.parse(events[0]!.payload)).toMatchObject({
+  // The db clock of the transaction stamped both expired_at and occurred_at (I2).
+  expect(row.expired_at.getTime()).toBe(first.dbNowMs);
+  expect(JSON.parse(events[0]!.payload)).toEqual({
+    event_key: key,
     event_type: 'COUPON_EXPIRED',
     coupon_id: coupon.id,
-    due_at: coupon.expireAtMs,
-    occurred_at: row.expired_at.getTime(),
-    path: 'stream',
+    user_id: '9',
     from_status: 'ACTIVE',
     to_status: 'EXPIRED',
+    due_at: coupon.expireAtMs,
+    occurred_at: first.dbNowMs,
+    path: 'stream',
+    version: 1,
   });
 
-  const replay = await expireCouponBatch(db, [coupon], 'replay');
+  const replay = await expireCoupons([coupon], 'replay');
   expect(replay.transitioned).toEqual([]);
   expect(replay.stale).toEqual([coupon]);
   await expect(outboxRows()).resolves.toEqual(events);
@@ -73,7 +91,7 @@ test('a due coupon expires once; replaying the batch changes nothing', async () 
 
 test('a coupon not yet due by the database clock is rescheduled, not expired', async () => {
   const coupon = await insertRow('coupons', { status: 'ACTIVE' }, 60_000);
-  const outcome = await expireCouponBatch(db, [coupon], 'stream');
+  const outcome = await expireCoupons([coupon], 'stream');
   expect(outcome.transitioned).toEqual([]);
   expect(outcome.notYetDue).toHaveLength(1);
   expect(outcome.notYetDue[0]!.entry).toEqual(coupon);
@@ -89,7 +107,7 @@ test('an entry superseded by a later expire_time, a used coupon and a locked cou
   const locked = await insertRow('coupons', { status: 'LOCKED', locked_order_id: 1 }, -1_000);
   const oldEntry = { id: pushed.id, expireAtMs: pushed.expireAtMs - 3_600_000 };
 
-  const outcome = await expireCouponBatch(db, [oldEntry, used, locked], 'stream');
+  const outcome = await expireCoupons([oldEntry, used, locked], 'stream');
   expect(outcome.transitioned).toEqual([]);
   expect(outcome.notYetDue).toEqual([]);
   expect(outcome.stale).toEqual([oldEntry, used, locked]);
@@ -98,13 +116,13 @@ test('an entry superseded by a later expire_time, a used coupon and a locked cou
   await expect(outboxRows()).resolves.toEqual([]);
 });
 
-test('a due unpaid order is cancelled and releases its locked coupon in the same transaction', async () => {
+test('a due unpaid order is cancelled and releases its locked coupon in the same transaction, with exactly the ORDER_CANCELLED payload', async () => {
   const order = await insertRow('orders', { status: 'UNPAID' }, -500);
   const coupon = await insertRow('coupons', { status: 'LOCKED', locked_order_id: order.id }, 3_600_000);
   await db('orders').where({ id: order.id }).update({ coupon_id: coupon.id });
   const paid = await insertRow('orders', { status: 'PAID' }, -500);
 
-  const outcome = await cancelOrderBatch(db, [order, paid], 'stream');
+  const outcome = await cancelOrders([order, paid], 'stream');
   expect(outcome.transitioned).toEqual([{ id: order.id, dueAtMs: order.expireAtMs }]);
   expect(outcome.stale).toEqual([paid]);
 
@@ -114,14 +132,24 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
 
   const events = await outboxRows();
   expect(events.map((e) => e.event_key)).toEqual([`order-cancelled-${order.id}-${order.expireAtMs}`]);
-  expect(JSON.parse(events[0]!.payload)).toMatchObject({
+  expect(JSON.parse(events[0]!.payload)).toEqual({
+    event_key: `order-cancelled-${order.id}-${order.expireAtMs}`,
     event_type: 'ORDER_CANCELLED',
+    order_id: order.id,
+    user_id: '9',
+    from_status: 'UNPAID',
+    to_status: 'CANCELLED',
     reason: 'TIMEOUT',
     coupon_id: coupon.id,
     coupon_released: true,
+    due_at: order.expireAtMs,
+    occurred_at: outcome.dbNowMs,
+    path: 'stream',
+    version: 1,
   });
+  await expect(db('orders').where({ id: order.id }).first()).resolves.toMatchObject({ cancel_time: new Date(outcome.dbNowMs) });
 
-  const replay = await cancelOrderBatch(db, [order], 'replay');
+  const replay = await cancelOrders([order], 'replay');
   expect(replay.transitioned).toEqual([]);
   await expect(outboxRows()).resolves.toEqual(events);
 });
@@ -129,8 +157,8 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
 test('the same outbox event inserted twice through insertOutbox leaves one row: the first', async () => {
   // The guarded UPDATE never lets a replayed batch get this far; this leans on the unique
   // event_key alone (uq_outbox_event_key, invariant I4).
-  const event: CouponExpired = {
-    event_key: couponExpiredKey('42', 1_700_000_000_123),
+  const event: EventPayload = {
+    event_key: eventKeyOf(couponExpired, '42', 1_700_000_000_123),
     event_type: 'COUPON_EXPIRED',
     coupon_id: '42',
     user_id: '9',

@@ -3,10 +3,22 @@
  * more values into a semi-join, and for the coupon release that plan was a full scan of coupons
  * under FOR UPDATE. timebucket's sessions turn the conversion off (db/knex.ts): the plans of the
  * batch statements stay key lookups at any batch size.
+ *
+ * The statements are the ones the expirer runs, as built from entities/default.json
+ * (transitionStatements), bound as it binds them: ids, then the from-set.
  */
+import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { RELEASE_LOCK_SQL } from '../../../src/expire/sql/release-coupons';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { transitionStatements } from '../../../src/expire/transition-batch';
+import { loadEntities } from '../../../src/ops/load-entities';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
+
+const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
+const couponExpired = transitionStatements(catalogue, transitionOf(catalogue, 'coupon', 'expired'));
+const orderCancelled = transitionStatements(catalogue, transitionOf(catalogue, 'order', 'cancelled'));
+/** The coupon release: the locking read of the order cancellation's one effect. */
+const RELEASE_LOCK_SQL = orderCancelled.effects[0]!.lock;
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -17,35 +29,49 @@ beforeAll(async () => {
   // Enough rows that a full scan is a real choice for the optimizer.
   for (let i = 0; i < 4; i += 1) {
     await db('coupons').insert(Array.from({ length: 2_500 }, (_, k) => ({ user_id: 1, status: k % 10 === 0 ? 'LOCKED' : 'ACTIVE', locked_order_id: k % 10 === 0 ? i * 2_500 + k + 1 : null, expire_time: db.raw('NOW(3)') })));
+    await db('orders').insert(Array.from({ length: 2_500 }, (_, k) => ({ user_id: 1, status: k % 3 === 0 ? 'PAID' : 'UNPAID', expire_time: db.raw('NOW(3)') })));
   }
-  await db.raw('ANALYZE TABLE coupons');
+  await db.raw('ANALYZE TABLE coupons, orders');
 });
 
 afterAll(async () => {
   await testDb?.drop();
 });
 
-async function accessOf(sql: string, ids: string[]): Promise<Record<string, unknown>> {
-  const [[row]] = (await db.raw(`EXPLAIN FORMAT=JSON ${sql.replace(/ FOR UPDATE$/, '')}`, [ids])) as [[{ EXPLAIN: string }]];
-  const plan = JSON.parse(row.EXPLAIN) as { query_block: Record<string, unknown> };
-  return plan.query_block;
+async function planOf(sql: string, bindings: readonly unknown[], trx: Knex | Knex.Transaction = db): Promise<string> {
+  const [[row]] = (await trx.raw(`EXPLAIN FORMAT=JSON ${sql.replace(/ FOR UPDATE$/, '')}`, bindings as Knex.RawBinding[])) as [[{ EXPLAIN: string }]];
+  return JSON.stringify((JSON.parse(row.EXPLAIN) as { query_block: Record<string, unknown> }).query_block);
 }
 
+const idList = (n: number): string[] => Array.from({ length: n }, (_, i) => String(i + 1));
+
 test.each([10, 1_500, 2_000])('the coupon release with %i order ids reads idx_coupons_locked_order, never the whole table', async (n) => {
-  const ids = Array.from({ length: n }, (_, i) => String(i + 1));
-  const block = await accessOf(RELEASE_LOCK_SQL, ids);
-  const text = JSON.stringify(block);
+  const text = await planOf(RELEASE_LOCK_SQL, [idList(n), ['LOCKED']]);
   expect(text).not.toMatch(/"access_type":"ALL"/);
   expect(text).toMatch(/"key":"idx_coupons_locked_order"/);
 });
 
+test.each([
+  ['coupon expiry', couponExpired],
+  ['order cancellation', orderCancelled],
+] as const)('the %s locks and updates its 2000 rows by primary key', async (_name, statements) => {
+  const from = statements === couponExpired ? ['ACTIVE'] : ['UNPAID'];
+  const lock = await planOf(statements.lock, [idList(2_000), from]);
+  expect(lock).not.toMatch(/"access_type":"ALL"/);
+  expect(lock).toMatch(/"key":"PRIMARY"/);
+  // The guarded UPDATE's bindings: the status and assignments, then ids, the from-set and db-now.
+  const values = statements === couponExpired ? ['EXPIRED', new Date(), 1] : ['CANCELLED', new Date(), 'TIMEOUT', 1];
+  const update = await planOf(statements.update, [...values, idList(2_000), from, new Date()]);
+  expect(update).not.toMatch(/"access_type":"ALL"/);
+  expect(update).toMatch(/"key":"PRIMARY"/);
+});
+
 test('the session setting is what keeps it so: with the conversion on, the same statement scans the table', async () => {
-  const ids = Array.from({ length: 1_500 }, (_, i) => String(i + 1));
+  const ids = idList(1_500);
   await db.transaction(async (trx) => {
     await trx.raw('SET SESSION in_predicate_conversion_threshold = 1000');
     try {
-      const [[row]] = (await trx.raw(`EXPLAIN FORMAT=JSON ${RELEASE_LOCK_SQL.replace(/ FOR UPDATE$/, '')}`, [ids])) as [[{ EXPLAIN: string }]];
-      expect(row.EXPLAIN).toMatch(/"access_type":\s*"ALL"/);
+      expect(await planOf(RELEASE_LOCK_SQL, [ids, ['LOCKED']], trx)).toMatch(/"access_type":\s*"ALL"/);
     } finally {
       await trx.raw('SET SESSION in_predicate_conversion_threshold = 0');
     }

@@ -8,19 +8,26 @@
  *   - the cancellation of an order whose LOCKED coupon sits in a coupon-expiry batch (a lock on
  *     a row the batch cannot expire is what let the two paths deadlock).
  */
+import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
-import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
-import { couponExpiredKey, orderCancelledKey } from '../../../src/core/events';
+import { eventKeyOf } from '../../../src/core/entity-catalogue';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { loadEntities } from '../../../src/ops/load-entities';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor, withTimeout } from '../../support/wait-for';
 
 let testDb: TestDatabase;
 let db: Knex;
+let batches: ReturnType<typeof createTransitionBatches>;
+const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
+const couponExpired = transitionOf(catalogue, 'coupon', 'expired');
+const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 
 beforeAll(async () => {
   testDb = await createTestDatabase('lock_footprint');
   db = testDb.db;
+  batches = createTransitionBatches(db, catalogue);
 });
 
 afterAll(async () => {
@@ -69,8 +76,8 @@ test('a checkout writing locked_order_id is not blocked by an order cancellation
   const freeCoupon = await insert('coupons', { user_id: 2, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
   const nextOrder = await insert('orders', { user_id: 2, status: 'UNPAID', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
 
-  const blocker = await blockOutboxKey(orderCancelledKey(order, await expireAtMs('orders', order)));
-  const cancelling = cancelOrderBatch(db, [{ id: order, expireAtMs: await expireAtMs('orders', order) }], 'stream');
+  const blocker = await blockOutboxKey(eventKeyOf(orderCancelled, order, await expireAtMs('orders', order)));
+  const cancelling = batches.run(orderCancelled, [{ id: order, expireAtMs: await expireAtMs('orders', order) }], 'stream');
   try {
     await expiryWaitingAtOutbox();
     // The checkout: another user's coupon locked by their new order, whose id sorts right
@@ -96,9 +103,9 @@ test("a coupon expiry batch holding a LOCKED coupon's stale entry does not block
 
   // The expiry batch carries an entry for the LOCKED coupon too (written while it was ACTIVE).
   const activeDue = await expireAtMs('coupons', active);
-  const blocker = await blockOutboxKey(couponExpiredKey(active, activeDue));
-  const expiring = expireCouponBatch(
-    db,
+  const blocker = await blockOutboxKey(eventKeyOf(couponExpired, active, activeDue));
+  const expiring = batches.run(
+    couponExpired,
     [
       { id: active, expireAtMs: activeDue },
       { id: locked, expireAtMs: await expireAtMs('coupons', locked) },
@@ -109,7 +116,7 @@ test("a coupon expiry batch holding a LOCKED coupon's stale entry does not block
     await expiryWaitingAtOutbox();
     const cancelled = await withTimeout(
       'the cancellation while the coupon expiry is in flight',
-      cancelOrderBatch(db, [{ id: order, expireAtMs: await expireAtMs('orders', order) }], 'stream'),
+      batches.run(orderCancelled, [{ id: order, expireAtMs: await expireAtMs('orders', order) }], 'stream'),
       5_000,
     );
     expect(cancelled.transitioned.map((t) => t.id)).toEqual([order]);

@@ -11,20 +11,27 @@
  * open transaction, the test waits until the batches are seen blocked in the server's process
  * list, then lets go. In a database of this file's own, so the process list and counts are ours.
  */
+import { join } from 'node:path';
 import type { Knex } from 'knex';
 import type { Db } from '../../../src/db/knex';
-import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
-import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { loadEntities } from '../../../src/ops/load-entities';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor, withTimeout } from '../../support/wait-for';
 
 let testDb: TestDatabase;
 let db: Db;
+let batches: ReturnType<typeof createTransitionBatches>;
+const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
+const couponExpired = transitionOf(catalogue, 'coupon', 'expired');
+const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 
 beforeAll(async () => {
   testDb = await createTestDatabase('racing');
   db = testDb.db;
+  batches = createTransitionBatches(db, catalogue);
 });
 
 afterAll(async () => {
@@ -70,7 +77,7 @@ test('an order paid while its cancel batch waits for the row lock stays PAID, wi
   let batch: Promise<BatchOutcome> | undefined;
   try {
     await payment.raw("UPDATE orders SET status = 'PAID', version = version + 1 WHERE id = ? AND status = 'UNPAID'", [order.id]);
-    batch = cancelOrderBatch(db, [order], 'stream');
+    batch = batches.run(orderCancelled, [order], 'stream');
     await blockedOn(payment, 'orders', 1);
     await payment.commit();
   } finally {
@@ -91,16 +98,16 @@ test('two expiry batches over the same coupons at once: each coupon expired by o
   // Both batches start while a third connection holds every row lock, so neither can finish
   // its transaction before the other has begun: they really run at once.
   const gate = await db.transaction();
-  let batches: Promise<[BatchOutcome, BatchOutcome]> | undefined;
+  let both: Promise<[BatchOutcome, BatchOutcome]> | undefined;
   try {
     await gate.raw('SELECT id FROM coupons WHERE id IN (?) FOR UPDATE', [ids]);
-    batches = Promise.all([expireCouponBatch(db, coupons, 'stream'), expireCouponBatch(db, [...coupons].reverse(), 'replay')]);
+    both = Promise.all([batches.run(couponExpired, coupons, 'stream'), batches.run(couponExpired, [...coupons].reverse(), 'replay')]);
     await blockedOn(gate, 'coupons', 2);
     await gate.commit();
   } finally {
     if (!gate.isCompleted()) await gate.rollback();
   }
-  const [a, b] = await withTimeout('both expiry batches', batches!);
+  const [a, b] = await withTimeout('both expiry batches', both!);
 
   // Exactly one batch transitioned each coupon; the other found it stale.
   const byA = a.transitioned.map((t) => t.id);

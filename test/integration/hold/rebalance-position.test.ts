@@ -41,7 +41,7 @@ const readReleaseHeader: HeldRecordReader = (r) => ({
   shard: 0,
   bucketStartMs: 0,
   releaseAtMs: Number(r.headers?.['release_at']?.toString()),
-  entry: { v: 1, entity: 'coupon', id: '1', expireAtMs: 0 },
+  entry: { entity: 'coupon', transition: 'expired', id: '1', expireAtMs: 0 },
 });
 
 let kafka: Kafka;

@@ -121,9 +121,9 @@ async function insertRows(table: 'coupons' | 'orders', count: number, offsetMs: 
   const [first] = await db(table).insert(rows); // one statement in a database of our own: consecutive ids
   const ids = rows.map((_, k) => first! + k);
   const stored = (await db(table).whereIn('id', ids).select('id', 'expire_time')) as Array<{ id: number; expire_time: Date }>;
-  const entity = table === 'coupons' ? 'coupon' : 'order';
-  const routing = { producer, topology: pipeline.topology, clock: systemClock, appendBudgetMs: appendBudgetMs(pipeline.topology), logger };
-  await sendRouted(routing, stored.map((r) => ({ v: 1, entity, id: String(r.id), expireAtMs: r.expire_time.getTime() }) as const));
+  const [entity, transition] = table === 'coupons' ? ['coupon', 'expired'] : ['order', 'cancelled'];
+  const routing = { producer, topology: pipeline.topology, catalogue: pipeline.catalogue, clock: systemClock, appendBudgetMs: appendBudgetMs(pipeline.topology), logger };
+  await sendRouted(routing, stored.map((r) => ({ entity, transition, id: String(r.id), expireAtMs: r.expire_time.getTime() })));
   return ids;
 }
 
@@ -231,4 +231,14 @@ test('a throttle reaches both instances and paces the transitions; --per-second 
     });
     expect(switchChanges(i)).toContainEqual(expect.objectContaining({ what: 'coupon', perSecond: null, was: { paused: false, perSecond } }));
   }
+});
+
+test('a name the entities file does not hold is refused before anything is written (exit 64), with the choices', async () => {
+  const run = spawnCli(['ctl', 'pause', '--what', 'voucher'], { ...pipeline.env, TB_LOG_LEVEL: 'warn' });
+  const exit = await withTimeout('ctl pause --what voucher', run.exited, 30_000);
+  expect(exit.code).toBe(64);
+  expect(run.stderr()).toMatch(/argument 'voucher' is invalid\. Allowed choices are coupon, order, scanner\./);
+  const json = JSON.parse(await ctl(['status', '--json'])) as { switches: Array<{ what: string }>; ignored: string[] };
+  expect(json.switches.map((s) => s.what)).toEqual(['coupon', 'order', 'scanner']);
+  expect(json.ignored).toEqual([]);
 });

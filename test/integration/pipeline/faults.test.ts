@@ -13,6 +13,8 @@ import { shardOf } from '../../../src/core/router';
 import { config as baseConfig, logger, uniqueName } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
+import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
+import { defaultCatalogue } from '../../support/catalogue';
 
 let db: Db;
 let kafka: Kafka;
@@ -81,13 +83,13 @@ test('a poison CDC record goes to the DLQ with its reason and its partition keep
     const admin = kafka.admin();
     await admin.connect();
     try {
-      return await admin.fetchTopicMetadata({ topics: [baseConfig.cdc.couponsTopic] });
+      return await admin.fetchTopicMetadata({ topics: [cdcTopicOf(baseConfig.cdc, 'coupons')] });
     } finally {
       await admin.disconnect();
     }
   })();
   const partitions = meta.topics[0]!.partitions.map((p) => p.partitionId);
-  await producer.send({ topic: baseConfig.cdc.couponsTopic, messages: partitions.map((partition) => ({ partition, key: 'poison', value: poison })) });
+  await producer.send({ topic: cdcTopicOf(baseConfig.cdc, 'coupons'), messages: partitions.map((partition) => ({ partition, key: 'poison', value: poison })) });
   await producer.disconnect();
 
   await pipeline.start();
@@ -114,7 +116,7 @@ test('a poison CDC record goes to the DLQ with its reason and its partition keep
     await consumer.disconnect();
   }
   expect(dead).toHaveLength(partitions.length);
-  for (const d of dead) expect(d).toEqual({ reason: 'value is not JSON', source: baseConfig.cdc.couponsTopic, code: 'CDC_UNDECODABLE' });
+  for (const d of dead) expect(d).toEqual({ reason: 'value is not JSON', source: cdcTopicOf(baseConfig.cdc, 'coupons'), code: 'CDC_UNDECODABLE' });
 });
 
 test('bucket records that break their lane rules go to the DLQ and never hold a partition', async () => {
@@ -133,14 +135,14 @@ test('bucket records that break their lane rules go to the DLQ and never hold a 
     const bucket = bucketStartOf(minute, farAhead) + ((index - ringIndex(minute, bucketStartOf(minute, farAhead)) + minute.ring) % minute.ring) * minute.widthMs;
     for (let partition = 0; partition < minute.partitions; partition += 1) {
       const id = idFor(partition, minute.partitions);
-      messages.push({ topic, partition, key: String(shardOf(id, topology.shards)), value: encodeBucketEntry({ v: 1, entity: 'coupon', id, expireAtMs: bucket + 1 }), headers: { bucket_start: String(bucket) } });
+      messages.push({ topic, partition, key: String(shardOf(id, topology.shards)), value: encodeBucketEntry({ entity: 'coupon', transition: 'expired', id, expireAtMs: bucket + 1 }, defaultCatalogue), headers: { bucket_start: String(bucket) } });
     }
   }
   // Every due-lane partition starts with an entry from a clock an hour ahead, then one with no key.
   for (let partition = 0; partition < topology.due.partitions; partition += 1) {
     const id = idFor(partition, topology.due.partitions);
-    messages.push({ topic: dueTopic(topology), partition, key: String(shardOf(id, topology.shards)), value: encodeBucketEntry({ v: 1, entity: 'coupon', id, expireAtMs: Date.now() + 3_600_000 }), headers: {} });
-    messages.push({ topic: dueTopic(topology), partition, key: '', value: encodeBucketEntry({ v: 1, entity: 'coupon', id, expireAtMs: 0 }), headers: {} });
+    messages.push({ topic: dueTopic(topology), partition, key: String(shardOf(id, topology.shards)), value: encodeBucketEntry({ entity: 'coupon', transition: 'expired', id, expireAtMs: Date.now() + 3_600_000 }, defaultCatalogue), headers: {} });
+    messages.push({ topic: dueTopic(topology), partition, key: '', value: encodeBucketEntry({ entity: 'coupon', transition: 'expired', id, expireAtMs: 0 }, defaultCatalogue), headers: {} });
   }
   const producer = kafka.producer();
   await producer.connect();

@@ -1,23 +1,23 @@
 /**
  * Ids beyond 2^53 end to end from the database to the event topics: rows written by raw SQL
- * with snowflake-style ids, transitioned by expireCouponBatch / cancelOrderBatch, published by
+ * with snowflake-style ids, transitioned by the expiry transaction (coupon.expired, order.cancelled), published by
  * the relay, read back by a fresh subscriber client: every id decodes to exactly the long that
  * was written (compared as bigints), and the message key is the exact decimal id.
  *
  * In a database of this file's own (an explicit id moves the table's AUTO_INCREMENT past it),
  * which also keeps relays of other test files and runs away from these outbox rows.
  */
-import type { EventType } from '../../../src/core/events';
-import { expireCouponBatch } from '../../../src/expire/expire-coupon-batch';
-import { cancelOrderBatch } from '../../../src/expire/cancel-order-batch';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { OutboxRelay } from '../../../src/publish/outbox-relay';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { registerEventSchemas } from '../../../src/publish/schemas';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
+import { catalogue } from './outbox-fixtures';
 
-type Topics = Record<EventType, string>;
+type Topics = Record<string, string>;
 type Received = { topic: string; key: string; value: Record<string, unknown> };
 
 const ABOVE_2_53 = '9007199254740993'; // 2^53 + 1
@@ -36,9 +36,9 @@ async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRe
   const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry);
-  const schemaIds = await registerEventSchemas(registry, topics, { registry: config.registry });
+  const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   const relay = new OutboxRelay({
-    ...{ db: env.db, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
+    ...{ db: env.db, catalogue, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
     ...{ batchSize: 500, leaseMs: 30_000, idleDelayMs: 50, logger },
   });
   const [[{ n }]] = (await env.db.raw('SELECT COUNT(*) AS n FROM outbox')) as [[{ n: number }]];
@@ -83,8 +83,9 @@ test('coupon and order events carry ids 2^53 + 1 and 2^63 - 1 exactly; an id abo
   );
   const coupons = await Promise.all([ABOVE_2_53, MAX_SIGNED, MAX_UNSIGNED].map((id) => expireAt('coupons', id)));
   const orders = await Promise.all([MAX_SIGNED, ABOVE_2_53].map((id) => expireAt('orders', id)));
-  expect((await expireCouponBatch(env.db, coupons, 'stream')).transitioned).toHaveLength(3);
-  expect((await cancelOrderBatch(env.db, orders, 'stream')).transitioned).toHaveLength(2);
+  const batches = createTransitionBatches(env.db, catalogue);
+  expect((await batches.run(transitionOf(catalogue, 'coupon', 'expired'), coupons, 'stream')).transitioned).toHaveLength(3);
+  expect((await batches.run(transitionOf(catalogue, 'order', 'cancelled'), orders, 'stream')).transitioned).toHaveLength(2);
 
   const { received, relay } = await publishAndRead();
   expect([relay.published, relay.poison]).toEqual([4, 1]);

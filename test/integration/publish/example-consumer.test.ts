@@ -4,7 +4,6 @@
  * published again), and the consumer hands each one over once, ids beyond 2^53 exact; an event
  * whose handling failed is handled again when redelivered, not dropped as a duplicate.
  */
-import { couponExpired, EventType, orderCancelled } from '../../../src/core/events';
 import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
 import { OutboxRelay } from '../../../src/publish/outbox-relay';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
@@ -13,27 +12,23 @@ import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import { startConsumer } from '../../support/example-consumer';
 import { usePublishEnvironment } from './publish-environment';
+import { catalogue, eventInsert, orderCancelledInsert } from './outbox-fixtures';
 
 const env = usePublishEnvironment('example_consumer');
 
 test('every event once, with exact 64-bit ids, though each was delivered twice', async () => {
-  const topics: Record<EventType, string> = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
+  const topics: Record<string, string> = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry);
-  const schemaIds = await registerEventSchemas(registry, topics, { registry: config.registry });
+  const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
 
   const dueAtMs = Date.UTC(2031, 0, 1);
-  const t = (id: string) => ({ id, userId: '9007199254740993', dueAtMs, occurredAtMs: dueAtMs + 40, path: 'stream' as const, version: 2 });
-  const coupons = ['9223372036854775807', '9007199254740993', '42'].map((id) => couponExpired(t(id)));
-  const order = orderCancelled({ ...t('9007199254740995'), couponId: '9223372036854775806', couponReleased: true });
-  await env.db.transaction((trx) =>
-    insertOutbox(trx, [
-      ...coupons.map((event) => ({ event, entityType: 'coupon' as const, entityId: event.coupon_id })),
-      { event: order, entityType: 'order' as const, entityId: order.order_id },
-    ]),
-  );
+  const t = { dueAtMs, occurredAtMs: dueAtMs + 40, version: 2 };
+  const coupons = ['9223372036854775807', '9007199254740993', '42'].map((id) => eventInsert('coupon', 'expired', id, { ...t, columns: { user_id: '9007199254740993' } }));
+  const order = orderCancelledInsert('9007199254740995', '9223372036854775806', { ...t, userId: '9007199254740993' });
+  await env.db.transaction((trx) => insertOutbox(trx, [...coupons, order]));
   const relay = new OutboxRelay({
-    ...{ db: env.db, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
+    ...{ db: env.db, catalogue, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
     ...{ batchSize: 100, leaseMs: 30_000, idleDelayMs: 50, logger },
   });
   await expect(relay.publishOnce()).resolves.toBe(4);
@@ -66,7 +61,7 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
   }
 
   expect(failures).toBe(1);
-  expect(events.map((e) => e.headers['event_key']).sort()).toEqual([...coupons.map((c) => c.event_key), order.event_key].sort());
+  expect(events.map((e) => e.headers['event_key']).sort()).toEqual([...coupons, order].map((r) => r.event.event_key).sort());
   expect(duplicates.sort()).toEqual(events.map((e) => e.headers['event_key']).sort());
   const coupon = events.find((e) => e.key === '9223372036854775807')!;
   expect(coupon.value).toMatchObject({ coupon_id: 9223372036854775807n, user_id: 9007199254740993n, due_at: dueAtMs, version: 2n });

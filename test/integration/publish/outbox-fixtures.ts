@@ -1,18 +1,55 @@
 /**
- * Outbox rows for the publish tests, written as the expirer writes them (insert-outbox.ts), and
- * readers for what the relay left behind. Not a test file: shared by the tests beside it.
+ * Outbox rows for the publish tests, written as the expirer writes them (insert-outbox.ts, with
+ * the payload of core/events.ts transitionEvent), and readers for what the relay left behind.
+ * Not a test file: shared by the tests beside it.
  */
+import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { couponExpired, CouponExpired } from '../../../src/core/events';
+import { findEvent, transitionOf, type EventSpec } from '../../../src/core/entity-catalogue';
+import { transitionEvent, type ColumnValue, type EventPayload, type ExpiryPath } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
+import { loadEntities } from '../../../src/ops/load-entities';
 import type { OutboxRow } from '../../../src/publish/sql/outbox-row';
+
+/** The default entities file (today's coupons and orders), as the relay and the expirer read it. */
+export const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
+
+export function eventSpec(type: string): EventSpec {
+  const spec = findEvent(catalogue, type);
+  if (spec === undefined) throw new RangeError(`no event ${type} in ${catalogue.source}`);
+  return spec;
+}
+
+export type EventInsert = OutboxInsert & { event: EventPayload };
+
+/**
+ * The outbox row the expirer writes when `entity`'s `transition` moves row `id`. `version` is the
+ * row's version after the transition; `columns` the locked row's other values.
+ */
+export function eventInsert(
+  entity: string,
+  transition: string,
+  id: string,
+  o: Readonly<{ dueAtMs: number; occurredAtMs: number; path?: ExpiryPath; version?: number; columns?: Record<string, ColumnValue>; effects?: boolean[] }>,
+): EventInsert {
+  const t = transitionOf(catalogue, entity, transition);
+  // The transition increments version: the locked row held the one before.
+  const columns = { user_id: '9', coupon_id: null, ...o.columns, version: (o.version ?? 1) - 1 };
+  const row = { id, status: t.from[0]!, dueAtMs: o.dueAtMs, columns };
+  const event = transitionEvent(t, row, { occurredAtMs: o.occurredAtMs, path: o.path ?? 'stream', effects: o.effects ?? t.effects.map(() => false) });
+  return { event, entityType: entity, entityId: id };
+}
 
 let dueAt = Date.UTC(2031, 0, 1);
 
 /** The outbox row the expirer writes when coupon `id`, due at `dueAtMs`, expires `lateMs` after it. */
-export function couponExpiredInsert(id: string, dueAtMs: number, lateMs: number): OutboxInsert & { event: CouponExpired } {
-  const event = couponExpired({ id, userId: '9', dueAtMs, occurredAtMs: dueAtMs + lateMs, path: 'stream', version: 1 });
-  return { event, entityType: 'coupon', entityId: id };
+export function couponExpiredInsert(id: string, dueAtMs: number, lateMs: number): EventInsert {
+  return eventInsert('coupon', 'expired', id, { dueAtMs, occurredAtMs: dueAtMs + lateMs });
+}
+
+/** The outbox row of an order cancelled with the coupon it held (or none), released when it held one. */
+export function orderCancelledInsert(id: string, couponId: string | null, o: Readonly<{ dueAtMs: number; occurredAtMs: number; path?: ExpiryPath; version?: number; userId?: string }>): EventInsert {
+  return eventInsert('order', 'cancelled', id, { ...o, columns: { coupon_id: couponId, user_id: o.userId ?? '9' }, effects: [couponId !== null] });
 }
 
 /**

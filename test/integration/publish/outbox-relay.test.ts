@@ -11,12 +11,12 @@ import { randomInt } from 'node:crypto';
 import { Admin, IHeaders, Kafka, Producer } from 'kafkajs';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { Db } from '../../../src/db/knex';
-import { CouponExpired, EventType, OrderCancelled, orderCancelled as orderCancelledEvent } from '../../../src/core/events';
+import type { EventPayload } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
 import { OutboxRelay, OutboxRelayOptions } from '../../../src/publish/outbox-relay';
 import { loadEventSchema, registerEventSchemas, SchemaIds, subjectFor } from '../../../src/publish/schemas';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
-import { couponExpiredInsert } from './outbox-fixtures';
+import { catalogue, couponExpiredInsert, EventInsert, eventSpec, orderCancelledInsert } from './outbox-fixtures';
 import { lockOutboxBatch } from '../../../src/publish/sql/lock-outbox-batch';
 import { redrivePoison } from '../../../src/publish/sql/redrive-poison';
 import { config, logger, uniqueName } from '../../support/stack';
@@ -24,7 +24,7 @@ import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
 import { entityIds, insertCouponEvents } from './outbox-fixtures';
 
-type Topics = Record<EventType, string>;
+type Topics = Record<string, string>;
 type Received = { topic: string; partition: number; key: string; headers: Record<string, string>; value: Record<string, unknown> };
 type PoisonRecord = { id: number; event_key: string; reason: string; set_aside_by: string; payload: string };
 
@@ -54,13 +54,14 @@ afterEach(async () => {
 async function setup(partitions = 1): Promise<{ topics: Topics; schemaIds: SchemaIds }> {
   const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
   await admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: partitions })), waitForLeaders: true });
-  const schemaIds = await registerEventSchemas(registry, topics, { registry: config.registry });
+  const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   return { topics, schemaIds };
 }
 
 function newRelay(topics: Topics, schemaIds: SchemaIds, over: Partial<OutboxRelayOptions> = {}): OutboxRelay {
   const relay = new OutboxRelay({
     db,
+    catalogue,
     producer,
     registry,
     schemaIds,
@@ -81,22 +82,10 @@ function newRelay(topics: Topics, schemaIds: SchemaIds, over: Partial<OutboxRela
 const randomId = (): number => randomInt(1e12, 2 ** 47);
 const dueAt = Date.UTC(2031, 0, 1, 0, 0, 0, 123);
 
-const couponExpired = (): OutboxInsert & { event: CouponExpired } => couponExpiredInsert(String(randomId()), dueAt, 250);
+const couponExpired = (): EventInsert => couponExpiredInsert(String(randomId()), dueAt, 250);
 
-function orderCancelled(couponId: string | null): OutboxInsert & { event: OrderCancelled } {
-  const id = String(randomId());
-  const event = orderCancelledEvent({
-    id,
-    userId: '9',
-    dueAtMs: dueAt,
-    occurredAtMs: dueAt + 7,
-    path: 'scanner',
-    version: 2,
-    couponId,
-    couponReleased: couponId !== null,
-  });
-  return { event, entityType: 'order', entityId: id };
-}
+const orderCancelled = (couponId: string | null): EventInsert =>
+  orderCancelledInsert(String(randomId()), couponId, { dueAtMs: dueAt, occurredAtMs: dueAt + 7, path: 'scanner', version: 2 });
 
 /** Inserts rows as the expirer does. `raw` rows are written as no code path writes them. */
 async function insert(rows: readonly OutboxInsert[], opts: { raw?: Array<Record<string, unknown>> } = {}): Promise<string[]> {
@@ -161,7 +150,7 @@ async function readAll(topics: Topics): Promise<Received[]> {
 }
 
 /** An event as a subscriber decodes it: Avro longs other than timestamps (ids, version) as bigints. */
-function decoded(event: CouponExpired | OrderCancelled): Record<string, unknown> {
+function decoded(event: EventPayload): Record<string, unknown> {
   const longs = new Set(['coupon_id', 'order_id', 'user_id', 'version']);
   return Object.fromEntries(Object.entries(event).map(([k, v]) => [k, longs.has(k) && v !== null ? BigInt(v as string | number) : v]));
 }
@@ -169,7 +158,7 @@ function decoded(event: CouponExpired | OrderCancelled): Record<string, unknown>
 test('publishes each row to its type topic: Avro value, entity-id key, headers; then marks it published', async () => {
   const { topics, schemaIds } = await setup();
   const coupon = couponExpired();
-  const orders = [orderCancelled(coupon.event.coupon_id), orderCancelled(null)];
+  const orders = [orderCancelled(coupon.entityId), orderCancelled(null)];
   const keys = await insert([coupon, ...orders]);
   const relayId = uniqueName('relay');
   const relay = newRelay(topics, schemaIds, { relayId });
@@ -196,14 +185,14 @@ test('publishes each row to its type topic: Avro value, entity-id key, headers; 
       ce_source: '/timebucket/expirer',
       ce_subject: entityId,
       ce_dataschema: `${config.registry.url}/schemas/ids/${schemaIds[event.event_type]}`,
-      ce_time: new Date(event.occurred_at).toISOString(),
+      ce_time: new Date(event['occurred_at'] as number).toISOString(),
       ce_specversion: '1.0',
       'content-type': 'application/avro',
     });
     // ce_dataschema resolves, at the registry, to the schema the value was written with.
     const res = await fetch(msg.headers['ce_dataschema']!);
     const { schema } = (await res.json()) as { schema: string };
-    expect(JSON.parse(schema)).toEqual(JSON.parse(loadEventSchema(event.event_type)));
+    expect(JSON.parse(schema)).toEqual(JSON.parse(loadEventSchema(eventSpec(event.event_type))));
   }
 
   // A second cycle sends none of these rows again and leaves their published_at alone.
@@ -216,10 +205,10 @@ test('publishes each row to its type topic: Avro value, entity-id key, headers; 
 
 test('registers the schemas under <topic>-value, BACKWARD, idempotently', async () => {
   const { topics, schemaIds } = await setup();
-  await expect(registerEventSchemas(registry, topics, { registry: config.registry })).resolves.toEqual(schemaIds);
+  await expect(registerEventSchemas(registry, catalogue, topics, { registry: config.registry })).resolves.toEqual(schemaIds);
 
-  for (const type of ['COUPON_EXPIRED', 'ORDER_CANCELLED'] as const) {
-    const subject = subjectFor(topics[type]);
+  for (const { type } of catalogue.events) {
+    const subject = subjectFor(topics[type]!);
     const cfg = await fetch(`${config.registry.url}/config/${subject}`);
     expect(cfg.status).toBe(200);
     await expect(cfg.json()).resolves.toEqual({ compatibilityLevel: 'BACKWARD' });
@@ -227,10 +216,10 @@ test('registers the schemas under <topic>-value, BACKWARD, idempotently', async 
   }
 
   // BACKWARD is enforced: a new field without a default cannot read older events.
-  const schema = JSON.parse(loadEventSchema('COUPON_EXPIRED')) as { fields: unknown[] };
+  const schema = JSON.parse(loadEventSchema(eventSpec('COUPON_EXPIRED'))) as { fields: unknown[] };
   schema.fields.push({ name: 'brand_new', type: 'long', doc: 'no default' });
   await expect(
-    registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject: subjectFor(topics.COUPON_EXPIRED) }),
+    registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject: subjectFor(topics['COUPON_EXPIRED']!) }),
   ).rejects.toThrow(/ncompatib/);
 });
 
@@ -280,7 +269,7 @@ test('a poison row is moved to outbox_poison with its reason, the rows after it 
   const mismatch = couponExpired();
   const after = orderCancelled(null);
   // Schema mismatch: passes the row checks, but Avro rejects a string where a long belongs.
-  const badEvent = { ...mismatch.event, user_id: 'nine' } as unknown as CouponExpired;
+  const badEvent: EventPayload = { ...mismatch.event, user_id: 'nine' };
   // Not JSON at all.
   const notJson = { event_key: `coupon-expired-${randomId()}-${dueAt}`, event_type: 'COUPON_EXPIRED', entity_type: 'coupon', entity_id: randomId(), payload: '{"event_key":' };
   await insert([before, { ...mismatch, event: badEvent }, after], { raw: [notJson] });

@@ -13,6 +13,7 @@ import { collectEvents } from '../../support/events';
 import { spawnCli } from '../../support/cli';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
+import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
 
 const inMs = (db: Knex, ms: number) => db.raw('NOW(3) + INTERVAL ? MICROSECOND', [ms * 1000]);
 const count = async (db: Knex, table: 'coupons' | 'orders', status: string, ids?: readonly number[]) => {
@@ -120,7 +121,7 @@ describe('a new deployment on a database that already has rows', () => {
   test('the stream starts at the end of the CDC topics, and backfill schedules the rows that were there', async () => {
     const admin = createKafka(stackConfig.kafka, logger, '-test-cdc').admin();
     await admin.connect();
-    const cdcEnd = async () => (await admin.fetchTopicOffsets(stackConfig.cdc.couponsTopic)).reduce((n, p) => n + Number(p.high), 0);
+    const cdcEnd = async () => (await admin.fetchTopicOffsets(cdcTopicOf(stackConfig.cdc, 'coupons'))).reduce((n, p) => n + Number(p.high), 0);
     try {
       const before = await cdcEnd();
       for (let i = 0; i < 20; i += 1) ids.push((await db('coupons').insert({ user_id: 5, status: 'ACTIVE', expire_time: inMs(db, 4_000) }))[0]!);

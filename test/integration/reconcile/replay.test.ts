@@ -170,7 +170,7 @@ async function cliJson<T>(args: string[]): Promise<T> {
 async function inProcess(opts: Partial<ReplayCliOptions> & { atMs: number }) {
   const lines: string[] = [];
   const progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
-  const summary = await replayCommand(pipeline.config, pipeline.topology, logger, { dryRun: false, json: false, ...opts }, { print: (l) => lines.push(l), progress });
+  const summary = await replayCommand(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { dryRun: false, json: false, ...opts }, { print: (l) => lines.push(l), progress });
   return { summary, lines };
 }
 

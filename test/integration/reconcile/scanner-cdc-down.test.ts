@@ -6,7 +6,6 @@
  *
  * On the CDC-captured database (shared with other files, so every count is over this test's ids).
  */
-import type { EntityType } from '../../../src/core/bucket-entry';
 import { createDb } from '../../../src/db/knex';
 import { config as stackConfig, logger } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
@@ -16,7 +15,7 @@ import { waitFor } from '../../support/wait-for';
 
 const db = createDb(stackConfig.db, { logger });
 let pipeline: TestPipeline;
-const ids: Record<EntityType, number[]> = { coupon: [], order: [] };
+const ids = { coupon: [] as number[], order: [] as number[] };
 
 beforeAll(async () => {
   pipeline = await createTestPipeline({

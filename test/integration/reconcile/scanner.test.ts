@@ -5,10 +5,9 @@
  * without repeating rows; its page read walks the index range in order.
  */
 import type { Knex } from 'knex';
-import type { EntityType } from '../../../src/core/bucket-entry';
 import { startTimebucket, Running } from '../../../src/main';
 import { createMetrics, Metrics } from '../../../src/ops/metrics';
-import { scanPageSql } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanCursorsOf, scanPageSql } from '../../../src/reconcile/sql/claim-scan-page';
 import { logger, uniqueName } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { collectEvents } from '../../support/events';
@@ -43,7 +42,7 @@ beforeEach(async () => {
 
 const overdue = (ms: number) => db.raw('NOW(3) - INTERVAL ? MICROSECOND', [ms * 1000]);
 const count = async (table: 'coupons' | 'orders', status: string) => Number((await db(table).where({ status }).count({ n: '*' }))[0]!.n);
-const metricSum = async (metrics: Metrics, entity: EntityType) => (await metrics.scannerCaught.get()).values.filter((v) => v.labels['entity'] === entity).reduce((a, v) => a + v.value, 0);
+const metricSum = async (metrics: Metrics, entity: string) => (await metrics.scannerCaught.get()).values.filter((v) => v.labels['entity'] === entity).reduce((a, v) => a + v.value, 0);
 
 test('with the stream down, the scanner alone transitions every overdue coupon and order once, with path = scanner', async () => {
   await db('coupons').insert(Array.from({ length: 100 }, () => ({ user_id: 1, status: 'ACTIVE', expire_time: overdue(5_000) })));
@@ -90,9 +89,9 @@ test('with the stream down, the scanner alone transitions every overdue coupon a
 
 test('two scanner instances split the work: every row once, both of them catching', async () => {
   await db('coupons').insert(Array.from({ length: 1_000 }, () => ({ user_id: 5, status: 'ACTIVE', expire_time: overdue(5_000) })));
-  const metrics = [createMetrics(), createMetrics()];
+  const metrics = [createMetrics({ entities: ['coupon', 'order'] }), createMetrics({ entities: ['coupon', 'order'] })];
   for (const m of metrics) {
-    running.push(await startTimebucket(pipeline.config, pipeline.topology, { roles: ['scanner'], logger, metrics: m, instanceId: uniqueName('scan') }));
+    running.push(await startTimebucket(pipeline.config, pipeline.topology, { roles: ['scanner'], logger, metrics: m, instanceId: uniqueName('scan'), catalogue: pipeline.catalogue }));
   }
   await waitFor('every coupon expired', async () => ((await count('coupons', 'EXPIRED')) === 1_000 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
   const [outbox] = await db('outbox').countDistinct({ keys: 'event_key' }).count({ rows: '*' });
@@ -111,7 +110,8 @@ test.each([
   const statuses = table === 'coupons' ? ['ACTIVE', 'EXPIRED', 'USED', 'LOCKED'] : ['UNPAID', 'PAID', 'CANCELLED'];
   await db(table).insert(Array.from({ length: 2_000 }, (_, i) => ({ user_id: 6, status: statuses[i % statuses.length], expire_time: overdue(1_000 + i * 10) })));
   await db.raw(`ANALYZE TABLE ${table}`);
-  const [[row]] = (await db.raw(`EXPLAIN FORMAT=JSON ${scanPageSql(entity)}`, [status, new Date(), new Date(0), new Date(0), '0', 20])) as [[{ EXPLAIN: string }]];
+  const cursor = scanCursorsOf(pipeline.catalogue).find((c) => c.key === entity)!;
+  const [[row]] = (await db.raw(`EXPLAIN FORMAT=JSON ${scanPageSql(cursor)}`, [status, new Date(), new Date(0), new Date(0), '0', 20])) as [[{ EXPLAIN: string }]];
   // MariaDB nests the table under nested_loop; MySQL puts it at query_block.table.
   const plan = JSON.parse(row.EXPLAIN) as { query_block: { table?: unknown; nested_loop?: Array<{ table: unknown }> } };
   const access = plan.query_block.table ?? plan.query_block.nested_loop?.[0]?.table;

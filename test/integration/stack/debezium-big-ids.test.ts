@@ -1,6 +1,6 @@
 /**
  * Snowflake-style ids through the real Debezium: coupons 2^53 + 1 and 2^63 - 1 written by SQL
- * arrive on the CDC topic as bare JSON numbers, and decodeCdcValue + entryFromChange turn them
+ * arrive on the CDC topic as bare JSON numbers, and decodeCdcValue + entriesFromChange turn them
  * into entries with the exact decimal id (JSON.parse alone would round both).
  *
  * Debezium captures only the shared database, so the rows go into the shared `coupons` table;
@@ -13,9 +13,12 @@ import { Consumer, Kafka } from 'kafkajs';
 import { createDb, Db } from '../../../src/db/knex';
 import { createKafka } from '../../../src/kafka/client';
 import { CdcEvent, decodeCdcValue } from '../../../src/core/cdc-envelope';
-import { entryFromChange } from '../../../src/core/bucket-entry';
+import { entriesFromChange } from '../../../src/core/bucket-entry';
+import { entityOf } from '../../../src/core/entity-catalogue';
+import { defaultCatalogue } from '../../support/catalogue';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
+import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
 
 const ABOVE_2_53 = '9007199254740993'; // 2^53 + 1
 const MAX_SIGNED = '9223372036854775807'; // 2^63 - 1: Debezium's long mode carries it as is
@@ -52,7 +55,7 @@ async function endOffsets(topic: string): Promise<Array<{ partition: number; off
 }
 
 test('coupons 2^53 + 1 and 2^63 - 1 arrive from Debezium as exact ids and become entries with them', async () => {
-  const topic = config.cdc.couponsTopic;
+  const topic = cdcTopicOf(config.cdc, 'coupons');
   const from = await endOffsets(topic);
   const expireTime = new Date(Date.UTC(2031, 0, 2, 3, 4, 5, 678));
 
@@ -97,6 +100,6 @@ test('coupons 2^53 + 1 and 2^63 - 1 arrive from Debezium as exact ids and become
     const event = created.get(id)!;
     expect(event).toMatchObject({ kind: 'change', op: 'c', after: { id: BigInt(id), user_id: BigInt(userId), status: 'ACTIVE' } });
     if (event.kind !== 'change') throw new Error('not a change');
-    expect(entryFromChange('coupon', event)).toEqual({ v: 1, entity: 'coupon', id, expireAtMs: expireTime.getTime() });
+    expect(entriesFromChange(entityOf(defaultCatalogue, 'coupon'), event)).toEqual([{ entity: 'coupon', transition: 'expired', id, expireAtMs: expireTime.getTime() }]);
   }
 });

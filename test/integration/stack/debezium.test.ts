@@ -10,6 +10,7 @@ import { createKafka } from '../../../src/kafka/client';
 import { CdcEvent, decodeCdcValue } from '../../../src/core/cdc-envelope';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
+import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
 
 type Seen = { key: string; event: CdcEvent };
 
@@ -79,7 +80,7 @@ async function tail(topic: string, from: Array<{ partition: number; offset: stri
 test('changes that leave a coupon expirable arrive as c and u; the others are filtered at the source', async () => {
   const expireTime = new Date(Date.UTC(2031, 0, 2, 3, 4, 5, 678));
   const later = new Date(Date.UTC(2031, 0, 3, 0, 0, 0, 1));
-  const from = await endOffsets(config.cdc.couponsTopic);
+  const from = await endOffsets(cdcTopicOf(config.cdc, 'coupons'));
   const [id] = await db('coupons').insert({ user_id: 42, status: 'ACTIVE', expire_time: expireTime });
   // Filtered: the row leaves its expirable state (as timebucket's own EXPIRED update does).
   await db('coupons').where({ id }).update({ status: 'USED', version: db.raw('version + 1') });
@@ -90,7 +91,7 @@ test('changes that leave a coupon expirable arrive as c and u; the others are fi
   await db('coupons').where({ id }).delete();
   await db('coupons').insert({ id, user_id: 43, status: 'ACTIVE', expire_time: expireTime });
 
-  const seen = await tail(config.cdc.couponsTopic, from, () => new Set([String(id)]));
+  const seen = await tail(cdcTopicOf(config.cdc, 'coupons'), from, () => new Set([String(id)]));
   await waitFor('the create after the delete', () => (seen.some((s) => s.event.kind === 'change' && s.event.after?.['user_id'] === 43) ? true : undefined), { timeoutMs: 60_000 });
 
   expect(seen.map((s) => (s.event.kind === 'change' ? `${s.event.op}:${String(s.event.after?.['status'])}` : s.event.kind))).toEqual(['c:ACTIVE', 'u:ACTIVE', 'c:ACTIVE']);
@@ -106,11 +107,11 @@ test('changes that leave a coupon expirable arrive as c and u; the others are fi
 
 test('an order insert arrives on the orders topic', async () => {
   const expireTime = new Date(Date.UTC(2031, 5, 6, 7, 8, 9, 10));
-  const from = await endOffsets(config.cdc.ordersTopic);
+  const from = await endOffsets(cdcTopicOf(config.cdc, 'orders'));
   const [id] = await db('orders').insert({ user_id: 7, status: 'UNPAID', expire_time: expireTime });
 
   await consumer?.disconnect();
-  const seen = await tail(config.cdc.ordersTopic, from, () => new Set([String(id)]));
+  const seen = await tail(cdcTopicOf(config.cdc, 'orders'), from, () => new Set([String(id)]));
   await waitFor('the order create event', () => (seen.length >= 1 ? true : undefined), { timeoutMs: 60_000 });
   expect(seen[0]?.event).toMatchObject({ kind: 'change', op: 'c', after: { id, status: 'UNPAID', expire_time: expireTime.getTime() } });
 });

@@ -6,9 +6,12 @@
  * subjects are never touched.
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { EventTypes } from '../../../src/core/events';
+import { join } from 'node:path';
+import { loadEntities } from '../../../src/ops/load-entities';
 import { loadEventSchema, setSubjectCompatibility, subjectFor } from '../../../src/publish/schemas';
 import { config, uniqueName } from '../../support/stack';
+
+const { events } = loadEntities(join(__dirname, '../../../entities/default.json'));
 
 type AvroRecord = { type: 'record'; name: string; namespace: string; fields: Array<{ name: string; type: unknown; default?: unknown; doc?: string }> };
 
@@ -19,8 +22,8 @@ async function registered(subject: string, schema: AvroRecord): Promise<number> 
   return id;
 }
 
-describe.each(EventTypes)('%s', (type) => {
-  const current = JSON.parse(loadEventSchema(type)) as AvroRecord;
+describe.each(events.map((e) => [e.type, e] as const))('%s', (type, spec) => {
+  const current = JSON.parse(loadEventSchema(spec)) as AvroRecord;
   let subject: string;
 
   beforeEach(async () => {

@@ -1,16 +1,14 @@
-import fc from 'fast-check';
 import { stringify as losslessStringify } from 'lossless-json';
-import {
-  BucketEntry,
-  decodeBucketEntry,
-  encodeBucketEntry,
-  entityOfTable,
-  entryFromChange,
-  EntityType,
-  EXPIRABLE,
-} from '../../../src/core/bucket-entry';
+import { BucketEntry, entriesFromChange } from '../../../src/core/bucket-entry';
 import { CdcChange, decodeCdcValue } from '../../../src/core/cdc-envelope';
+import { entityOf } from '../../../src/core/entity-catalogue';
 import { CdcInvalidError } from '../../../src/core/errors';
+import { loadEntities } from '../../../src/ops/load-entities';
+
+// Today's coupons and orders, as the entities file describes them.
+const catalogue = loadEntities('entities/default.json');
+const COUPON = entityOf(catalogue, 'coupon');
+const ORDER = entityOf(catalogue, 'order');
 
 const T = Date.UTC(2031, 0, 2, 3, 4, 5, 678);
 const LATER = T + 3_600_000;
@@ -129,33 +127,33 @@ const envelopes = {
 };
 const orderChange = (op: string, before: Row | null, after: Row | null) => change(payload('orders', op, before, after));
 
-describe.each(Object.entries(envelopes))('entryFromChange, coupons, %s envelope', (_name, couponChange) => {
-  const entry = (expireAtMs: number, id = '1001'): BucketEntry => ({ v: 1, entity: 'coupon', id, expireAtMs });
+describe.each(Object.entries(envelopes))('entriesFromChange, coupons, %s envelope', (_name, couponChange) => {
+  const entry = (expireAtMs: number, id = '1001'): BucketEntry => ({ entity: 'coupon', transition: 'expired', id, expireAtMs });
 
   test('insert ACTIVE → entry', () => {
-    expect(entryFromChange('coupon', couponChange('c', null, coupon()))).toEqual(entry(T));
+    expect(entriesFromChange(COUPON, couponChange('c', null, coupon()))).toEqual([entry(T)]);
   });
 
   test('snapshot read of an ACTIVE row → entry (rows that existed before the connector)', () => {
-    expect(entryFromChange('coupon', couponChange('r', null, coupon()))).toEqual(entry(T));
+    expect(entriesFromChange(COUPON, couponChange('r', null, coupon()))).toEqual([entry(T)]);
   });
 
-  test('insert INIT → null', () => {
-    expect(entryFromChange('coupon', couponChange('c', null, coupon({ status: 'INIT' })))).toBeNull();
+  test('insert INIT → no entry', () => {
+    expect(entriesFromChange(COUPON, couponChange('c', null, coupon({ status: 'INIT' })))).toEqual([]);
   });
 
   test('INIT → ACTIVE → entry', () => {
-    expect(entryFromChange('coupon', couponChange('u', coupon({ status: 'INIT' }), coupon()))).toEqual(entry(T));
+    expect(entriesFromChange(COUPON, couponChange('u', coupon({ status: 'INIT' }), coupon()))).toEqual([entry(T)]);
   });
 
   test('LOCKED → ACTIVE (its order was cancelled) → entry, so the released coupon is scheduled again', () => {
     const before = coupon({ status: 'LOCKED', locked_order_id: 2002 });
-    expect(entryFromChange('coupon', couponChange('u', before, coupon({ version: 2 })))).toEqual(entry(T));
+    expect(entriesFromChange(COUPON, couponChange('u', before, coupon({ version: 2 })))).toEqual([entry(T)]);
   });
 
-  test('ACTIVE → ACTIVE with only other columns changed → null (its entry already exists)', () => {
+  test('ACTIVE → ACTIVE with only other columns changed → no entry (its entry already exists)', () => {
     const after = coupon({ user_id: 43, version: 1, updated_at: T - 1000 });
-    expect(entryFromChange('coupon', couponChange('u', coupon(), after))).toBeNull();
+    expect(entriesFromChange(COUPON, couponChange('u', coupon(), after))).toEqual([]);
   });
 
   test.each([
@@ -163,19 +161,19 @@ describe.each(Object.entries(envelopes))('entryFromChange, coupons, %s envelope'
     ['pulled earlier', T - 60_000],
   ])('ACTIVE with expire_time %s → entry with the NEW time', (_how, newTime) => {
     const after = coupon({ expire_time: newTime, version: 1 });
-    expect(entryFromChange('coupon', couponChange('u', coupon(), after))).toEqual(entry(newTime));
+    expect(entriesFromChange(COUPON, couponChange('u', coupon(), after))).toEqual([entry(newTime)]);
   });
 
-  test.each(['LOCKED', 'USED', 'EXPIRED', 'INVALID'])('ACTIVE → %s → null', (status) => {
-    expect(entryFromChange('coupon', couponChange('u', coupon(), coupon({ status })))).toBeNull();
+  test.each(['LOCKED', 'USED', 'EXPIRED', 'INVALID'])('ACTIVE → %s → no entry', (status) => {
+    expect(entriesFromChange(COUPON, couponChange('u', coupon(), coupon({ status })))).toEqual([]);
   });
 
-  test('LOCKED → USED → null', () => {
-    expect(entryFromChange('coupon', couponChange('u', coupon({ status: 'LOCKED' }), coupon({ status: 'USED' })))).toBeNull();
+  test('LOCKED → USED → no entry', () => {
+    expect(entriesFromChange(COUPON, couponChange('u', coupon({ status: 'LOCKED' }), coupon({ status: 'USED' })))).toEqual([]);
   });
 
   test('update without a before image → entry (cannot prove it was already scheduled)', () => {
-    expect(entryFromChange('coupon', couponChange('u', null, coupon()))).toEqual(entry(T));
+    expect(entriesFromChange(COUPON, couponChange('u', null, coupon()))).toEqual([entry(T)]);
   });
 
   test.each([
@@ -183,22 +181,22 @@ describe.each(Object.entries(envelopes))('entryFromChange, coupons, %s envelope'
     ['a garbage status', coupon({ status: 7 })],
     ['an undecodable expire_time', coupon({ expire_time: 'soon' })],
   ])('update whose before image has %s → entry, not an error', (_what, before) => {
-    expect(entryFromChange('coupon', couponChange('u', before, coupon()))).toEqual(entry(T));
+    expect(entriesFromChange(COUPON, couponChange('u', before, coupon()))).toEqual([entry(T)]);
   });
 
-  test('delete → null', () => {
-    expect(entryFromChange('coupon', couponChange('d', coupon(), null))).toBeNull();
+  test('delete → no entry', () => {
+    expect(entriesFromChange(COUPON, couponChange('d', coupon(), null))).toEqual([]);
   });
 
   test('a decimal-string id larger than 2^53 is kept exact', () => {
     const big = '18446744073709551615';
-    expect(entryFromChange('coupon', couponChange('c', null, coupon({ id: big })))).toEqual(entry(T, big));
+    expect(entriesFromChange(COUPON, couponChange('c', null, coupon({ id: big })))).toEqual([entry(T, big)]);
   });
 
   // Snowflake-style ids: Debezium writes a BIGINT as a JSON number, which JSON.parse would round.
   test.each(['9007199254740993', '9223372036854775807', '18446744073709551615'])('an id of %s written as a JSON number is kept exact', (big) => {
     const event = couponChange('c', null, coupon({ id: BigInt(big), user_id: BigInt(big) }));
-    expect(entryFromChange('coupon', event)).toEqual(entry(T, big));
+    expect(entriesFromChange(COUPON, event)).toEqual([entry(T, big)]);
   });
 
   test.each([
@@ -206,7 +204,7 @@ describe.each(Object.entries(envelopes))('entryFromChange, coupons, %s envelope'
     // What Debezium's long mode makes of an unsigned id above 2^63-1: it wraps to a negative.
     ['negative', -9223372036854775808n],
   ])('an id written as a JSON number, %s, is rejected', (_what, id) => {
-    const run = () => entryFromChange('coupon', couponChange('c', null, coupon({ id })));
+    const run = () => entriesFromChange(COUPON, couponChange('c', null, coupon({ id })));
     expect(run).toThrow(CdcInvalidError);
     expect(run).toThrow(`after.id: expected a positive integer within BIGINT UNSIGNED (exact) or its decimal string, got ${id}`);
   });
@@ -219,7 +217,6 @@ describe.each(Object.entries(envelopes))('entryFromChange, coupons, %s envelope'
     ['id', { id: 'abc' }, /after\.id/],
     ['id', { id: '18446744073709551616' }, /after\.id/],
     ['id', { id: null }, /after\.id/],
-    ['expire_time', { expire_time: null }, /after\.expire_time: missing/],
     ['expire_time', { expire_time: undefined }, /after\.expire_time: missing/],
     // Unwrapped: an ISO string without offset; wrapped: the schema says Timestamp, so not a string.
     ['expire_time', { expire_time: '2031-01-02T03:04:05' }, /after\.expire_time: .*(offset|must be a number)/],
@@ -229,33 +226,41 @@ describe.each(Object.entries(envelopes))('entryFromChange, coupons, %s envelope'
     ['status', { status: 'ACTIVATED' }, /after\.status: unknown coupon state "ACTIVATED"/],
     ['status', { status: 'UNPAID' }, /after\.status: unknown coupon state/],
   ])('bad %s %j → CdcInvalidError naming the field', (_field, over, reason) => {
-    const run = () => entryFromChange('coupon', couponChange('c', null, coupon(over)));
+    const run = () => entriesFromChange(COUPON, couponChange('c', null, coupon(over)));
     expect(run).toThrow(CdcInvalidError);
     expect(run).toThrow(reason);
   });
 
+  test('a NULL expire_time → no entry: no deadline, nothing can become due (the table forbids it, but a file may not)', () => {
+    expect(entriesFromChange(COUPON, couponChange('c', null, coupon({ expire_time: null })))).toEqual([]);
+  });
+
+  test('NULL → a time while ACTIVE → entry: setting the deadline schedules it', () => {
+    expect(entriesFromChange(COUPON, couponChange('u', coupon({ expire_time: null }), coupon()))).toEqual([entry(T)]);
+  });
+
   test('a garbage status is rejected even when the change would not be scheduled', () => {
-    expect(() => entryFromChange('coupon', couponChange('u', coupon(), coupon({ status: 'used' })))).toThrow(/after\.status/);
+    expect(() => entriesFromChange(COUPON, couponChange('u', coupon(), coupon({ status: 'used' })))).toThrow(/after\.status/);
   });
 });
 
 test('a JS number beyond 2^53 handed in directly is rejected: it may already be rounded', () => {
   const direct: CdcChange = { kind: 'change', op: 'c', before: null, after: coupon({ id: 2 ** 53 }), source: {}, fieldSchemas: {} };
-  expect(() => entryFromChange('coupon', direct)).toThrow(/after\.id: .* got 9007199254740992$/);
+  expect(() => entriesFromChange(COUPON, direct)).toThrow(/after\.id: .* got 9007199254740992$/);
 });
 
-describe('entryFromChange, schema-driven decoding', () => {
+describe('entriesFromChange, schema-driven decoding', () => {
   test('the wrapper carries the encoding: MicroTimestamp µs are read as µs, not ms', () => {
     const micro = { type: 'int64', optional: false, name: 'io.debezium.time.MicroTimestamp', version: 1, field: 'expire_time' };
     const value = { schema: couponEnvelopeSchema({ expireTime: micro }), payload: payload('coupons', 'c', null, coupon({ expire_time: T * 1000 + 456 })) };
-    expect(entryFromChange('coupon', change(value))).toEqual({ v: 1, entity: 'coupon', id: '1001', expireAtMs: T });
+    expect(entriesFromChange(COUPON, change(value))).toEqual([{ entity: 'coupon', transition: 'expired', id: '1001', expireAtMs: T }]);
   });
 
   test('ZonedTimestamp strings are decoded with their offset', () => {
     const zoned = { type: 'string', optional: false, name: 'io.debezium.time.ZonedTimestamp', version: 1, field: 'expire_time' };
     const row = coupon({ expire_time: '2031-01-02T05:04:05.678+02:00' });
     const value = { schema: couponEnvelopeSchema({ expireTime: zoned }), payload: payload('coupons', 'c', null, row) };
-    expect(entryFromChange('coupon', change(value))).toMatchObject({ expireAtMs: T });
+    expect(entriesFromChange(COUPON, change(value))).toMatchObject([{ expireAtMs: T }]);
   });
 
   test('an id with a Connect logical type (Decimal as base64 bytes) is rejected, not misread', () => {
@@ -263,101 +268,35 @@ describe('entryFromChange, schema-driven decoding', () => {
     const schema = couponEnvelopeSchema({ id: col('bytes', false, 'id', decimal) });
     // A digits-only string such as "1234" is valid base64 too: it must not pass for id 1234.
     const value = { schema, payload: payload('coupons', 'c', null, coupon({ id: '1234' })) };
-    expect(() => entryFromChange('coupon', change(value))).toThrow(/after\.id: unsupported Connect schema/);
+    expect(() => entriesFromChange(COUPON, change(value))).toThrow(/after\.id: unsupported Connect schema/);
   });
 });
 
-describe('entryFromChange, orders', () => {
-  const entry = (expireAtMs: number): BucketEntry => ({ v: 1, entity: 'order', id: '2002', expireAtMs });
+describe('entriesFromChange, orders', () => {
+  const entry = (expireAtMs: number): BucketEntry => ({ entity: 'order', transition: 'cancelled', id: '2002', expireAtMs });
 
   test('insert UNPAID → entry', () => {
-    expect(entryFromChange('order', orderChange('c', null, order()))).toEqual(entry(T));
+    expect(entriesFromChange(ORDER, orderChange('c', null, order()))).toEqual([entry(T)]);
   });
 
   test('UNPAID with expire_time changed → entry with the new time', () => {
-    expect(entryFromChange('order', orderChange('u', order(), order({ expire_time: LATER })))).toEqual(entry(LATER));
+    expect(entriesFromChange(ORDER, orderChange('u', order(), order({ expire_time: LATER })))).toEqual([entry(LATER)]);
   });
 
-  test.each(['PAID', 'CANCELLED'])('UNPAID → %s → null', (status) => {
-    expect(entryFromChange('order', orderChange('u', order(), order({ status })))).toBeNull();
+  test.each(['PAID', 'CANCELLED'])('UNPAID → %s → no entry', (status) => {
+    expect(entriesFromChange(ORDER, orderChange('u', order(), order({ status })))).toEqual([]);
   });
 
   test('a coupon state on an order is garbage', () => {
-    expect(() => entryFromChange('order', orderChange('c', null, order({ status: 'ACTIVE' })))).toThrow(/after\.status: unknown order state/);
+    expect(() => entriesFromChange(ORDER, orderChange('c', null, order({ status: 'ACTIVE' })))).toThrow(/after\.status: unknown order state/);
   });
 });
 
-describe('EXPIRABLE and entityOfTable', () => {
-  test('one expirable state per entity; LOCKED coupons are left to their order', () => {
-    expect(EXPIRABLE).toEqual({ coupon: 'ACTIVE', order: 'UNPAID' });
-  });
-
-  test.each([
-    ['coupons', 'coupon'],
-    ['orders', 'order'],
-    ['outbox', undefined],
-    ['Coupons', undefined],
-    ['constructor', undefined],
-  ])('%s → %s', (table, entity) => {
-    expect(entityOfTable(table)).toBe(entity);
-  });
-});
-
-describe('bucket entry wire format', () => {
-  const sample: BucketEntry = { v: 1, entity: 'coupon', id: '1001', expireAtMs: T };
-  const decodeJson = (text: string) => decodeBucketEntry(Buffer.from(text));
-
-  test('encodes compact JSON', () => {
-    expect(encodeBucketEntry(sample).toString('utf8')).toBe(`{"v":1,"entity":"coupon","id":"1001","expireAtMs":${T}}`);
-  });
-
-  test('round-trips every valid entry', () => {
-    const entries = fc.record({
-      v: fc.constant(1 as const),
-      entity: fc.constantFrom<EntityType>('coupon', 'order'),
-      id: fc.bigInt({ min: 1n, max: 18446744073709551615n }).map(String),
-      expireAtMs: fc.integer({ min: 0, max: 8.64e15 }),
-    });
-    fc.assert(fc.property(entries, (e) => expect(decodeBucketEntry(encodeBucketEntry(e))).toEqual(e)));
-  });
-
-  test.each([
-    ['null', null, /value is null/],
-    ['not JSON', Buffer.from('{"v":1,'), /not JSON/],
-    ['JSON null', Buffer.from('null'), /not an object/],
-    ['an array', Buffer.from('[1]'), /not an object/],
-  ])('rejects %s', (_name, buf, reason) => {
-    expect(() => decodeBucketEntry(buf)).toThrow(CdcInvalidError);
-    expect(() => decodeBucketEntry(buf)).toThrow(reason);
-  });
-
-  test.each([
-    ['wrong v', { ...sample, v: 2 }, /unsupported v 2/],
-    ['v as a string', { ...sample, v: '1' }, /unsupported v "1"/],
-    ['missing v', { entity: 'coupon', id: '1001', expireAtMs: T }, /unsupported v undefined/],
-    ['negative expireAtMs', { ...sample, expireAtMs: -1 }, /expireAtMs/],
-    ['fractional expireAtMs', { ...sample, expireAtMs: 1.5 }, /expireAtMs/],
-    ['expireAtMs as a string', { ...sample, expireAtMs: String(T) }, /expireAtMs/],
-    ['a non-decimal id', { ...sample, id: 'abc' }, /id is not a decimal id/],
-    ['a numeric id', { ...sample, id: 1001 }, /id is not a decimal id/],
-    ['a negative id', { ...sample, id: '-1' }, /id is not a decimal id/],
-    ['a zero-padded id', { ...sample, id: '01001' }, /id is not a decimal id/],
-    ['an empty id', { ...sample, id: '' }, /id is not a decimal id/],
-    ['an unknown entity', { ...sample, entity: 'user' }, /unknown entity "user"/],
-    ['an unknown key', { ...sample, shard: 3 }, /unknown keys shard/],
-  ])('rejects %s', (_name, value, reason) => {
-    const run = () => decodeJson(JSON.stringify(value));
-    expect(run).toThrow(CdcInvalidError);
-    expect(run).toThrow(reason);
-    expect(run).toThrow(/^bucket entry: /);
-  });
-
-  test('refuses to encode what it would refuse to decode', () => {
-    expect(() => encodeBucketEntry({ ...sample, expireAtMs: -1 })).toThrow(/^bucket entry: /);
-    expect(() => encodeBucketEntry({ ...sample, id: '1e3' })).toThrow(/^bucket entry: /);
-  });
-
-  test('decode errors are DLQ data: code CDC_INVALID, not retriable', () => {
-    expect(() => decodeJson('{}')).toThrow(expect.objectContaining({ code: 'CDC_INVALID', retriable: false }));
+describe('the default file is today\'s rule', () => {
+  test('one transition per entity, from ACTIVE and from UNPAID; LOCKED coupons are left to their order', () => {
+    expect(catalogue.transitions.map((t) => [t.ref, t.from])).toEqual([
+      ['coupon.expired', ['ACTIVE']],
+      ['order.cancelled', ['UNPAID']],
+    ]);
   });
 });

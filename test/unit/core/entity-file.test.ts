@@ -4,9 +4,13 @@ import { ConfigError } from '../../../src/core/errors';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { eventKeyOf, transitionOf } from '../../../src/core/entity-catalogue';
 
+/** A parsed JSON fixture, edited field by field to break one rule at a time. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Fixture = Record<string, any>;
+
 const root = join(__dirname, '../../..');
 const defaultText = readFileSync(join(root, 'entities/default.json'), 'utf8');
-const defaultFile = (): { entities: Array<Record<string, any>> } => JSON.parse(defaultText);
+const defaultFile = (): { entities: Array<Fixture> } => JSON.parse(defaultText);
 
 function problemsOf(json: unknown): string[] {
   try {

@@ -4,21 +4,23 @@ import { heldRecordReader, type RawRecord } from '../../../src/core/held-record'
 import { bucketRecord } from '../../../src/core/bucket-record';
 import { shardOf } from '../../../src/core/router';
 import { parseTopology } from '../../../src/core/topology';
+import { loadEntities } from '../../../src/ops/load-entities';
 import testTopologyJson from '../../../topics/test.json';
 
 // tbtest: minute 1 s × 12 (guard 3, lead 0, 4 partitions), hour 4 s × 8 (lead 2 s, 2 partitions),
 // day 16 s × 6 (lead 4 s, 2 partitions); 4 shards; skew budget = 3 × 1 s.
 const topology = parseTopology(testTopologyJson, 'topics/test.json');
-const read = heldRecordReader(topology);
+const catalogue = loadEntities('entities/default.json');
+const read = heldRecordReader(topology, catalogue);
 const NOW = 1_700_000_016_000;
 
 function entry(expireAtMs: number, id = '42'): BucketEntry {
-  return { v: 1, entity: 'coupon', id, expireAtMs };
+  return { entity: 'coupon', transition: 'expired', id, expireAtMs };
 }
 
 /** What the writer produces for `e` at clock `writerNow`, as the reader sees it. */
 function written(e: BucketEntry, writerNow = NOW): RawRecord {
-  const r = bucketRecord(topology, e, writerNow);
+  const r = bucketRecord(topology, catalogue, e, writerNow);
   return { topic: r.topic, partition: r.partition, offset: '7', key: Buffer.from(r.key), value: r.value, headers: r.headers };
 }
 
@@ -81,17 +83,17 @@ describe('heldRecordReader rejects records that would block a partition', () => 
 
   test('an entry outside its bucket in the finest tier', () => {
     const e = entry(NOW + 2_000 + 12_000 * 5); // same ring index, five laps later
-    expect(rejection({ ...good, value: encodeBucketEntry(e) })).toMatch(/outside its bucket/);
+    expect(rejection({ ...good, value: encodeBucketEntry(e, catalogue) })).toMatch(/outside its bucket/);
   });
 
   test('a far-future bucket in the finest tier (writer clock far ahead)', () => {
     const far = NOW + 2_000 + 12_000 * 100; // same ring index, a hundred laps later
-    expect(rejection({ ...good, value: encodeBucketEntry(entry(far + 100)), headers: { bucket_start: String(far) } })).toMatch(/beyond the minute horizon/);
+    expect(rejection({ ...good, value: encodeBucketEntry(entry(far + 100), catalogue), headers: { bucket_start: String(far) } })).toMatch(/beyond the minute horizon/);
   });
 
   test('a due-lane entry from a clock far ahead', () => {
     const due = written(entry(NOW - 1_000));
-    expect(rejection({ ...due, value: encodeBucketEntry(entry(NOW + 60_000)) })).toMatch(/due-lane entry is 60000 ms in the future/);
+    expect(rejection({ ...due, value: encodeBucketEntry(entry(NOW + 60_000), catalogue) })).toMatch(/due-lane entry is 60000 ms in the future/);
   });
 
   test('a key that is not the entry shard', () => {
@@ -110,6 +112,11 @@ describe('heldRecordReader rejects records that would block a partition', () => 
 
   test('a topic that is not a lane of the topology', () => {
     expect(rejection({ ...good, topic: 'other.minute.03' })).toMatch(/not a lane/);
+  });
+
+  test('an entry of a transition the catalogue does not know is rejected (CDC_INVALID): it could not be expired here', () => {
+    const value = Buffer.from(JSON.stringify({ v: 2, entity: 'coupon', transition: 'frozen', id: '42', expireAtMs: NOW + 2_500 }));
+    expect(() => read({ ...good, value }, NOW)).toThrow(expect.objectContaining({ code: 'CDC_INVALID', message: 'bucket entry: unknown transition "frozen" of coupon' }));
   });
 
   test('an undecodable value is rejected too (CDC_INVALID from the entry decoder)', () => {

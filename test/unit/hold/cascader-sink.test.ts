@@ -7,6 +7,7 @@ import { createLogger } from '../../../src/ops/logger';
 import testTopologyJson from '../../../topics/test.json';
 import { deferred, heldMessage } from '../../support/fake-held-message';
 import { fakeProducer } from '../../support/fake-producer';
+import { defaultCatalogue } from '../../support/catalogue';
 
 // tbtest: 4 shards; minute 1 s × 12 (4 partitions), hour 4 s × 8 (2), day 16 s × 6 (2), due (4).
 const topology = parseTopology(testTopologyJson, 'topics/test.json');
@@ -18,6 +19,7 @@ function harness(opts: Partial<CascaderSinkOptions> = {}) {
   const sink = new CascaderSink({
     producer: fake.producer,
     topology,
+    catalogue: defaultCatalogue,
     clock: { now: () => Date.now() },
     flushIntervalMs: 50,
     maxBatchSize: 10,
@@ -47,7 +49,7 @@ function expected(entry: BucketEntry, nowMs: number) {
 /** The recorded sendBatch calls flattened to one row per message, value decoded. */
 function sent(fake: ReturnType<typeof fakeProducer>, call = 0) {
   return (fake.calls[call]?.topicMessages ?? []).flatMap(({ topic, messages }) =>
-    messages.map((m) => ({ topic, partition: m.partition, key: m.key, headers: m.headers, entry: decodeBucketEntry(m.value as Buffer) })),
+    messages.map((m) => ({ topic, partition: m.partition, key: m.key, headers: m.headers, entry: decodeBucketEntry(m.value as Buffer, defaultCatalogue) })),
   );
 }
 

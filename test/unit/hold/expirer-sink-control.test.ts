@@ -3,7 +3,8 @@
  * (unfinished, counted as due lag, never committed past) while the other entity fires; on
  * resume everything due fires; a throttle cuts batches to the tokens available.
  */
-import type { EntityType } from '../../../src/core/bucket-entry';
+import type { Transition } from '../../../src/core/entity-catalogue';
+import { parseEntityFile } from '../../../src/core/entity-file';
 import type { HeldRecordReader } from '../../../src/core/held-record';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
@@ -14,15 +15,19 @@ import { createLogger } from '../../../src/ops/logger';
 import { fakeConsumer, message } from '../../support/fake-consumer';
 import { heldMessage } from '../../support/fake-held-message';
 import { fakeSwitches } from '../../support/fake-switches';
+import defaultEntities from '../../../entities/default.json';
+
+const catalogue = parseEntityFile(defaultEntities, 'entities/default.json');
 
 const T0 = 1_700_000_000_000;
 const clock = { now: () => Date.now() };
 
 function harness(o: { maxBatchSize?: number; maxConcurrentBatches?: number } = {}) {
   const switches = fakeSwitches();
-  const calls: Array<{ entity: EntityType; ids: string[]; at: number }> = [];
+  const calls: Array<{ entity: string; ids: string[]; at: number }> = [];
   const sink = new ExpirerSink({
-    expireBatch: async (entity: EntityType, entries: readonly ScheduledEntry[]): Promise<BatchOutcome> => {
+    catalogue,
+    expireBatch: async ({ entity }: Transition, entries: readonly ScheduledEntry[]): Promise<BatchOutcome> => {
       calls.push({ entity, ids: entries.map((e) => e.id), at: Date.now() });
       return { transitioned: entries.map((e) => ({ id: e.id, dueAtMs: e.expireAtMs })), notYetDue: [], stale: [], dbNowMs: Date.now() };
     },
@@ -36,8 +41,8 @@ function harness(o: { maxBatchSize?: number; maxConcurrentBatches?: number } = {
     gate: createTransitionGate(switches.reader, clock),
   });
   const done: string[] = [];
-  const take = (entity: EntityType, id: string, expireAtMs: number, shard = 0) => sink.take(heldMessage({ entity, id, expireAtMs, shard }), () => done.push(id));
-  const ids = (entity: EntityType) => calls.filter((c) => c.entity === entity).flatMap((c) => c.ids);
+  const take = (entity: string, id: string, expireAtMs: number, shard = 0) => sink.take(heldMessage({ entity, id, expireAtMs, shard }), () => done.push(id));
+  const ids = (entity: string) => calls.filter((c) => c.entity === entity).flatMap((c) => c.ids);
   return { sink, switches, calls, done, take, ids };
 }
 
@@ -146,8 +151,9 @@ describe('with the hold consumer', () => {
   const topic = 'tbtest.due';
   /** Entity and id from the message key "entity:id"; every record released and due. */
   const reader: HeldRecordReader = (r) => {
-    const [entity, id] = r.key!.toString().split(':') as [EntityType, string];
-    return { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs: 0, releaseAtMs: 0, entry: { v: 1, entity, id, expireAtMs: T0 } };
+    const [entity, id] = r.key!.toString().split(':') as [string, string];
+    const transition = entity === 'coupon' ? 'expired' : 'cancelled';
+    return { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs: 0, releaseAtMs: 0, entry: { entity, transition, id, expireAtMs: T0 } };
   };
   const rec = (offset: number, key: string) => message(offset, { key: Buffer.from(key) });
   const lastCommit = (fake: ReturnType<typeof fakeConsumer>) => fake.commits.flat().map((c) => Number(c.offset)).reduce((a, b) => Math.max(a, b), -1);

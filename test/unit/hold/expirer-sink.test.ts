@@ -1,13 +1,17 @@
-import type { EntityType } from '../../../src/core/bucket-entry';
+import type { Transition } from '../../../src/core/entity-catalogue';
+import { parseEntityFile } from '../../../src/core/entity-file';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { ExpirerSink, type ExpirerSinkOptions } from '../../../src/hold/expirer-sink';
 import type { HeldMessage } from '../../../src/hold/hold-consumer';
 import { createLogger } from '../../../src/ops/logger';
 import { deferred, heldMessage, type Deferred } from '../../support/fake-held-message';
+import defaultEntities from '../../../entities/default.json';
+
+const catalogue = parseEntityFile(defaultEntities, 'entities/default.json');
 
 const T0 = 1_700_000_000_000;
-type Call = { entity: EntityType; ids: string[]; at: number; result: Deferred<BatchOutcome> };
+type Call = { entity: string; ref: string; ids: string[]; at: number; result: Deferred<BatchOutcome> };
 
 /** A fake expireBatch: records calls; each returns a promise the test settles (or auto-settles). */
 function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => BatchOutcome | Error | undefined } = {}) {
@@ -16,6 +20,7 @@ function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => Batch
   let inFlight = 0;
   let maxInFlight = 0;
   const sink = new ExpirerSink({
+    catalogue,
     clock: { now: () => Date.now() },
     maxBatchSize: 10,
     maxConcurrentBatches: 4,
@@ -25,8 +30,8 @@ function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => Batch
     park: async (m) => void parked.push(m.entry.id),
     logger: createLogger('silent'),
     ...opts,
-    expireBatch: (entity: EntityType, entries: readonly ScheduledEntry[]) => {
-      const call: Call = { entity, ids: entries.map((e) => e.id), at: Date.now(), result: deferred<BatchOutcome>() };
+    expireBatch: (transition: Transition, entries: readonly ScheduledEntry[]) => {
+      const call: Call = { entity: transition.entity, ref: transition.ref, ids: entries.map((e) => e.id), at: Date.now(), result: deferred<BatchOutcome>() };
       calls.push(call);
       inFlight += 1;
       maxInFlight = Math.max(maxInFlight, inFlight);

@@ -30,7 +30,7 @@ const reader: HeldRecordReader = (r) => ({
   shard: 0,
   bucketStartMs: 0,
   releaseAtMs: Number(r.headers?.['release_at'] ?? 0),
-  entry: { v: 1, entity: 'coupon', id: r.offset, expireAtMs: 0 },
+  entry: { entity: 'coupon', transition: 'expired', id: r.offset, expireAtMs: 0 },
 });
 
 type EachBatch = NonNullable<ConsumerRunConfig['eachBatch']>;

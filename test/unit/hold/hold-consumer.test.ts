@@ -25,7 +25,7 @@ class RecordingSink implements HoldSink {
 /** Release time from a header; a `bad` header makes the record invalid. */
 const reader: HeldRecordReader = (r) => {
   if (r.headers?.['bad'] !== undefined) throw new Error('bad record');
-  return { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs: 0, releaseAtMs: Number(r.headers?.['release_at'] ?? 0), entry: { v: 1, entity: 'coupon', id: r.offset, expireAtMs: 0 } };
+  return { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs: 0, releaseAtMs: Number(r.headers?.['release_at'] ?? 0), entry: { entity: 'coupon', transition: 'expired', id: r.offset, expireAtMs: 0 } };
 };
 
 const released = (offset: number) => message(offset, { headers: { release_at: '0' } });

@@ -1,6 +1,10 @@
 import type { KafkaMessage } from 'kafkajs';
-import { Repartitioner } from '../../../src/ingest/repartitioner';
+import { decodeBucketEntry } from '../../../src/core/bucket-entry';
+import { entityOf, type EntityCatalogue } from '../../../src/core/entity-catalogue';
+import { parseEntityFile } from '../../../src/core/entity-file';
+import { Repartitioner, type RepartitionerOptions } from '../../../src/ingest/repartitioner';
 import { parseTopology } from '../../../src/core/topology';
+import { loadEntities } from '../../../src/ops/load-entities';
 import type { DlqRecord } from '../../../src/kafka/dlq-writer';
 import { createLogger } from '../../../src/ops/logger';
 import testTopologyJson from '../../../topics/test.json';
@@ -9,6 +13,7 @@ import { fakeProducer } from '../../support/fake-producer';
 import { waitFor } from '../../support/wait-for';
 
 const topology = parseTopology(testTopologyJson, 'topics/test.json');
+const defaults = loadEntities('entities/default.json');
 const NOW = 1_700_000_016_000;
 const cdc = 'tbcdc.timebucket.coupons';
 
@@ -20,7 +25,7 @@ function change(offset: number, id: number, expireAtMs: number): KafkaMessage {
 /** The fake of the stage being started, for callbacks that run during start(). */
 const current: { consumer?: ReturnType<typeof fakeConsumer> } = {};
 
-async function started(startFrom: 'latest' | 'earliest' = 'latest', pinNewGroup?: () => Promise<string>) {
+async function started(startFrom: 'latest' | 'earliest' = 'latest', pinNewGroup?: () => Promise<string>, catalogue: EntityCatalogue = defaults) {
   const consumer = fakeConsumer();
   current.consumer = consumer;
   const producer = fakeProducer();
@@ -29,7 +34,8 @@ async function started(startFrom: 'latest' | 'earliest' = 'latest', pinNewGroup?
     consumer: consumer.consumer,
     group: 'g.repartitioner',
     producer: producer.producer,
-    cdcTopics: { [cdc]: 'coupon' },
+    cdcTopics: { [cdc]: catalogue.entities[0]! },
+    catalogue,
     topology,
     dlq: { send: async (r) => void dlqCalls.push([r]), sendAll: async (rs) => void dlqCalls.push([...rs]) },
     clock: { now: () => NOW },
@@ -121,4 +127,59 @@ test('CDC lag while a batch cannot be routed: the whole batch counts as behind, 
   await expect(consumer.feed(cdc, 0, Array.from({ length: 10 }, (_, i) => change(1 + i, 200 + i, NOW + 5_000)), '51')).rejects.toThrow(/injected/);
   expect(stage.cdcLag()).toBe(50);
   await stage.stop();
+});
+
+describe('catalogue-driven routing', () => {
+  const event = (type: string) => ({ type, ceType: `shop.${type.toLowerCase()}`, avroName: `shop.events.E${type}`, idField: 'row_id', summary: `${type} happened.` });
+  // Mapped to the same test topic: an entity whose coupon expires free or locked, and whose lock times out.
+  const vouchers = parseEntityFile(
+    {
+      entities: [
+        {
+          ...{ name: 'voucher', table: 'coupons', id: 'id' },
+          status: { column: 'state', type: 'string', values: ['待使用', '已锁定', '已过期'] },
+          transitions: [
+            { name: 'expired', from: ['待使用', '已锁定'], to: '已过期', due: { column: 'expire_time', kind: 'datetime' }, index: 'idx_e', event: event('VOUCHER_EXPIRED') },
+            { name: 'lock_timeout', from: ['已锁定'], to: '待使用', due: { column: 'lock_expire_time', kind: 'epoch_ms' }, index: 'idx_l', event: event('VOUCHER_LOCK_TIMED_OUT') },
+          ],
+        },
+      ],
+    },
+    'inline test entities',
+  );
+
+  test('one change that makes two transitions due yields two entries, each routed by its own time', async () => {
+    const { stage, consumer, producer, dlqCalls } = await started('latest', undefined, vouchers);
+    const after = { id: 7, state: '已锁定', expire_time: NOW + 30_000, lock_expire_time: NOW + 2_000 };
+    await consumer.feed(cdc, 0, [message(0, { value: Buffer.from(JSON.stringify({ op: 'c', before: null, after, source: {} })) })]);
+    expect(dlqCalls).toHaveLength(0);
+    const sent = producer.calls[0]!.topicMessages!.flatMap((t) => t.messages.map((m) => ({ topic: t.topic, entry: decodeBucketEntry(m.value as Buffer, vouchers) })));
+    expect(sent).toEqual([
+      { topic: expect.stringMatching(/^tbtest\.(hour|day)\./), entry: { entity: 'voucher', transition: 'expired', id: '7', expireAtMs: NOW + 30_000 } },
+      { topic: expect.stringMatching(/^tbtest\.minute\./), entry: { entity: 'voucher', transition: 'lock_timeout', id: '7', expireAtMs: NOW + 2_000 } },
+    ]);
+    await stage.stop();
+  });
+
+  test('a state the file does not list goes to the DLQ as CDC_INVALID; the rest of the batch is routed', async () => {
+    const { stage, consumer, producer, dlqCalls } = await started('latest', undefined, vouchers);
+    const row = (id: number, state: string) => ({ op: 'c', before: null, after: { id, state, expire_time: NOW + 5_000, lock_expire_time: null }, source: {} });
+    await consumer.feed(cdc, 0, [message(0, { value: Buffer.from(JSON.stringify(row(1, '已作废'))) }), message(1, { value: Buffer.from(JSON.stringify(row(2, '待使用'))) })]);
+    expect(dlqCalls).toEqual([[expect.objectContaining({ error: expect.objectContaining({ code: 'CDC_INVALID', message: 'after.state: unknown voucher state "已作废"' }) })]]);
+    expect(producer.calls[0]!.topicMessages!.flatMap((t) => t.messages)).toHaveLength(1);
+    await stage.stop();
+  });
+
+  test('records of a topic without an entity go to the DLQ as CDC_INVALID, not a crash', async () => {
+    const { stage, consumer, producer, dlqCalls } = await started();
+    await consumer.feed('tbcdc.timebucket.users', 0, [change(0, 1, NOW + 5_000)]);
+    expect(dlqCalls).toEqual([[expect.objectContaining({ error: expect.objectContaining({ code: 'CDC_INVALID', message: 'no entity for topic tbcdc.timebucket.users' }) })]]);
+    expect(producer.calls).toHaveLength(0);
+    await stage.stop();
+  });
+
+  test('an entity that is not the catalogue\'s is refused at construction (every encode of it would fail)', () => {
+    const options = { cdcTopics: { [cdc]: entityOf(vouchers, 'voucher') }, catalogue: defaults } as Partial<RepartitionerOptions> as RepartitionerOptions;
+    expect(() => new Repartitioner(options)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining(`cdcTopics.${cdc}: entity 'voucher' is not the catalogue's`) }));
+  });
 });

@@ -4,13 +4,15 @@ import { parseTopology } from '../../../src/core/topology';
 import type { BucketEntry } from '../../../src/core/bucket-entry';
 import { bucketRecord } from '../../../src/core/bucket-record';
 import { createLogger } from '../../../src/ops/logger';
+import { loadEntities } from '../../../src/ops/load-entities';
 import testTopologyJson from '../../../topics/test.json';
 import { fakeProducer } from '../../support/fake-producer';
 
 // tbtest: minute 1 s × 12, guard 3 → the I1 slack is 3 s, the append budget half of it.
 const topology = parseTopology(testTopologyJson, 'topics/test.json');
+const catalogue = loadEntities('entities/default.json');
 const T0 = 1_700_000_016_000;
-const entry = (id: string, expireAtMs: number): BucketEntry => ({ v: 1, entity: 'coupon', id, expireAtMs });
+const entry = (id: string, expireAtMs: number): BucketEntry => ({ entity: 'coupon', transition: 'expired', id, expireAtMs });
 const topicsOf = (b: ProducerBatch) => b.topicMessages!.flatMap((t) => t.messages.map(() => t.topic));
 
 test('the budget is half of guard × finest width', () => {
@@ -24,7 +26,7 @@ test('a send within the budget is sent once', async () => {
     now += 1_500;
     return [];
   };
-  const records = await sendRouted({ producer: fake.producer, topology, clock: { now: () => now }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [
+  const records = await sendRouted({ producer: fake.producer, topology, catalogue, clock: { now: () => now }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [
     entry('1', T0 + 5_000),
     entry('2', T0 - 1),
   ]);
@@ -39,13 +41,13 @@ test('a send that outlasted the budget re-routes its ring entries at the new clo
     now += index === 0 ? 4_000 : 10; // the first send's retries took 4 s
     return [];
   };
-  const records = await sendRouted({ producer: fake.producer, topology, clock: { now: () => now }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [
+  const records = await sendRouted({ producer: fake.producer, topology, catalogue, clock: { now: () => now }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [
     entry('1', T0 + 5_000),
     entry('2', T0 - 1),
     entry('3', T0 + 9_000),
   ]);
   expect(fake.calls).toHaveLength(2);
-  const at = (e: BucketEntry, now: number) => bucketRecord(topology, e, now).topic;
+  const at = (e: BucketEntry, now: number) => bucketRecord(topology, catalogue, e, now).topic;
   expect(topicsOf(fake.calls[0]!).sort()).toEqual([at(entry('1', T0 + 5_000), T0), at(entry('3', T0 + 9_000), T0), 'tbtest.due'].sort());
   // Routed again at T0 + 4 s: entry 3 is now within the minute horizon (it was in the hour tier).
   expect(at(entry('3', T0 + 9_000), T0)).toMatch(/^tbtest\.hour\./);
@@ -59,7 +61,7 @@ test('a failed send throws and re-routes nothing by itself (the caller retries t
     throw new Error('broker gone');
   };
   await expect(
-    sendRouted({ producer: fake.producer, topology, clock: { now: () => T0 }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [entry('1', T0 + 5_000)]),
+    sendRouted({ producer: fake.producer, topology, catalogue, clock: { now: () => T0 }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [entry('1', T0 + 5_000)]),
   ).rejects.toThrow('broker gone');
   expect(fake.calls).toHaveLength(1);
 });

@@ -57,3 +57,15 @@ test('onChange subscribes to the switches', () => {
   expect(n).toBe(1);
   expect(s.listeners()).toBe(1); // the gate's own, which follows throttle changes
 });
+
+test("any entity of the catalogue has its throttle; a change re-rates the buckets in use", () => {
+  const s = fakeSwitches();
+  const clock = manualClock();
+  const gate = createTransitionGate(s.reader, clock);
+  s.throttle('ticket', 2);
+  expect(gate.allowance('ticket')).toBe(2);
+  gate.consume('ticket', 2);
+  s.throttle('ticket', 10); // applied at the change, before the next call
+  clock.advance(100);
+  expect(gate.allowance('ticket')).toBe(1);
+});

@@ -1,19 +1,22 @@
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../../src/config';
 import { ControlSwitches } from '../../../src/ops/control-switches';
-import { defaultSwitches, Switch, SwitchName, Switches } from '../../../src/ops/control-switch-state';
+import { defaultSwitches, Switch, SwitchName, switchNamesOf, Switches } from '../../../src/ops/control-switch-state';
+import type { SwitchRead } from '../../../src/ops/control-switch-store';
 import { createLogger } from '../../../src/ops/logger';
 
 const T0 = 1_700_000_000_000;
 
-function switches(o: Partial<Record<SwitchName, Partial<Switch>>> = {}): Switches {
-  const d = defaultSwitches();
-  return { coupon: { ...d.coupon, ...o.coupon }, order: { ...d.order, ...o.order }, scanner: { ...d.scanner, ...o.scanner } };
+const NAMES = switchNamesOf(['coupon', 'order']);
+
+function switches(o: Partial<Record<SwitchName, Partial<Switch>>> = {}, unknown: string[] = []): SwitchRead {
+  const d: Switches = defaultSwitches(NAMES);
+  return { switches: new Map([...d].map(([what, s]) => [what, { ...s, ...o[what] }])), unknown };
 }
 
 /** A poller over a database the test controls: `next` is what the next read returns (or throws). */
 function harness() {
-  let next: Switches | Error = switches();
+  let next: SwitchRead | Error = switches();
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -24,6 +27,7 @@ function harness() {
   let reads = 0;
   const failures: unknown[] = [];
   const control = new ControlSwitches({
+    names: NAMES,
     read: async () => {
       reads += 1;
       if (next instanceof Error) throw next;
@@ -37,7 +41,7 @@ function harness() {
   control.onChange(() => (changes += 1));
   return {
     control,
-    set: (value: Switches | Error) => void (next = value),
+    set: (value: SwitchRead | Error) => void (next = value),
     reads: () => reads,
     failures,
     changes: () => changes,
@@ -126,6 +130,7 @@ test('a slow read never overlaps the next poll; stop() ends the polling', async 
   let maxInFlight = 0;
   let reads = 0;
   const control = new ControlSwitches({
+    names: NAMES,
     read: async () => {
       reads += 1;
       inFlight += 1;
@@ -158,6 +163,26 @@ test('a listener that throws does not stop the others', async () => {
   h.control.onChange(() => (seen += 1));
   await h.control.start();
   expect(seen).toBe(1);
+  h.control.stop();
+});
+
+test('the switches are the entities\' and the scanner\'s; an entity may not take the scanner\'s name', () => {
+  expect(NAMES).toEqual(['coupon', 'order', 'scanner']);
+  expect(switchNamesOf(['ticket'])).toEqual(['ticket', 'scanner']);
+  expect(() => switchNamesOf(['scanner'])).toThrow(/cannot be named 'scanner'/);
+});
+
+test('a row naming no switch (an entity removed from the file) is ignored: logged once while it stays, never an error', async () => {
+  const h = harness();
+  h.set(switches({}, ['voucher']));
+  await h.control.start();
+  expect(h.control.current().known).toBe(true);
+  expect([...h.control.current().switches.keys()]).toEqual(NAMES);
+  await jest.advanceTimersByTimeAsync(3_000);
+  expect(h.logs('control switch rows naming no entity of the entities file are ignored')).toEqual([expect.objectContaining({ ignored: ['voucher'] })]);
+  expect(h.failures).toEqual([]);
+  // A name that is not a switch of this process is a programmer error, not "not paused".
+  expect(() => h.control.paused('voucher')).toThrow(RangeError);
   h.control.stop();
 });
 

@@ -5,7 +5,7 @@ import { startOpsServer, OpsServer } from '../../../src/ops/http-server';
 let server: OpsServer;
 let ready = false;
 let health = { ok: true, problems: [] as string[] };
-const metrics = createMetrics();
+const metrics = createMetrics({ entities: ['coupon', 'order'] });
 
 beforeAll(async () => {
   server = await startOpsServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => ready, health: () => health, logger: createLogger('silent') });
@@ -47,4 +47,12 @@ test('/metrics serves the registry in Prometheus text', async () => {
 
 test('unknown paths are 404', async () => {
   expect((await get('/nope')).status).toBe(404);
+});
+
+test("the entity series start at 0 for the catalogue's entities, whatever they are named", async () => {
+  const m = createMetrics({ entities: ['ticket', 'voucher'] });
+  const text = await m.registry.metrics();
+  expect(text).toMatch(/timebucket_transitions_total\{entity="ticket",path="scanner"\} 0/);
+  expect(text).toMatch(/timebucket_scanner_caught_total\{entity="voucher"\} 0/);
+  expect(text).not.toMatch(/entity="coupon"/);
 });

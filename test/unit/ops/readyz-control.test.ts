@@ -2,12 +2,13 @@
 import { createLogger } from '../../../src/ops/logger';
 import { createMetrics } from '../../../src/ops/metrics';
 import { startOpsServer, OpsServer } from '../../../src/ops/http-server';
-import { defaultSwitches, summarize, SwitchState } from '../../../src/ops/control-switch-state';
+import { defaultSwitches, summarize, switchNamesOf, SwitchState } from '../../../src/ops/control-switch-state';
 
 let server: OpsServer;
 let ready = true;
-let state: SwitchState = { known: true, switches: defaultSwitches() };
-const metrics = createMetrics();
+const NAMES = switchNamesOf(['coupon', 'order']);
+let state: SwitchState = { known: true, switches: defaultSwitches(NAMES) };
+const metrics = createMetrics({ entities: ['coupon', 'order'] });
 
 beforeAll(async () => {
   server = await startOpsServer({
@@ -18,7 +19,7 @@ beforeAll(async () => {
     readyDetails: () => ({ control: summarize(state) }),
     logger: createLogger('silent'),
   });
-  metrics.trackControl(() => (['coupon', 'order', 'scanner'] as const).map((what) => ({ what, paused: state.switches[what].paused, perSecond: state.switches[what].perSecond })));
+  metrics.trackControl(() => [...state.switches.values()].map((s) => ({ what: s.what, paused: s.paused, perSecond: s.perSecond })));
 });
 
 afterAll(async () => {
@@ -35,8 +36,8 @@ test('nothing switched: ready, nothing paused or throttled', async () => {
 });
 
 test('paused and throttled switches are listed, and a paused process is still ready (200)', async () => {
-  const d = defaultSwitches();
-  state = { known: true, switches: { ...d, coupon: { ...d.coupon, paused: true }, order: { ...d.order, perSecond: 50 } } };
+  const d = defaultSwitches(NAMES);
+  state = { known: true, switches: new Map([...d, ['coupon', { ...d.get('coupon')!, paused: true }], ['order', { ...d.get('order')!, perSecond: 50 }]]) };
   expect(await readyz()).toEqual({ status: 200, type: 'application/json', body: { ready: true, control: { known: true, paused: ['coupon'], throttled: { order: 50 } } } });
   const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
   expect(text).toMatch(/timebucket_control_paused\{what="coupon"\} 1/);
@@ -46,7 +47,7 @@ test('paused and throttled switches are listed, and a paused process is still re
 });
 
 test('switches never read yet: everything reported paused, as the process behaves', async () => {
-  state = { known: false, switches: defaultSwitches() };
+  state = { known: false, switches: defaultSwitches(NAMES) };
   expect((await readyz()).body).toEqual({ ready: true, control: { known: false, paused: ['coupon', 'order', 'scanner'], throttled: {} } });
 });
 

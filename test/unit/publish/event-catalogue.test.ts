@@ -1,30 +1,65 @@
+/**
+ * The default catalogue's events (entities/default.json) against what they are published with:
+ * the topics of topics/production.json and the schema files under schemas/.
+ */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EventCatalogue } from '../../../src/core/event-catalogue';
-import { EventTypes } from '../../../src/core/events';
+import { ConfigError } from '../../../src/core/errors';
+import { eventFieldNames, eventTopics } from '../../../src/core/event-catalogue';
+import { parseTopology } from '../../../src/core/topology';
 import { loadEventSchema } from '../../../src/publish/schemas';
+import { schemaFileProblems } from '../../../src/publish/schema-file-check';
+import { catalogue, couponExpired, orderCancelled, root } from './default-catalogue';
 
-const root = join(__dirname, '../../..');
+const production = parseTopology(readFileSync(join(root, 'topics/production.json'), 'utf8'), 'topics/production.json');
 
-describe('the event catalogue', () => {
-  test('one entry per event type, each under its own type, CloudEvents type and topic', () => {
-    expect(Object.keys(EventCatalogue).sort()).toEqual([...EventTypes].sort());
-    for (const [type, spec] of Object.entries(EventCatalogue)) expect(spec.type).toBe(type);
-    const specs = Object.values(EventCatalogue);
-    for (const field of ['ceType', 'topic', 'schemaFile', 'avroName'] as const) expect(new Set(specs.map((s) => s[field])).size).toBe(specs.length);
+describe('the default catalogue\'s events', () => {
+  test('today\'s two events, each with its own type, CloudEvents type, Avro name and schema file', () => {
+    expect(catalogue.events.map((e) => [e.type, e.entity, e.transition, e.idField])).toEqual([
+      ['COUPON_EXPIRED', 'coupon', 'expired', 'coupon_id'],
+      ['ORDER_CANCELLED', 'order', 'cancelled', 'order_id'],
+    ]);
+    for (const field of ['type', 'ceType', 'schemaFile', 'avroName'] as const) expect(new Set(catalogue.events.map((s) => s[field])).size).toBe(catalogue.events.length);
+    expect(couponExpired.ceType).toBe('timebucket.coupon.expired');
+    expect(orderCancelled.ceType).toBe('timebucket.order.cancelled');
   });
 
-  test('its topics are the ones topics/production.json declares', () => {
-    const production = JSON.parse(readFileSync(join(root, 'topics/production.json'), 'utf8')) as { events: Array<{ type: string; topic: string }> };
-    expect(Object.fromEntries(production.events.map((e) => [e.type, e.topic]))).toEqual(Object.fromEntries(Object.values(EventCatalogue).map((s) => [s.type, s.topic])));
+  test('their topics are the ones topics/production.json declares, and it declares no other event', () => {
+    expect(eventTopics(catalogue, production)).toEqual({ COUPON_EXPIRED: 'timebucket.events.coupon-expired', ORDER_CANCELLED: 'timebucket.events.order-cancelled' });
+    expect(production.events.map((e) => e.type).sort()).toEqual(catalogue.events.map((e) => e.type).sort());
   });
 
-  test('each schema file is the Avro record it names, with the id field as a long and event_key, event_type first', () => {
-    for (const spec of Object.values(EventCatalogue)) {
-      const schema = JSON.parse(loadEventSchema(spec.type)) as { name: string; namespace: string; fields: Array<{ name: string; type: unknown }> };
+  test('each schema file is the Avro record the event names, with exactly its fields, the id a long and event_key, event_type first', () => {
+    for (const spec of catalogue.events) {
+      const schema = JSON.parse(readFileSync(join(root, 'schemas', spec.schemaFile!), 'utf8')) as { name: string; namespace: string; fields: Array<{ name: string; type: unknown }> };
+      expect(schemaFileProblems(spec, schema)).toEqual([]);
       expect(`${schema.namespace}.${schema.name}`).toBe(spec.avroName);
       expect(schema.fields.find((f) => f.name === spec.idField)?.type).toBe('long');
       expect(schema.fields.slice(0, 2).map((f) => f.name)).toEqual(['event_key', 'event_type']);
+      // Registered as the file is, re-stringified: the bytes of the .avsc files define the contract.
+      expect(loadEventSchema(spec)).toBe(JSON.stringify(schema));
     }
   });
+});
+
+test('eventFieldNames: the standard fields, the id third, then the declared ones in order', () => {
+  expect(eventFieldNames(orderCancelled)).toEqual([
+    ...['event_key', 'event_type', 'order_id', 'from_status', 'to_status', 'due_at', 'occurred_at', 'path'],
+    ...['user_id', 'reason', 'coupon_id', 'coupon_released', 'version'],
+  ]);
+});
+
+test('eventTopics names every event the topology has no topic for, at once', () => {
+  const thrown = (events: typeof production.events): unknown => {
+    try {
+      eventTopics(catalogue, { events });
+    } catch (err) {
+      return err;
+    }
+    return undefined;
+  };
+  const one = thrown(production.events.filter((e) => e.type === 'COUPON_EXPIRED'));
+  expect(one).toBeInstanceOf(ConfigError);
+  expect((one as ConfigError).details['problems']).toEqual(['events: no topic for ORDER_CANCELLED']);
+  expect(thrown([])).toMatchObject({ message: expect.stringMatching(/no topic for COUPON_EXPIRED, ORDER_CANCELLED$/) });
 });

@@ -1,7 +1,9 @@
+import { entityNames } from '../../../src/core/entity-catalogue';
 import { createMetrics } from '../../../src/ops/metrics';
+import { catalogue } from './default-catalogue';
 
 test('one scrape reads the outbox once for all its gauges, and the next scrape reads it again', async () => {
-  const metrics = createMetrics();
+  const metrics = createMetrics({ entities: entityNames(catalogue) });
   let reads = 0;
   let rows = 10_000;
   metrics.trackOutbox(async () => {
@@ -19,7 +21,7 @@ test('one scrape reads the outbox once for all its gauges, and the next scrape r
 });
 
 test('the retention counter and the capped backlog are described as such', async () => {
-  const metrics = createMetrics();
+  const metrics = createMetrics({ entities: entityNames(catalogue) });
   metrics.outboxPurged.inc(5);
   const text = await metrics.registry.metrics();
   expect(text).toMatch(/^timebucket_outbox_purged_total 5$/m);

@@ -1,7 +1,8 @@
-import type { CouponExpired, OrderCancelled } from '../../../src/core/events';
+import { parseEntityFile } from '../../../src/core/entity-file';
 import { parseOutboxPayload } from '../../../src/publish/outbox-payload';
+import { catalogue, couponExpired, orderCancelled } from './default-catalogue';
 
-const coupon: CouponExpired = {
+const coupon = {
   event_key: 'coupon-expired-42-1000',
   event_type: 'COUPON_EXPIRED',
   coupon_id: '42',
@@ -14,7 +15,7 @@ const coupon: CouponExpired = {
   version: 3,
 };
 
-const order: OrderCancelled = {
+const order = {
   event_key: 'order-cancelled-7-1000',
   event_type: 'ORDER_CANCELLED',
   order_id: '7',
@@ -30,6 +31,8 @@ const order: OrderCancelled = {
   version: 1,
 };
 
+const parse = (input: Parameters<typeof parseOutboxPayload>[1]) => parseOutboxPayload(catalogue, input);
+
 function row(payload: unknown, over: Partial<{ eventKey: string; eventType: string; entityId: string }> = {}) {
   const p = payload as { event_key?: string; event_type?: string };
   return {
@@ -42,18 +45,18 @@ function row(payload: unknown, over: Partial<{ eventKey: string; eventType: stri
 
 describe('parseOutboxPayload', () => {
   test('accepts a row whose columns agree with its payload', () => {
-    expect(parseOutboxPayload(row(coupon))).toEqual({ ok: true, eventType: 'COUPON_EXPIRED', payload: coupon, occurredAtMs: 1_250 });
-    expect(parseOutboxPayload(row(order, { entityId: '7' }))).toEqual({ ok: true, eventType: 'ORDER_CANCELLED', payload: order, occurredAtMs: 1_001 });
+    expect(parse(row(coupon))).toEqual({ ok: true, event: couponExpired, payload: coupon, occurredAtMs: 1_250 });
+    expect(parse(row(order, { entityId: '7' }))).toEqual({ ok: true, event: orderCancelled, payload: order, occurredAtMs: 1_001 });
   });
 
   test('keeps an id beyond 2^53 exact (a decimal string), and the whole payload with it', () => {
     const big = { ...coupon, event_key: 'coupon-expired-9223372036854775807-1000', coupon_id: '9223372036854775807', user_id: '18446744073709551615' };
-    expect(parseOutboxPayload(row(big, { entityId: '9223372036854775807' }))).toEqual({ ok: true, eventType: 'COUPON_EXPIRED', payload: big, occurredAtMs: 1_250 });
+    expect(parse(row(big, { entityId: '9223372036854775807' }))).toEqual({ ok: true, event: couponExpired, payload: big, occurredAtMs: 1_250 });
   });
 
   test('accepts a row written before ids were strings: a safe-integer id', () => {
     const legacy = { ...coupon, coupon_id: 42, user_id: 9 };
-    expect(parseOutboxPayload(row(legacy))).toMatchObject({ ok: true, payload: legacy });
+    expect(parse(row(legacy))).toMatchObject({ ok: true, payload: legacy });
   });
 
   test.each([
@@ -69,8 +72,31 @@ describe('parseOutboxPayload', () => {
     ['an occurred_at that is not an instant', row({ ...coupon, occurred_at: '2031-01-01' }), /occurred_at "2031-01-01" is not/],
     ['an occurred_at out of Date range', row({ ...coupon, occurred_at: 9e15 }), /occurred_at 9000000000000000 is not/],
   ])('rejects %s with a reason', (_what, input, reason) => {
-    const parsed = parseOutboxPayload(input);
+    const parsed = parse(input);
     expect(parsed.ok).toBe(false);
     expect(parsed.ok ? '' : parsed.reason).toMatch(reason);
   });
+});
+
+test('the event types and id fields are the catalogue\'s: another catalogue\'s event is poison, its own are read by their idField', () => {
+  const tickets = parseEntityFile(
+    {
+      entities: [
+        {
+          ...{ name: 'ticket', table: 't_ticket', id: 'ticket_id', status: { column: 'state', type: 'integer' } },
+          transitions: [
+            {
+              ...{ name: 'lapsed', from: [1], to: 2, due: { column: 'valid_until', kind: 'epoch_s' }, index: 'idx_t_ticket_state_valid' },
+              event: { type: 'TICKET_LAPSED', ceType: 'shop.ticket.lapsed', avroName: 'shop.TicketLapsed', idField: 'ticket_ref', summary: 'A ticket lapsed.' },
+            },
+          ],
+        },
+      ],
+    },
+    'tickets.json',
+  );
+  expect(parseOutboxPayload(tickets, row(coupon))).toEqual({ ok: false, reason: "unknown event type 'COUPON_EXPIRED'" });
+  const lapsed = { event_key: 'ticket-lapsed-42-1000', event_type: 'TICKET_LAPSED', ticket_ref: '42', from_status: 1, to_status: 2, due_at: 1_000, occurred_at: 1_000_001, path: 'stream' };
+  expect(parseOutboxPayload(tickets, row(lapsed))).toMatchObject({ ok: true, event: { type: 'TICKET_LAPSED', idField: 'ticket_ref' }, payload: lapsed });
+  expect(parseOutboxPayload(tickets, row({ ...lapsed, ticket_ref: '43' }))).toMatchObject({ ok: false, reason: expect.stringMatching(/ticket_ref "43" differs from the row's entity_id 42/) });
 });

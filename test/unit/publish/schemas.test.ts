@@ -1,55 +1,42 @@
 /**
- * The .avsc files match the payload types in src/core/events.ts field for field: the sample
- * events below are typed, so a field added to a type without the schema (or the reverse)
- * fails here rather than as poison rows in production.
+ * The default events' schema files against the payloads the expirer writes (core/events.ts
+ * transitionEvent): each file holds exactly the payload's fields and encodes it, so a field
+ * added to the entities file without the schema (or the reverse) fails here rather than as
+ * poison rows in production. And what loadEventSchema refuses.
  */
-import type { CouponExpired, EventType, OrderCancelled } from '../../../src/core/events';
-import { loadEventSchema, subjectFor } from '../../../src/publish/schemas';
+import { Type } from 'avsc';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import type { EntityCatalogue, EventSpec } from '../../../src/core/entity-catalogue';
+import { ConfigError } from '../../../src/core/errors';
+import { transitionEvent } from '../../../src/core/events';
+import { exactLongHook } from '../../../src/publish/exact-long';
+import { eventSchemas, loadEventSchema, subjectFor } from '../../../src/publish/schemas';
+import { catalogue, couponExpired } from './default-catalogue';
 
 type Field = { name: string; type: unknown; doc?: string; default?: unknown };
 
-const samples: Record<EventType, CouponExpired | OrderCancelled> = {
-  COUPON_EXPIRED: {
-    event_key: 'coupon-expired-1-2',
-    event_type: 'COUPON_EXPIRED',
-    coupon_id: '1',
-    user_id: '2',
-    from_status: 'ACTIVE',
-    to_status: 'EXPIRED',
-    due_at: 2,
-    occurred_at: 3,
-    path: 'stream',
-    version: 1,
-  },
-  ORDER_CANCELLED: {
-    event_key: 'order-cancelled-1-2',
-    event_type: 'ORDER_CANCELLED',
-    order_id: '1',
-    user_id: '2',
-    from_status: 'UNPAID',
-    to_status: 'CANCELLED',
-    reason: 'TIMEOUT',
-    coupon_id: null,
-    coupon_released: false,
-    due_at: 2,
-    occurred_at: 3,
-    path: 'stream',
-    version: 1,
-  },
-};
+/** The payload of one transition of `spec`'s, as the expirer writes it to the outbox. */
+function samplePayload(spec: EventSpec): Record<string, unknown> {
+  const t = transitionOf(catalogue, spec.entity, spec.transition);
+  const row = { id: '1', status: t.from[0]!, dueAtMs: 2, columns: { user_id: '2', version: 0, coupon_id: null } };
+  return { ...transitionEvent(t, row, { occurredAtMs: 3, path: 'stream', effects: t.effects.map(() => false) }) };
+}
 
 const timestamp = { type: 'long', logicalType: 'timestamp-millis' };
 
-describe.each(Object.keys(samples) as EventType[])('%s schema', (type) => {
-  const schema = JSON.parse(loadEventSchema(type)) as { type: string; namespace: string; doc?: string; fields: Field[] };
+describe.each(catalogue.events.map((e) => [e.type, e] as const))('%s schema', (_type, spec) => {
+  const schema = JSON.parse(loadEventSchema(spec)) as { type: string; namespace: string; doc?: string; fields: Field[] };
   const byName = new Map(schema.fields.map((f) => [f.name, f]));
 
-  test('is a documented record in timebucket.events with exactly the payload fields', () => {
+  test('is a documented record in timebucket.events with exactly the payload\'s fields, which it encodes', () => {
     expect(schema.type).toBe('record');
     expect(schema.namespace).toBe('timebucket.events');
     expect(schema.doc).toEqual(expect.any(String));
-    expect(schema.fields.map((f) => f.name)).toEqual(Object.keys(samples[type]));
+    const payload = samplePayload(spec);
+    expect(schema.fields.map((f) => f.name).sort()).toEqual(Object.keys(payload).sort());
     for (const f of schema.fields) expect([f.name, f.doc]).toEqual([f.name, expect.stringMatching(/\S/)]);
+    const type = Type.forSchema(schema as never, { typeHook: exactLongHook });
+    expect(type.fromBuffer(type.toBuffer(payload))).toMatchObject({ event_key: payload['event_key'], [spec.idField]: 1n });
   });
 
   test('uses longs for ids and timestamp-millis longs for times', () => {
@@ -58,9 +45,44 @@ describe.each(Object.keys(samples) as EventType[])('%s schema', (type) => {
       else if (name.endsWith('_id') && name !== 'coupon_id') expect([name, f.type]).toEqual([name, 'long']);
     }
     const couponId = byName.get('coupon_id')!;
-    if (type === 'ORDER_CANCELLED') expect(couponId).toMatchObject({ type: ['null', 'long'], default: null });
+    if (spec.type === 'ORDER_CANCELLED') expect(couponId).toMatchObject({ type: ['null', 'long'], default: null });
     else expect(couponId.type).toBe('long');
   });
+});
+
+describe('loadEventSchema refuses', () => {
+  test('a schema file that lacks a field the entities file declares, naming it', () => {
+    const spec: EventSpec = { ...couponExpired, fields: [...couponExpired.fields, { name: 'campaign', source: 'column', column: 'campaign_id' }] };
+    expect(() => loadEventSchema(spec)).toThrow(ConfigError);
+    expect(() => loadEventSchema(spec)).toThrow(/coupon-expired\.avsc .*field 'campaign' is missing \(declared in the entities file\)/);
+  });
+
+  test('a schema file whose record has another name', () => {
+    expect(() => loadEventSchema({ ...couponExpired, avroName: 'timebucket.events.CouponGone' })).toThrow(/named timebucket\.events\.CouponExpired, the entities file says timebucket\.events\.CouponGone/);
+  });
+
+  test('a schema file that does not exist', () => {
+    expect(() => loadEventSchema({ ...couponExpired, schemaFile: 'coupon-gone.avsc' })).toThrow(/cannot read the schema of COUPON_EXPIRED: coupon-gone\.avsc/);
+  });
+
+  test('an event without a schema file when no table columns are given', () => {
+    expect(() => loadEventSchema({ ...couponExpired, schemaFile: null })).toThrow(/COUPON_EXPIRED: no schema file, and no table columns/);
+  });
+});
+
+test('eventSchemas: every event\'s schema by type, or every problem of every event at once', () => {
+  expect(eventSchemas(catalogue)).toEqual(Object.fromEntries(catalogue.events.map((e) => [e.type, loadEventSchema(e)])));
+  const broken: EntityCatalogue = { ...catalogue, events: catalogue.events.map((e) => ({ ...e, fields: e.fields.slice(1) })) };
+  let problems: unknown;
+  try {
+    eventSchemas(broken);
+  } catch (err) {
+    problems = (err as ConfigError).details['problems'];
+  }
+  expect(problems).toEqual([
+    "coupon-expired.avsc (COUPON_EXPIRED): field 'user_id' is neither a standard field nor declared in the entities file",
+    "order-cancelled.avsc (ORDER_CANCELLED): field 'user_id' is neither a standard field nor declared in the entities file",
+  ]);
 });
 
 test('subjects are <topic>-value', () => {

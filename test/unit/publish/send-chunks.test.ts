@@ -6,7 +6,7 @@ import { eventHeaders } from '../../../src/publish/event-headers';
 const message = (valueBytes: number, key = '123456789'): Message => ({
   key,
   value: Buffer.alloc(valueBytes),
-  headers: { ...eventHeaders({ eventKey: `coupon-expired-${key}-1000`, eventType: 'COUPON_EXPIRED', entityId: key, occurredAtMs: 1_000, dataSchema: 'http://registry:8081/schemas/ids/1' }) },
+  headers: { ...eventHeaders({ eventKey: `coupon-expired-${key}-1000`, event: { type: 'COUPON_EXPIRED', ceType: 'timebucket.coupon.expired' }, entityId: key, occurredAtMs: 1_000, dataSchema: 'http://registry:8081/schemas/ids/1' }) },
 });
 
 test('recordBytes bounds key, value, every header and the per-record varints', () => {

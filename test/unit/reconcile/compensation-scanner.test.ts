@@ -1,10 +1,11 @@
-import type { EntityType } from '../../../src/core/bucket-entry';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { CompensationScanner, ScannerOptions } from '../../../src/reconcile/compensation-scanner';
-import type { ScanPage } from '../../../src/reconcile/sql/claim-scan-page';
+import { lastPassOfEntity } from '../../../src/reconcile/start-scanner';
+import { scanCursorsOf, type ScanPage } from '../../../src/reconcile/sql/claim-scan-page';
 import { createLogger } from '../../../src/ops/logger';
 import { waitFor } from '../../support/wait-for';
+import { defaults, tickets, twoCouponTransitions } from './catalogues';
 
 const page = (ids: string[], o: Partial<ScanPage> = {}): ScanPage => ({ rows: ids.map((id) => ({ id, expireAtMs: 1 })), inPass: true, passComplete: false, ...o });
 const outcome = (entries: readonly ScheduledEntry[], caught: number): BatchOutcome => ({
@@ -16,20 +17,20 @@ const outcome = (entries: readonly ScheduledEntry[], caught: number): BatchOutco
 
 function harness(pages: Array<ScanPage | Error>, o: Partial<ScannerOptions> = {}) {
   const claims: number[] = [];
-  const batches: Array<{ entity: EntityType; ids: string[] }> = [];
+  const batches: Array<{ transition: string; ids: string[] }> = [];
   const caught: number[] = [];
   const passes: number[] = [];
   let next = 0;
   const scanner = new CompensationScanner({
-    entities: ['coupon'],
+    cursors: scanCursorsOf(defaults).filter((c) => c.key === 'coupon'),
     claimPage: async () => {
       claims.push(Date.now());
       const p = pages[Math.min(next++, pages.length - 1)]!;
       if (p instanceof Error) throw p;
       return p;
     },
-    expireBatch: async (entity, entries) => {
-      batches.push({ entity, ids: entries.map((e) => e.id) });
+    expireBatch: async (transition, entries) => {
+      batches.push({ transition: transition.ref, ids: entries.map((e) => e.id) });
       return outcome(entries, 1); // the stream did the others meanwhile
     },
     intervalMs: 60_000,
@@ -48,9 +49,9 @@ test('pages through a pass, transitions each page, counts only what it caught, t
   h.scanner.start();
   await waitFor('the pass to complete', () => (h.passes.length === 1 ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
   expect(h.batches).toEqual([
-    { entity: 'coupon', ids: ['1', '2'] },
-    { entity: 'coupon', ids: ['3', '4'] },
-    { entity: 'coupon', ids: ['5'] },
+    { transition: 'coupon.expired', ids: ['1', '2'] },
+    { transition: 'coupon.expired', ids: ['3', '4'] },
+    { transition: 'coupon.expired', ids: ['5'] },
   ]);
   expect(h.caught).toEqual([1, 1, 1]);
   await new Promise((r) => setTimeout(r, 100));
@@ -74,4 +75,68 @@ test('a failing claim backs off and is tried again; the loop never dies', async 
   await waitFor('the page after the failures', () => (h.batches.length === 1 ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
   expect(h.claims).toHaveLength(3);
   await h.scanner.stop();
+});
+
+test('cursors: one per transition, keyed by the entity for its first (today\'s rows) and by the ref otherwise; one per from-value', () => {
+  expect(scanCursorsOf(defaults).map((c) => [c.key, c.transition.ref, c.from])).toEqual([
+    ['coupon', 'coupon.expired', 'ACTIVE'],
+    ['order', 'order.cancelled', 'UNPAID'],
+  ]);
+  expect(scanCursorsOf(twoCouponTransitions).map((c) => [c.key, c.transition.ref, c.from])).toEqual([
+    ['coupon', 'coupon.expired', 'ACTIVE'],
+    ['coupon.unlocked', 'coupon.unlocked', 'LOCKED'],
+  ]);
+  // An integer status with two from-values: each value its own index range, its own cursor.
+  expect(scanCursorsOf(tickets).map((c) => [c.key, c.from])).toEqual([
+    ['ticket', 1],
+    ['ticket#1', 2],
+  ]);
+});
+
+test('two transitions of one entity: a loop and a cursor each, each page run as its own transition', async () => {
+  const claimed: string[] = [];
+  const batches: Array<[string, string[]]> = [];
+  const pages = new Map<string, ScanPage[]>([
+    ['coupon', [page(['1', '2'], { passComplete: true })]],
+    ['coupon.unlocked', [page(['3']), page(['4'], { passComplete: true })]],
+  ]);
+  const scanner = new CompensationScanner({
+    cursors: scanCursorsOf(twoCouponTransitions),
+    claimPage: async (cursor) => {
+      claimed.push(cursor.key);
+      return pages.get(cursor.key)!.shift() ?? page([], { inPass: false });
+    },
+    expireBatch: async (transition, entries) => {
+      batches.push([transition.ref, entries.map((e) => e.id)]);
+      return outcome(entries, entries.length);
+    },
+    intervalMs: 60_000,
+    maxPagesPerSecond: 1_000,
+    backoff: { baseMs: 10, maxMs: 20 },
+    clock: { now: () => Date.now() },
+    logger: createLogger('silent'),
+  });
+  scanner.start();
+  await waitFor('both cursors through their pass', () => (batches.length === 3 ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
+  await scanner.stop();
+  expect(batches.filter(([ref]) => ref === 'coupon.expired')).toEqual([['coupon.expired', ['1', '2']]]);
+  expect(batches.filter(([ref]) => ref === 'coupon.unlocked')).toEqual([
+    ['coupon.unlocked', ['3']],
+    ['coupon.unlocked', ['4']],
+  ]);
+  expect(claimed.filter((k) => k === 'coupon')).toHaveLength(1);
+  expect(claimed.filter((k) => k === 'coupon.unlocked')).toHaveLength(2);
+});
+
+test("an entity's last-pass time is the oldest of its cursors' last passes, once each has completed one", () => {
+  const [expired, unlocked] = scanCursorsOf(twoCouponTransitions);
+  const lastPass = lastPassOfEntity(scanCursorsOf(twoCouponTransitions));
+  expect(lastPass(expired!, 1_000)).toBeUndefined(); // unlocked has not completed a pass yet
+  expect(lastPass(unlocked!, 1_500)).toBe(1_000);
+  expect(lastPass(expired!, 2_000)).toBe(1_500);
+  // Another entity's cursors do not hold it back.
+  const [coupon, order] = scanCursorsOf(defaults);
+  const single = lastPassOfEntity(scanCursorsOf(defaults));
+  expect(single(coupon!, 5)).toBe(5);
+  expect(single(order!, 7)).toBe(7);
 });

@@ -147,7 +147,7 @@ describe('output', () => {
       'transitioned: 1',
       'already done: 1',
       'not due: 0',
-      'stale (paid, used, extended or gone since): 1',
+      'stale (moved on, extended or gone since): 1',
       'invalid records skipped: 0',
     ]);
     expect(replayJson(summary)).toMatchObject({ bucket: { start: '2026-12-01T10:15:30.000Z', end: '2026-12-01T10:15:31.000Z' }, transitioned: 1, stale: 1 });

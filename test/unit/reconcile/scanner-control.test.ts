@@ -1,30 +1,31 @@
 /** The compensation scanner under the operator's switches: pause (scanner or entity) and throttle. */
-import type { EntityType } from '../../../src/core/bucket-entry';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { createTransitionGate } from '../../../src/ops/control-gate';
 import { createLogger } from '../../../src/ops/logger';
 import { CompensationScanner } from '../../../src/reconcile/compensation-scanner';
-import type { ScanPage } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanCursorsOf, type ScanPage } from '../../../src/reconcile/sql/claim-scan-page';
 import { fakeSwitches } from '../../support/fake-switches';
+import { defaults, twoCouponTransitions } from './catalogues';
 
 const T0 = 1_700_000_000_000;
 const clock = { now: () => Date.now() };
 
 /** Every claim returns a full page of `pageRows` fresh ids (a pass that never ends). */
-function harness(o: { entities?: EntityType[]; pageRows?: number } = {}) {
+function harness(o: { entities?: string[]; pageRows?: number; catalogue?: typeof defaults } = {}) {
   const switches = fakeSwitches();
-  const claims: Array<{ entity: EntityType; at: number }> = [];
-  const batches: Array<{ entity: EntityType; ids: string[]; at: number }> = [];
+  const claims: Array<{ entity: string; at: number }> = [];
+  const batches: Array<{ entity: string; ids: string[]; at: number }> = [];
   let seq = 0;
+  const entities = o.entities ?? ['coupon'];
   const scanner = new CompensationScanner({
-    entities: o.entities ?? ['coupon'],
-    claimPage: async (entity): Promise<ScanPage> => {
-      claims.push({ entity, at: Date.now() });
+    cursors: scanCursorsOf(o.catalogue ?? defaults).filter((c) => entities.includes(c.transition.entity)),
+    claimPage: async (cursor): Promise<ScanPage> => {
+      claims.push({ entity: cursor.transition.entity, at: Date.now() });
       return { rows: Array.from({ length: o.pageRows ?? 2 }, () => ({ id: String(++seq), expireAtMs: 1 })), inPass: true, passComplete: false };
     },
-    expireBatch: async (entity, entries: readonly ScheduledEntry[]): Promise<BatchOutcome> => {
-      batches.push({ entity, ids: entries.map((e) => e.id), at: Date.now() });
+    expireBatch: async (transition, entries: readonly ScheduledEntry[]): Promise<BatchOutcome> => {
+      batches.push({ entity: transition.entity, ids: entries.map((e) => e.id), at: Date.now() });
       return { transitioned: [], notYetDue: [], stale: [...entries], dbNowMs: Date.now() };
     },
     intervalMs: 60_000,
@@ -100,4 +101,18 @@ test('stop() wakes a scanner waiting out a pause or a throttle', async () => {
   await jest.advanceTimersByTimeAsync(0);
   await stopped;
   expect(h.scanner.lifecycle).toBe('STOPPED');
+});
+
+test("an entity's pause and throttle hold every one of its transitions' cursors", async () => {
+  const h = harness({ catalogue: twoCouponTransitions, pageRows: 10 });
+  h.switches.throttle('coupon', 4);
+  h.scanner.start();
+  await jest.advanceTimersByTimeAsync(999);
+  // One bucket of 4 tokens a second for the entity, shared by its two loops.
+  expect(h.batches.reduce((n, b) => n + b.ids.length, 0)).toBe(4);
+  h.switches.pause('coupon');
+  const before = h.claims.length;
+  await jest.advanceTimersByTimeAsync(10_000);
+  expect(h.claims.length).toBe(before);
+  await h.scanner.stop();
 });

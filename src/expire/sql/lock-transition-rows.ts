@@ -1,0 +1,54 @@
+/**
+ * Locks the rows of a batch that are in the transition's from-set, by primary key. Inputs: ids.
+ * Output: those rows: the id as its exact decimal string, the status, the due time as epoch ms
+ * and the columns the event needs (core/events.ts eventColumns), decoded (expire/row-values.ts).
+ * An id missing from the output is not in a from-state now (gone, used, LOCKED…): stale for the
+ * plan.
+ *
+ *   SELECT `id`, `status`, `<due>`, <event columns> FROM `<table>` FORCE INDEX (PRIMARY)
+ *    WHERE `id` IN (?ids) AND `status` IN (?from) ORDER BY `id` FOR UPDATE
+ *
+ * Safe to re-run: a read under FOR UPDATE; InnoDB takes the row locks in primary-key order, so
+ * two batches over overlapping ids cannot deadlock on each other. Under READ COMMITTED (db/knex)
+ * a row that does not match the status is unlocked at once: a LOCKED coupon, which an order
+ * cancellation locks and releases, is never held here, so the two cannot deadlock.
+ * FORCE INDEX (PRIMARY): by key, never a scan of the (status, due) index (see transition-rows.ts).
+ */
+import type { Knex } from 'knex';
+import type { Entity, Transition } from '../../core/entity-catalogue';
+import type { LockedRow } from '../../core/expiry-plan';
+import { eventColumns, type ColumnValue } from '../../core/events';
+import { dueMsOf } from '../../db/due-value';
+import { bigintString } from '../../db/bigint-string';
+import { quoteId } from '../../db/quote-id';
+import { columnValueOf, fieldTypes, statusValueOf, type FieldInfo } from '../row-values';
+
+export type LockedTransitionRow = LockedRow & Readonly<{ columns: Readonly<Record<string, ColumnValue>> }>;
+
+export type LockTransitionRows = Readonly<{
+  sql: string;
+  run: (trx: Knex.Transaction, ids: readonly string[]) => Promise<LockedTransitionRow[]>;
+}>;
+
+export function lockTransitionRows(entity: Entity, t: Transition): LockTransitionRows {
+  const wanted = eventColumns(t);
+  const extra = wanted.filter((c) => c !== entity.idColumn && c !== entity.status.column && c !== t.due.column);
+  const select = [entity.idColumn, entity.status.column, t.due.column, ...extra].map(quoteId).join(', ');
+  const id = quoteId(entity.idColumn);
+  const sql = `SELECT ${select} FROM ${quoteId(entity.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?) AND ${quoteId(entity.status.column)} IN (?) ORDER BY ${id} FOR UPDATE`;
+  const at = (column: string): string => `${entity.table}.${column}`;
+  return {
+    sql,
+    run: async (trx, ids) => {
+      if (ids.length === 0) return [];
+      const [rows, fields] = (await trx.raw(sql, [[...ids], [...t.from]] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
+      const types = fieldTypes(fields);
+      return rows.map((r) => ({
+        id: bigintString(r[entity.idColumn], at(entity.idColumn)),
+        status: statusValueOf(r[entity.status.column], entity.status.type, at(entity.status.column)),
+        expireAtMs: dueMsOf(t.due.kind, r[t.due.column], at(t.due.column)),
+        columns: Object.fromEntries(wanted.map((c) => [c, columnValueOf(r[c], types.get(c), at(c))])),
+      }));
+    },
+  };
+}

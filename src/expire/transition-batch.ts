@@ -1,0 +1,119 @@
+/**
+ * The expiry transaction, for any transition of the entity catalogue: one batch of one
+ * transition in one transaction.
+ *
+ *   lock the batch's rows in a from-state (by primary key, in id order)
+ *   → read the database clock (NOW(3))
+ *   → decide (core/expiry-plan.ts): due, not yet due (I2), stale
+ *   → guarded UPDATE of the due rows: from → to, with the transition's assignments
+ *   → each effect: lock the other entity's rows held by the due rows, then move them
+ *   → INSERT IGNORE one outbox row per transitioned row (I4)
+ *
+ * The event exists if and only if the transition committed: the UPDATE must have changed every
+ * row the plan found due, or the transaction rolls back (GuardMismatch) rather than write an
+ * event for a row it did not move. Re-running the same batch is harmless: rows already moved are
+ * stale and their event_key is already in the outbox.
+ *
+ * Lock order: the transition's own rows, then each effect's rows (an order, then its coupons),
+ * the same in every batch, so batches cannot deadlock one another. An effect's rows flow back
+ * through CDC and are scheduled (and moved if overdue) there.
+ *
+ * Every statement's text is built once per transition, here at construction (identifiers quoted
+ * by quoteId, every value bound); transitionStatements gives the texts to the plan tests.
+ */
+import type { Knex } from 'knex';
+import { entityOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
+import { planExpiry, type ScheduledEntry } from '../core/expiry-plan';
+import { transitionEvent, type ExpiryPath } from '../core/events';
+import { type BatchOutcome, outcomeOf } from './batch-outcome';
+import { applyEffect, type ApplyEffect } from './sql/apply-effect';
+import { insertOutbox } from './sql/insert-outbox';
+import { lockEffectRows, type LockEffectRows } from './sql/lock-effect-rows';
+import { lockTransitionRows, type LockTransitionRows } from './sql/lock-transition-rows';
+import { readDbNow } from './sql/read-db-now';
+import { transitionRows, type TransitionRows } from './sql/transition-rows';
+
+export type RunTransition = (transition: Transition, entries: readonly ScheduledEntry[], path: ExpiryPath) => Promise<BatchOutcome>;
+
+export type TransitionBatches = Readonly<{ run: RunTransition }>;
+
+/** The SQL text of each statement of a transition's transaction (the outbox insert aside). */
+export type TransitionStatements = Readonly<{
+  lock: string;
+  update: string;
+  effects: ReadonlyArray<Readonly<{ lock: string; update: string }>>;
+}>;
+
+type Compiled = Readonly<{
+  transition: Transition;
+  lock: LockTransitionRows;
+  update: TransitionRows;
+  effects: ReadonlyArray<Readonly<{ lock: LockEffectRows; apply: ApplyEffect }>>;
+}>;
+
+/**
+ * The guarded UPDATE moved fewer rows than the plan found due: a due column finer than the
+ * milliseconds a Date holds (DATETIME(6)) can look due to the plan a moment before it is. A
+ * moment later it is due, so it is retriable; nothing was written.
+ */
+export class GuardMismatch extends Error {
+  readonly retriable = true;
+  constructor(ref: string, due: number, moved: number) {
+    super(`${ref}: the guarded update moved ${moved} of ${due} due rows; rolled back`);
+    this.name = 'GuardMismatch';
+  }
+}
+
+export function createTransitionBatches(db: Knex, catalogue: EntityCatalogue): TransitionBatches {
+  const compiled = new Map(catalogue.transitions.map((t) => [t.ref, compile(catalogue, t)]));
+  return {
+    run: async (transition, entries, path) => {
+      const c = compiled.get(transition.ref);
+      if (c === undefined) throw new RangeError(`no transition '${transition.ref}' in ${catalogue.source}`);
+      return runBatch(db, c, entries, path);
+    },
+  };
+}
+
+export function transitionStatements(catalogue: EntityCatalogue, transition: Transition): TransitionStatements {
+  const c = compile(catalogue, transition);
+  return { lock: c.lock.sql, update: c.update.sql, effects: c.effects.map((fx) => ({ lock: fx.lock.sql, update: fx.apply.sql })) };
+}
+
+function compile(catalogue: EntityCatalogue, t: Transition): Compiled {
+  const entity = entityOf(catalogue, t.entity);
+  return {
+    transition: t,
+    lock: lockTransitionRows(entity, t),
+    update: transitionRows(entity, t),
+    effects: t.effects.map((fx) => ({ lock: lockEffectRows(catalogue, fx), apply: applyEffect(catalogue, fx) })),
+  };
+}
+
+async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[], path: ExpiryPath): Promise<BatchOutcome> {
+  const t = c.transition;
+  return db.transaction(async (trx) => {
+    const rows = await c.lock.run(trx, [...new Set(entries.map((e) => e.id))]);
+    const dbNowMs = await readDbNow(trx);
+    const plan = planExpiry(entries, rows, t.from, dbNowMs);
+    const dueIds = plan.due.map((r) => r.id);
+    const moved = await c.update.run(trx, dueIds, dbNowMs);
+    if (moved !== dueIds.length) throw new GuardMismatch(t.ref, dueIds.length, moved);
+    // Per effect: the transitioned rows (by id) that it changed a row for.
+    const touched: Array<ReadonlySet<string>> = [];
+    for (const fx of c.effects) {
+      const held = await fx.lock.run(trx, dueIds);
+      await fx.apply.run(trx, held.map((r) => r.id), dbNowMs);
+      touched.push(new Set(held.map((r) => r.owner)));
+    }
+    await insertOutbox(
+      trx,
+      plan.due.map((r) => ({
+        event: transitionEvent(t, { id: r.id, status: r.status, dueAtMs: r.expireAtMs, columns: r.columns }, { occurredAtMs: dbNowMs, path, effects: touched.map((s) => s.has(r.id)) }),
+        entityType: t.entity,
+        entityId: r.id,
+      })),
+    );
+    return outcomeOf(plan, dbNowMs);
+  });
+}

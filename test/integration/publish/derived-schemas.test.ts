@@ -1,0 +1,109 @@
+/**
+ * Event schemas derived from the tables (an entities file without schema files) against the
+ * real registry and database: the columns read from information_schema give the same schema on
+ * every start (same ids), a subject that held the hand-written schema accepts the derived one
+ * (BACKWARD), and events of real transitions encode with it and decode exactly.
+ *
+ * In a database of this file's own, so the relay publishes only this file's transitions.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { COMPATIBILITY, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { parseEntityFile } from '../../../src/core/entity-file';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { readTableSchema } from '../../../src/db/read-table-schema';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
+import { OutboxRelay } from '../../../src/publish/outbox-relay';
+import { createSchemaRegistry } from '../../../src/publish/schema-registry';
+import { eventSchemas, registerEventSchemas, subjectFor } from '../../../src/publish/schemas';
+import { config, logger, uniqueName } from '../../support/stack';
+import { waitFor } from '../../support/wait-for';
+import { catalogue } from './outbox-fixtures';
+import { usePublishEnvironment } from './publish-environment';
+
+const env = usePublishEnvironment('derived_schemas');
+
+// The default entities file without its schema files: every event's schema is derived.
+const file = JSON.parse(readFileSync(join(__dirname, '../../../entities/default.json'), 'utf8')) as { entities: Array<{ transitions: Array<{ event: Record<string, unknown> }> }> };
+for (const t of file.entities.flatMap((e) => e.transitions)) delete t.event['schemaFile'];
+const derived = parseEntityFile(file, 'default.json without schema files');
+
+const newTopics = () => ({ COUPON_EXPIRED: uniqueName('tb-derived-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-derived-order-cancelled') });
+
+test('the same schema, hence the same ids, on every registration; a subject holding the schema file accepts it', async () => {
+  const tables = await readTableSchema(env.db, ['coupons', 'orders']);
+  const registry = createSchemaRegistry(config.registry);
+  const topics = newTopics();
+  const first = await registerEventSchemas(registry, derived, topics, { registry: config.registry, tables });
+  await expect(registerEventSchemas(registry, derived, topics, { registry: config.registry, tables: await readTableSchema(env.db, ['coupons', 'orders']) })).resolves.toEqual(first);
+  const texts = eventSchemas(derived, tables);
+  for (const type of ['COUPON_EXPIRED', 'ORDER_CANCELLED'] as const) {
+    await expect(registry.getLatestSchemaId(subjectFor(topics[type]))).resolves.toBe(first[type]);
+    // What the registry holds is the derived text.
+    const { schema } = (await (await fetch(`${config.registry.url}/schemas/ids/${first[type]}`)).json()) as { schema: string };
+    expect(JSON.parse(schema)).toEqual(JSON.parse(texts[type]!));
+  }
+  // An integer column stays a long, a nullable one becomes a union with default null.
+  const order = JSON.parse(texts['ORDER_CANCELLED']!) as { fields: Array<{ name: string; type: unknown; default?: unknown }> };
+  expect(order.fields.find((f) => f.name === 'coupon_id')).toMatchObject({ type: ['null', 'long'], default: null });
+  expect(order.fields.find((f) => f.name === 'reason')).toMatchObject({ type: ['null', 'string'], default: null });
+  expect(order.fields.find((f) => f.name === 'version')).toMatchObject({ type: 'long' });
+
+  // A team that drops its schema files: the subjects hold the hand-written schemas, the derived ones follow.
+  const moved = newTopics();
+  const fromFiles = await registerEventSchemas(registry, catalogue, moved, { registry: config.registry });
+  const next = await registerEventSchemas(registry, derived, moved, { registry: config.registry, tables });
+  for (const type of ['COUPON_EXPIRED', 'ORDER_CANCELLED'] as const) {
+    expect(next[type]).not.toBe(fromFiles[type]);
+    const res = await fetch(`${config.registry.url}/subjects/${encodeURIComponent(subjectFor(moved[type]))}/versions`);
+    expect(await res.json()).toEqual([1, 2]);
+  }
+  // And BACKWARD is still enforced on them.
+  const broken = JSON.parse(texts['COUPON_EXPIRED']!) as { fields: unknown[] };
+  broken.fields.push({ name: 'brand_new', type: 'long' });
+  await expect(
+    registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(broken) }, { subject: subjectFor(moved.COUPON_EXPIRED), compatibility: COMPATIBILITY.BACKWARD }),
+  ).rejects.toThrow(/ncompatib/);
+});
+
+test('events of real transitions encode with the derived schemas and decode exactly', async () => {
+  const [coupon, held, order] = ['9007199254740993', '9007199254740995', '9223372036854775807'];
+  await env.db.raw(
+    `INSERT INTO coupons (id, user_id, status, locked_order_id, expire_time) VALUES
+       (${coupon}, 42, 'ACTIVE', NULL, NOW(3) - INTERVAL 1 SECOND), (${held}, 43, 'LOCKED', ${order}, NOW(3) + INTERVAL 1 HOUR)`,
+  );
+  await env.db.raw(`INSERT INTO orders (id, user_id, status, coupon_id, expire_time) VALUES (${order}, 43, 'UNPAID', ${held}, NOW(3) - INTERVAL 1 SECOND)`);
+  const [[c]] = (await env.db.raw(`SELECT expire_time FROM coupons WHERE id = ${coupon}`)) as [[{ expire_time: Date }]];
+  const [[o]] = (await env.db.raw(`SELECT expire_time FROM orders WHERE id = ${order}`)) as [[{ expire_time: Date }]];
+  const batches = createTransitionBatches(env.db, derived);
+  await batches.run(transitionOf(derived, 'coupon', 'expired'), [{ id: coupon, expireAtMs: c.expire_time.getTime() }], 'stream');
+  await batches.run(transitionOf(derived, 'order', 'cancelled'), [{ id: order, expireAtMs: o.expire_time.getTime() }], 'scanner');
+
+  const topics = newTopics();
+  await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
+  const registry = createSchemaRegistry(config.registry);
+  const tables = await readTableSchema(env.db, ['coupons', 'orders']);
+  const schemaIds = await registerEventSchemas(registry, derived, topics, { registry: config.registry, tables });
+  const relay = new OutboxRelay({
+    ...{ db: env.db, catalogue: derived, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics },
+    ...{ relayId: uniqueName('relay'), batchSize: 100, leaseMs: 30_000, idleDelayMs: 50, logger },
+  });
+  await expect(relay.publishOnce()).resolves.toBe(2);
+  expect(relay.poison).toBe(0);
+
+  const subscriber = createSchemaRegistry(config.registry);
+  const received: Array<Record<string, unknown>> = [];
+  const consumer = env.kafka.consumer({ groupId: uniqueName('tb-derived'), maxWaitTimeInMs: 200 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: Object.values(topics), fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void received.push((await subscriber.decode(message.value!)) as Record<string, unknown>) });
+    await waitFor('both events read back', () => (received.length >= 2 ? true : undefined));
+  } finally {
+    await consumer.disconnect();
+  }
+  expect(received.find((e) => e['event_type'] === 'COUPON_EXPIRED')).toMatchObject({ coupon_id: BigInt(coupon), user_id: 42n, version: 1n, from_status: 'ACTIVE', to_status: 'EXPIRED', path: 'stream' });
+  expect(received.find((e) => e['event_type'] === 'ORDER_CANCELLED')).toMatchObject({
+    ...{ order_id: BigInt(order), user_id: 43n, coupon_id: BigInt(held), coupon_released: true, reason: 'TIMEOUT', version: 1n, path: 'scanner' },
+  });
+});
