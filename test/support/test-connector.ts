@@ -3,6 +3,10 @@
  * database, configured exactly as `timebucket connector config` prints it (ingest/connector-config.ts)
  * and put through the stack's Connect REST API, as a deployment would. It starts at the binlog's
  * current end (snapshot.mode no_data: the tables are new and empty) and `remove()` deletes it.
+ *
+ * Its topic prefix is its own: Debezium names a connector's JMX metrics after topic.prefix, and a
+ * second connector under a prefix in use waits a minute per metric group before it streams. So
+ * a pipeline reading it sets TB_CDC_TOPIC_PREFIX to `topicPrefix`.
  */
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,16 +18,17 @@ import { waitFor } from './wait-for';
 
 const connectUrl = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}`;
 
-export type TestConnector = Readonly<{ name: string; config: Readonly<Record<string, string>>; remove: () => Promise<void> }>;
+export type TestConnector = Readonly<{ name: string; topicPrefix: string; config: Readonly<Record<string, string>>; remove: () => Promise<void> }>;
 
 export async function registerTestConnector(catalogue: EntityCatalogue, database: string): Promise<TestConnector> {
   const name = uniqueName('tb-cdc');
+  const topicPrefix = name.replace(/-/g, '');
   const history = join(tmpdir(), `${name}.history.dat`);
   const generated = connectorConfig(catalogue, {
     name,
     flavour: 'mariadb',
     db: { host: config.db.host, port: config.db.port, database, user: process.env['TB_CDC_USER'] ?? 'debezium', password: process.env['TB_CDC_PASSWORD'] ?? 'debezium', tls: false },
-    topicPrefix: config.cdc.topicPrefix,
+    topicPrefix,
     // Unique among the binlog's readers (the stack's connector is 184054).
     serverId: 200_000 + Math.floor(Math.random() * 1_000_000),
     history: { kind: 'file', path: history },
@@ -53,5 +58,5 @@ export async function registerTestConnector(catalogue: EntityCatalogue, database
     await remove();
     throw err;
   }
-  return { name, config: body, remove };
+  return { name, topicPrefix, config: body, remove };
 }

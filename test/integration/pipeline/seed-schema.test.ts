@@ -149,7 +149,7 @@ beforeAll(async () => {
   await database.db.raw(T_ORDER);
   await database.db.raw(USER_COUPON);
   connector = await registerTestConnector(catalogue, database.name);
-  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name } });
+  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
   // The CDC topics as `topics apply` declares them, before the repartitioner subscribes.
   const admin = createKafka(pipeline.config.kafka, logger, '-seed-topics').admin();
   await admin.connect();
