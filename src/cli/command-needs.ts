@@ -12,6 +12,7 @@ const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
   'cdc-tail': ['kafka', 'entities'],
   // The database for its flavour (unless --flavour), Kafka for the schema-history topic's brokers.
   'connector config': ['db', 'kafka', 'entities'],
+  check: ['db', 'entities'],
 };
 
 /** The parts a command line needs (`['topics', 'apply']` → kafka, topology); every part when unknown. */

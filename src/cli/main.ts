@@ -6,6 +6,7 @@
  *   timebucket topics apply         create missing declared topics, report drift
  *   timebucket cdc-tail             print CDC events of the mapped tables
  *   timebucket connector config     print the Debezium connector for the mapped tables
+ *   timebucket check                the database, the account and the connectors against the entities file
  *   timebucket --version            print the version
  * Exit codes (sysexits.h where one fits), so scripts and orchestrators can tell failures apart:
  * 0 done; 1 runtime failure; 3 topic drift (topics apply); 64 bad usage (EX_USAGE: unknown
@@ -29,6 +30,7 @@ import { registerBackfillCommand } from './backfill-command';
 import { registerReplayCommands } from './replay-command';
 import { registerCtlCommands } from './ctl-command';
 import { registerConnectorCommands } from './connector-config-command';
+import { registerCheckCommand } from './check-command';
 
 function parseRoles(value: string): Role[] {
   const roles = value.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
@@ -91,6 +93,7 @@ async function main(argv: string[]): Promise<void> {
   registerReplayCommands(program);
   registerCtlCommands(program);
   registerConnectorCommands(program);
+  registerCheckCommand(program);
 
   await program.parseAsync(argv);
 }

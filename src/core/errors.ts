@@ -13,6 +13,7 @@ export const ErrorCodes = [
   'DB_UNAVAILABLE',
   'KAFKA_UNAVAILABLE',
   'REGISTRY_UNAVAILABLE',
+  'CONNECT_UNAVAILABLE',
 ] as const;
 export type ErrorCode = (typeof ErrorCodes)[number];
 

@@ -16,7 +16,7 @@ import { TimebucketError } from '../core/errors';
 import { quoteId } from './quote-id';
 import { readTableSchema } from './read-table-schema';
 
-type TableGrant = Readonly<{ table: string; privileges: readonly string[]; updateColumns?: readonly string[] }>;
+export type TableGrant = Readonly<{ table: string; privileges: readonly string[]; updateColumns?: readonly string[] }>;
 
 /** timebucket's own tables. */
 export const OWN_TABLE_GRANTS: readonly TableGrant[] = [

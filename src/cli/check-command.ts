@@ -1,0 +1,96 @@
+/**
+ * timebucket check [--connect-url URL] [--json]
+ *
+ * Everything `run` relies on that the database and Connect can tell, checked before a first
+ * deployment and after every schema change, each problem named with its fix; exit 78 when there
+ * is any (0 when there is none):
+ *   - the server: the binlog on, binlog_format=ROW, binlog_row_image=FULL (MySQL 8 and MariaDB);
+ *   - every mapped table: its columns exist with compatible types, every declared value fits, the
+ *     indexes the statements force exist (else the CREATE INDEX to run);
+ *   - the account it runs as (run it as the service's account): it holds what the service needs;
+ *   - given --connect-url: a RUNNING connector captures each mapped table, with the filter the
+ *     entities file implies (its status column and every from-state).
+ */
+import { Command } from 'commander';
+import { loadConfig } from '../config';
+import { entitySchemaProblems } from '../core/entity-schema-check';
+import { createDb } from '../db/knex';
+import { readTableSchema } from '../db/read-table-schema';
+import { readServerSettings, ServerSettings, serverSettingProblems } from '../db/read-server-settings';
+import { TimebucketError } from '../core/errors';
+import { readOwnPrivileges } from '../db/read-own-privileges';
+import { missingPrivileges } from '../db/privilege-check';
+import { mappedTableGrants, OWN_TABLE_GRANTS } from '../db/service-grants';
+import { connectorConfig } from '../ingest/connector-config';
+import { connectorProblems, ConnectorView } from '../ingest/connector-check';
+import { loadEntities } from '../ops/load-entities';
+import { createCommandLogger } from '../ops/logger';
+import { needsOf } from './command-needs';
+
+const EX_CONFIG = 78;
+
+export function registerCheckCommand(program: Command): void {
+  program
+    .command('check')
+    .description('check the database, the account and (with --connect-url) the connectors against the entities file')
+    .option('--connect-url <url>', 'Kafka Connect REST API, to check the connectors too')
+    .option('--json', 'print the result as one JSON object')
+    .action(async (opts: { connectUrl?: string; json?: boolean }) => {
+      const config = loadConfig(process.env, { uses: needsOf(['check']) });
+      const catalogue = loadEntities(config.entitiesPath);
+      const db = createDb(config.db, { logger: createCommandLogger(config.logLevel) });
+      const database = config.db.database;
+      const problems: string[] = [];
+      let server: ServerSettings;
+      try {
+        server = await readServerSettings(db);
+        problems.push(...serverSettingProblems(server));
+        const schema = await readTableSchema(db, catalogue.entities.map((e) => e.table));
+        problems.push(...entitySchemaProblems(catalogue, schema, database));
+        const own = await readOwnPrivileges(db, database);
+        const missing = missingPrivileges([...mappedTableGrants(catalogue, schema), ...OWN_TABLE_GRANTS], own, database);
+        if (missing.length > 0) {
+          problems.push(`the account ${config.db.user} lacks ${missing.join('; ')}: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${config.db.user}`);
+        }
+      } finally {
+        await db.destroy();
+      }
+      if (opts.connectUrl !== undefined) {
+        const wanted = connectorConfig(catalogue, {
+          name: 'timebucket-cdc',
+          flavour: server.flavour,
+          db: { host: config.db.host, port: config.db.port, database, user: '', password: '', tls: config.db.tls.enabled },
+          topicPrefix: config.cdc.topicPrefix,
+          serverId: 1,
+          history: { kind: 'file', path: '' },
+          topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
+        });
+        problems.push(...connectorProblems(wanted.config, await readConnectors(opts.connectUrl), database));
+      }
+      if (opts.json === true) console.log(JSON.stringify({ server: { flavour: server.flavour, version: server.version }, database, problems }));
+      else {
+        console.log(`check: ${server.flavour} ${server.version}, database ${database}, entities ${catalogue.source}`);
+        for (const p of problems) console.log(`problem: ${p}`);
+        console.log(problems.length === 0 ? 'check: no problems' : `check: ${problems.length} problem(s)`);
+      }
+      if (problems.length > 0) process.exitCode = EX_CONFIG;
+    });
+}
+
+async function readConnectors(baseUrl: string): Promise<ConnectorView[]> {
+  const url = `${baseUrl.replace(/\/+$/, '')}/connectors?expand=info&expand=status`;
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+  } catch (cause) {
+    throw new TimebucketError('CONNECT_UNAVAILABLE', `cannot reach Kafka Connect at ${baseUrl}`, { retriable: true, cause });
+  }
+  if (!res.ok) throw new TimebucketError('CONNECT_UNAVAILABLE', `GET ${url}: HTTP ${res.status}`, { retriable: res.status >= 500 });
+  const body = (await res.json()) as Record<string, { info?: { config?: Record<string, string> }; status?: { connector?: { state?: string }; tasks?: Array<{ state?: string }> } }>;
+  return Object.entries(body).map(([name, c]) => ({
+    name,
+    config: c.info?.config ?? {},
+    state: c.status?.connector?.state ?? 'UNKNOWN',
+    taskStates: (c.status?.tasks ?? []).map((t) => t.state ?? 'UNKNOWN'),
+  }));
+}

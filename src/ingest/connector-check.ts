@@ -1,0 +1,57 @@
+/**
+ * Whether the connectors running on a Kafka Connect cluster capture what the entities file maps,
+ * with the filter it needs: for each mapped table of the database, a RUNNING connector whose
+ * table list includes it and whose expirable-change filter names the table's status column and
+ * every from-state. Pure: the connectors come from Connect's REST API
+ * (GET /connectors?expand=info&expand=status), the wanted configuration from connector-config.ts.
+ */
+export type ConnectorView = Readonly<{ name: string; config: Readonly<Record<string, string>>; state: string; taskStates: readonly string[] }>;
+
+const RULE = 'predicates.notExpirable.expirable.table.';
+
+export function connectorProblems(wanted: Readonly<Record<string, string>>, connectors: readonly ConnectorView[], database: string): string[] {
+  const fix = 'register the output of `timebucket connector config` (PUT /connectors/<name>/config with --config-only)';
+  const tables = (wanted['table.include.list'] ?? '').split(',').filter((t) => t.length > 0);
+  const problems: string[] = [];
+  for (const pattern of tables) {
+    const table = pattern.slice(`${database}\\.`.length);
+    const capturing = connectors.filter((c) => includes(c.config['table.include.list'], pattern) && c.config['database.include.list']?.split(',').includes(database) !== false);
+    if (capturing.length === 0) {
+      problems.push(`no connector captures ${database}.${table}: ${fix}`);
+      continue;
+    }
+    for (const c of capturing) {
+      if (c.state !== 'RUNNING' || c.taskStates.length === 0 || c.taskStates.some((s) => s !== 'RUNNING')) {
+        problems.push(`connector ${c.name} captures ${database}.${table} but is ${c.state} with tasks [${c.taskStates.join(', ')}]: look at its status (GET /connectors/${c.name}/status)`);
+      }
+      const column = wanted[`${RULE}${table}.column`];
+      if (column === undefined) continue; // the table is not filtered at the source: nothing to compare
+      const filtered = c.config['predicates.notExpirable.type'] === 'timebucket.connect.NotExpirableChange' && c.config['transforms.onlyExpirable.predicate'] === 'notExpirable';
+      const listed = (c.config['predicates.notExpirable.expirable.tables'] ?? '').split(',').map((t) => t.trim());
+      if (!filtered || !listed.includes(table)) {
+        problems.push(`connector ${c.name} has no expirable-change filter for ${table}: every change reaches Kafka (slower, still correct); ${fix}`);
+        continue;
+      }
+      if (c.config[`${RULE}${table}.column`] !== column) problems.push(`connector ${c.name} filters ${table} on column ${String(c.config[`${RULE}${table}.column`])}, the entities file says ${column}: ${fix}`);
+      const have = new Set((c.config[`${RULE}${table}.states`] ?? '').split(',').map((s) => s.trim()));
+      const lacking = (wanted[`${RULE}${table}.states`] ?? '').split(',').filter((s) => !have.has(s));
+      // A missing state drops the changes that make rows due: rows would be left to the scanner.
+      if (lacking.length > 0) problems.push(`connector ${c.name} drops changes of ${table} into ${lacking.map((s) => JSON.stringify(s)).join(', ')}: those rows would wait for the scanner; ${fix}`);
+    }
+  }
+  return problems;
+}
+
+/** Debezium's table.include.list is a list of regular expressions matched against <db>.<table>. */
+function includes(list: string | undefined, wanted: string): boolean {
+  const table = wanted.replace(/\\\./g, '.');
+  return (list ?? '').split(',').some((p) => {
+    const pattern = p.trim();
+    if (pattern === wanted) return true;
+    try {
+      return new RegExp(`^(?:${pattern})$`).test(table);
+    } catch {
+      return false;
+    }
+  });
+}
