@@ -39,7 +39,7 @@ import { startScanner } from './reconcile/start-scanner';
 import type { Logger } from './ops/logger';
 import { createMetrics, Metrics } from './ops/metrics';
 import { readOutboxBacklog } from './publish/sql/outbox-backlog';
-import type { BatchOutcome } from './expire/batch-outcome';
+import { observeExpiryBatch } from './hold/observe-expiry-batch';
 import { startControl } from './ops/control-start';
 import type { TransitionGate } from './ops/control-gate';
 import type { SwitchSummary } from './ops/control-switch-state';
@@ -249,7 +249,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       logger,
       gate: ctx.gate,
       observer: {
-        batch: (entity, outcome) => observeBatch(ctx.metrics, entity, outcome),
+        batch: (entity, outcome) => observeExpiryBatch(ctx.metrics, entity, outcome),
         failed: (entity) => ctx.metrics.batchFailures.inc({ entity }),
         parked: (entity) => ctx.metrics.parked.inc({ entity }),
       },
@@ -323,11 +323,4 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
     await admin.disconnect();
   };
   return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
-}
-
-function observeBatch(metrics: Metrics, entity: string, outcome: BatchOutcome): void {
-  if (outcome.transitioned.length > 0) metrics.transitions.inc({ entity, path: 'stream' }, outcome.transitioned.length);
-  for (const t of outcome.transitioned) metrics.delay.observe({ entity }, Math.max(0, outcome.dbNowMs - t.dueAtMs) / 1000);
-  if (outcome.notYetDue.length > 0) metrics.notYetDue.inc({ entity }, outcome.notYetDue.length);
-  if (outcome.stale.length > 0) metrics.stale.inc({ entity }, outcome.stale.length);
 }

@@ -28,8 +28,6 @@ import { decodeDebeziumInstant } from './debezium-time';
 import { findEntity, type Entity, type EntityCatalogue, type StatusValue, type Transition } from './entity-catalogue';
 import { CdcInvalidError } from './errors';
 
-/** @deprecated An entity name, validated by the catalogue; kept while the refactor is in flight. */
-export type EntityType = string;
 export type BucketEntry = Readonly<{ entity: string; transition: string; id: string; expireAtMs: number }>;
 
 /** 2^64 - 1: ids are BIGINT UNSIGNED. */

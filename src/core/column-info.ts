@@ -20,3 +20,6 @@ export type TableInfo = Readonly<{ name: string; columns: ReadonlyMap<string, Co
 
 /** Every mapped table found, by name; a table missing from the map does not exist. */
 export type SchemaInfo = ReadonlyMap<string, TableInfo>;
+
+/** Which server it is: they differ in a few settings and in the Debezium connector that reads them. */
+export type ServerFlavour = 'mariadb' | 'mysql';

@@ -119,10 +119,6 @@ export function entityOf(catalogue: EntityCatalogue, name: string): Entity {
   return entity;
 }
 
-export function entityOfTable(catalogue: EntityCatalogue, table: string): Entity | undefined {
-  return catalogue.entities.find((e) => e.table === table);
-}
-
 export function findTransition(catalogue: EntityCatalogue, entity: string, transition: string): Transition | undefined {
   return findEntity(catalogue, entity)?.transitions.find((t) => t.name === transition);
 }
@@ -130,12 +126,6 @@ export function findTransition(catalogue: EntityCatalogue, entity: string, trans
 export function transitionOf(catalogue: EntityCatalogue, entity: string, transition: string): Transition {
   const t = findTransition(catalogue, entity, transition);
   if (t === undefined) throw new RangeError(`no transition '${entity}.${transition}' in ${catalogue.source}`);
-  return t;
-}
-
-export function transitionByRef(catalogue: EntityCatalogue, ref: string): Transition {
-  const t = catalogue.transitions.find((x) => x.ref === ref);
-  if (t === undefined) throw new RangeError(`no transition '${ref}' in ${catalogue.source}`);
   return t;
 }
 

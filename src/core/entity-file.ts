@@ -19,8 +19,12 @@ import { z } from 'zod';
 import { ConfigError } from './errors';
 import type { Assignment, DueKind, Effect, Entity, EntityCatalogue, EventSpec, PayloadField, StatusValue, Transition } from './entity-catalogue';
 
-/** Plain MySQL identifiers only (no quotes, spaces, dots or operators): 1–64 chars, not all digits. */
-export const IDENTIFIER = /^(?![0-9]+$)[A-Za-z0-9_$]{1,64}$/;
+/**
+ * Plain MySQL identifiers only (no quotes, spaces, dots or operators): 1–64 chars, not all
+ * digits. Not `$` either, which MySQL allows: a table name becomes part of a Debezium regular
+ * expression (table.include.list, where `$` anchors) and of a Kafka topic name (which has none).
+ */
+export const IDENTIFIER = /^(?![0-9]+$)[A-Za-z0-9_]{1,64}$/;
 // An entity name lands in outbox.entity_type (VARCHAR(16)), an event type in event_type (VARCHAR(32)).
 const NAME = /^[a-z][a-z0-9_]{0,15}$/;
 const EVENT_TYPE = /^[A-Z][A-Z0-9_]{0,31}$/;
@@ -30,7 +34,7 @@ const SCHEMA_FILE = /^[a-z0-9][a-z0-9._-]*\.avsc$/;
 /** The fields every event carries; a declared field may not reuse one. */
 export const STANDARD_FIELDS = ['event_key', 'event_type', 'from_status', 'to_status', 'due_at', 'occurred_at', 'path'] as const;
 
-const identifier = z.string().regex(IDENTIFIER, 'not a plain SQL identifier (letters, digits, _ and $; at most 64)');
+const identifier = z.string().regex(IDENTIFIER, 'not a plain SQL identifier (letters, digits and _; at most 64)');
 // A string status value is bound, never spliced: any Unicode is fine, but not empty or huge.
 const statusValue = z.union([z.string().min(1).max(255), z.number().int().min(-(2 ** 31)).max(2 ** 32 - 1)]);
 const dueKind = z.enum(['datetime', 'epoch_ms', 'epoch_s']);
@@ -171,13 +175,40 @@ function crossFieldProblems(file: RawFile): Problem[] {
       });
     });
   });
+  problems.push(...effectCycleProblems(file));
+  return problems;
+}
+
+/**
+ * Effects lock the other entity's rows after the transition's own: one lock order per pair of
+ * entities. A cycle (A's transition changes B's rows and B's changes A's) would take the two
+ * tables' locks in both orders, and batches of the two would deadlock each other.
+ */
+function effectCycleProblems(file: RawFile): Problem[] {
+  const edges = new Map<string, Set<string>>();
+  for (const e of file.entities) for (const t of e.transitions) for (const fx of t.effects) (edges.get(e.name) ?? edges.set(e.name, new Set()).get(e.name)!).add(fx.entity);
+  const problems: Problem[] = [];
+  const reported = new Set<string>();
+  const walk = (start: string, at: string, path: string[]): void => {
+    for (const next of edges.get(at) ?? []) {
+      if (next === start) {
+        const cycle = [...path, next];
+        const key = [...new Set(cycle)].sort().join('>');
+        if (!reported.has(key)) problems.push({ path: ['entities'], message: `effects form a cycle (${cycle.join(' → ')}): their locks would be taken in both orders and batches would deadlock` });
+        reported.add(key);
+      } else if (!path.includes(next)) {
+        walk(start, next, [...path, next]);
+      }
+    }
+  };
+  for (const name of edges.keys()) walk(name, name, [name]);
   return problems;
 }
 
 function valueProblems(e: RawEntity, values: readonly StatusValue[] | undefined, path: Path, add: (p: Path, m: string) => void, declaring = false): void {
   for (const [k, v] of (values ?? []).entries()) {
     if (e.status.type === 'integer' && typeof v !== 'number') add([...path, k], `status of '${e.name}' is an integer; ${JSON.stringify(v)} is not`);
-    if (e.status.type === 'string' && typeof v !== 'string') add([...path, k], `status of '${e.name}' is a string; write ${JSON.stringify(String(v))}`);
+    else if (e.status.type === 'string' && typeof v !== 'string') add([...path, k], `status of '${e.name}' is a string; write ${JSON.stringify(String(v))}`);
     else if (!declaring && e.status.values !== undefined && !e.status.values.includes(v)) {
       add([...path, k], `${JSON.stringify(v)} is not one of the status values of '${e.name}'`);
     }

@@ -84,6 +84,11 @@ function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, enti
     const c = table.columns.get(f.column);
     if (c === undefined) problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} does not exist`);
     else if (!PAYLOAD.has(c.dataType)) problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
+    // The event is built from the locked row and the assignments: a column the server sets on
+    // update (ON UPDATE CURRENT_TIMESTAMP) would carry its value from before the transition.
+    else if (c.autoUpdated === true && !t.set.some((a) => a.column === f.column)) {
+      problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} is set by the server on every update, so the event would carry its old value; assign it in set ({"now": …}) or drop the field`);
+    }
   }
   for (const [k, fx] of t.effects.entries()) {
     const other = catalogue.entities.find((e) => e.name === fx.entity);
@@ -140,7 +145,10 @@ function assignmentProblems(at: string, table: TableInfo, set: readonly Assignme
     if (a.kind === 'value') problems.push(...valueProblems(at, c, a.value));
     else if (a.kind === 'increment' && !INTEGER.has(c.dataType)) problems.push(`${at}: column ${a.column} is ${c.columnType}; only an integer column can be incremented`);
     else if (a.kind === 'now' && a.unit === 'datetime' && !DATETIME.has(c.dataType)) problems.push(`${at}: column ${a.column} is ${c.columnType}; now as datetime needs DATETIME or TIMESTAMP`);
-    else if (a.kind === 'now' && a.unit !== 'datetime' && !INTEGER.has(c.dataType)) problems.push(`${at}: column ${a.column} is ${c.columnType}; now as ${a.unit} needs an integer column`);
+    else if (a.kind === 'now' && a.unit === 'epoch_ms' && c.dataType !== 'bigint') problems.push(`${at}: column ${a.column} is ${c.columnType}; now as epoch_ms needs BIGINT`);
+    else if (a.kind === 'now' && a.unit === 'epoch_s' && !(c.dataType === 'bigint' || (c.dataType === 'int' && /\bunsigned\b/i.test(c.columnType)))) {
+      problems.push(`${at}: column ${a.column} is ${c.columnType}; now as epoch_s needs BIGINT or INT UNSIGNED`);
+    }
   }
   return problems;
 }

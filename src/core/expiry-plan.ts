@@ -1,12 +1,15 @@
 /**
  * Deciding, inside the expirer's transaction, what each scheduled entry means now that its row
  * is locked and the database clock has been read. Pure, so every case is unit-tested. One plan
- * is for one transition: `from` is its from-set (coupon.expired: ['ACTIVE']).
+ * is for one transition; `rows` are what its locking read returned, each in a from-state by the
+ * database's own comparison (expire/sql/lock-transition-rows.ts), which the guarded update
+ * repeats: under a case-insensitive collation a stored 'active' is in the from-set 'ACTIVE' for
+ * both, so it must be for the plan too, or the row would be judged stale on every pass.
  *
  *   due        row is in a from-state and its due time <= db now                 → transition it
  *   notYetDue  in a from-state, due time > db now, and not later than the entry's time:
  *              the consumer's clock ran ahead of the database's                 → retry later (I2)
- *   stale      row gone, already transitioned / paid / used, or its due time was pushed past
+ *   stale      row not locked (gone, transitioned, paid, used: not in a from-state), or its due time pushed past
  *              the entry's: the newer CDC event scheduled a newer entry          → drop
  *
  * Invariant I2: the database clock decides, never the consumer's. A row found not yet due is
@@ -27,7 +30,6 @@ export type ExpiryPlan<R extends LockedRow> = Readonly<{
 export function planExpiry<R extends LockedRow>(
   entries: readonly ScheduledEntry[],
   rows: readonly R[],
-  from: readonly StatusValue[],
   dbNowMs: number,
 ): ExpiryPlan<R> {
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -36,7 +38,7 @@ export function planExpiry<R extends LockedRow>(
   const stale: ScheduledEntry[] = [];
   for (const entry of entries) {
     const row = byId.get(entry.id);
-    if (row === undefined || !from.includes(row.status) || row.expireAtMs > entry.expireAtMs) {
+    if (row === undefined || row.expireAtMs > entry.expireAtMs) {
       stale.push(entry);
     } else if (row.expireAtMs > dbNowMs) {
       notYetDue.push({ entry, retryInMs: row.expireAtMs - dbNowMs });

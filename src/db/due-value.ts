@@ -19,13 +19,11 @@ export function dueMsOf(kind: DueKind, value: unknown, what: string): number {
   return kind === 'epoch_ms' ? n : n * 1000;
 }
 
-/** The bound that `due <= ?` compares with, for the database clock reading `nowMs`. */
-export function dueBoundOf(kind: DueKind, nowMs: number): Date | number {
-  if (kind === 'datetime') return new Date(nowMs);
-  return kind === 'epoch_ms' ? nowMs : Math.floor(nowMs / 1000);
-}
-
-/** An instant (epoch ms) as the value a due column of this kind holds: for writing keyset bounds. */
+/**
+ * An instant (epoch ms) as the value a column of this kind holds: the bound `due <= ?` compares
+ * with for the database clock reading `ms` (epoch_s floors: due in second s is due from s·1000
+ * on), a keyset cursor, a `now` assignment.
+ */
 export function dueValueOf(kind: DueKind, ms: number): Date | number {
   if (kind === 'datetime') return new Date(ms);
   return kind === 'epoch_ms' ? ms : Math.floor(ms / 1000);

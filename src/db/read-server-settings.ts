@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import { serverFlavour } from './server-flavour';
-import type { ServerFlavour } from '../ingest/connector-config';
+import type { ServerFlavour } from '../core/column-info';
 
 export type ServerSettings = Readonly<{ flavour: ServerFlavour; version: string; logBin: boolean; binlogFormat: string; binlogRowImage: string }>;
 

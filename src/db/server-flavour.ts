@@ -4,7 +4,7 @@
  * Safe to re-run: one read of VERSION(), which MariaDB marks with "MariaDB" (10.11.x-MariaDB…).
  */
 import type { Knex } from 'knex';
-import type { ServerFlavour } from '../ingest/connector-config';
+import type { ServerFlavour } from '../core/column-info';
 
 export async function serverFlavour(db: Knex): Promise<{ flavour: ServerFlavour; version: string }> {
   const [[row]] = (await db.raw('SELECT VERSION() AS v')) as [[{ v: string }]];

@@ -95,7 +95,7 @@ async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[
   return db.transaction(async (trx) => {
     const rows = await c.lock.run(trx, [...new Set(entries.map((e) => e.id))]);
     const dbNowMs = await readDbNow(trx);
-    const plan = planExpiry(entries, rows, t.from, dbNowMs);
+    const plan = planExpiry(entries, rows, dbNowMs);
     const dueIds = plan.due.map((r) => r.id);
     const moved = await c.update.run(trx, dueIds, dbNowMs);
     if (moved !== dueIds.length) throw new GuardMismatch(t.ref, dueIds.length, moved);

@@ -16,8 +16,9 @@
  * Pure: the caller supplies the server flavour (db/server-flavour.ts detects it) and secrets.
  */
 import type { Entity, EntityCatalogue } from '../core/entity-catalogue';
+import type { ServerFlavour } from '../core/column-info';
 
-export type ServerFlavour = 'mariadb' | 'mysql';
+export type { ServerFlavour };
 
 export type ConnectorConfigOptions = Readonly<{
   name: string;

@@ -9,12 +9,13 @@
  *
  * Fields, in order: event_key, event_type, <idField>, from_status, to_status, due_at,
  * occurred_at, path (core/event-catalogue.ts), then the declared fields. Types follow what the
- * payload carries (docs/entities-design-wip.md, "Event payload"):
- *   integer types, bit        long — a plain long, which the events' clients read and write as
+ * payload carries (core/events.ts, expire/row-values.ts):
+ *   integer types             long — a plain long, which the events' clients read and write as
  *                             exact-long.ts (a BIGINT is a decimal string in the payload; one above
  *                             2^63-1 cannot be an Avro long and is poison, as an id is)
  *   decimal                   string: the exact decimal text (a double would round it)
- *   char/varchar/text/enum/set string;  date  string (YYYY-MM-DD: a date is no instant)
+ *   char/varchar/text/enum/set string
+ * DATE and BIT are not carried yet (core/entity-schema-check.ts refuses them as event fields).
  *   datetime, timestamp       long timestamp-millis (the payload's epoch milliseconds, UTC)
  *   double, float             double
  *   an effect field           boolean
@@ -44,8 +45,8 @@ export class DerivedSchemaError extends ConfigError {
 }
 
 const TIMESTAMP: Timestamp = { type: 'long', logicalType: 'timestamp-millis' };
-const LONG_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'bit']);
-const STRING_TYPES = new Set(['decimal', 'char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum', 'set', 'date']);
+const LONG_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
+const STRING_TYPES = new Set(['decimal', 'char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum', 'set']);
 const DOUBLE_TYPES = new Set(['double', 'float']);
 const TIMESTAMP_TYPES = new Set(['datetime', 'timestamp']);
 /** Integer types whose every value, signed or unsigned, fits an Avro int (32-bit signed). */
@@ -120,7 +121,7 @@ function declaredField(f: PayloadField, entity: Entity, transition: Transition, 
   }
   const type = avroTypeOfColumn(column);
   if (type === undefined) {
-    problems.push(`${at} is ${column.columnType}, which has no Avro mapping (integer, decimal, character, enum, set, date, datetime, timestamp, double, float, bit)`);
+    problems.push(`${at} is ${column.columnType}, which has no Avro mapping (integer, decimal, character, enum, set, datetime, timestamp, double, float)`);
     return undefined;
   }
   // Not the COLUMN_TYPE: MySQL 8 and MariaDB spell it differently (int vs int(11)), and the doc is part of the schema's text.
@@ -131,6 +132,5 @@ function declaredField(f: PayloadField, entity: Entity, transition: Transition, 
 function valueNote(dataType: string): string {
   if (TIMESTAMP_TYPES.has(dataType)) return ', UTC epoch milliseconds';
   if (dataType === 'decimal') return ', as its exact decimal text';
-  if (dataType === 'date') return ', as YYYY-MM-DD';
   return '';
 }

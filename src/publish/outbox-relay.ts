@@ -40,7 +40,7 @@ import type { SchemaIds } from './schemas';
 import { dataSchemaUri, eventHeaders } from './event-headers';
 import { parseOutboxPayload } from './outbox-payload';
 import { DEFAULT_MAX_SEND_BYTES, sendChunks } from './send-chunks';
-import { limitIdleHold, lockOutboxBatch } from './sql/lock-outbox-batch';
+import { IdleHoldVariable, limitIdleHold, lockOutboxBatch } from './sql/lock-outbox-batch';
 import type { OutboxRow } from './sql/outbox-row';
 import { markPublished } from './sql/mark-published';
 import { PoisonRow, setAsidePoison } from './sql/set-aside-poison';
@@ -64,6 +64,8 @@ export type OutboxRelayOptions = Readonly<{
   batchSize: number;
   /** How long a cycle may wait on a send while holding its batch; the database then ends the transaction and frees the rows. */
   leaseMs: number;
+  /** How the server cuts off a stalled loop (sql/lock-outbox-batch.ts): by its flavour. */
+  idleHoldVariable?: IdleHoldVariable;
   idleDelayMs: number;
   logger: Logger;
   clock?: Clock;
@@ -214,7 +216,7 @@ export class OutboxRelay {
     let sendFailure: unknown;
     const result = await db
       .transaction(async (trx) => {
-        await limitIdleHold(trx, leaseMs);
+        await limitIdleHold(trx, leaseMs, this.opts.idleHoldVariable);
         const { rows, deferred } = await lockOutboxBatch(trx, batchSize);
         const encoded: Encoded[] = [];
         const poison: PoisonRow[] = [];
@@ -239,7 +241,7 @@ export class OutboxRelay {
           }
           published += marked;
         }
-        await limitIdleHold(trx, 'DEFAULT');
+        await limitIdleHold(trx, 'DEFAULT', this.opts.idleHoldVariable);
         return { read: rows.length, published, poison: setAside, deferred };
       })
       // After a failed send, the send is the cause; a commit or rollback failing after it (on a

@@ -22,6 +22,8 @@ import type { Logger } from '../ops/logger';
 import { EventTables, registerEventSchemas } from './schemas';
 import { createSchemaRegistry } from './schema-registry';
 import { OutboxRelay } from './outbox-relay';
+import { idleHoldVariableOf } from './sql/lock-outbox-batch';
+import { serverFlavour } from '../db/server-flavour';
 import { OutboxRetention } from './outbox-retention';
 import type { Metrics } from '../ops/metrics';
 
@@ -50,6 +52,7 @@ export async function startRelay(ctx: {
   const registry = createSchemaRegistry(ctx.config.registry);
   const schemaIds = await registerEventSchemas(registry, ctx.catalogue, topicsByEventType, { registry: ctx.config.registry, tables: ctx.tables });
   const { relay: cfg } = ctx.config;
+  const idleHoldVariable = idleHoldVariableOf((await serverFlavour(ctx.db)).flavour);
   const logger = ctx.logger.child({ role: 'relay' });
   const producers = Array.from({ length: cfg.concurrency }, () => ctx.newProducer());
   await Promise.all(producers.map((p) => p.connect()));
@@ -66,6 +69,7 @@ export async function startRelay(ctx: {
         relayId: `relay-${ctx.instanceId}/${n}`,
         batchSize: cfg.batchSize,
         leaseMs: cfg.leaseMs,
+        idleHoldVariable,
         idleDelayMs: cfg.idleMs,
         logger,
         clock: ctx.clock,

@@ -23,12 +23,19 @@ export type Verdict = 'due' | 'notDue' | 'done' | 'stale';
 export type VerdictCounts = Record<Verdict, number>;
 
 export function classifyEntry(transition: Transition, entry: ScheduledEntry, row: EntryRowState | undefined, dbNowMs: number): Verdict {
-  if (row === undefined || row.expireAtMs === null) return 'stale';
+  if (row === undefined) return 'stale';
   if (transition.from.includes(row.status)) {
-    if (row.expireAtMs > entry.expireAtMs) return 'stale';
+    if (row.expireAtMs === null || row.expireAtMs > entry.expireAtMs) return 'stale';
     return row.expireAtMs > dbNowMs ? 'notDue' : 'due';
   }
-  return row.status === transition.to && row.expireAtMs === entry.expireAtMs && valuesHold(transition, row) ? 'done' : 'stale';
+  if (row.status !== transition.to || !valuesHold(transition, row)) return 'stale';
+  // A transition that assigns its own due column (a lock timeout clearing lock_expire_time) left
+  // no due time to compare: its state and its assignments are all that say it was done.
+  return clearsOwnDue(transition) || row.expireAtMs === entry.expireAtMs ? 'done' : 'stale';
+}
+
+function clearsOwnDue(transition: Transition): boolean {
+  return transition.set.some((a) => a.column === transition.due.column);
 }
 
 function valuesHold(transition: Transition, row: EntryRowState): boolean {

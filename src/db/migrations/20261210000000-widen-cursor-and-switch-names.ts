@@ -5,12 +5,14 @@
  * - scanner_cursors.entity: VARCHAR(16) → VARCHAR(97). A cursor is keyed by the entity name for
  *   an entity's first transition (today's rows keep their key), by `<entity>.<transition>` for
  *   the others, with `#<i>` for a transition's i-th from-value (reconcile/sql/claim-scan-page.ts):
- *   names are at most 32 characters each, so keys at most 32 + 1 + 32 + 1 + 2 = 68, with room.
+ *   names are at most 16 characters each (core/entity-file.ts), so keys at most 16 + 1 + 16 + 1 + 2
+ *   = 36, with room.
  * - control_switches.what: VARCHAR(16) → VARCHAR(32) (an entity name, or `scanner`), and the
  *   CHECK that limited it to coupon, order and scanner is dropped: the names are the file's,
  *   checked by `timebucket ctl` against it, and a row of an entity since removed is ignored.
  *
- * Both are in-place widenings: no row changes. Idempotent: the CHECK is dropped only if present
+ * Both widen a column; no row changes (a VARCHAR widened across 255 bytes in utf8mb4 copies the
+ * table, which is small: a row per cursor, per switch). Idempotent: the CHECK is dropped only if present
  * (information_schema.TABLE_CONSTRAINTS lists CHECKs on MySQL 8.0.16+ and MariaDB 10.2.22+;
  * DROP CONSTRAINT is MySQL 8.0.19+ and MariaDB 10.2+).
  */

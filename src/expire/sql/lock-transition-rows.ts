@@ -2,11 +2,15 @@
  * Locks the rows of a batch that are in the transition's from-set, by primary key. Inputs: ids.
  * Output: those rows: the id as its exact decimal string, the status, the due time as epoch ms
  * and the columns the event needs (core/events.ts eventColumns), decoded (expire/row-values.ts).
- * An id missing from the output is not in a from-state now (gone, used, LOCKED…): stale for the
- * plan.
+ * An id missing from the output is not in a from-state now (gone, used, LOCKED…) or has no due
+ * time any more (its deadline removed): stale for the plan.
  *
  *   SELECT `id`, `status`, `<due>`, <event columns> FROM `<table>` FORCE INDEX (PRIMARY)
- *    WHERE `id` IN (?ids) AND `status` IN (?from) ORDER BY `id` FOR UPDATE
+ *    WHERE `id` IN (?ids) AND `status` IN (?from) AND `<due>` IS NOT NULL ORDER BY `id` FOR UPDATE
+ *
+ * Every row returned is in a from-state by the database's own comparison (the column's
+ * collation): the plan takes it as such, so a stored 'active' under a case-insensitive collation
+ * is transitioned like 'ACTIVE', as the guarded update would, rather than judged stale for ever.
  *
  * Safe to re-run: a read under FOR UPDATE; InnoDB takes the row locks in primary-key order, so
  * two batches over overlapping ids cannot deadlock on each other. Under READ COMMITTED (db/knex)
@@ -35,7 +39,7 @@ export function lockTransitionRows(entity: Entity, t: Transition): LockTransitio
   const extra = wanted.filter((c) => c !== entity.idColumn && c !== entity.status.column && c !== t.due.column);
   const select = [entity.idColumn, entity.status.column, t.due.column, ...extra].map(quoteId).join(', ');
   const id = quoteId(entity.idColumn);
-  const sql = `SELECT ${select} FROM ${quoteId(entity.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?) AND ${quoteId(entity.status.column)} IN (?) ORDER BY ${id} FOR UPDATE`;
+  const sql = `SELECT ${select} FROM ${quoteId(entity.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} IS NOT NULL ORDER BY ${id} FOR UPDATE`;
   const at = (column: string): string => `${entity.table}.${column}`;
   return {
     sql,

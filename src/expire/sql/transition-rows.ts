@@ -8,7 +8,7 @@
  *
  * Safe to re-run: guarded by status and due time (compare-and-set), so a row that moved on
  * (used, paid, already expired) or had its due time pushed out meanwhile is not touched. The
- * bound is the database clock (I2) in the due column's kind (db/due-value.ts dueBoundOf).
+ * bound is the database clock (I2) in the due column's kind (db/due-value.ts dueValueOf).
  * FORCE INDEX (PRIMARY): the batch is addressed by primary key. Left to itself the optimizer may
  * range-scan (status, due) instead, which in a hot minute walks every due row of the table, and
  * locks the index record just past the range even under READ COMMITTED (a LOCKED coupon that an
@@ -16,7 +16,7 @@
  */
 import type { Knex } from 'knex';
 import type { Entity, Transition } from '../../core/entity-catalogue';
-import { dueBoundOf } from '../../db/due-value';
+import { dueValueOf } from '../../db/due-value';
 import { quoteId } from '../../db/quote-id';
 import { setClause } from '../set-clause';
 
@@ -34,7 +34,7 @@ export function transitionRows(entity: Entity, t: Transition): TransitionRows {
     sql,
     run: async (trx, ids, dbNowMs) => {
       if (ids.length === 0) return 0;
-      const [result] = (await trx.raw(sql, [...set.values(dbNowMs), [...ids], [...t.from], dueBoundOf(t.due.kind, dbNowMs)] as Knex.RawBinding[])) as [{ affectedRows: number }];
+      const [result] = (await trx.raw(sql, [...set.values(dbNowMs), [...ids], [...t.from], dueValueOf(t.due.kind, dbNowMs)] as Knex.RawBinding[])) as [{ affectedRows: number }];
       return result.affectedRows;
     },
   };

@@ -8,7 +8,7 @@
  * everything it did not publish. So a published row is written once (published_at), where a
  * lease written as columns cost a second UPDATE of every row, and its binlog images, before
  * the send. A loop that dies loses its locks with its connection at once; one that stalls is cut
- * off by the database after its lease (idle_transaction_timeout, set by the relay).
+ * off by the database after its lease (idle_transaction_timeout on MariaDB, wait_timeout on MySQL).
  *
  *  1. Lock the first `limit` unpublished rows, walking idx_outbox_unpublished (published_at, id)
  *     in order, FOR UPDATE SKIP LOCKED: rows another loop holds are skipped, never waited for.
@@ -53,10 +53,23 @@ export async function lockOutboxBatch(trx: Knex.Transaction, limit: number): Pro
 }
 
 /**
+ * The session variable that cuts off an idle connection holding a transaction. MariaDB has
+ * idle_transaction_timeout, which spares idle connections outside a transaction; MySQL 8 has no
+ * such variable, and wait_timeout (on both) ends the idle connection, and with it the
+ * transaction, the same way while the loop awaits Kafka. Chosen by the server's flavour.
+ */
+export type IdleHoldVariable = 'idle_transaction_timeout' | 'wait_timeout';
+
+export function idleHoldVariableOf(flavour: 'mariadb' | 'mysql'): IdleHoldVariable {
+  return flavour === 'mariadb' ? 'idle_transaction_timeout' : 'wait_timeout';
+}
+
+/**
  * Bounds how long the loop's transaction may sit idle (a send in flight) before the database
  * ends it, rolling back and freeing the batch for other loops: the lease, enforced by the
- * server, whatever happens to the process. Whole seconds (the variable's unit), at least 1.
+ * server, whatever happens to the process. Whole seconds (the variable's unit), at least 1;
+ * DEFAULT restores the server's value before the connection goes back to the pool.
  */
-export async function limitIdleHold(trx: Knex.Transaction, leaseMs: number | 'DEFAULT'): Promise<void> {
-  await trx.raw(`SET SESSION idle_transaction_timeout = ${leaseMs === 'DEFAULT' ? 'DEFAULT' : Math.max(1, Math.ceil(leaseMs / 1000))}`);
+export async function limitIdleHold(trx: Knex.Transaction, leaseMs: number | 'DEFAULT', variable: IdleHoldVariable = 'idle_transaction_timeout'): Promise<void> {
+  await trx.raw(`SET SESSION ${variable} = ${leaseMs === 'DEFAULT' ? 'DEFAULT' : Math.max(1, Math.ceil(leaseMs / 1000))}`);
 }

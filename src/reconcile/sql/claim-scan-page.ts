@@ -10,7 +10,7 @@
  *   the entity's first transition, first from-value   <entity>            (coupon: today's rows)
  *   any other transition, first from-value            <entity>.<transition>
  *   the i-th from-value (i ≥ 1)                       <that key>#<i>
- * Keys are at most 32 + 1 + 32 + 1 + 2 characters: within the column's 97.
+ * Keys are at most 16 + 1 + 16 + 1 + 2 characters: within the column's 97.
  * Reordering a from-list hands a cursor to another value for the rest of its current pass: the
  * rows before its (due, id) are read by the next pass instead, so nothing is lost (I3).
  *
@@ -33,7 +33,7 @@
 import type { Knex } from 'knex';
 import type { EntityCatalogue, Entity, StatusValue, Transition } from '../../core/entity-catalogue';
 import { bigintString } from '../../db/bigint-string';
-import { dueBoundOf } from '../../db/due-value';
+import { dueValueOf } from '../../db/due-value';
 import { afterCursor, cursorBindings, keysetRowOf, keysetShape, KeysetRow, KeysetShape, orderByIndex, selectFrom } from './due-keyset';
 
 /** The width of scanner_cursors.entity (migration 20261210000000). */
@@ -105,7 +105,7 @@ export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOption
           : null;
       const [found] = (await trx.raw(after === null ? firstSql : nextSql, [
         cursor.from,
-        dueBoundOf(shape.kind, until.getTime()),
+        dueValueOf(shape.kind, until.getTime()),
         ...(after === null ? [] : cursorBindings(shape, after)),
         opts.pageSize,
       ])) as [Array<Record<string, unknown>>];

@@ -70,6 +70,10 @@ function windowClauses(s: KeysetShape, window: TimeWindow): Query {
   if (window.since !== undefined) {
     sql += ` AND ${s.due} >= ?`;
     bindings.push(windowBound(s.kind, window.since.getTime()));
+  } else {
+    // A row without a due time has nothing to schedule; NULLs sort first in the index, so this
+    // keeps the page a range of it.
+    sql += ` AND ${s.due} IS NOT NULL`;
   }
   if (window.until !== undefined) {
     sql += ` AND ${s.due} < ?`;

@@ -199,3 +199,18 @@ describe('a bad entities file is refused with every problem named', () => {
     ]);
   });
 });
+
+describe('effects', () => {
+  test('a cycle of effects is refused: its locks would be taken in both orders', () => {
+    const file = defaultFile();
+    // The coupon's expiry now also changes its order: coupon → order → coupon.
+    file.entities[0]!['transitions'][0].effects = [{ entity: 'order', column: 'coupon_id', index: 'idx_orders_coupon', from: ['UNPAID'], to: 'CANCELLED' }];
+    expect(problemsOf(file)).toEqual(['entities: effects form a cycle (coupon → order → coupon): their locks would be taken in both orders and batches would deadlock']);
+  });
+});
+
+test('a $ in a table name is refused (a Debezium regex and a Kafka topic name are made of it)', () => {
+  const file = defaultFile();
+  file.entities[0]!['table'] = 'coupons$2024';
+  expect(problemsOf(file)).toEqual([expect.stringMatching(/^entities\.0\.table: not a plain SQL identifier/)]);
+});

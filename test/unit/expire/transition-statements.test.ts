@@ -16,12 +16,12 @@ const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 
 test('the default file builds the statements the hand-written coupon expiry and order cancellation ran', () => {
   expect(transitionStatements(catalogue, couponExpired)).toEqual({
-    lock: 'SELECT `id`, `status`, `expire_time`, `user_id`, `version` FROM `coupons` FORCE INDEX (PRIMARY) WHERE `id` IN (?) AND `status` IN (?) ORDER BY `id` FOR UPDATE',
+    lock: 'SELECT `id`, `status`, `expire_time`, `user_id`, `version` FROM `coupons` FORCE INDEX (PRIMARY) WHERE `id` IN (?) AND `status` IN (?) AND `expire_time` IS NOT NULL ORDER BY `id` FOR UPDATE',
     update: 'UPDATE `coupons` FORCE INDEX (PRIMARY) SET `status` = ?, `expired_at` = ?, `version` = `version` + ? WHERE `id` IN (?) AND `status` IN (?) AND `expire_time` <= ?',
     effects: [],
   });
   expect(transitionStatements(catalogue, orderCancelled)).toEqual({
-    lock: 'SELECT `id`, `status`, `expire_time`, `user_id`, `coupon_id`, `version` FROM `orders` FORCE INDEX (PRIMARY) WHERE `id` IN (?) AND `status` IN (?) ORDER BY `id` FOR UPDATE',
+    lock: 'SELECT `id`, `status`, `expire_time`, `user_id`, `coupon_id`, `version` FROM `orders` FORCE INDEX (PRIMARY) WHERE `id` IN (?) AND `status` IN (?) AND `expire_time` IS NOT NULL ORDER BY `id` FOR UPDATE',
     update:
       'UPDATE `orders` FORCE INDEX (PRIMARY) SET `status` = ?, `cancel_time` = ?, `cancel_reason` = ?, `version` = `version` + ? WHERE `id` IN (?) AND `status` IN (?) AND `expire_time` <= ?',
     effects: [
@@ -47,7 +47,7 @@ function fileIdentifiers(c: EntityCatalogue): Set<string> {
   return names;
 }
 
-const KEYWORDS = new Set(['SELECT', 'FROM', 'FORCE', 'INDEX', 'PRIMARY', 'WHERE', 'IN', 'AND', 'ORDER', 'BY', 'FOR', 'UPDATE', 'SET']);
+const KEYWORDS = new Set(['SELECT', 'FROM', 'FORCE', 'INDEX', 'PRIMARY', 'WHERE', 'IN', 'AND', 'ORDER', 'BY', 'FOR', 'UPDATE', 'SET', 'IS', 'NOT', 'NULL']);
 
 test.each(catalogue.transitions.map((t) => [t.ref, t] as const))('%s: only quoted identifiers from the file, keywords and placeholders; no literal', (_ref, t) => {
   const s = transitionStatements(catalogue, t);

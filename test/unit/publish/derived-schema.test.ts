@@ -99,7 +99,7 @@ const ticketColumns = new Map([
   ['valid_until', col('bigint', 'bigint(20)')],
   ['seat_code', col('char', 'char(4)', true)],
   ['price', col('double', 'double')],
-  ['issued_on', col('date', 'date')],
+  ['issued_on', col('varchar', 'varchar(10)')],
   ['sold_at', col('timestamp', 'timestamp(3)', true)],
 ]);
 
@@ -215,13 +215,11 @@ test('MySQL types map to Avro as the payload carries them', () => {
     ['mediumint', 'mediumint(9)', 'long'],
     ['int', 'int(11)', 'long'],
     ['bigint', 'bigint(20) unsigned', 'long'],
-    ['bit', 'bit(1)', 'long'],
     ['decimal', 'decimal(20,4)', 'string'],
     ['char', 'char(2)', 'string'],
     ['varchar', 'varchar(255)', 'string'],
     ['text', 'text', 'string'],
     ['enum', "enum('a','b')", 'string'],
-    ['date', 'date', 'string'],
     ['datetime', 'datetime(3)', timestamp],
     ['timestamp', 'timestamp', timestamp],
     ['double', 'double', 'double'],
@@ -230,6 +228,9 @@ test('MySQL types map to Avro as the payload carries them', () => {
   for (const [dataType, columnType, avro] of cases) expect([columnType, avroTypeOfColumn(col(dataType, columnType))]).toEqual([columnType, avro]);
   expect(avroTypeOfColumn(col('decimal', 'decimal(12,2)', true))).toEqual(['null', 'string']);
   expect(avroTypeOfColumn(col('json', 'longtext'))).toBeUndefined();
+  // Not carried yet (expire/row-values.ts hands over a Date and a Buffer): refused, not mis-typed.
+  expect(avroTypeOfColumn(col('date', 'date'))).toBeUndefined();
+  expect(avroTypeOfColumn(col('bit', 'bit(1)'))).toBeUndefined();
 });
 
 test('columns without an Avro type, or missing from the table, are all named in one DerivedSchemaError', () => {

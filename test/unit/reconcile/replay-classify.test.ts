@@ -64,6 +64,15 @@ test('a duplicate entry in a batch transitions once: the second counts as done',
   expect(classifyBatch(couponExpired, [entry, entry], states)).toEqual({ due: 1, notDue: 0, done: 1, stale: 0 });
 });
 
+test('a transition that clears its own due column is done by its state and assignments alone', () => {
+  // The seed's lock timeout: 已锁定 → 待使用, setting lock_expire_time (its due column) to NULL.
+  const unlocked = { ...couponExpired, name: 'unlocked', from: ['LOCKED'], to: 'ACTIVE', due: { column: 'lock_until', kind: 'datetime' as const }, set: [{ kind: 'value' as const, column: 'lock_until', value: null }] };
+  expect(classifyEntry(unlocked, entry, row('ACTIVE', null, { lock_until: true }), NOW)).toBe('done');
+  expect(classifyEntry(unlocked, entry, row('ACTIVE', null, { lock_until: false }), NOW)).toBe('stale');
+  expect(classifyEntry(unlocked, entry, row('LOCKED', null), NOW)).toBe('stale'); // locked again, no deadline
+  expect(classifyEntry(couponExpired, entry, row('EXPIRED', null), NOW)).toBe('stale'); // a transition that keeps its due column needs it
+});
+
 test('agrees with the transaction plan on what transitions, what waits and what it skips', () => {
   const statuses = [0, 1, 2, 3];
   const arb = fc.array(
@@ -78,7 +87,7 @@ test('agrees with the transaction plan on what transitions, what waits and what 
       const counts = classifyBatch(ticketLapsed, entries, { dbNowMs: NOW, rows });
       // What the transaction's lock read returns: the rows in a from-state.
       const locked = [...rows].filter(([, r]) => ticketLapsed.from.includes(r.status)).map(([id, r]) => ({ id, status: r.status, expireAtMs: r.expireAtMs! }));
-      const plan = planExpiry(entries, locked, ticketLapsed.from, NOW);
+      const plan = planExpiry(entries, locked, NOW);
       expect(counts.due).toBe(plan.due.length);
       expect(counts.notDue).toBe(plan.notYetDue.length);
       expect(counts.done + counts.stale).toBe(plan.stale.length);
