@@ -70,25 +70,41 @@ export function eventColumns(t: Transition): string[] {
 
 /** The event of one committed transition, as every path that makes it writes it to the outbox. */
 export function transitionEvent(t: Transition, row: TransitionedRow, facts: EventFacts): EventPayload {
-  const payload: Record<string, PayloadValue> = {
-    event_key: eventKeyOf(t, row.id, row.dueAtMs),
-    event_type: t.event.type,
-    [t.event.idField]: row.id,
-    from_status: row.status,
-    to_status: t.to,
-    due_at: row.dueAtMs,
-    occurred_at: facts.occurredAtMs,
-    path: facts.path,
+  return eventBuilder(t)(row, facts);
+}
+
+export type EventBuilder = (row: TransitionedRow, facts: EventFacts) => EventPayload;
+
+/**
+ * transitionEvent for one transition, its field plan worked out once: the expiry transaction
+ * builds a batch's events with it, without looking up each field's assignment per row.
+ */
+export function eventBuilder(t: Transition): EventBuilder {
+  const fields = t.event.fields.map((f) => (f.source === 'effect' ? ({ kind: 'effect', name: f.name, effect: f.effect } as const) : ({ kind: 'column', name: f.name, column: f.column, assignment: assignmentOf(t, f.column) } as const)));
+  return (row, facts) => {
+    const payload: Record<string, PayloadValue> = {
+      event_key: eventKeyOf(t, row.id, row.dueAtMs),
+      event_type: t.event.type,
+      [t.event.idField]: row.id,
+      from_status: row.status,
+      to_status: t.to,
+      due_at: row.dueAtMs,
+      occurred_at: facts.occurredAtMs,
+      path: facts.path,
+    };
+    for (const f of fields) {
+      payload[f.name] = f.kind === 'effect' ? facts.effects[f.effect] === true : valueAfter(t, f.column, f.assignment, row.columns, facts.occurredAtMs);
+    }
+    return payload as EventPayload;
   };
-  for (const f of t.event.fields) {
-    payload[f.name] = f.source === 'effect' ? facts.effects[f.effect] === true : columnAfter(t, f.column, row.columns, facts.occurredAtMs);
-  }
-  return payload as EventPayload;
 }
 
 /** A column's value after the transition: what its assignment wrote, else the locked row's value. */
 export function columnAfter(t: Transition, column: string, locked: Readonly<Record<string, ColumnValue>>, dbNowMs: number): ColumnValue {
-  const a = assignmentOf(t, column);
+  return valueAfter(t, column, assignmentOf(t, column), locked, dbNowMs);
+}
+
+function valueAfter(t: Transition, column: string, a: Assignment | undefined, locked: Readonly<Record<string, ColumnValue>>, dbNowMs: number): ColumnValue {
   const old = locked[column];
   if (a === undefined) {
     if (old === undefined) throw new RangeError(`${t.ref}: column ${column} was not read`);

@@ -24,7 +24,7 @@
 import type { Knex } from 'knex';
 import { entityOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
 import { planExpiry, type ScheduledEntry } from '../core/expiry-plan';
-import { transitionEvent, type ExpiryPath } from '../core/events';
+import { eventBuilder, type EventBuilder, type ExpiryPath } from '../core/events';
 import { type BatchOutcome, outcomeOf } from './batch-outcome';
 import { applyEffect, type ApplyEffect } from './sql/apply-effect';
 import { insertOutbox } from './sql/insert-outbox';
@@ -49,6 +49,7 @@ type Compiled = Readonly<{
   lock: LockTransitionRows;
   update: TransitionRows;
   effects: ReadonlyArray<Readonly<{ lock: LockEffectRows; apply: ApplyEffect }>>;
+  event: EventBuilder;
 }>;
 
 /**
@@ -87,6 +88,7 @@ function compile(catalogue: EntityCatalogue, t: Transition): Compiled {
     lock: lockTransitionRows(entity, t),
     update: transitionRows(entity, t),
     effects: t.effects.map((fx) => ({ lock: lockEffectRows(catalogue, fx), apply: applyEffect(catalogue, fx) })),
+    event: eventBuilder(t),
   };
 }
 
@@ -109,7 +111,7 @@ async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[
     await insertOutbox(
       trx,
       plan.due.map((r) => ({
-        event: transitionEvent(t, { id: r.id, status: r.status, dueAtMs: r.expireAtMs, columns: r.columns }, { occurredAtMs: dbNowMs, path, effects: touched.map((s) => s.has(r.id)) }),
+        event: c.event({ id: r.id, status: r.status, dueAtMs: r.expireAtMs, columns: r.columns }, { occurredAtMs: dbNowMs, path, effects: touched.map((s) => s.has(r.id)) }),
         entityType: t.entity,
         entityId: r.id,
       })),

@@ -5,13 +5,16 @@
  * coupon whose lock times out through a second due column (已锁定 → 待使用, clearing the lock),
  * after which the coupon expires from 待使用 as any other. Ids are snowflake-style, beyond 2^53.
  *
- * The tables live in a database of the test's own, captured by a Debezium connector of its own
- * whose configuration is what `timebucket connector config` generates from the entities file
+ * The tables and their mapping are the shipped example (examples/shop). They live in a database
+ * of the test's own, captured by a Debezium connector of its own whose configuration is what `timebucket connector config` generates from the entities file
  * (the filter learns the tables' status columns and from-states). Events go out with schemas
  * derived from the columns. Same exactness as the demo tables: every due row once, none early by
  * the database clock, one outbox row and one event per transition, other rows untouched.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseEntityFile } from '../../../src/core/entity-file';
+import { createTablesFrom } from '../../support/sql-file';
 import { createKafka } from '../../../src/kafka/client';
 import { applyTopics } from '../../../src/kafka/topics-apply';
 import { cdcTopicDeclarations } from '../../../src/cli/topics-apply';
@@ -22,116 +25,10 @@ import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { registerTestConnector, TestConnector } from '../../support/test-connector';
 import { waitFor } from '../../support/wait-for';
 
-const T_ORDER = `CREATE TABLE t_order (
-  id BIGINT PRIMARY KEY,
-  user_id BIGINT NOT NULL,
-  order_no VARCHAR(64) NOT NULL,
-  status VARCHAR(32) NOT NULL,
-  total_amount DECIMAL(18,2) NOT NULL,
-  expire_time DATETIME NOT NULL,
-  pay_time DATETIME NULL,
-  cancel_time DATETIME NULL,
-  cancel_reason VARCHAR(64) NULL,
-  version INT NOT NULL DEFAULT 0,
-  create_time DATETIME NOT NULL,
-  update_time DATETIME NOT NULL,
-  UNIQUE KEY uk_order_no (order_no),
-  KEY idx_status_expire_id (status, expire_time, id),
-  KEY idx_user_create_time (user_id, create_time)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`;
-
-const USER_COUPON = `CREATE TABLE user_coupon (
-  id BIGINT UNSIGNED PRIMARY KEY,
-  user_id BIGINT UNSIGNED NOT NULL,
-  coupon_template_id BIGINT NOT NULL,
-  status VARCHAR(8) NOT NULL,
-  face_value DECIMAL(10,2) NOT NULL,
-  expire_at_ms BIGINT NOT NULL,
-  lock_expire_time DATETIME(3) NULL,
-  lock_order_no VARCHAR(64) NULL,
-  update_time DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
-  KEY idx_status_expire (status, expire_at_ms, id),
-  KEY idx_status_lock (status, lock_expire_time, id)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`;
-
-const entities = {
-  entities: [
-    {
-      name: 't_order',
-      table: 't_order',
-      id: 'id',
-      status: { column: 'status', type: 'string', values: ['CREATED', 'UNPAID', 'PAID', 'CANCELLED', 'FINISHED'] },
-      transitions: [
-        {
-          name: 'cancelled',
-          from: ['UNPAID'],
-          to: 'CANCELLED',
-          due: { column: 'expire_time', kind: 'datetime' },
-          index: 'idx_status_expire_id',
-          set: { cancel_reason: { value: 'TIMEOUT' }, cancel_time: { now: 'datetime' }, version: { increment: 1 }, update_time: { now: 'datetime' } },
-          event: {
-            type: 'T_ORDER_CANCELLED',
-            ceType: 'shop.order.cancelled',
-            avroName: 'shop.events.OrderCancelled',
-            idField: 'order_id',
-            summary: 'An unpaid order was cancelled when its payment deadline passed.',
-            fields: [
-              { name: 'user_id', column: 'user_id' },
-              { name: 'order_no', column: 'order_no' },
-              { name: 'total_amount', column: 'total_amount' },
-              { name: 'reason', column: 'cancel_reason' },
-              { name: 'version', column: 'version' },
-            ],
-          },
-        },
-      ],
-    },
-    {
-      name: 'user_coupon',
-      table: 'user_coupon',
-      id: 'id',
-      status: { column: 'status', type: 'string', values: ['待使用', '已锁定', '已使用', '已过期'] },
-      transitions: [
-        {
-          name: 'expired',
-          from: ['待使用'],
-          to: '已过期',
-          due: { column: 'expire_at_ms', kind: 'epoch_ms' },
-          index: 'idx_status_expire',
-          event: {
-            type: 'USER_COUPON_EXPIRED',
-            ceType: 'shop.coupon.expired',
-            avroName: 'shop.events.UserCouponExpired',
-            idField: 'user_coupon_id',
-            summary: 'A coupon in the wallet expired.',
-            fields: [
-              { name: 'user_id', column: 'user_id' },
-              { name: 'face_value', column: 'face_value' },
-            ],
-          },
-        },
-        {
-          name: 'lock_timeout',
-          from: ['已锁定'],
-          to: '待使用',
-          due: { column: 'lock_expire_time', kind: 'datetime' },
-          index: 'idx_status_lock',
-          set: { lock_order_no: { value: null }, lock_expire_time: { value: null } },
-          event: {
-            type: 'USER_COUPON_UNLOCKED',
-            ceType: 'shop.coupon.unlocked',
-            avroName: 'shop.events.UserCouponUnlocked',
-            idField: 'user_coupon_id',
-            summary: 'A coupon locked for an order that was never paid went back to the wallet.',
-            fields: [{ name: 'user_id', column: 'user_id' }],
-          },
-        },
-      ],
-    },
-  ],
-};
-
-const catalogue = parseEntityFile(entities, 'seed entities');
+// The shipped example: examples/shop/schema.sql and its mapping, examples/shop/entities.json.
+const shop = join(__dirname, '../../../examples/shop');
+const entities = JSON.parse(readFileSync(join(shop, 'entities.json'), 'utf8')) as unknown;
+const catalogue = parseEntityFile(entities, 'examples/shop/entities.json');
 /** Snowflake-style: beyond 2^53, where a JS number would round them. */
 const BASE = 2n ** 60n + BigInt(Math.floor(Math.random() * 1_000_000)) * 1000n;
 const id = (n: number): string => String(BASE + BigInt(n));
@@ -146,8 +43,7 @@ const rows: Expect = { dueOrders: [], paidOrders: [], farOrders: [], dueCoupons:
 
 beforeAll(async () => {
   database = await createTestDatabase('seed-pipeline');
-  await database.db.raw(T_ORDER);
-  await database.db.raw(USER_COUPON);
+  await createTablesFrom(database.db, join(shop, 'schema.sql'));
   connector = await registerTestConnector(catalogue, database.name);
   pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
   // The CDC topics as `topics apply` declares them, before the repartitioner subscribes.
