@@ -16,6 +16,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from './core/errors';
+import { deepFreeze } from './core/deep-freeze';
 
 const port = z.coerce.number().int().min(1).max(65535);
 
@@ -386,12 +387,4 @@ function heartbeatProblem(env: Record<string, string | undefined>): string | und
  */
 function defaultInstanceId(): string {
   return `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 40)}-${randomBytes(3).toString('hex')}`;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

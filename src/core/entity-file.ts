@@ -17,6 +17,9 @@
  */
 import { z } from 'zod';
 import { ConfigError } from './errors';
+import { deepFreeze } from './deep-freeze';
+import { jsonDocument } from './json-document';
+import { standardFieldNames } from './event-catalogue';
 import type { Assignment, DueKind, Effect, Entity, EntityCatalogue, EventSpec, PayloadField, StatusValue, Transition } from './entity-catalogue';
 
 /**
@@ -31,8 +34,6 @@ const EVENT_TYPE = /^[A-Z][A-Z0-9_]{0,31}$/;
 const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const AVRO_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SCHEMA_FILE = /^[a-z0-9][a-z0-9._-]*\.avsc$/;
-/** The fields every event carries; a declared field may not reuse one. */
-export const STANDARD_FIELDS = ['event_key', 'event_type', 'from_status', 'to_status', 'due_at', 'occurred_at', 'path'] as const;
 
 const identifier = z.string().regex(IDENTIFIER, 'not a plain SQL identifier (letters, digits and _; at most 64)');
 // A string status value is bound, never spliced: any Unicode is fine, but not empty or huge.
@@ -109,16 +110,7 @@ type Problem = { path: Path; message: string };
  * catalogue or throws a ConfigError whose details.problems lists every problem.
  */
 export function parseEntityFile(json: unknown, source: string): EntityCatalogue {
-  let value = json;
-  if (typeof json === 'string') {
-    try {
-      value = JSON.parse(json);
-    } catch (err) {
-      const problems = [`not JSON: ${err instanceof Error ? err.message : String(err)}`];
-      throw new ConfigError(`invalid entities file ${source}: ${problems[0]}`, { problems });
-    }
-  }
-  const parsed = FileSchema.safeParse(value);
+  const parsed = FileSchema.safeParse(jsonDocument(json, `invalid entities file ${source}`));
   const problems: string[] = parsed.success ? [] : parsed.error.issues.map((i) => `${pathText(i.path)}: ${i.message}`);
   if (parsed.success) problems.push(...crossFieldProblems(parsed.data).map((p) => `${pathText(p.path)}: ${p.message}`));
   if (!parsed.success || problems.length > 0) {
@@ -223,8 +215,11 @@ function setProblems(set: Readonly<Record<string, unknown>>, forbidden: readonly
 }
 
 function eventFieldProblems(e: RawEntity, t: RawEntity['transitions'][number], tp: Path, add: (p: Path, m: string) => void): void {
-  const seen = new Set<string>([...STANDARD_FIELDS, t.event.idField]);
-  if ((STANDARD_FIELDS as readonly string[]).includes(t.event.idField)) add([...tp, 'event', 'idField'], `'${t.event.idField}' is a standard field`);
+  // The fields every event carries, the id field among them: the id field may not be one of the
+  // others, and no declared field may reuse any.
+  const standard = standardFieldNames(t.event.idField);
+  const seen = new Set<string>(standard);
+  if (standard.filter((f) => f === t.event.idField).length > 1) add([...tp, 'event', 'idField'], `'${t.event.idField}' is a standard field`);
   t.event.fields.forEach((f, k) => {
     if (seen.has(f.name)) add([...tp, 'event', 'fields', k, 'name'], `field '${f.name}' is declared twice (or is a standard field)`);
     seen.add(f.name);
@@ -275,12 +270,4 @@ function assignments(set: Readonly<Record<string, z.output<typeof AssignmentSche
     if ('now' in a) return { kind: 'now', column, unit: a.now };
     return { kind: 'increment', column, by: a.increment };
   });
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

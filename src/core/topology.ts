@@ -19,6 +19,8 @@
  */
 import { z } from 'zod';
 import { ConfigError } from './errors';
+import { deepFreeze } from './deep-freeze';
+import { jsonDocument } from './json-document';
 
 const DAY_MS = 86_400_000;
 // Kafka's own limit and alphabet for topic names.
@@ -90,16 +92,7 @@ export const TopologySchema = BaseSchema.superRefine((t, ctx) => {
  * ConfigError whose `details.problems` lists every problem.
  */
 export function parseTopology(json: unknown, source: string): Topology {
-  let value = json;
-  if (typeof json === 'string') {
-    try {
-      value = JSON.parse(json);
-    } catch (err) {
-      const problems = [`not JSON: ${err instanceof Error ? err.message : String(err)}`];
-      throw new ConfigError(`invalid topology in ${source}: ${problems[0]}`, { problems });
-    }
-  }
-  const parsed = TopologySchema.safeParse(value);
+  const parsed = TopologySchema.safeParse(jsonDocument(json, `invalid topology in ${source}`));
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`);
     throw new ConfigError(`invalid topology in ${source}: ${problems.join('; ')}`, { problems });
@@ -259,12 +252,4 @@ export function parseTopic(topology: Topology, topic: string): ParsedTopic | und
   if (tier === undefined || digits === undefined || digits.length !== indexDigits(tier)) return undefined;
   const index = Number(digits);
   return index < tier.ring ? { lane: 'ring', tierIndex, ringIndex: index } : undefined;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -40,7 +40,7 @@ export function columnValueOf(value: unknown, type: number | undefined, what: st
   throw new TypeError(`${what}: a ${Buffer.isBuffer(value) ? 'binary' : typeof value} value cannot be carried by an event`);
 }
 
-/** A status as the catalogue types it, so `from.includes(status)` compares like with like. */
+/** A status as the catalogue types it, so it compares with the file's values like with like (the expiry's lock, replay's read). */
 export function statusValueOf(value: unknown, type: StatusType, what: string): StatusValue {
   if (type === 'string') {
     if (typeof value === 'string') return value;
@@ -48,5 +48,5 @@ export function statusValueOf(value: unknown, type: StatusType, what: string): S
     const n = typeof value === 'string' && /^-?[0-9]+$/.test(value) ? Number(value) : value;
     if (typeof n === 'number' && Number.isSafeInteger(n)) return n;
   }
-  throw new TypeError(`${what}: expected a ${type} status, got ${value === null ? 'null' : typeof value}`);
+  throw new TypeError(`${what}: expected ${type === 'integer' ? 'an integer' : 'a string'} status, got ${value === null ? 'null' : typeof value}`);
 }

@@ -9,7 +9,7 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
 import type { TransitionGate } from '../ops/control-gate';
-import { createTransitionBatches } from '../expire/transition-batch';
+import type { TransitionBatches } from '../expire/transition-batch';
 import { CompensationScanner } from './compensation-scanner';
 import { scanCursorsOf, scanPageClaim, ScanCursor } from './sql/claim-scan-page';
 
@@ -17,6 +17,8 @@ export type ScannerContext = Readonly<{
   config: Config;
   db: Knex;
   catalogue: EntityCatalogue;
+  /** The expiry transactions, compiled once for the process (main.ts shares them with the expirer). */
+  batches: TransitionBatches;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
@@ -26,13 +28,12 @@ export type ScannerContext = Readonly<{
 export function startScanner(ctx: ScannerContext): () => Promise<void> {
   const { scanner: cfg } = ctx.config;
   const cursors = scanCursorsOf(ctx.catalogue);
-  const batches = createTransitionBatches(ctx.db, ctx.catalogue);
   const claims = new Map(cursors.map((c) => [c.key, scanPageClaim(ctx.db, c, cfg)]));
   const lastPass = lastPassOfEntity(cursors);
   const scanner = new CompensationScanner({
     cursors,
     claimPage: (cursor) => claims.get(cursor.key)!(),
-    expireBatch: (transition, entries) => batches.run(transition, entries, 'scanner'),
+    expireBatch: (transition, entries) => ctx.batches.run(transition, entries, 'scanner'),
     intervalMs: cfg.intervalMs,
     maxPagesPerSecond: cfg.maxPagesPerSecond,
     backoff: { baseMs: 200, maxMs: 10_000 },

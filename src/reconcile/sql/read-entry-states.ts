@@ -20,6 +20,7 @@ import type { Assignment, Entity, StatusValue, Transition } from '../../core/ent
 import { bigintString } from '../../db/bigint-string';
 import { dueMsOf } from '../../db/due-value';
 import { quoteId } from '../../db/quote-id';
+import { statusValueOf } from '../../expire/row-values';
 
 export type EntryRowState = Readonly<{
   status: StatusValue;
@@ -48,7 +49,7 @@ export function entryStateReader(db: Knex, entity: Entity, transition: Transitio
         rows.map((r) => {
           const due = r['due'];
           const state: EntryRowState = {
-            status: statusOf(entity, r['status'], what(entity.status.column)),
+            status: statusValueOf(r['status'], entity.status.type, what(entity.status.column)),
             expireAtMs: due === null ? null : dueMsOf(transition.due.kind, due, what(transition.due.column)),
             holds: Object.fromEntries(values.map((a, i) => [a.column, Number(r[`holds_${i}`]) === 1])),
           };
@@ -68,13 +69,4 @@ export function statesQuery(entity: Entity, transition: Transition): { sql: stri
     sql: `SELECT ${id} AS id, ${quoteId(entity.status.column)} AS status, ${quoteId(transition.due.column)} AS due${holds} FROM ${quoteId(entity.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?)`,
     values,
   };
-}
-
-/** As the file types it, so it compares with the transition's values as planExpiry compares them. */
-function statusOf(entity: Entity, raw: unknown, what: string): StatusValue {
-  if (entity.status.type === 'integer') {
-    const n = typeof raw === 'string' && /^-?[0-9]+$/.test(raw) ? Number(raw) : raw;
-    if (typeof n === 'number' && Number.isSafeInteger(n)) return n;
-  } else if (typeof raw === 'string') return raw;
-  throw new TypeError(`${what}: expected ${entity.status.type === 'integer' ? 'an integer' : 'a string'} status, got ${raw === null ? 'null' : typeof raw}`);
 }

@@ -16,6 +16,7 @@ import { systemClock } from '../../../src/core/clock';
 import { createMetrics } from '../../../src/ops/metrics';
 import { backfill } from '../../../src/reconcile/backfill';
 import { classifyEntry } from '../../../src/reconcile/replay-classify';
+import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { startScanner } from '../../../src/reconcile/start-scanner';
 import { scanCursorsOf, scanPageSql } from '../../../src/reconcile/sql/claim-scan-page';
 import { keysetShape } from '../../../src/reconcile/sql/due-keyset';
@@ -154,6 +155,7 @@ test('the scanner transitions every overdue row of both tables once (path = scan
     config: { ...config, scanner: { graceMs: 1_000, intervalMs: 60_000, pageSize: 7, maxPagesPerSecond: 200 } },
     db,
     catalogue,
+    batches: createTransitionBatches(db, catalogue),
     clock: systemClock,
     logger,
     metrics,
