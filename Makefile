@@ -56,12 +56,14 @@ test-deploy: build stack-install
 # --forceExit: a test that fails half-way may leave a client connected; CI must still finish.
 test-integration: build
 	@mkdir -p $(REPORTS)
-	$(ENV) && npx jest --selectProjects integration --runInBand --forceExit --json --outputFile=$(REPORTS)/integration.json
+	$(ENV) && npx jest --selectProjects integration --runInBand --forceExit --json --outputFile=$(REPORTS)/integration.json \
+	  || { node test/support/print-failed-logs.js $(REPORTS)/integration.json; exit 1; }
 
 # Against the three-node stack (replication factor 3): leader moves, a broker killed.
 test-cluster: build
 	@mkdir -p $(REPORTS)
-	$(CLUSTER) && $(ENV) && npx jest --selectProjects cluster --runInBand --forceExit --json --outputFile=$(REPORTS)/cluster.json
+	$(CLUSTER) && $(ENV) && npx jest --selectProjects cluster --runInBand --forceExit --json --outputFile=$(REPORTS)/cluster.json \
+	  || { node test/support/print-failed-logs.js $(REPORTS)/cluster.json; exit 1; }
 
 # Each stack is stopped afterwards even when tests fail (only if this target started it); the
 # cluster stack comes up after the development stack is down, so the two never compete in CI.

@@ -21,6 +21,8 @@ import { deepFreeze } from './core/deep-freeze';
 const port = z.coerce.number().int().min(1).max(65535);
 
 const BROKER = /^[^:\s]+:\d{1,5}$/;
+/** As an entities file names a database (core/entity-file.ts). */
+const DATABASE_NAME = /^[a-z][a-z0-9_]{0,15}$/;
 
 /** What a command connects to or reads; production requires explicit settings for these only. */
 export const ConfigParts = ['kafka', 'db', 'registry', 'topology', 'entities'] as const;
@@ -82,6 +84,16 @@ const EnvSchema = z.object({
   // against the system's CAs or, when TB_DB_TLS_CA_FILE is set, against that CA alone.
   TB_DB_TLS: z.enum(['off', 'on']).default('off'),
   TB_DB_TLS_CA_FILE: z.string().min(1).optional(),
+  // More databases an entities file may name (locations[].database), comma-separated. Each name N
+  // is configured by TB_DB_<N>_HOST, _PORT, _NAME, _USER, _PASSWORD (the last three default to
+  // the main database's), and _CDC_TOPIC_PREFIX (its connector's topic.prefix, default
+  // <TB_CDC_TOPIC_PREFIX>_<n>); TLS and the pool size are the main database's.
+  TB_DATABASES: z
+    .string()
+    .default('')
+    .refine((v) => splitList(v).every((n) => DATABASE_NAME.test(n) && n !== 'main'), 'names of lower-case letters, digits and _ (at most 16), not main'),
+  // The local stack's second MariaDB server (stack/env.sh): the local default of TB_DB_<N>_PORT.
+  TB_MARIADB2_PORT: port.default(13307),
   TB_REGISTRY_PORT: port.default(18081),
   TB_REGISTRY_URL: z.string().url().optional(),
   // Basic auth to the registry; credentials in TB_REGISTRY_URL (https://user:pass@host) work too.
@@ -142,11 +154,18 @@ export type Tls = Readonly<{ enabled: false }> | Readonly<{ enabled: true; ca: s
 export type KafkaSasl = Readonly<{ mechanism: 'scram-sha-512' | 'scram-sha-256' | 'plain'; username: string; password: string }>;
 export type BasicAuth = Readonly<{ username: string; password: string }>;
 
+export type DbConnection = Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: Tls }>;
+/** A database an entity may live on: its connection and the topic prefix of its CDC connector. */
+export type NamedDatabase = DbConnection & Readonly<{ name: string; cdcTopicPrefix: string }>;
+
 export type Config = Readonly<{
   /** local: the local stack's defaults and demo tables; production: neither (TB_ENV). */
   env: 'local' | 'production';
   kafka: Readonly<{ brokers: readonly string[]; clientId: string; requestTimeoutMs: number; retries: number; ssl: Tls; sasl: KafkaSasl | undefined }>;
-  db: Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: Tls }>;
+  /** The main database: timebucket's own tables (cursors, switches), and entities without locations. */
+  db: DbConnection;
+  /** Every database by name (core/entity-catalogue.ts Location.database), `main` = db. */
+  databases: Readonly<Record<string, NamedDatabase>>;
   /** url: never with credentials (they move to auth), so it may be logged and put in headers. */
   registry: Readonly<{ url: string; auth: BasicAuth | undefined }>;
   /** CDC topics are `<topicPrefix>.<database>.<table>` (Debezium's naming): see ingest/cdc-topics.ts. */
@@ -197,24 +216,29 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   const usesKafka = uses.includes('kafka');
   if (usesKafka) problems.push(...saslProblems(env));
   const registry = registryOf(env, problems);
+  const extraDatabases = parsed.success ? extraDatabasesOf(env, parsed.data, uses.includes('db'), problems) : [];
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
   const e = parsed.data;
   const sasl: KafkaSasl | undefined =
     e.TB_KAFKA_SASL_MECHANISM === undefined || !usesKafka ? undefined : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
+  const db: DbConnection = {
+    host: e.TB_DB_HOST,
+    // Production: MySQL's own port unless told; locally the stack's.
+    port: e.TB_DB_PORT ?? (e.TB_ENV === 'production' ? 3306 : e.TB_MARIADB_PORT),
+    database: e.TB_DB_NAME,
+    user: e.TB_DB_USER,
+    password: e.TB_DB_PASSWORD,
+    poolMax: e.TB_DB_POOL_MAX,
+    tls: dbTls!,
+  };
+  const databases: Record<string, NamedDatabase> = { main: { ...db, name: 'main', cdcTopicPrefix: e.TB_CDC_TOPIC_PREFIX } };
+  for (const x of extraDatabases) databases[x.name] = { ...db, ...x };
   return deepFreeze({
     env: e.TB_ENV,
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES, ssl: kafkaTls!, sasl },
-    db: {
-      host: e.TB_DB_HOST,
-      // Production: MySQL's own port unless told; locally the stack's.
-      port: e.TB_DB_PORT ?? (e.TB_ENV === 'production' ? 3306 : e.TB_MARIADB_PORT),
-      database: e.TB_DB_NAME,
-      user: e.TB_DB_USER,
-      password: e.TB_DB_PASSWORD,
-      poolMax: e.TB_DB_POOL_MAX,
-      tls: dbTls!,
-    },
+    db,
+    databases,
     registry: { url: registry!.url ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7`, auth: registry!.auth },
     cdc: {
       topicPrefix: e.TB_CDC_TOPIC_PREFIX,
@@ -252,6 +276,28 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     httpPort: e.TB_HTTP_PORT,
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
+  });
+}
+
+type ParsedEnv = z.output<typeof EnvSchema>;
+
+/**
+ * TB_DATABASES' connections: TB_DB_<N>_HOST required in production (locally 127.0.0.1, port the
+ * stack's second server); name, user and password default to the main database's.
+ */
+function extraDatabasesOf(env: Record<string, string | undefined>, e: ParsedEnv, usesDb: boolean, problems: string[]): Array<Omit<NamedDatabase, 'poolMax' | 'tls'>> {
+  return splitList(e.TB_DATABASES).map((name) => {
+    const v = (suffix: string) => env[`TB_DB_${name.toUpperCase()}_${suffix}`];
+    const at = (suffix: string) => `TB_DB_${name.toUpperCase()}_${suffix}`;
+    if (e.TB_ENV === 'production' && usesDb && !v('HOST')) problems.push(`${at('HOST')}: required when TB_ENV=production for database ${name} (TB_DATABASES)`);
+    const portText = v('PORT');
+    const portValue = portText === undefined ? (e.TB_ENV === 'production' ? 3306 : e.TB_MARIADB2_PORT) : Number(portText);
+    if (!Number.isInteger(portValue) || portValue < 1 || portValue > 65535) problems.push(`${at('PORT')}: not a port: ${JSON.stringify(portText)}`);
+    const schema = v('NAME') ?? e.TB_DB_NAME;
+    if (!/^[A-Za-z0-9_]+$/.test(schema)) problems.push(`${at('NAME')}: letters, digits and _ only`);
+    const prefix = v('CDC_TOPIC_PREFIX') ?? `${e.TB_CDC_TOPIC_PREFIX}_${name}`;
+    if (!/^[A-Za-z0-9._-]+$/.test(prefix)) problems.push(`${at('CDC_TOPIC_PREFIX')}: letters, digits, '.', '_' and '-' only`);
+    return { name, host: v('HOST') ?? '127.0.0.1', port: portValue, database: schema, user: v('USER') ?? e.TB_DB_USER, password: v('PASSWORD') ?? e.TB_DB_PASSWORD, cdcTopicPrefix: prefix };
   });
 }
 
@@ -344,7 +390,9 @@ function readTextFile(path: string): string | null {
 function withSecretFiles(given: Record<string, string | undefined>): { env: Record<string, string | undefined>; problems: string[] } {
   const env = { ...given };
   const problems: string[] = [];
-  for (const name of SECRET_FILE_VARIABLES) {
+  // Each database of TB_DATABASES has its own user and password, which may come from files too.
+  const perDatabase = splitList(given['TB_DATABASES'] ?? '').flatMap((n) => [`TB_DB_${n.toUpperCase()}_USER`, `TB_DB_${n.toUpperCase()}_PASSWORD`]);
+  for (const name of [...SECRET_FILE_VARIABLES, ...perDatabase]) {
     const path = given[`${name}_FILE`];
     if (path === undefined || path === '') continue;
     if (given[name] !== undefined) {

@@ -16,7 +16,8 @@ import { cdcTopics } from './ingest/cdc-topics';
 import type { ErrorCode } from './core/errors';
 import { dlqTopic, dueTopic, ringTopics, Topology } from './core/topology';
 import { heldRecordReader } from './core/held-record';
-import { createDb, Db } from './db/knex';
+import type { Db } from './db/knex';
+import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
 import { pinGroup, startPositions } from './kafka/pin-group-start';
@@ -31,9 +32,10 @@ import type { ScheduledEntry } from './core/expiry-plan';
 import { ExpirerSink } from './hold/expirer-sink';
 import { CascaderSink } from './hold/cascader-sink';
 import { createTransitionBatches, TransitionBatches } from './expire/transition-batch';
-import type { Transition } from './core/entity-catalogue';
+import type { Location, Transition } from './core/entity-catalogue';
 import type { SchemaInfo } from './core/column-info';
-import { checkEntitySchema } from './db/check-entity-schema';
+import { checkEntitySchema, schemaNamesOf } from './db/check-entity-schema';
+import { assertShardsFit } from './core/router';
 import { startRelay } from './publish/start-relay';
 import { startScanner } from './reconcile/start-scanner';
 import type { Logger } from './ops/logger';
@@ -99,11 +101,14 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     }
   };
   try {
-    const db = createDb(config.db, { logger: opts.logger });
-    stops.push(() => db.destroy());
-    // Before anything starts: a mapping that does not match the tables would fail every batch.
-    const tables = await checkEntitySchema(db, opts.catalogue, config.db.database);
-    const batches = createTransitionBatches(db, opts.catalogue);
+    const databases = openDatabases(config, opts.catalogue, opts.logger);
+    stops.push(() => databases.destroy());
+    const db = databases.main;
+    // Before anything starts: a mapping that does not match the tables would fail every batch,
+    // and a spread entity needs a shard per database at least.
+    const tables = await checkEntitySchema(databases.pools, opts.catalogue, schemaNamesOf(config.databases));
+    assertShardsFit(opts.catalogue, topology);
+    const batches = createTransitionBatches(databases.pools, opts.catalogue);
     const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name) });
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
@@ -131,7 +136,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
     };
-    const ctx = { config, topology, catalogue: opts.catalogue, tables, batches, kafka, producer, newProducer, dlqFor, db, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
+    const ctx = { config, topology, catalogue: opts.catalogue, tables, batches, kafka, producer, newProducer, dlqFor, db, dbs: databases.pools, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
@@ -173,7 +178,10 @@ type Ctx = Readonly<{
   newProducer: () => GuardedProducer;
   onBreakerStateChange: (name: string, state: BreakerState) => void;
   dlqFor: (stage: Role) => ReturnType<typeof createDlqWriter>;
+  /** The main database: timebucket's own tables. */
   db: Db;
+  /** A pool per database (config.databases), main among them. */
+  dbs: Readonly<Record<string, Db>>;
   metrics: Metrics;
   clock: Clock;
   logger: Logger;
@@ -197,7 +205,7 @@ function consumerFor(ctx: Ctx, role: Role) {
 
 const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   async repartitioner(ctx) {
-    const byTopic = cdcTopics(ctx.config.cdc, ctx.catalogue);
+    const byTopic = cdcTopics(ctx.config, ctx.catalogue);
     const admin = ctx.kafka.admin();
     await admin.connect();
     const group = groupOf(ctx, 'repartitioner');
@@ -231,15 +239,22 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   async expirer(ctx) {
     const role = 'expirer';
     const logger = ctx.logger.child({ role });
-    const expiry = createBreaker((transition: Transition, entries: readonly ScheduledEntry[]) => ctx.batches.run(transition, entries, 'stream'), {
-      name: 'expiry',
-      logger,
-      onStateChange: ctx.onBreakerStateChange,
-    });
-    ctx.onBreakerStateChange('expiry', 'closed');
+    // A breaker per database: one that is down opens its own breaker, and only the batches of its
+    // tables (so its shards' partitions) wait; the other databases' go on.
+    const breakers = new Map(
+      Object.keys(ctx.dbs).map((name) => {
+        const breakerName = name === 'main' ? 'expiry' : `expiry-${name}`;
+        ctx.onBreakerStateChange(breakerName, 'closed');
+        const breaker = createBreaker(
+          (transition: Transition, entries: readonly ScheduledEntry[], location: Location) => ctx.batches.run(transition, entries, 'stream', location),
+          { name: breakerName, logger, onStateChange: ctx.onBreakerStateChange },
+        );
+        return [name, breaker] as const;
+      }),
+    );
     const sink = new ExpirerSink({
       catalogue: ctx.catalogue,
-      expireBatch: (transition, entries) => expiry.fire(transition, entries),
+      expireBatch: (transition, entries, location) => breakers.get(location.database)!.fire(transition, entries, location),
       clock: ctx.clock,
       maxBatchSize: ctx.config.expirer.batchSize,
       maxConcurrentBatches: ctx.config.expirer.concurrency,
@@ -259,7 +274,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       ...started,
       stop: async () => {
         await started.stop();
-        expiry.shutdown();
+        for (const b of breakers.values()) b.shutdown();
       },
     };
   },

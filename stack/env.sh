@@ -9,6 +9,11 @@ TB_STACK_HOME="${TB_STACK_HOME:-$TB_ROOT/.stack}"
 TB_STACK_LIB="${TB_STACK_LIB:-$TB_ROOT/.stack/lib}"
 
 TB_MARIADB_PORT="${TB_MARIADB_PORT:-13306}"
+# MariaDB servers the stack runs (1 or 2). The second (stack/lib/mariadb.sh) is for the tests that
+# run one entity over two database servers: its own datadir, binlog and server_id, the same
+# database and accounts, on TB_MARIADB2_PORT. 2 by default so `make test` has it; 1 skips it.
+TB_DB_SERVERS="${TB_DB_SERVERS:-2}"
+TB_MARIADB2_PORT="${TB_MARIADB2_PORT:-$((TB_MARIADB_PORT + 1))}"
 TB_KAFKA_PORT="${TB_KAFKA_PORT:-19092}"
 TB_KAFKA_CONTROLLER_PORT="${TB_KAFKA_CONTROLLER_PORT:-19093}"
 # Kafka nodes (each broker and KRaft controller). 1 for development; 3 is what production runs:
@@ -63,7 +68,7 @@ TB_STACK_KAFKA_SASL_BROKERS="${TB_STACK_KAFKA_SASL_BROKERS:-$(tb_node_addresses 
 # Not left behind: `set -a` (the Makefile's) would export it into every process's environment.
 unset -f tb_node_addresses
 
-export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_MARIADB_PORT TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_KAFKA_NODES \
+export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_MARIADB_PORT TB_MARIADB2_PORT TB_DB_SERVERS TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_KAFKA_NODES \
   TB_KAFKA_BROKERS TB_KAFKA_REPLICATION_FACTOR TB_KAFKA_MIN_ISR TB_CONNECT_PORT \
   TB_REGISTRY_PORT TB_DB_NAME TB_DB_USER TB_DB_PASSWORD TB_DB_SERVICE_USER TB_DB_SERVICE_PASSWORD TB_CDC_USER TB_CDC_PASSWORD TB_CDC_TOPIC_PREFIX \
   TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS TB_TOOLS_BIN \

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The local stack: MariaDB (binlog), Kafka (KRaft), Kafka Connect + Debezium, schema registry.
+# The local stack: MariaDB (binlog; two servers unless TB_DB_SERVERS=1), Kafka (KRaft),
+# Kafka Connect + Debezium, schema registry.
 #   stack/stack.sh up       install if needed, start what is not running, wait until all healthy
 #   stack/stack.sh down     stop everything the stack started (nothing left behind)
 #   stack/stack.sh status   one line per component; exit 1 unless all are up
@@ -13,8 +14,8 @@ up() {
   bash "$TB_ROOT/stack/install.sh"
   local started=$SECONDS
   tls_ensure
-  # MariaDB, Kafka and the registry do not depend on each other: start them together, then
-  # Connect, which needs both MariaDB and Kafka.
+  # MariaDB (both servers), Kafka and the registry do not depend on each other: start them
+  # together, then Connect, which needs both MariaDB and Kafka.
   kafka_start
   registry_start
   mariadb_start

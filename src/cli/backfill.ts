@@ -10,7 +10,7 @@ import type { Config } from '../config';
 import { entityOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
 import { systemClock } from '../core/clock';
 import type { Topology } from '../core/topology';
-import { createDb } from '../db/knex';
+import { openDatabases } from '../db/databases';
 import { createKafka } from '../kafka/client';
 import { appendBudgetMs, sendRouted } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
@@ -23,9 +23,16 @@ export type BackfillCommand = Readonly<{ transitions: readonly Transition[]; win
 
 /** Returns whether the run completed (false: interrupted). */
 export async function runBackfill(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, cmd: BackfillCommand): Promise<boolean> {
-  const db = createDb(config.db, { logger });
+  const dbs = openDatabases(config, catalogue, logger);
   const producer = createKafka(config.kafka, logger, '-backfill').producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
-  const reads = new Map(cmd.transitions.map((t) => [t.ref, expirableReads(db, entityOf(catalogue, t.entity), t)]));
+  // One reader per transition and table, on the table's database.
+  const reads = new Map(
+    cmd.transitions.flatMap((t) => {
+      const entity = entityOf(catalogue, t.entity);
+      return entity.locations.map((l) => [`${t.ref}@${l.key}`, expirableReads(dbs.pools[l.database]!, entity, t, l)] as const);
+    }),
+  );
+  const readsOf = (t: Transition) => entityOf(catalogue, t.entity).locations.map((l) => reads.get(`${t.ref}@${l.key}`)!);
   let stopping = false;
   const onSignal = () => (stopping = true);
   process.on('SIGINT', onSignal);
@@ -36,11 +43,12 @@ export async function runBackfill(config: Config, topology: Topology, catalogue:
     await producer.connect();
     const routing = { producer, topology, catalogue, clock: systemClock, appendBudgetMs: appendBudgetMs(topology), logger };
     const result = await backfill({
+      catalogue,
       transitions: cmd.transitions,
       window: cmd.window,
       pageSize: cmd.pageSize,
-      count: (t, window) => reads.get(t.ref)!.count(window),
-      readPage: (t, from, window, cursor, limit) => reads.get(t.ref)!.readPage(from, window, cursor, limit),
+      count: async (t, window) => (await Promise.all(readsOf(t).map((r) => r.count(window)))).reduce((a, b) => a + b, 0),
+      readPage: (t, location, from, window, cursor, limit) => reads.get(`${t.ref}@${location.key}`)!.readPage(from, window, cursor, limit),
       route: async (entries) => {
         const records = await sendRouted(routing, entries);
         return { due: records.filter((r) => r.headers['bucket_start'] === undefined).length };
@@ -57,7 +65,7 @@ export async function runBackfill(config: Config, topology: Topology, catalogue:
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await producer.disconnect().catch(() => undefined);
-    await db.destroy();
+    await dbs.destroy();
   }
 }
 

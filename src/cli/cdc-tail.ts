@@ -9,7 +9,7 @@ import { cdcTopics } from '../ingest/cdc-topics';
 
 export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger: Logger, opts: { seconds?: number }): Promise<void> {
   const kafka = createKafka(config.kafka, logger, '-cdc-tail');
-  const byTopic = cdcTopics(config.cdc, catalogue);
+  const byTopic = cdcTopics(config, catalogue);
   const topics = Object.keys(byTopic);
 
   const admin = kafka.admin();
@@ -35,7 +35,7 @@ export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger
         return;
       }
       const row = event.after ?? event.before;
-      const entity = byTopic[topic]!;
+      const entity = byTopic[topic]!.entity;
       const dues = entity.transitions.map((t) => {
         const v = row?.[t.due.column];
         const ms = typeof v === 'number' ? (t.due.kind === 'epoch_s' ? v * 1000 : v) : undefined;

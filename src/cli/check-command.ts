@@ -12,10 +12,12 @@
  *     entities file implies (its status column and every from-state).
  */
 import { Command } from 'commander';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
+import { databasesOf, MAIN_DATABASE, type EntityCatalogue } from '../core/entity-catalogue';
+import { readEntitySchema, schemaNamesOf } from '../db/check-entity-schema';
+import { unconfiguredDatabases } from '../db/databases';
 import { entitySchemaProblems } from '../core/entity-schema-check';
 import { createDb } from '../db/knex';
-import { readTableSchema } from '../db/read-table-schema';
 import { readServerSettings, ServerSettings, serverSettingProblems } from '../db/read-server-settings';
 import { TimebucketError } from '../core/errors';
 import { readOwnPrivileges } from '../db/read-own-privileges';
@@ -38,43 +40,64 @@ export function registerCheckCommand(program: Command): void {
     .action(async (opts: { connectUrl?: string; json?: boolean }) => {
       const config = loadConfig(process.env, { uses: needsOf(['check']) });
       const catalogue = loadEntities(config.entitiesPath);
-      const db = createDb(config.db, { logger: createCommandLogger(config.logLevel) });
+      const problems = unconfiguredDatabases(config, catalogue);
+      const connectors = opts.connectUrl === undefined ? undefined : await readConnectors(opts.connectUrl);
+      // Each database on its own: its server, its tables, the account's grants there, its connector.
+      const reports: DatabaseReport[] = [];
+      for (const name of databasesOf(catalogue).filter((n) => config.databases[n] !== undefined)) {
+        const report = await checkDatabase(config, catalogue, name, connectors);
+        reports.push(report);
+        const many = databasesOf(catalogue).length > 1;
+        problems.push(...report.problems.map((p) => (many ? `[${name}] ${p}` : p)));
+      }
+      const main = reports[0];
       const database = config.db.database;
-      const problems: string[] = [];
-      let server: ServerSettings;
-      try {
-        server = await readServerSettings(db);
-        problems.push(...serverSettingProblems(server));
-        const schema = await readTableSchema(db, catalogue.entities.map((e) => e.table));
-        problems.push(...entitySchemaProblems(catalogue, schema, database));
-        const own = await readOwnPrivileges(db, database);
-        const missing = missingPrivileges([...mappedTableGrants(catalogue, schema), ...OWN_TABLE_GRANTS], own, database);
-        if (missing.length > 0) {
-          problems.push(`the account ${config.db.user} lacks ${missing.join('; ')}: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${config.db.user}`);
-        }
-      } finally {
-        await db.destroy();
-      }
-      if (opts.connectUrl !== undefined) {
-        const wanted = connectorConfig(catalogue, {
-          name: 'timebucket-cdc',
-          flavour: server.flavour,
-          db: { host: config.db.host, port: config.db.port, database, user: '', password: '', tls: config.db.tls.enabled },
-          topicPrefix: config.cdc.topicPrefix,
-          serverId: 1,
-          history: { kind: 'file', path: '' },
-          topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
-        });
-        problems.push(...connectorProblems(wanted.config, await readConnectors(opts.connectUrl), database));
-      }
-      if (opts.json === true) console.log(JSON.stringify({ server: { flavour: server.flavour, version: server.version }, database, problems }));
-      else {
-        console.log(`check: ${server.flavour} ${server.version}, database ${database}, entities ${catalogue.source}`);
+      if (opts.json === true) {
+        console.log(JSON.stringify({ server: main && { flavour: main.server.flavour, version: main.server.version }, database, databases: reports.map((r) => ({ name: r.name, database: r.database, flavour: r.server.flavour, version: r.server.version })), problems }));
+      } else {
+        for (const r of reports) console.log(`check: ${r.server.flavour} ${r.server.version}, database ${r.database}${r.name === MAIN_DATABASE ? '' : ` (${r.name})`}, entities ${catalogue.source}`);
         for (const p of problems) console.log(`problem: ${p}`);
         console.log(problems.length === 0 ? 'check: no problems' : `check: ${problems.length} problem(s)`);
       }
       if (problems.length > 0) process.exitCode = EX_CONFIG;
     });
+}
+
+type DatabaseReport = Readonly<{ name: string; database: string; server: ServerSettings; problems: string[] }>;
+
+async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: string, connectors: ConnectorView[] | undefined): Promise<DatabaseReport> {
+  const target = config.databases[name]!;
+  const database = target.database;
+  const db = createDb(target, { logger: createCommandLogger(config.logLevel) });
+  const problems: string[] = [];
+  let server: ServerSettings;
+  try {
+    server = await readServerSettings(db);
+    problems.push(...serverSettingProblems(server));
+    const schema = await readEntitySchema({ [name]: db }, catalogue, name);
+    problems.push(...entitySchemaProblems(catalogue, schema, schemaNamesOf(config.databases), name));
+    const privileges = await readOwnPrivileges(db, database);
+    const missing = missingPrivileges([...mappedTableGrants(catalogue, schema, name), ...OWN_TABLE_GRANTS], privileges, database);
+    if (missing.length > 0) {
+      problems.push(`the account ${target.user} lacks ${missing.join('; ')}: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${target.user}`);
+    }
+  } finally {
+    await db.destroy();
+  }
+  if (connectors !== undefined) {
+    const wanted = connectorConfig(catalogue, {
+      name: 'timebucket-cdc',
+      database: name,
+      flavour: server.flavour,
+      db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
+      topicPrefix: target.cdcTopicPrefix,
+      serverId: 1,
+      history: { kind: 'file', path: '' },
+      topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
+    });
+    problems.push(...connectorProblems(wanted.config, connectors, database));
+  }
+  return { name, database, server, problems };
 }
 
 async function readConnectors(baseUrl: string): Promise<ConnectorView[]> {

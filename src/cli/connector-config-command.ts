@@ -1,5 +1,5 @@
 /**
- * timebucket connector config [--name N] [--server-id N] [--flavour auto|mariadb|mysql]
+ * timebucket connector config [--database D] [--name N] [--server-id N] [--flavour auto|mariadb|mysql]
  *   [--history kafka|file:<path>] [--replication-factor N] [--db-user U] [--db-password P] [--config-only]
  *
  * Prints the Debezium connector for the tables the entities file maps, as JSON for Kafka
@@ -7,9 +7,13 @@
  * for PUT /connectors/<name>/config (idempotent: what the local stack does). Warnings go to
  * stderr. The database user and password default to Connect config-provider references, so
  * the printed JSON holds no secret: the Connect worker resolves them (FileConfigProvider).
+ * One connector per database: --database names one of the entities file's (default main), whose
+ * connection (TB_DB_* or TB_DB_<NAME>_*) gives the host, schema and topic prefix.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config';
+import { databasesOf } from '../core/entity-catalogue';
+import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { serverFlavour } from '../db/server-flavour';
 import { connectorConfig, ConnectorConfigOptions, ServerFlavour } from '../ingest/connector-config';
@@ -18,7 +22,8 @@ import { createCommandLogger } from '../ops/logger';
 import { needsOf } from './command-needs';
 
 type Opts = {
-  name: string;
+  database: string;
+  name?: string;
   serverId: number;
   flavour: 'auto' | ServerFlavour;
   history: string;
@@ -47,7 +52,8 @@ export function registerConnectorCommands(program: Command): void {
     .description('the Debezium connector for the mapped tables')
     .command('config')
     .description('print the connector configuration as JSON for the Kafka Connect REST API')
-    .option('--name <name>', 'connector name', 'timebucket-cdc')
+    .option('--database <name>', "the entities file's database whose tables it captures", 'main')
+    .option('--name <name>', 'connector name (default: timebucket-cdc, or timebucket-cdc-<database>)')
     .option('--server-id <n>', 'binlog client id, unique among the server readers', positiveInt, 184054)
     .addOption(new Option('--flavour <server>', 'the database server (auto: ask it)').choices(['auto', 'mariadb', 'mysql']).default('auto'))
     .option('--history <where>', "schema history: 'kafka' (a topic) or 'file:<path>'", historyArg, 'kafka')
@@ -59,9 +65,14 @@ export function registerConnectorCommands(program: Command): void {
       const config = loadConfig(process.env, { uses: needsOf(['connector', 'config']) });
       const logger = createCommandLogger(config.logLevel);
       const catalogue = loadEntities(config.entitiesPath);
+      const target = config.databases[opts.database];
+      if (target === undefined || !databasesOf(catalogue).includes(opts.database)) {
+        throw new ConfigError(`--database ${opts.database}: not a database of ${catalogue.source} configured in TB_DATABASES (one of: ${databasesOf(catalogue).join(', ')})`, { problems: ['--database'] });
+      }
+      const name = opts.name ?? (opts.database === 'main' ? 'timebucket-cdc' : `timebucket-cdc-${opts.database}`);
       let flavour: ServerFlavour;
       if (opts.flavour === 'auto') {
-        const db = createDb(config.db, { logger });
+        const db = createDb(target, { logger });
         try {
           flavour = (await serverFlavour(db)).flavour;
         } finally {
@@ -72,13 +83,14 @@ export function registerConnectorCommands(program: Command): void {
       }
       const history: ConnectorConfigOptions['history'] =
         opts.history === 'kafka'
-          ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${config.cdc.topicPrefix}.schema-history.${config.db.database}` }
+          ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${target.cdcTopicPrefix}.schema-history.${target.database}` }
           : { kind: 'file', path: opts.history.slice('file:'.length) };
       const out = connectorConfig(catalogue, {
-        name: opts.name,
+        name,
+        database: opts.database,
         flavour,
-        db: { host: config.db.host, port: config.db.port, database: config.db.database, user: opts.dbUser, password: opts.dbPassword, tls: config.db.tls.enabled },
-        topicPrefix: config.cdc.topicPrefix,
+        db: { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled },
+        topicPrefix: target.cdcTopicPrefix,
         serverId: opts.serverId,
         history,
         topics: { partitions: config.cdc.partitions, replicationFactor: opts.replicationFactor, retentionMs: config.cdc.retentionMs },

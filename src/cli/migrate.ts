@@ -1,27 +1,38 @@
 import type { Config } from '../config';
 import type { Logger } from '../ops/logger';
-import { createDb } from '../db/knex';
+import { databasesOf } from '../core/entity-catalogue';
+import { openDatabases } from '../db/databases';
 import { grantServiceAccess } from '../db/service-grants';
 import { loadEntities } from '../ops/load-entities';
 
+/**
+ * Every database the entities file names gets timebucket's tables (an entity's transitions write
+ * their events into the outbox of the entity's own database, in the same transaction); the demo
+ * tables only ever on the main one, and only locally. Then, with TB_DB_SERVICE_USER, each
+ * database's grants.
+ */
 export async function migrate(config: Config, logger: Logger, opts: { down: boolean }): Promise<void> {
   // The grants follow the entities file: read it before touching the database.
   const catalogue = loadEntities(config.entitiesPath);
-  const db = createDb(config.db, { logger, demoTables: config.env === 'local' });
+  const databases = openDatabases(config, catalogue, logger, { demoTables: config.env === 'local' });
   try {
-    if (opts.down) {
-      const [, rolledBack] = (await db.migrate.rollback(undefined, true)) as [number, string[]];
-      logger.info({ rolledBack }, 'migrations rolled back');
-    } else {
+    for (const name of databasesOf(catalogue)) {
+      const db = databases.pools[name]!;
+      const log = logger.child({ database: name });
+      if (opts.down) {
+        const [, rolledBack] = (await db.migrate.rollback(undefined, true)) as [number, string[]];
+        log.info({ rolledBack }, 'migrations rolled back');
+        continue;
+      }
       const [, applied] = (await db.migrate.latest()) as [number, string[]];
-      logger.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database already up to date');
+      log.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database already up to date');
       const account = config.migrate.serviceAccount;
       if (account !== undefined) {
-        const grants = await grantServiceAccess(db, config.db.database, account, catalogue);
-        logger.info({ account: `${account.user}@${account.host}`, grants }, 'service user granted what the service needs, and no more');
+        const grants = await grantServiceAccess(db, config.databases[name]!.database, account, catalogue, name);
+        log.info({ account: `${account.user}@${account.host}`, grants }, 'service user granted what the service needs, and no more');
       }
     }
   } finally {
-    await db.destroy();
+    await databases.destroy();
   }
 }

@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import { systemClock, type Clock } from '../core/clock';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Topology } from '../core/topology';
-import { createDb } from '../db/knex';
+import { openDatabases } from '../db/databases';
 import { createTransitionBatches } from '../expire/transition-batch';
 import { createKafka } from '../kafka/client';
 import type { Logger } from '../ops/logger';
@@ -31,13 +31,13 @@ export async function replayCommand(
   const progress = io.progress ?? commandProgress({ line, logger, interactive: !opts.json });
   progress.start('replay', undefined);
   const window = bucketWindow(topology, resolveTier(topology, opts.tier), opts.atMs);
-  const db = createDb(config.db, { logger });
+  const databases = openDatabases(config, catalogue, logger);
   try {
     const summary = await replayBucket({
       kafka: createKafka(config.kafka, logger, '-replay'),
-      db,
+      dbs: databases.pools,
       catalogue,
-      batches: createTransitionBatches(db, catalogue),
+      batches: createTransitionBatches(databases.pools, catalogue),
       topology,
       groupPrefix: config.groupPrefix,
       window,
@@ -55,6 +55,6 @@ export async function replayCommand(
     return summary;
   } finally {
     progress.stop();
-    await db.destroy();
+    await databases.destroy();
   }
 }

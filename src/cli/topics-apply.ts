@@ -18,7 +18,7 @@ import { cdcTopics } from '../ingest/cdc-topics';
  */
 export function cdcTopicDeclarations(config: Config, catalogue: EntityCatalogue): TopicDeclaration[] {
   const cdcConfig = { 'cleanup.policy': 'delete', 'retention.ms': String(config.cdc.retentionMs) };
-  return Object.keys(cdcTopics(config.cdc, catalogue)).map((topic) => ({ topic, partitions: config.cdc.partitions, config: cdcConfig }));
+  return Object.keys(cdcTopics(config, catalogue)).map((topic) => ({ topic, partitions: config.cdc.partitions, config: cdcConfig }));
 }
 
 /**
@@ -37,7 +37,7 @@ export async function topicsApply(config: Config, topology: Topology, catalogue:
     if (config.cdc.startFrom === 'latest') {
       // A new deployment starts reading CDC here: nothing written from now on is skipped.
       const group = groupIdOf(config.groupPrefix, 'repartitioner');
-      const outcome = await retryTransient(() => pinNewGroupToEnd(admin, group, Object.keys(cdcTopics(config.cdc, catalogue))), logger);
+      const outcome = await retryTransient(() => pinNewGroupToEnd(admin, group, Object.keys(cdcTopics(config, catalogue))), logger);
       console.log(`${group}: ${outcome === 'pinned' ? 'new group, starts at the current end of the CDC topics (existing rows: timebucket backfill)' : outcome === 'busy' ? 'running, left alone' : 'resumes from its committed offsets'}`);
     }
     return report.drift.length;

@@ -25,18 +25,23 @@
  */
 import type { CdcChange, CdcRow } from './cdc-envelope';
 import { decodeDebeziumInstant } from './debezium-time';
-import { findEntity, type Entity, type EntityCatalogue, type StatusValue, type Transition } from './entity-catalogue';
+import { findEntity, findLocation, isSpread, type Entity, type EntityCatalogue, type Location, type StatusValue, type Transition } from './entity-catalogue';
 import { CdcInvalidError } from './errors';
 
-export type BucketEntry = Readonly<{ entity: string; transition: string; id: string; expireAtMs: number }>;
+/** `at`: the location key (`<database>.<table>`) of a spread entity's row; absent otherwise. */
+export type BucketEntry = Readonly<{ entity: string; transition: string; id: string; expireAtMs: number; at?: string }>;
 
 /** 2^64 - 1: ids are BIGINT UNSIGNED. */
 const MAX_BIGINT_UNSIGNED = 18446744073709551615n;
 /** The range of a JS Date (±100,000,000 days), as debezium-time.ts. */
 const MAX_ABS_MS = 8.64e15;
 
-/** One entry per live transition whose due time is new to the scheduler; [] for a delete. */
-export function entriesFromChange(entity: Entity, change: CdcChange): BucketEntry[] {
+/**
+ * One entry per live transition whose due time is new to the scheduler; [] for a delete.
+ * `location`: where the change happened, required for a spread entity (the caller reads it from
+ * the topic and the envelope's source.table, ingest/cdc-topics.ts), ignored otherwise.
+ */
+export function entriesFromChange(entity: Entity, change: CdcChange, location?: Location): BucketEntry[] {
   if (change.op === 'd' || change.after === null) return [];
   const after = change.after;
   // Read (and so validated) even when nothing is live: an unknown state is corrupt data (I5).
@@ -44,6 +49,9 @@ export function entriesFromChange(entity: Entity, change: CdcChange): BucketEntr
   const live = entity.transitions.filter((t) => inFrom(t, status));
   if (live.length === 0) return [];
   const id = idOf(entity, after, change);
+  const at = isSpread(entity) ? location?.key : undefined;
+  // A programmer error: the caller resolves the location before it decodes the change.
+  if (isSpread(entity) && at === undefined) throw new RangeError(`a change of spread entity '${entity.name}' needs its location`);
   const entries: BucketEntry[] = [];
   for (const t of live) {
     const expireAtMs = dueOf(t, after, change, 'after');
@@ -53,7 +61,7 @@ export function entriesFromChange(entity: Entity, change: CdcChange): BucketEntr
     if (expireAtMs === null) continue;
     // c, r, or an update without a before image: the row appears live, or we cannot prove otherwise.
     if (change.op === 'u' && change.before !== null && unchangedWhileLive(entity, t, change.before, change, expireAtMs)) continue;
-    entries.push(Object.freeze({ entity: entity.name, transition: t.name, id, expireAtMs }));
+    entries.push(Object.freeze(at === undefined ? { entity: entity.name, transition: t.name, id, expireAtMs } : { entity: entity.name, transition: t.name, id, expireAtMs, at }));
   }
   return entries;
 }
@@ -171,6 +179,9 @@ function checkedMs(ms: number, raw: number | bigint, unit: string): number {
 //                                                 every entry written before transitions were
 //                                                 named, so old and new processes read each other's
 //   v2 { v, entity, transition, id, expireAtMs }  any other transition
+//   v3 { v, entity, transition, id, expireAtMs, at }  any transition of a spread entity (a table
+//                                                 set or several databases): `at` is the row's
+//                                                 location key, `<database>.<table>`
 // Names are checked against the catalogue: an entry for a transition this process does not know
 // cannot be expired here, and holding it would pin the partition; it goes to the DLQ (I5).
 // Hence an entity's first transition must stay first in the file: moving another before it
@@ -178,12 +189,14 @@ function checkedMs(ms: number, raw: number | bigint, unit: string): number {
 
 const V1_KEYS: readonly string[] = ['v', 'entity', 'id', 'expireAtMs'];
 const V2_KEYS: readonly string[] = ['v', 'entity', 'transition', 'id', 'expireAtMs'];
+const V3_KEYS: readonly string[] = ['v', 'entity', 'transition', 'id', 'expireAtMs', 'at'];
+const KEYS: Readonly<Record<1 | 2 | 3, readonly string[]>> = { 1: V1_KEYS, 2: V2_KEYS, 3: V3_KEYS };
 
 export function encodeBucketEntry(e: BucketEntry, catalogue: EntityCatalogue): Buffer {
   // Encode only what decode accepts, so a bug surfaces here rather than in a DLQ downstream.
-  const { entity, transition, id, expireAtMs } = e;
-  const first = checkEntry({ entity, transition, id, expireAtMs }, catalogue);
-  const wire = first ? { v: 1, entity, id, expireAtMs } : { v: 2, entity, transition, id, expireAtMs };
+  const { entity, transition, id, expireAtMs, at } = e;
+  const version = checkEntry({ entity, transition, id, expireAtMs, at }, catalogue);
+  const wire = version === 1 ? { v: 1, entity, id, expireAtMs } : version === 2 ? { v: 2, entity, transition, id, expireAtMs } : { v: 3, entity, transition, id, expireAtMs, at };
   return Buffer.from(JSON.stringify(wire));
 }
 
@@ -198,19 +211,28 @@ export function decodeBucketEntry(buf: Buffer | null, catalogue: EntityCatalogue
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new CdcInvalidError('bucket entry: not an object');
   const o = parsed as Record<string, unknown>;
   const v = o['v'];
-  if (v !== 1 && v !== 2) throw new CdcInvalidError(`bucket entry: unsupported v ${describe(v)}`);
-  const extra = Object.keys(o).filter((k) => !(v === 1 ? V1_KEYS : V2_KEYS).includes(k));
+  if (v !== 1 && v !== 2 && v !== 3) throw new CdcInvalidError(`bucket entry: unsupported v ${describe(v)}`);
+  const extra = Object.keys(o).filter((k) => !KEYS[v].includes(k));
   if (extra.length > 0) throw new CdcInvalidError(`bucket entry: unknown keys ${extra.join(', ')}`);
   const entity = o['entity'];
   // v1 means the entity's first transition (checkEntry checks the entity before using it).
   const transition = v === 1 ? (typeof entity === 'string' ? findEntity(catalogue, entity)?.transitions[0]?.name : undefined) : o['transition'];
-  const entry = { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'] };
-  checkEntry(entry, catalogue);
+  const entry = v === 3 ? { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'], at: o['at'] } : { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'] };
+  const version = checkEntry(entry, catalogue);
+  // v2 may name the first transition too (it names any); v3 and only v3 is a spread entity's.
+  if (version !== v && !(v === 2 && version === 1)) throw new CdcInvalidError(`bucket entry: v ${v} is not the version of a ${entityWord(v)} entry`);
   return Object.freeze(entry as BucketEntry);
 }
 
-/** Throws unless `e` is a valid entry of the catalogue; returns whether its transition is the entity's first. */
-function checkEntry(e: Record<keyof BucketEntry, unknown>, catalogue: EntityCatalogue): boolean {
+function entityWord(v: number): string {
+  return v === 3 ? 'spread entity’s' : v === 1 ? 'first transition’s' : 'later transition’s';
+}
+
+/**
+ * Throws unless `e` is a valid entry of the catalogue; returns the wire version it is written in:
+ * 3 for a spread entity (its location checked), else 1 for the entity's first transition, 2 otherwise.
+ */
+function checkEntry(e: Record<Exclude<keyof BucketEntry, 'at'>, unknown> & { at?: unknown }, catalogue: EntityCatalogue): 1 | 2 | 3 {
   const entity = typeof e.entity === 'string' ? findEntity(catalogue, e.entity) : undefined;
   if (entity === undefined) throw new CdcInvalidError(`bucket entry: unknown entity ${describe(e.entity)}`);
   const index = entity.transitions.findIndex((t) => t.name === e.transition);
@@ -220,7 +242,12 @@ function checkEntry(e: Record<keyof BucketEntry, unknown>, catalogue: EntityCata
   if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) {
     throw new CdcInvalidError(`bucket entry: expireAtMs is not a non-negative integer: ${describe(ms)}`);
   }
-  return index === 0;
+  if (isSpread(entity)) {
+    if (typeof e.at !== 'string' || findLocation(entity, e.at) === undefined) throw new CdcInvalidError(`bucket entry: ${describe(e.at)} is not a location of ${entity.name}`);
+    return 3;
+  }
+  if (e.at !== undefined) throw new CdcInvalidError(`bucket entry: ${entity.name} lives in one table; the entry names a location`);
+  return index === 0 ? 1 : 2;
 }
 
 /** Canonical (no sign, no leading zeros) so one row has one id string, within BIGINT UNSIGNED. */

@@ -6,8 +6,8 @@
  * The catalogue decides the entry's wire version (bucket-entry.ts) and rejects unknown names.
  */
 import { BucketEntry, encodeBucketEntry } from './bucket-entry';
-import type { EntityCatalogue } from './entity-catalogue';
-import { partitionOfRoute, route, shardOf } from './router';
+import { entityOf, type EntityCatalogue } from './entity-catalogue';
+import { partitionOfRoute, route, shardOfEntry } from './router';
 import type { Topology } from './topology';
 
 export type BucketRecord = Readonly<{
@@ -20,7 +20,7 @@ export type BucketRecord = Readonly<{
 
 export function bucketRecord(topology: Topology, catalogue: EntityCatalogue, entry: BucketEntry, nowMs: number): BucketRecord {
   const r = route(topology, entry.expireAtMs, nowMs);
-  const shard = shardOf(entry.id, topology.shards);
+  const shard = shardOfEntry(entityOf(catalogue, entry.entity), entry, topology.shards);
   return {
     topic: r.topic,
     partition: partitionOfRoute(topology, r, shard),

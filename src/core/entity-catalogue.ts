@@ -88,9 +88,24 @@ export type Transition = Readonly<{
   event: EventSpec;
 }>;
 
+/** The connection TB_DB_* configures; other database names are connections of TB_DATABASES. */
+export const MAIN_DATABASE = 'main';
+
+/** One physical table of an entity: `database` names a connection; key = `<database>.<table>`. */
+export type Location = Readonly<{ database: string; table: string; key: string }>;
+
 export type Entity = Readonly<{
   name: string;
+  /** The table as the file writes it (a name, a set `coupon_{00..63}`, or locations): for messages, never for SQL. */
   table: string;
+  /**
+   * Every physical table, in file order (a set expanded). One batch touches one of them. An
+   * entity with more than one is "spread": its entries carry their location (bucket-entry.ts)
+   * and its shards are split by database (router.ts shardOfEntry).
+   */
+  locations: readonly Location[];
+  /** The distinct databases of `locations`, in file order. */
+  databases: readonly string[];
   idColumn: string;
   status: Readonly<{ column: string; type: StatusType; values: readonly StatusValue[] | null }>;
   transitions: readonly Transition[];
@@ -127,6 +142,27 @@ export function transitionOf(catalogue: EntityCatalogue, entity: string, transit
   const t = findTransition(catalogue, entity, transition);
   if (t === undefined) throw new RangeError(`no transition '${entity}.${transition}' in ${catalogue.source}`);
   return t;
+}
+
+export function isSpread(entity: Entity): boolean {
+  return entity.locations.length > 1;
+}
+
+/** The location `key` of a spread entity, or the only location of one that is not (key ignored). */
+export function findLocation(entity: Entity, key: string | undefined): Location | undefined {
+  if (!isSpread(entity)) return entity.locations[0];
+  return key === undefined ? undefined : entity.locations.find((l) => l.key === key);
+}
+
+export function locationOf(entity: Entity, key: string | undefined): Location {
+  const loc = findLocation(entity, key);
+  if (loc === undefined) throw new RangeError(`no location ${JSON.stringify(key)} of entity '${entity.name}'`);
+  return loc;
+}
+
+/** Every database any entity lives on, main first. */
+export function databasesOf(catalogue: EntityCatalogue): string[] {
+  return [...new Set([MAIN_DATABASE, ...catalogue.entities.flatMap((e) => e.databases)])];
 }
 
 export function findEvent(catalogue: EntityCatalogue, type: string): EventSpec | undefined {

@@ -20,7 +20,7 @@ import { ConfigError } from './errors';
 import { deepFreeze } from './deep-freeze';
 import { jsonDocument } from './json-document';
 import { standardFieldNames } from './event-catalogue';
-import type { Assignment, DueKind, Effect, Entity, EntityCatalogue, EventSpec, PayloadField, StatusValue, Transition } from './entity-catalogue';
+import { MAIN_DATABASE, type Assignment, type DueKind, type Effect, type Entity, type EntityCatalogue, type EventSpec, type Location, type PayloadField, type StatusValue, type Transition } from './entity-catalogue';
 
 /**
  * Plain MySQL identifiers only (no quotes, spaces, dots or operators): 1–64 chars, not all
@@ -88,10 +88,23 @@ const TransitionSchema = z
   })
   .strict();
 
+/**
+ * A table, or a numbered set of tables: `coupon_{00..63}` is coupon_00 … coupon_63 (the bounds'
+ * digits give the width). Expanded and each name checked against IDENTIFIER in crossFieldProblems.
+ */
+const TABLE_SET = /^([A-Za-z0-9_]*)\{([0-9]{1,4})\.\.([0-9]{1,4})\}([A-Za-z0-9_]*)$/;
+const MAX_TABLES = 1024;
+const tableText = z.string().refine((s) => IDENTIFIER.test(s) || TABLE_SET.test(s), 'not a plain SQL identifier (letters, digits and _; at most 64), nor a numbered set such as coupon_{00..63}');
+const databaseName = z.string().regex(NAME, 'a database connection name: lower-case letters, digits and _ (at most 16); main is TB_DB_*');
+const LocationSchema = z.object({ database: databaseName, table: tableText }).strict();
+
 const EntitySchema = z
   .object({
     name: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 16), starting with a letter'),
-    table: identifier,
+    // One of: `table` (a table or a table set on the main database) or `locations` (tables on
+    // several databases, each a connection named in TB_DATABASES).
+    table: tableText.optional(),
+    locations: z.array(LocationSchema).min(1).optional(),
     id: identifier,
     status: z.object({ column: identifier, type: z.enum(['string', 'integer']), values: z.array(statusValue).min(1).optional() }).strict(),
     transitions: z.array(TransitionSchema).min(1, 'an entity needs at least one transition'),
@@ -134,8 +147,23 @@ function crossFieldProblems(file: RawFile): Problem[] {
     if (e.name === 'scanner') add(['entities', i, 'name'], "'scanner' is the compensation scanner's switch; name the entity otherwise");
     if (names.has(e.name)) add(['entities', i, 'name'], `duplicate entity '${e.name}'`);
     names.set(e.name, e);
-    if (tables.has(e.table)) add(['entities', i, 'table'], `table '${e.table}' is mapped twice`);
-    tables.add(e.table);
+    if ((e.table === undefined) === (e.locations === undefined)) {
+      add(['entities', i], 'give either table (on the main database) or locations (tables on named databases)');
+      return;
+    }
+    for (const [k, loc] of rawLocations(e).entries()) {
+      const path: Path = e.locations === undefined ? ['entities', i, 'table'] : ['entities', i, 'locations', k, 'table'];
+      const expanded = expandTables(loc.table);
+      if (typeof expanded === 'string') {
+        add(path, expanded);
+        continue;
+      }
+      for (const table of expanded) {
+        const key = `${loc.database}.${table}`;
+        if (tables.has(key)) add(path, `table '${key}' is mapped twice`);
+        tables.add(key);
+      }
+    }
   });
   file.entities.forEach((e, i) => {
     const at: Path = ['entities', i];
@@ -161,6 +189,13 @@ function crossFieldProblems(file: RawFile): Problem[] {
           return;
         }
         if (other.name === e.name) add([...fp, 'entity'], 'an effect changes another entity, not the transition’s own');
+        // One transaction holds both entities' rows: one table each, on one database.
+        const here = rawLocations(e);
+        const there = rawLocations(other);
+        const single = (ls: readonly RawLocation[]) => ls.length === 1 && TABLE_SET.exec(ls[0]!.table) === null;
+        if (!single(here) || !single(there) || here[0]!.database !== there[0]!.database) {
+          add([...fp, 'entity'], 'an effect needs both entities in one table each, on one database (one transaction holds both rows); a table set or a second database cannot be mapped here yet');
+        }
         valueProblems(other, fx.from, [...fp, 'from'], add);
         valueProblems(other, [fx.to], [...fp, 'to'], add);
         setProblems(fx.set, [other.id, other.status.column], [...fp, 'set'], add);
@@ -228,10 +263,39 @@ function eventFieldProblems(e: RawEntity, t: RawEntity['transitions'][number], t
   });
 }
 
+type RawLocation = Readonly<{ database: string; table: string }>;
+
+/** The entity's locations as written: `table` is one on the main database. */
+function rawLocations(e: RawEntity): readonly RawLocation[] {
+  return e.locations ?? (e.table === undefined ? [] : [{ database: MAIN_DATABASE, table: e.table }]);
+}
+
+/** `coupon_{00..63}` → its table names; one plain table → itself; a problem as a string. */
+export function expandTables(text: string): string[] | string {
+  const m = TABLE_SET.exec(text);
+  if (m === null) return [text];
+  const [, prefix, lowText, highText, suffix] = m as unknown as [string, string, string, string, string];
+  const low = Number(lowText);
+  const high = Number(highText);
+  if (high < low) return `${text}: the set runs from ${lowText} down to ${highText}`;
+  if (high - low + 1 > MAX_TABLES) return `${text}: more than ${MAX_TABLES} tables`;
+  // {00..63}: the width of the bounds as written; {0..63}: no padding.
+  const width = lowText.length === highText.length ? lowText.length : 0;
+  const names = Array.from({ length: high - low + 1 }, (_, k) => `${prefix}${String(low + k).padStart(width, '0')}${suffix}`);
+  const bad = names.find((n) => !IDENTIFIER.test(n));
+  return bad === undefined ? names : `${text}: '${bad}' is not a plain SQL identifier`;
+}
+
+function locationsOf(e: RawEntity): Location[] {
+  return rawLocations(e).flatMap((loc) => (expandTables(loc.table) as string[]).map((table) => ({ database: loc.database, table, key: `${loc.database}.${table}` })));
+}
+
 function build(file: RawFile, source: string): EntityCatalogue {
   const entities: Entity[] = file.entities.map((e) => ({
     name: e.name,
-    table: e.table,
+    table: e.table ?? e.locations!.map((l) => `${l.database}.${l.table}`).join(', '),
+    locations: locationsOf(e),
+    databases: [...new Set(rawLocations(e).map((l) => l.database))],
     idColumn: e.id,
     status: { column: e.status.column, type: e.status.type, values: e.status.values ?? null },
     transitions: e.transitions.map((t): Transition => {

@@ -5,10 +5,12 @@
  * by `timebucket check`. Each problem names its fix (a CREATE INDEX to run, the type wanted).
  *
  * Pure: the schema comes in as data (db/read-table-schema.ts reads it from information_schema,
- * the same on MySQL 8 and MariaDB).
+ * the same on MySQL 8 and MariaDB), keyed by location (`<database>.<table>`, entity-catalogue.ts):
+ * every table of a table set, on every database, is checked on its own. `schemaNames` gives each
+ * database's schema name for the messages and the CREATE INDEX to run.
  */
 import type { ColumnInfo, SchemaInfo, TableInfo } from './column-info';
-import type { Assignment, Entity, EntityCatalogue, StatusValue, Transition } from './entity-catalogue';
+import type { Assignment, Entity, EntityCatalogue, Location, StatusValue, Transition } from './entity-catalogue';
 
 const INTEGER = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
 const CHARACTER = new Set(['char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum']);
@@ -30,36 +32,47 @@ const RANGES: Readonly<Record<string, readonly [bigint, bigint, bigint]>> = {
   bigint: [-(2n ** 63n), 2n ** 63n - 1n, 2n ** 64n - 1n],
 };
 
-export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaInfo, database: string): string[] {
+/** `only`: check the tables of that database alone (`timebucket check` reads one database at a time). */
+export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaInfo, schemaNames: Readonly<Record<string, string>>, only?: string): string[] {
   const problems: string[] = [];
   for (const entity of catalogue.entities) {
-    const table = schema.get(entity.table);
-    if (table === undefined) {
-      problems.push(`${entity.name}: table ${database}.${entity.table} does not exist`);
-      continue;
-    }
-    const at = `${entity.name} (${database}.${entity.table})`;
-    const column = (name: string, why: string): ColumnInfo | undefined => {
-      const c = table.columns.get(name);
-      if (c === undefined) problems.push(`${at}: column ${name} (${why}) does not exist`);
-      return c;
-    };
-    const id = column(entity.idColumn, 'the id');
-    if (id !== undefined && !INTEGER.has(id.dataType)) problems.push(`${at}: id column ${id.name} is ${id.columnType}; ids must be an integer type (BIGINT)`);
-    if (id !== undefined && !isPrimaryKey(table, id.name)) problems.push(`${at}: id column ${id.name} is not the table's primary key; batches are addressed by primary key`);
-    const status = column(entity.status.column, 'the status');
-    if (status !== undefined) {
-      problems.push(...statusTypeProblems(at, entity, status));
-      for (const v of entity.status.values ?? []) problems.push(...valueProblems(at, status, v));
-    }
-    for (const t of entity.transitions) problems.push(...transitionProblems(catalogue, schema, entity, table, t, database));
+    for (const location of entity.locations) if (only === undefined || location.database === only) problems.push(...locationProblems(catalogue, schema, entity, location, schemaNames));
   }
   return problems;
 }
 
-function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity: Entity, table: TableInfo, t: Transition, database: string): string[] {
+/** `<schema>.<table>` of a location, as the server names it (the connection name when unknown). */
+function qualified(location: Location, schemaNames: Readonly<Record<string, string>>): string {
+  return `${schemaNames[location.database] ?? location.database}.${location.table}`;
+}
+
+function locationProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity: Entity, location: Location, schemaNames: Readonly<Record<string, string>>): string[] {
   const problems: string[] = [];
-  const at = `${t.ref} (${database}.${entity.table})`;
+  const where = qualified(location, schemaNames);
+  const table = schema.get(location.key);
+  if (table === undefined) return [`${entity.name}: table ${where} does not exist`];
+  const at = `${entity.name} (${where})`;
+  const column = (name: string, why: string): ColumnInfo | undefined => {
+    const c = table.columns.get(name);
+    if (c === undefined) problems.push(`${at}: column ${name} (${why}) does not exist`);
+    return c;
+  };
+  const id = column(entity.idColumn, 'the id');
+  if (id !== undefined && !INTEGER.has(id.dataType)) problems.push(`${at}: id column ${id.name} is ${id.columnType}; ids must be an integer type (BIGINT)`);
+  if (id !== undefined && !isPrimaryKey(table, id.name)) problems.push(`${at}: id column ${id.name} is not the table's primary key; batches are addressed by primary key`);
+  const status = column(entity.status.column, 'the status');
+  if (status !== undefined) {
+    problems.push(...statusTypeProblems(at, entity, status));
+    for (const v of entity.status.values ?? []) problems.push(...valueProblems(at, status, v));
+  }
+  for (const t of entity.transitions) problems.push(...transitionProblems(catalogue, schema, entity, table, t, location, schemaNames));
+  return problems;
+}
+
+function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity: Entity, table: TableInfo, t: Transition, location: Location, schemaNames: Readonly<Record<string, string>>): string[] {
+  const problems: string[] = [];
+  const name = qualified(location, schemaNames);
+  const at = `${t.ref} (${name})`;
   const status = table.columns.get(entity.status.column);
   if (status !== undefined) for (const v of [...t.from, t.to]) problems.push(...valueProblems(at, status, v));
   const due = table.columns.get(t.due.column);
@@ -76,7 +89,7 @@ function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, enti
   const wanted = [entity.status.column, t.due.column];
   if (index === undefined || !startsWith(index.columns, wanted) || !(index.columns.length === 2 || index.columns[2] === entity.idColumn)) {
     const found = index === undefined ? 'does not exist' : `is on (${index.columns.join(', ')})`;
-    problems.push(`${at}: index ${t.index} ${found}; the scanner and backfill page through (status, due, id): CREATE INDEX ${t.index} ON ${database}.${entity.table} (${[...wanted, entity.idColumn].join(', ')})`);
+    problems.push(`${at}: index ${t.index} ${found}; the scanner and backfill page through (status, due, id): CREATE INDEX ${t.index} ON ${name} (${[...wanted, entity.idColumn].join(', ')})`);
   }
   problems.push(...assignmentProblems(at, table, t.set));
   for (const f of t.event.fields) {
@@ -92,15 +105,18 @@ function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, enti
   }
   for (const [k, fx] of t.effects.entries()) {
     const other = catalogue.entities.find((e) => e.name === fx.entity);
-    const otherTable = other === undefined ? undefined : schema.get(other.table);
-    if (other === undefined || otherTable === undefined) continue; // reported with that entity
-    const fat = `${at} effect ${k} on ${other.name} (${database}.${other.table})`;
+    // An effect's entity has one table, on this database (core/entity-file.ts).
+    const otherLocation = other?.locations[0];
+    const otherTable = otherLocation === undefined ? undefined : schema.get(otherLocation.key);
+    if (other === undefined || otherLocation === undefined || otherTable === undefined) continue; // reported with that entity
+    const otherName = qualified(otherLocation, schemaNames);
+    const fat = `${at} effect ${k} on ${other.name} (${otherName})`;
     const link = otherTable.columns.get(fx.column);
     if (link === undefined) problems.push(`${fat}: column ${fx.column} does not exist`);
     else if (!INTEGER.has(link.dataType)) problems.push(`${fat}: column ${fx.column} is ${link.columnType}; it must hold ${entity.name} ids (an integer type)`);
     const fxIndex = otherTable.indexes.find((i) => i.name === fx.index);
     if (fxIndex === undefined || fxIndex.columns[0] !== fx.column) {
-      problems.push(`${fat}: index ${fx.index} ${fxIndex === undefined ? 'does not exist' : `starts with ${fxIndex.columns[0]}`}; the effect's locking read needs it: CREATE INDEX ${fx.index} ON ${database}.${other.table} (${fx.column})`);
+      problems.push(`${fat}: index ${fx.index} ${fxIndex === undefined ? 'does not exist' : `starts with ${fxIndex.columns[0]}`}; the effect's locking read needs it: CREATE INDEX ${fx.index} ON ${otherName} (${fx.column})`);
     }
     const otherStatus = otherTable.columns.get(other.status.column);
     if (otherStatus !== undefined) for (const v of [...fx.from, fx.to]) problems.push(...valueProblems(fat, otherStatus, v));

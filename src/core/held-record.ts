@@ -7,7 +7,7 @@
  *
  * Promises checked, with `now` the reader's clock and `skew` = guard × width of the finest tier
  * (the clock disagreement the I1 proof already budgets for):
- *   every lane  key = shard = shardOf(entry.id); partition = shard mod the lane's partitions
+ *   every lane  key = shard = shardOfEntry(entry); partition = shard mod the lane's partitions
  *   ring        bucket_start is an integer multiple of the tier width whose ring index is this
  *               topic's; the entry lies in that bucket (the coarsest tier also takes the entries
  *               clamped to its last writable bucket, which lie after it); the bucket starts at
@@ -20,9 +20,9 @@
  * Pure: no clock of its own, no I/O.
  */
 import { BucketEntry, decodeBucketEntry } from './bucket-entry';
-import type { EntityCatalogue } from './entity-catalogue';
+import { entityOf, type EntityCatalogue } from './entity-catalogue';
 import { BucketRecordInvalidError } from './errors';
-import { shardOf } from './router';
+import { shardOfEntry } from './router';
 import { horizonMs, parseTopic, partitionOfShard, ringIndex, Topology } from './topology';
 
 /** A bucket record ready to hold: where it came from, its bucket and when it may be released. */
@@ -63,7 +63,7 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     if (lane === undefined) throw invalid(`topic ${record.topic} is not a lane of topology ${topology.prefix}`);
     const entry = decodeBucketEntry(record.value, catalogue);
     const shard = readShard(record.key, topology.shards);
-    const expected = shardOf(entry.id, topology.shards);
+    const expected = shardOfEntry(entityOf(catalogue, entry.entity), entry, topology.shards);
     if (shard !== expected) throw invalid(`key shard ${shard} is not the shard of ${entry.entity} ${entry.id} (${expected})`);
     const base = { topic: record.topic, partition: record.partition, offset: record.offset, shard, entry };
 

@@ -31,6 +31,9 @@
  *   slack, so the budget is: clock skew + latency spread < guard × finest width.
  *   Cascaded writes are ordinary writes by the cascader's clock, so the proof covers them.
  */
+import type { BucketEntry } from './bucket-entry';
+import { locationOf, type Entity, type EntityCatalogue } from './entity-catalogue';
+import { ConfigError } from './errors';
 import { bucketStartOf, dueTopic, horizonMs, partitionOfShard, ringIndex, ringTopic, type Topology } from './topology';
 
 export type Route =
@@ -53,6 +56,33 @@ export function shardOf(entityId: string, shards: number): number {
     hash = Math.imul(hash ^ byte, FNV_PRIME) >>> 0;
   }
   return hash % shards;
+}
+
+/**
+ * The shard of an entry. An entity on one database: shardOf(id), as ever. A spread entity on D
+ * databases: the shards are dealt out by database, shard mod D = the database's index, so that
+ * with partition counts that are multiples of D one partition holds one database's rows only and
+ * a database that is down holds only its own partitions (the others keep transitioning).
+ * Within a database, the id's hash spreads rows over its shards as usual. Needs D <= shards.
+ */
+export function shardOfEntry(entity: Entity, entry: Pick<BucketEntry, 'id' | 'at'>, shards: number): number {
+  if (entity.databases.length === 1) return shardOf(entry.id, shards);
+  const d = entity.databases.length;
+  if (shards < d) throw new RangeError(`entity '${entity.name}' lives on ${d} databases but the topology has ${shards} shards`);
+  const database = locationOf(entity, entry.at).database;
+  return entity.databases.indexOf(database) + d * shardOf(entry.id, Math.floor(shards / d));
+}
+
+/**
+ * Start-up check: every spread entity has at least a shard per database (shardOfEntry). A lane
+ * whose partition count is not a multiple of an entity's databases is allowed: its partitions mix
+ * databases, which is still exact; only the isolation of a database that is down is lost.
+ */
+export function assertShardsFit(catalogue: EntityCatalogue, topology: Topology): void {
+  const problems = catalogue.entities
+    .filter((e) => e.databases.length > topology.shards)
+    .map((e) => `entity '${e.name}' lives on ${e.databases.length} databases but the topology has ${topology.shards} shards`);
+  if (problems.length > 0) throw new ConfigError(`the topology does not fit the entities file: ${problems.join('; ')}`, { problems });
 }
 
 /** Where an entry expiring at `expireAtMs` goes when the writer's clock reads `nowMs`. */

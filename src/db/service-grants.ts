@@ -11,10 +11,10 @@
  */
 import type { Knex } from 'knex';
 import type { SchemaInfo } from '../core/column-info';
-import type { EntityCatalogue } from '../core/entity-catalogue';
+import { MAIN_DATABASE, type EntityCatalogue } from '../core/entity-catalogue';
 import { TimebucketError } from '../core/errors';
 import { quoteId } from './quote-id';
-import { readTableSchema } from './read-table-schema';
+import { readEntitySchema } from './check-entity-schema';
 
 export type TableGrant = Readonly<{ table: string; privileges: readonly string[]; updateColumns?: readonly string[] }>;
 
@@ -28,18 +28,25 @@ export const OWN_TABLE_GRANTS: readonly TableGrant[] = [
   { table: 'control_switches', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
 ];
 
-/** The mapped tables: SELECT, and UPDATE of the columns the transitions and effects write. */
-export function mappedTableGrants(catalogue: EntityCatalogue, schema: SchemaInfo): TableGrant[] {
-  const columns = new Map<string, Set<string>>(catalogue.entities.map((e) => [e.table, new Set([e.status.column])]));
-  const tableOf = (entity: string) => catalogue.entities.find((e) => e.name === entity)!.table;
+/**
+ * The mapped tables of `database` (every table of a set): SELECT, and UPDATE of the columns the
+ * transitions and effects write. `schema`: keyed by location (db/check-entity-schema.ts).
+ */
+export function mappedTableGrants(catalogue: EntityCatalogue, schema: SchemaInfo, database: string = MAIN_DATABASE): TableGrant[] {
+  const columns = new Map<string, Set<string>>(catalogue.entities.map((e) => [e.name, new Set([e.status.column])]));
   for (const t of catalogue.transitions) {
-    for (const a of t.set) columns.get(tableOf(t.entity))!.add(a.column);
-    for (const fx of t.effects) for (const a of fx.set) columns.get(tableOf(fx.entity))!.add(a.column);
+    for (const a of t.set) columns.get(t.entity)!.add(a.column);
+    for (const fx of t.effects) for (const a of fx.set) columns.get(fx.entity)!.add(a.column);
   }
-  return [...columns].map(([table, set]) => {
-    for (const c of schema.get(table)?.columns.values() ?? []) if (c.autoUpdated === true) set.add(c.name);
-    return { table, privileges: ['SELECT'], updateColumns: [...set] };
-  });
+  return catalogue.entities.flatMap((e) =>
+    e.locations
+      .filter((l) => l.database === database)
+      .map((l) => {
+        const set = new Set(columns.get(e.name));
+        for (const c of schema.get(l.key)?.columns.values() ?? []) if (c.autoUpdated === true) set.add(c.name);
+        return { table: l.table, privileges: ['SELECT'], updateColumns: [...set] };
+      }),
+  );
 }
 
 /** A user as MySQL names it: 'name'@'host'. */
@@ -59,10 +66,13 @@ export function serviceGrantStatements(database: string, account: DbAccount, gra
   });
 }
 
-/** Runs them as the connected (owner) user, which needs GRANT OPTION on the database. */
-export async function grantServiceAccess(db: Knex, database: string, account: DbAccount, catalogue: EntityCatalogue): Promise<string[]> {
-  const schema = await readTableSchema(db, catalogue.entities.map((e) => e.table));
-  const statements = serviceGrantStatements(database, account, [...mappedTableGrants(catalogue, schema), ...OWN_TABLE_GRANTS]);
+/**
+ * Runs them as the connected (owner) user, which needs GRANT OPTION on the database. `schemaName`:
+ * the database's schema on its server; `database`: its name in the entities file (default main).
+ */
+export async function grantServiceAccess(db: Knex, schemaName: string, account: DbAccount, catalogue: EntityCatalogue, database: string = MAIN_DATABASE): Promise<string[]> {
+  const schema = await readEntitySchema({ [database]: db }, catalogue, database);
+  const statements = serviceGrantStatements(schemaName, account, [...mappedTableGrants(catalogue, schema, database), ...OWN_TABLE_GRANTS]);
   for (const sql of statements) await db.raw(sql);
   return statements;
 }

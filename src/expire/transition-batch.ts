@@ -22,7 +22,7 @@
  * by quoteId, every value bound); transitionStatements gives the texts to the plan tests.
  */
 import type { Knex } from 'knex';
-import { entityOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
+import { entityOf, locationOf, MAIN_DATABASE, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import { planExpiry, type ScheduledEntry } from '../core/expiry-plan';
 import { eventBuilder, type EventBuilder, type ExpiryPath } from '../core/events';
 import { type BatchOutcome, outcomeOf } from './batch-outcome';
@@ -33,7 +33,11 @@ import { lockTransitionRows, type LockTransitionRows } from './sql/lock-transiti
 import { readDbNow } from './sql/read-db-now';
 import { transitionRows, type TransitionRows } from './sql/transition-rows';
 
-export type RunTransition = (transition: Transition, entries: readonly ScheduledEntry[], path: ExpiryPath) => Promise<BatchOutcome>;
+/**
+ * One batch: rows of ONE table (`location`) of the transition's entity, on that table's
+ * database. `location` may be left out for an entity with one table (not for a spread one).
+ */
+export type RunTransition = (transition: Transition, entries: readonly ScheduledEntry[], path: ExpiryPath, location?: Location) => Promise<BatchOutcome>;
 
 export type TransitionBatches = Readonly<{ run: RunTransition }>;
 
@@ -65,28 +69,46 @@ export class GuardMismatch extends Error {
   }
 }
 
-export function createTransitionBatches(db: Knex, catalogue: EntityCatalogue): TransitionBatches {
-  const compiled = new Map(catalogue.transitions.map((t) => [t.ref, compile(catalogue, t)]));
+/**
+ * `pools`: a pool per database the catalogue names (config.databases), or the main database's
+ * alone. A batch runs on the database of its location, and its outbox rows go into that
+ * database's outbox (one transaction).
+ */
+export function createTransitionBatches(pools: Knex | Readonly<Record<string, Knex>>, catalogue: EntityCatalogue): TransitionBatches {
+  const dbs: Readonly<Record<string, Knex>> = isPool(pools) ? { [MAIN_DATABASE]: pools } : pools;
+  const compiled = new Map<string, Compiled>();
+  for (const t of catalogue.transitions) {
+    for (const location of entityOf(catalogue, t.entity).locations) {
+      if (dbs[location.database] === undefined) throw new RangeError(`no pool for database '${location.database}' (${t.ref})`);
+      compiled.set(`${t.ref}@${location.key}`, compile(catalogue, t, location));
+    }
+  }
   return {
-    run: async (transition, entries, path) => {
-      const c = compiled.get(transition.ref);
-      if (c === undefined) throw new RangeError(`no transition '${transition.ref}' in ${catalogue.source}`);
-      return runBatch(db, c, entries, path);
+    run: async (transition, entries, path, location) => {
+      const at = location ?? locationOf(entityOf(catalogue, transition.entity), undefined);
+      const c = compiled.get(`${transition.ref}@${at.key}`);
+      if (c === undefined) throw new RangeError(`no transition '${transition.ref}' at ${at.key} in ${catalogue.source}`);
+      return runBatch(dbs[at.database]!, c, entries, path);
     },
   };
 }
 
-export function transitionStatements(catalogue: EntityCatalogue, transition: Transition): TransitionStatements {
-  const c = compile(catalogue, transition);
+function isPool(p: Knex | Readonly<Record<string, Knex>>): p is Knex {
+  return typeof (p as Partial<Knex>).transaction === 'function';
+}
+
+/** The statements of `transition` on `location` (default: the entity's first table). */
+export function transitionStatements(catalogue: EntityCatalogue, transition: Transition, location?: Location): TransitionStatements {
+  const c = compile(catalogue, transition, location ?? entityOf(catalogue, transition.entity).locations[0]!);
   return { lock: c.lock.sql, update: c.update.sql, effects: c.effects.map((fx) => ({ lock: fx.lock.sql, update: fx.apply.sql })) };
 }
 
-function compile(catalogue: EntityCatalogue, t: Transition): Compiled {
+function compile(catalogue: EntityCatalogue, t: Transition, location: Location): Compiled {
   const entity = entityOf(catalogue, t.entity);
   return {
     transition: t,
-    lock: lockTransitionRows(entity, t),
-    update: transitionRows(entity, t),
+    lock: lockTransitionRows(entity, t, location),
+    update: transitionRows(entity, t, location),
     effects: t.effects.map((fx) => ({ lock: lockEffectRows(catalogue, fx), apply: applyEffect(catalogue, fx) })),
     event: eventBuilder(t),
   };

@@ -25,7 +25,7 @@
  * batch's worth of tokens rather than firing rows one at a time.
  */
 import { Clock, timerDelay } from '../core/clock';
-import { entityNames, transitionOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
+import { entityNames, entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
 import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
@@ -35,7 +35,7 @@ import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../ops/control-gate';
 
 /** One batch of one transition (createTransitionBatches(…).run with the path bound). */
-export type ExpireBatch = (transition: Transition, entries: readonly ScheduledEntry[]) => Promise<BatchOutcome>;
+export type ExpireBatch = (transition: Transition, entries: readonly ScheduledEntry[], location: Location) => Promise<BatchOutcome>;
 
 /** `entity`: the entity's name, a bounded metric label (the catalogue's entities). */
 export type ExpirerObserver = Partial<{
@@ -48,7 +48,7 @@ export type ExpirerObserver = Partial<{
 export type Park = (msg: HeldMessage, err: unknown) => Promise<void>;
 
 /** `alone`: after a deterministic failure the entry runs in a batch of its own. */
-type Pending = { msg: HeldMessage; transition: Transition; done: () => void; attempts: number; alone: boolean };
+type Pending = { msg: HeldMessage; transition: Transition; location: Location; done: () => void; attempts: number; alone: boolean };
 
 export type ExpirerSinkOptions = Readonly<{
   /** Its entities (one queue each) and transitions; entries were decoded against it. */
@@ -112,7 +112,8 @@ export class ExpirerSink implements HoldSink {
    */
   take(msg: HeldMessage, done: () => void): void {
     const transition = transitionOf(this.opts.catalogue, msg.entry.entity, msg.entry.transition);
-    this.queueOf(transition.entity).push(msg.entry.expireAtMs, { msg, transition, done, attempts: 0, alone: false });
+    const location = locationOf(entityOf(this.opts.catalogue, transition.entity), msg.entry.at);
+    this.queueOf(transition.entity).push(msg.entry.expireAtMs, { msg, transition, location, done, attempts: 0, alone: false });
     this.schedule();
   }
 
@@ -202,11 +203,11 @@ export class ExpirerSink implements HoldSink {
   }
 
   /**
-   * Batches of one transition (its ref: one statement shape), capped in size, shards mixed:
-   * every shard's rows live in the same database, so splitting by shard only made transactions
-   * smaller (with 16 shards a backlog averaged ~218 rows per transaction instead of the batch
-   * size). Rows are locked in primary-key order whatever the batch, so mixed batches cannot
-   * deadlock each other.
+   * Batches of one transition on one table (its ref and location: one statement shape, one
+   * database), capped in size, shards mixed: an entity with one table has every shard's rows in
+   * it, so splitting by shard only made transactions smaller (with 16 shards a backlog averaged
+   * ~218 rows per transaction instead of the batch size). Rows are locked in primary-key order
+   * whatever the batch, so mixed batches cannot deadlock each other.
    */
   private group(due: Pending[]): Pending[][] {
     const groups = new Map<string, Pending[]>();
@@ -216,9 +217,10 @@ export class ExpirerSink implements HoldSink {
         alone.push([p]);
         continue;
       }
-      const list = groups.get(p.transition.ref) ?? [];
+      const key = `${p.transition.ref}@${p.location.key}`;
+      const list = groups.get(key) ?? [];
       list.push(p);
-      groups.set(p.transition.ref, list);
+      groups.set(key, list);
     }
     const batches: Pending[][] = alone;
     for (const list of groups.values()) {
@@ -237,6 +239,7 @@ export class ExpirerSink implements HoldSink {
       const outcome = await this.opts.expireBatch(
         transition,
         batch.map((p) => ({ id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs })),
+        batch[0]!.location,
       );
       this.opts.observer?.batch?.(entity, outcome);
       const retry = new Map(outcome.notYetDue.map((n) => [n.entry.id, n.retryInMs]));
@@ -268,7 +271,7 @@ export class ExpirerSink implements HoldSink {
       const at = now + backoffMs(attempts, this.opts.backoff, this.opts.random);
       // An open breaker was logged once when it opened; each call it turns away is not news.
       const breakerOpen = (err as { code?: unknown } | null)?.code === 'EOPENBREAKER';
-      this.opts.logger[breakerOpen ? 'debug' : 'warn']({ err, entity, transition: ref, size: batch.length, attempts }, 'expiry batch failed; will retry');
+      this.opts.logger[breakerOpen ? 'debug' : 'warn']({ err, entity, transition: ref, table: batch[0]!.location.key, size: batch.length, attempts }, 'expiry batch failed; will retry');
       for (const p of batch) this.requeue(at, p);
       return;
     }

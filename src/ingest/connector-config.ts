@@ -4,7 +4,11 @@
  * config` prints and what the local stack registers. One connector per database.
  *
  * What it settles, so a team does not have to:
- *   - the table list: every mapped table of the database;
+ *   - the table list: every mapped table of the database (each table of a set);
+ *   - a table set: its tables routed into one topic per entity, <prefix>.<schema>.<entity>, by
+ *     Debezium's ByLogicalTableRouter, which adds the physical table to the key
+ *     (__dbz__physicalTableIdentifier) so keys stay unique; source.table still names the table
+ *     (ingest/cdc-topics.ts reads it to place the change);
  *   - the expirable-change filter (stack/connect-smt, NotExpirableChange): per table its status
  *     column and the states in which a row may be due (the from-states of all its transitions).
  *     A table whose states cannot be written in the predicate's list syntax (a value with a
@@ -15,13 +19,15 @@
  *
  * Pure: the caller supplies the server flavour (db/server-flavour.ts detects it) and secrets.
  */
-import type { Entity, EntityCatalogue } from '../core/entity-catalogue';
+import { MAIN_DATABASE, type Entity, type EntityCatalogue } from '../core/entity-catalogue';
 import type { ServerFlavour } from '../core/column-info';
 
 export type { ServerFlavour };
 
 export type ConnectorConfigOptions = Readonly<{
   name: string;
+  /** The entities file's name of the database this connector captures (default main). */
+  database?: string;
   flavour: ServerFlavour;
   db: Readonly<{ host: string; port: number; database: string; user: string; password: string; tls: boolean }>;
   /** Debezium's topic.prefix: CDC topics are <prefix>.<database>.<table> (TB_CDC_TOPIC_PREFIX). */
@@ -49,6 +55,8 @@ const SSL_MODE: Readonly<Record<ServerFlavour, Readonly<{ off: string; verify: s
 export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfigOptions): ConnectorConfig {
   const warnings: string[] = [];
   const db = opts.db.database;
+  const here = opts.database ?? MAIN_DATABASE;
+  const tables = catalogue.entities.flatMap((e) => e.locations.filter((l) => l.database === here).map((l) => ({ entity: e, table: l.table })));
   const config: Record<string, string> = {
     'connector.class': CONNECTOR_CLASS[opts.flavour],
     'tasks.max': '1',
@@ -61,13 +69,13 @@ export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfi
     'topic.prefix': opts.topicPrefix,
     'database.include.list': db,
     // Regular expressions matched against <database>.<table>: the dot escaped, so nothing else matches.
-    'table.include.list': catalogue.entities.map((e) => `${db}\\.${e.table}`).join(','),
+    'table.include.list': tables.map((t) => `${db}\\.${t.table}`).join(','),
     'include.schema.changes': 'false',
     // DATETIME(3) → io.debezium.time.Timestamp (epoch ms of the wall-clock value, UTC as written);
     // DATETIME(4-6) → MicroTimestamp; TIMESTAMP → ZonedTimestamp: core/debezium-time.ts decodes each.
     'time.precision.mode': 'adaptive_time_microseconds',
     'tombstones.on.delete': 'true',
-    ...filterConfig(catalogue, warnings),
+    ...transformConfig(tables, opts.topicPrefix, db, warnings),
     ...historyConfig(opts.history),
     'topic.creation.default.replication.factor': String(opts.topics.replicationFactor),
     'topic.creation.default.partitions': String(opts.topics.partitions),
@@ -77,28 +85,48 @@ export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfi
   return { name: opts.name, config, warnings };
 }
 
-function filterConfig(catalogue: EntityCatalogue, warnings: string[]): Record<string, string> {
+type MappedTable = Readonly<{ entity: Entity; table: string }>;
+
+/** The filter first (it reads source.table, which routing leaves alone), then a router per table set. */
+function transformConfig(tables: readonly MappedTable[], prefix: string, schema: string, warnings: string[]): Record<string, string> {
+  const filter = filterConfig(tables, warnings);
+  const routes: Record<string, string> = {};
+  const names = ['onlyExpirable'];
+  for (const entity of [...new Set(tables.map((t) => t.entity))]) {
+    const own = tables.filter((t) => t.entity === entity).map((t) => t.table);
+    if (own.length < 2) continue;
+    const name = `route_${entity.name}`;
+    names.push(name);
+    const escape = (s: string) => s.replace(/[.]/g, '\\.');
+    routes[`transforms.${name}.type`] = 'io.debezium.transforms.ByLogicalTableRouter';
+    routes[`transforms.${name}.topic.regex`] = `${escape(prefix)}\\.${escape(schema)}\\.(${own.join('|')})`;
+    routes[`transforms.${name}.topic.replacement`] = `${prefix}.${schema}.${entity.name}`;
+    routes[`transforms.${name}.key.enforce.uniqueness`] = 'true';
+  }
+  return { transforms: names.join(','), ...filter, ...routes };
+}
+
+function filterConfig(tables: readonly MappedTable[], warnings: string[]): Record<string, string> {
   const rules: Record<string, string> = {};
-  const tables: string[] = [];
-  for (const entity of catalogue.entities) {
+  const listed: string[] = [];
+  for (const { entity, table } of tables) {
     const states = dueStates(entity);
     const unlistable = states.filter((s) => s.includes(',') || s.trim() !== s || s.length === 0);
     if (unlistable.length > 0) {
-      warnings.push(`${entity.table}: status ${unlistable.map((s) => JSON.stringify(s)).join(', ')} cannot be listed in the filter; none of its changes is dropped at the source`);
+      warnings.push(`${table}: status ${unlistable.map((s) => JSON.stringify(s)).join(', ')} cannot be listed in the filter; none of its changes is dropped at the source`);
       continue;
     }
-    tables.push(entity.table);
-    rules[`predicates.notExpirable.expirable.table.${entity.table}.column`] = entity.status.column;
-    rules[`predicates.notExpirable.expirable.table.${entity.table}.states`] = states.join(',');
+    listed.push(table);
+    rules[`predicates.notExpirable.expirable.table.${table}.column`] = entity.status.column;
+    rules[`predicates.notExpirable.expirable.table.${table}.states`] = states.join(',');
   }
   return {
-    transforms: 'onlyExpirable',
     'transforms.onlyExpirable.type': 'org.apache.kafka.connect.transforms.Filter',
     'transforms.onlyExpirable.predicate': 'notExpirable',
     predicates: 'notExpirable',
     'predicates.notExpirable.type': 'timebucket.connect.NotExpirableChange',
     'predicates.notExpirable.expirable.unlisted': 'pass',
-    'predicates.notExpirable.expirable.tables': tables.join(','),
+    'predicates.notExpirable.expirable.tables': listed.join(','),
     ...rules,
   };
 }

@@ -17,7 +17,7 @@ import type { Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { decodeCdcValue } from '../core/cdc-envelope';
 import { BucketEntry, entriesFromChange } from '../core/bucket-entry';
-import { findEntity, type Entity, type EntityCatalogue } from '../core/entity-catalogue';
+import { findEntity, type EntityCatalogue } from '../core/entity-catalogue';
 import { CdcInvalidError, ConfigError } from '../core/errors';
 import type { Lifecycle } from '../core/lifecycle';
 import type { Topology } from '../core/topology';
@@ -26,6 +26,7 @@ import { groupJoined } from '../kafka/group-joined';
 import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
+import { locationOfChange, type CdcTopic } from './cdc-topics';
 
 export type RepartitionerOptions = Readonly<{
   consumer: Consumer;
@@ -33,7 +34,7 @@ export type RepartitionerOptions = Readonly<{
   group: string;
   producer: Pick<Producer, 'sendBatch'>;
   /** CDC topic → the catalogue entity whose table it captures (ingest/cdc-topics.ts). */
-  cdcTopics: Readonly<Record<string, Entity>>;
+  cdcTopics: Readonly<Record<string, CdcTopic>>;
   /** Encodes the entries: their wire version depends on the transition (core/bucket-entry.ts). */
   catalogue: EntityCatalogue;
   topology: Topology;
@@ -76,7 +77,7 @@ export class Repartitioner {
   constructor(private readonly opts: RepartitionerOptions) {
     // Checked once here: an entity the catalogue does not hold would fail every encode, and a
     // failing send is retried for ever, freezing its partition.
-    const foreign = Object.entries(opts.cdcTopics).filter(([, e]) => findEntity(opts.catalogue, e.name) !== e);
+    const foreign = Object.entries(opts.cdcTopics).map(([topic, t]) => [topic, t.entity] as const).filter(([, e]) => findEntity(opts.catalogue, e.name) !== e);
     if (foreign.length > 0) {
       const problems = foreign.map(([topic, e]) => `cdcTopics.${topic}: entity '${e.name}' is not the catalogue's (${opts.catalogue.source})`);
       throw new ConfigError(`repartitioner: ${problems.join('; ')}`, { problems });
@@ -190,7 +191,7 @@ export class Repartitioner {
     const partitionKey = `${batch.topic}:${batch.partition}`;
     const first = batch.messages[0];
     if (first !== undefined) this.lagByPartition.set(partitionKey, Math.max(0, Number(batch.highWatermark) - Number(first.offset)));
-    const entity = Object.hasOwn(this.opts.cdcTopics, batch.topic) ? this.opts.cdcTopics[batch.topic] : undefined;
+    const cdcTopic = Object.hasOwn(this.opts.cdcTopics, batch.topic) ? this.opts.cdcTopics[batch.topic] : undefined;
     const entries: BucketEntry[] = [];
     const rejected: DlqRecord[] = [];
     let decoded = 0;
@@ -198,11 +199,11 @@ export class Repartitioner {
       try {
         // Unreachable while the subscription is cdcTopics' keys; if not, the records are data
         // this stage cannot read, and the partition must still move on (I5).
-        if (entity === undefined) throw new CdcInvalidError(`no entity for topic ${batch.topic}`, { topic: batch.topic });
+        if (cdcTopic === undefined) throw new CdcInvalidError(`no entity for topic ${batch.topic}`, { topic: batch.topic });
         const event = decodeCdcValue(message.value);
         if (event.kind === 'tombstone') continue;
         // One change may make several transitions due (each its own entry, routed on its own).
-        entries.push(...entriesFromChange(entity, event));
+        entries.push(...entriesFromChange(cdcTopic.entity, event, locationOfChange(cdcTopic, event)));
       } catch (err) {
         rejected.push({ topic: batch.topic, partition: batch.partition, message, error: err });
       }

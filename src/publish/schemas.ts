@@ -37,6 +37,7 @@ export type SchemaDerivation = Readonly<{ entity: Entity; columns: DerivableColu
  * Tables by name with their columns, as read from information_schema at start (a SchemaInfo
  * from core/column-info.ts is one). Needed only for events without a schema file.
  */
+/** The mapped tables by location key (`<database>.<table>`). */
 export type EventTables = ReadonlyMap<string, Readonly<{ columns: DerivableColumns }>>;
 
 /**
@@ -74,7 +75,8 @@ export function eventSchemas(catalogue: EntityCatalogue, tables?: EventTables): 
   const problems: string[] = [];
   for (const spec of catalogue.events) {
     const entity = entityOf(catalogue, spec.entity);
-    const columns = tables?.get(entity.table)?.columns;
+    // Keyed by location (db/check-entity-schema.ts); a table set's tables share their columns.
+    const columns = tables?.get(entity.locations[0]!.key)?.columns;
     if (spec.schemaFile === null && columns === undefined) {
       problems.push(`${spec.type}: no schema file, and no columns of table ${entity.table} to derive its schema from`);
       continue;

@@ -2,7 +2,8 @@
  * Wires the relay role: the catalogue's event topics from the topology, their schemas
  * registered (schema files, or derived from `tables`), TB_RELAY_CONCURRENCY relay loops started
  * (each with its own id, `relay-<instance>/<n>`), and the outbox retention when
- * TB_OUTBOX_RETENTION_MS > 0.
+ * TB_OUTBOX_RETENTION_MS > 0. Per database: every database an entity lives on has its own outbox
+ * (written in the expiry transaction), so each gets its loops and its retention.
  *
  * Each loop sends through an idempotent producer of its own. Loops sharing one would interleave
  * their requests to the same partitions: when the first is retried (a leader moved, a new
@@ -40,7 +41,8 @@ export async function startRelay(ctx: {
   catalogue: EntityCatalogue;
   /** The mapped tables' columns (information_schema): needed for events without a schema file. */
   tables?: EventTables;
-  db: Knex;
+  /** A pool per database (config.databases): each one's outbox is relayed. */
+  dbs: Readonly<Record<string, Knex>>;
   /** A new producer (idempotent, guarded) for each relay loop; the relay connects and closes it. */
   newProducer: () => GuardedProducer;
   clock: Clock;
@@ -51,22 +53,50 @@ export async function startRelay(ctx: {
   const topicsByEventType = eventTopics(ctx.catalogue, ctx.topology);
   const registry = createSchemaRegistry(ctx.config.registry);
   const schemaIds = await registerEventSchemas(registry, ctx.catalogue, topicsByEventType, { registry: ctx.config.registry, tables: ctx.tables });
-  const { relay: cfg } = ctx.config;
-  const idleHoldVariable = idleHoldVariableOf((await serverFlavour(ctx.db)).flavour);
   const logger = ctx.logger.child({ role: 'relay' });
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    for (const [name, db] of Object.entries(ctx.dbs)) {
+      stops.push(await startOutbox(ctx, { name, db, schemaIds, registry, topicsByEventType, logger: name === 'main' ? logger : logger.child({ database: name }) }));
+    }
+  } catch (err) {
+    await Promise.all(stops.map((stop) => stop()));
+    throw err;
+  }
+  return async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
+}
+
+type OutboxTarget = Readonly<{
+  name: string;
+  db: Knex;
+  schemaIds: Awaited<ReturnType<typeof registerEventSchemas>>;
+  registry: ReturnType<typeof createSchemaRegistry>;
+  topicsByEventType: ReturnType<typeof eventTopics>;
+  logger: Logger;
+}>;
+
+/** The loops and retention of one database's outbox. */
+async function startOutbox(ctx: Parameters<typeof startRelay>[0], target: OutboxTarget): Promise<() => Promise<void>> {
+  const { relay: cfg } = ctx.config;
+  const { db, logger, schemaIds, registry, topicsByEventType } = target;
+  const idleHoldVariable = idleHoldVariableOf((await serverFlavour(db)).flavour);
   const producers = Array.from({ length: cfg.concurrency }, () => ctx.newProducer());
   await Promise.all(producers.map((p) => p.connect()));
+  // The main database's loops keep their ids; another database's carry its name.
+  const idOf = (n: number) => (target.name === 'main' ? `relay-${ctx.instanceId}/${n}` : `relay-${ctx.instanceId}/${target.name}/${n}`);
   const loops = producers.map(
     (producer, n) =>
       new OutboxRelay({
-        db: ctx.db,
+        db,
         catalogue: ctx.catalogue,
         producer,
         registry,
         schemaIds,
         registryUrl: ctx.config.registry.url,
         topicsByEventType,
-        relayId: `relay-${ctx.instanceId}/${n}`,
+        relayId: idOf(n),
         batchSize: cfg.batchSize,
         leaseMs: cfg.leaseMs,
         idleHoldVariable,
@@ -83,7 +113,7 @@ export async function startRelay(ctx: {
   const retention =
     cfg.retentionMs > 0
       ? new OutboxRetention({
-          db: ctx.db,
+          db,
           retentionMs: cfg.retentionMs,
           batchSize: RETENTION_BATCH_SIZE,
           pauseMs: RETENTION_PAUSE_MS,

@@ -13,6 +13,9 @@
  * been read up to it, so when a run stops, every row of the transition due before the last one
  * routed has been routed, and `--since <that time>` resumes it without a gap (I3).
  *
+ * A spread entity (a table set, several databases) reads each table's ranges the same way and
+ * merges them all: ids are unique across an entity's tables, so (due, id) still orders them.
+ *
  * Idempotent: an entry is a reminder, and the expirer's guarded update decides (I2), so running
  * it twice, or over rows the stream already scheduled, adds only no-op lookups. Run it after the
  * repartitioner group has joined: every change after that is the stream's, every row before it
@@ -21,17 +24,19 @@
  * Pure orchestration: the page read and the routing are injected (tests use fakes).
  */
 import type { BucketEntry } from '../core/bucket-entry';
-import type { StatusValue, Transition } from '../core/entity-catalogue';
+import { entityOf, isSpread, type EntityCatalogue, type Location, type StatusValue, type Transition } from '../core/entity-catalogue';
 import type { ExpirableRow, KeysetCursor, TimeWindow } from './sql/read-expirable-page';
 
 export type BackfillProgress = Readonly<{ entity: string; transition: string; total: number; read: number; routed: number; due: number; lastExpireAtMs?: number }>;
 
 export type BackfillOptions = Readonly<{
+  catalogue: EntityCatalogue;
   transitions: readonly Transition[];
   window: TimeWindow;
   pageSize: number;
+  /** Rows in the window over every table of the transition's entity. */
   count: (transition: Transition, window: TimeWindow) => Promise<number>;
-  readPage: (transition: Transition, from: StatusValue, window: TimeWindow, cursor: KeysetCursor | null, limit: number) => Promise<ExpirableRow[]>;
+  readPage: (transition: Transition, location: Location, from: StatusValue, window: TimeWindow, cursor: KeysetCursor | null, limit: number) => Promise<ExpirableRow[]>;
   /** Routes and appends the entries (acknowledged); returns how many went to the due lane. */
   route: (entries: readonly BucketEntry[]) => Promise<{ due: number }>;
   onStart?: (transition: Transition, total: number) => void;
@@ -63,7 +68,10 @@ export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
       }
       const rows = await next();
       if (rows.length === 0) break;
-      const { due } = await opts.route(rows.map((r) => ({ entity: transition.entity, transition: transition.name, id: r.id, expireAtMs: r.expireAtMs })));
+      const spread = isSpread(entityOf(opts.catalogue, transition.entity));
+      const { due } = await opts.route(
+        rows.map((r) => ({ entity: transition.entity, transition: transition.name, id: r.id, expireAtMs: r.expireAtMs, ...(spread && { at: r.location.key }) })),
+      );
       const last = rows[rows.length - 1]!;
       progress = {
         ...progress,
@@ -82,21 +90,23 @@ export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
   return { transitions: done, complete: true, notStarted: [] };
 }
 
-type Range = { from: StatusValue; cursor: KeysetCursor | null; buffer: ExpirableRow[]; exhausted: boolean };
+type Range = { from: StatusValue; location: Location; cursor: KeysetCursor | null; buffer: ExpirableRow[]; exhausted: boolean };
+type LocatedRow = ExpirableRow & Readonly<{ location: Location }>;
 
 /**
  * Up to pageSize rows at a time of the transition's from-value ranges, merged in (due, id)
  * order; [] when every range is read. A range is read (a page) only when its next row is
  * needed, so one from-value costs exactly the reads a single keyset walk would.
  */
-function mergedPages(opts: BackfillOptions, transition: Transition): () => Promise<ExpirableRow[]> {
-  const ranges: Range[] = transition.from.map((from) => ({ from, cursor: null, buffer: [], exhausted: false }));
+function mergedPages(opts: BackfillOptions, transition: Transition): () => Promise<LocatedRow[]> {
+  const locations = entityOf(opts.catalogue, transition.entity).locations;
+  const ranges: Range[] = locations.flatMap((location) => transition.from.map((from) => ({ from, location, cursor: null, buffer: [], exhausted: false })));
   return async () => {
-    const page: ExpirableRow[] = [];
+    const page: LocatedRow[] = [];
     while (page.length < opts.pageSize) {
       for (const r of ranges) {
         if (r.buffer.length > 0 || r.exhausted) continue;
-        const rows = await opts.readPage(transition, r.from, opts.window, r.cursor, opts.pageSize);
+        const rows = await opts.readPage(transition, r.location, r.from, opts.window, r.cursor, opts.pageSize);
         r.buffer = rows;
         r.exhausted = rows.length < opts.pageSize;
         if (rows.length > 0) r.cursor = rows[rows.length - 1]!;
@@ -104,7 +114,7 @@ function mergedPages(opts: BackfillOptions, transition: Transition): () => Promi
       let head: Range | undefined;
       for (const r of ranges) if (r.buffer.length > 0 && (head === undefined || before(r.buffer[0]!, head.buffer[0]!))) head = r;
       if (head === undefined) break;
-      page.push(head.buffer.shift()!);
+      page.push({ ...head.buffer.shift()!, location: head.location });
     }
     return page;
   };

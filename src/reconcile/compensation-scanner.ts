@@ -28,7 +28,6 @@
  * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED. The loop never crashes.
  */
 import type { Clock } from '../core/clock';
-import type { Transition } from '../core/entity-catalogue';
 import type { Lifecycle } from '../core/lifecycle';
 import { Backoff, backoffMs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
@@ -44,7 +43,7 @@ export type ScannerOptions = Readonly<{
   cursors: readonly ScanCursor[];
   claimPage: (cursor: ScanCursor) => Promise<ScanPage>;
   /** The transition's batch transaction, path = 'scanner'. */
-  expireBatch: (transition: Transition, entries: readonly ScheduledEntry[]) => Promise<BatchOutcome>;
+  expireBatch: (cursor: ScanCursor, entries: readonly ScheduledEntry[]) => Promise<BatchOutcome>;
   /** Between passes (and the idle wait when another instance holds the end of a pass). */
   intervalMs: number;
   maxPagesPerSecond: number;
@@ -153,7 +152,7 @@ export class CompensationScanner {
   }
 
   private async transitionSlice(cursor: ScanCursor, rows: ScanPage['rows']): Promise<void> {
-    const outcome = await this.opts.expireBatch(cursor.transition, rows);
+    const outcome = await this.opts.expireBatch(cursor, rows);
     if (outcome.transitioned.length > 0) {
       this.opts.observer?.caught?.(cursor, outcome);
       // Every catch is a row the stream missed: worth an investigation, so the ids are logged.

@@ -21,7 +21,7 @@
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
-import { entityOf, transitionOf, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
+import { entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { HeldMessage } from '../core/held-record';
 import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
@@ -35,7 +35,8 @@ import { entryStateReader, type EntryStateReader } from './sql/read-entry-states
 
 export type ReplayOptions = Readonly<{
   kafka: Kafka;
-  db: Knex;
+  /** A pool per database (config.databases): an entry's row is read on its location's. */
+  dbs: Readonly<Record<string, Knex>>;
   catalogue: EntityCatalogue;
   /** The transitions' batch transactions (expire/transition-batch.ts), run with path = replay. */
   batches: TransitionBatches;
@@ -95,33 +96,38 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
   const ctx: BatchContext = {
     opts,
     counts,
-    readStates: (t, ids) => {
-      let read = readers.get(t.ref);
-      if (read === undefined) readers.set(t.ref, (read = entryStateReader(opts.db, entityOf(opts.catalogue, t.entity), t)));
+    readStates: (t, location, ids) => {
+      const key = `${t.ref}@${location.key}`;
+      let read = readers.get(key);
+      if (read === undefined) readers.set(key, (read = entryStateReader(opts.dbs[location.database]!, entityOf(opts.catalogue, t.entity), t, location)));
       return read(ids);
     },
   };
-  // Pending batches per partition, transition and shard: a shard's entries are all in one partition.
-  const pending = new Map<number, Map<string, { transition: Transition; entries: ScheduledEntry[] }>>();
-  const run = (t: Transition, entries: ScheduledEntry[]) => (opts.dryRun ? classifyOnly(ctx, t, entries) : replay(ctx, t, entries));
+  // Pending batches per partition, transition, table and shard: a shard's entries are all in one partition.
+  type Pending = { transition: Transition; location: Location; entries: ScheduledEntry[] };
+  const pending = new Map<number, Map<string, Pending>>();
+  const run = (p: Pending, entries: ScheduledEntry[]) => (opts.dryRun ? classifyOnly(ctx, p.transition, p.location, entries) : replay(ctx, p.transition, p.location, entries));
 
   const onEntries = async (partition: number, held: readonly HeldMessage[]) => {
-    const lists = pending.get(partition) ?? new Map<string, { transition: Transition; entries: ScheduledEntry[] }>();
+    const lists = pending.get(partition) ?? new Map<string, Pending>();
     pending.set(partition, lists);
     for (const h of held) {
       if (opts.entity !== undefined && h.entry.entity !== opts.entity) continue;
       if (opts.shard !== undefined && h.shard !== opts.shard) continue;
       counts.entries += 1;
-      const key = `${h.entry.entity}.${h.entry.transition}:${h.shard}`;
+      const key = `${h.entry.entity}.${h.entry.transition}@${h.entry.at ?? ''}:${h.shard}`;
       let list = lists.get(key);
-      // The reader decoded the entry against the catalogue: its transition exists.
-      if (list === undefined) lists.set(key, (list = { transition: transitionOf(opts.catalogue, h.entry.entity, h.entry.transition), entries: [] }));
+      // The reader decoded the entry against the catalogue: its transition and location exist.
+      if (list === undefined) {
+        const location = locationOf(entityOf(opts.catalogue, h.entry.entity), h.entry.at);
+        lists.set(key, (list = { transition: transitionOf(opts.catalogue, h.entry.entity, h.entry.transition), location, entries: [] }));
+      }
       list.entries.push({ id: h.entry.id, expireAtMs: h.entry.expireAtMs });
-      if (list.entries.length >= opts.batchSize) await run(list.transition, list.entries.splice(0));
+      if (list.entries.length >= opts.batchSize) await run(list, list.entries.splice(0));
     }
   };
   const onPartitionDone = async (partition: number) => {
-    for (const list of pending.get(partition)?.values() ?? []) if (list.entries.length > 0) await run(list.transition, list.entries.splice(0));
+    for (const list of pending.get(partition)?.values() ?? []) if (list.entries.length > 0) await run(list, list.entries.splice(0));
     pending.delete(partition);
   };
 
@@ -146,16 +152,16 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
 type BatchContext = Readonly<{
   opts: ReplayOptions;
   counts: ReplayCounts;
-  readStates: (t: Transition, ids: readonly string[]) => ReturnType<EntryStateReader>;
+  readStates: (t: Transition, location: Location, ids: readonly string[]) => ReturnType<EntryStateReader>;
 }>;
 
 /** The live transaction with path = replay; its skipped entries told apart into done and stale. */
-async function replay({ opts, counts, readStates }: BatchContext, t: Transition, entries: ScheduledEntry[]): Promise<void> {
-  const outcome = await withRetry(opts.logger, `${t.ref} replay batch`, () => opts.batches.run(t, entries, 'replay'));
+async function replay({ opts, counts, readStates }: BatchContext, t: Transition, location: Location, entries: ScheduledEntry[]): Promise<void> {
+  const outcome = await withRetry(opts.logger, `${t.ref} replay batch`, () => opts.batches.run(t, entries, 'replay', location));
   counts.transitioned += outcome.transitioned.length;
   counts.notDue += outcome.notYetDue.length;
   if (outcome.stale.length > 0) {
-    const states = await withRetry(opts.logger, `${t.ref} state read`, () => readStates(t, outcome.stale.map((e) => e.id)));
+    const states = await withRetry(opts.logger, `${t.ref} state read`, () => readStates(t, location, outcome.stale.map((e) => e.id)));
     const split = classifyBatch(t, outcome.stale, states);
     counts.alreadyDone += split.done;
     // The transaction's verdict stands: a row it skipped that reads expirable now changed since.
@@ -165,8 +171,8 @@ async function replay({ opts, counts, readStates }: BatchContext, t: Transition,
   opts.onProgress?.(counts);
 }
 
-async function classifyOnly({ opts, counts, readStates }: BatchContext, t: Transition, entries: ScheduledEntry[]): Promise<void> {
-  const states = await withRetry(opts.logger, `${t.ref} state read`, () => readStates(t, entries.map((e) => e.id)));
+async function classifyOnly({ opts, counts, readStates }: BatchContext, t: Transition, location: Location, entries: ScheduledEntry[]): Promise<void> {
+  const states = await withRetry(opts.logger, `${t.ref} state read`, () => readStates(t, location, entries.map((e) => e.id)));
   const c = classifyBatch(t, entries, states);
   counts.due += c.due;
   counts.notDue += c.notDue;

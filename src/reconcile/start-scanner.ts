@@ -15,7 +15,10 @@ import { scanCursorsOf, scanPageClaim, ScanCursor } from './sql/claim-scan-page'
 
 export type ScannerContext = Readonly<{
   config: Config;
+  /** The main database (the cursors). */
   db: Knex;
+  /** A pool per database (config.databases); the main one is `db`. */
+  dbs: Readonly<Record<string, Knex>>;
   catalogue: EntityCatalogue;
   /** The expiry transactions, compiled once for the process (main.ts shares them with the expirer). */
   batches: TransitionBatches;
@@ -28,12 +31,12 @@ export type ScannerContext = Readonly<{
 export function startScanner(ctx: ScannerContext): () => Promise<void> {
   const { scanner: cfg } = ctx.config;
   const cursors = scanCursorsOf(ctx.catalogue);
-  const claims = new Map(cursors.map((c) => [c.key, scanPageClaim(ctx.db, c, cfg)]));
+  const claims = new Map(cursors.map((c) => [c.key, scanPageClaim(ctx.db, c, cfg, ctx.dbs[c.location.database])]));
   const lastPass = lastPassOfEntity(cursors);
   const scanner = new CompensationScanner({
     cursors,
     claimPage: (cursor) => claims.get(cursor.key)!(),
-    expireBatch: (transition, entries) => ctx.batches.run(transition, entries, 'scanner'),
+    expireBatch: (cursor, entries) => ctx.batches.run(cursor.transition, entries, 'scanner', cursor.location),
     intervalMs: cfg.intervalMs,
     maxPagesPerSecond: cfg.maxPagesPerSecond,
     backoff: { baseMs: 200, maxMs: 10_000 },

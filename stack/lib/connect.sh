@@ -21,9 +21,11 @@ connect_start() {
   render "$TB_ROOT/stack/conf/log4j.properties" "$TB_STACK_HOME/conf/log4j.properties"
   mkdir -p "$TB_STACK_HOME/data/connect"
   log "starting kafka connect + debezium on :$TB_CONNECT_PORT"
-  # KAFKA_JVM's classpath plus timebucket's predicate (install.sh says why it is not a plugin).
+  # KAFKA_JVM's classpath plus timebucket's predicate and Debezium's transforms (the table-set
+  # router): install.sh says why a standalone worker needs what a connector created through the
+  # REST API transforms with on its classpath. Debezium stays on the plugin path too.
   local jvm=("${KAFKA_JVM[@]}")
-  jvm[${#jvm[@]} - 1]="$TB_STACK_LIB/kafka/*:$TB_STACK_LIB/connect-classpath/timebucket-smt/*"
+  jvm[${#jvm[@]} - 1]="$TB_STACK_LIB/kafka/*:$TB_STACK_LIB/connect-classpath/timebucket-smt/*:$TB_STACK_LIB/connect-plugins/debezium-mariadb/*"
   launch connect "${jvm[@]}" org.apache.kafka.connect.cli.ConnectStandalone "$TB_STACK_HOME/conf/connect-worker.properties"
 }
 

@@ -1,35 +1,89 @@
-# MariaDB: a project-owned instance with binlog on, for the application and for Debezium.
+# MariaDB: project-owned instances with binlog on, for the application and for Debezium.
+# TB_DB_SERVERS of them (1 or 2). Instance 1 is "mariadb" (its pid, socket, log and data names)
+# on TB_MARIADB_PORT; instance 2, "mariadb-2" on TB_MARIADB2_PORT, is a second, independent
+# server for the tests that run one entity over two database servers: its own datadir, binlog,
+# socket and server_id (Debezium needs every server id to be unique), the same database and
+# accounts. Instance 1 keeps the file names it had before there was a second, so an existing
+# stack keeps its data.
 
+[[ $TB_DB_SERVERS == [12] ]] || die "TB_DB_SERVERS must be 1 or 2 (is '$TB_DB_SERVERS')"
+
+mariadb_name() { if (($1 == 1)); then echo mariadb; else echo "mariadb-$1"; fi; }
+mariadb_port() { if (($1 == 1)); then echo "$TB_MARIADB_PORT"; else echo "$TB_MARIADB2_PORT"; fi; }
+mariadb_instances() { seq 1 "$TB_DB_SERVERS"; }
+
+# mariadb_client I ARGS...: the mariadb client as root over instance I's socket.
 mariadb_client() {
-  mariadb --no-defaults --protocol=socket --socket="$TB_STACK_HOME/run/mariadb.sock" -uroot "$@"
+  local i=$1; shift
+  mariadb --no-defaults --protocol=socket --socket="$TB_STACK_HOME/run/$(mariadb_name "$i").sock" -uroot "$@"
 }
 
-mariadb_healthy() { mariadb_client -N -e 'SELECT 1' >/dev/null 2>&1; }
+mariadb_healthy() { mariadb_client "$1" -N -e 'SELECT 1' >/dev/null 2>&1; }
 
-mariadb_start() {
-  if is_running mariadb && mariadb_healthy; then log "mariadb already up on :$TB_MARIADB_PORT"; return 0; fi
-  local cnf="$TB_STACK_HOME/conf/mariadb.cnf"
+# mariadb_config I CNF: render instance I's option file to CNF. Instance 2 gets the same
+# settings as instance 1 (the checked-in template), then its own paths and identity appended:
+# in an option file the later setting wins, for mariadbd and mariadb-install-db alike.
+mariadb_config() {
+  local i=$1 cnf=$2 name; name=$(mariadb_name "$1")
   render "$TB_ROOT/stack/conf/mariadb.cnf" "$cnf"
-  mkdir -p "$TB_STACK_HOME/data/mariadb-binlog" "$TB_STACK_HOME/run" "$TB_STACK_HOME/logs"
-  if [[ ! -d "$TB_STACK_HOME/data/mariadb/mysql" ]]; then
-    log "initialising mariadb datadir"
-    mariadb-install-db --defaults-file="$cnf" --user="$(id -un)" --auth-root-authentication-method=socket \
-      --skip-test-db >"$(log_file mariadb-install)" 2>&1 || { tail -20 "$(log_file mariadb-install)"; die "mariadb-install-db failed"; }
+  if ((i > 1)); then
+    cat >>"$cnf" <<CNF
+
+# Instance $i ($name, stack/lib/mariadb.sh): its own files and server id; the rest as above.
+[mariadbd]
+datadir=$TB_STACK_HOME/data/$name
+port=$(mariadb_port "$i")
+socket=$TB_STACK_HOME/run/$name.sock
+pid-file=$TB_STACK_HOME/run/mariadbd-$i.own.pid
+log-error=$TB_STACK_HOME/logs/$name-error.log
+server_id=$i
+log_bin=$TB_STACK_HOME/data/$name-binlog/binlog
+CNF
   fi
-  log "starting mariadb on :$TB_MARIADB_PORT"
-  launch mariadb mariadbd --defaults-file="$cnf" --user="$(id -un)"
-  wait_until mariadb "$TB_START_TIMEOUT_SECONDS" mariadb_healthy
-  mariadb_bootstrap
 }
 
-# Database; the owner user (migrations, the tests, make run), which may grant on its databases;
-# the service user, with no privilege until `timebucket migrate` (TB_DB_SERVICE_USER) grants it
-# what the running service needs (src/db/service-grants.ts); the CDC user with the grants
-# Debezium's binlog reader needs; an owner-like account admitted over TLS only (the tests of
-# TB_DB_TLS prove with it that a connection really is encrypted). Safe to re-run: every
-# statement is IF NOT EXISTS or a GRANT.
+# Instances the current mariadb_start launched (and so bootstraps); one already up is left alone.
+MARIADB_LAUNCHED=()
+
+# mariadb_instance_start I: initialise instance I's datadir once and launch it, unless it is up.
+mariadb_instance_start() {
+  local i=$1 name; name=$(mariadb_name "$1")
+  if is_running "$name" && mariadb_healthy "$i"; then log "$name already up on :$(mariadb_port "$i")"; return 0; fi
+  local cnf="$TB_STACK_HOME/conf/$name.cnf"
+  mariadb_config "$i" "$cnf"
+  mkdir -p "$TB_STACK_HOME/data/$name-binlog" "$TB_STACK_HOME/run" "$TB_STACK_HOME/logs"
+  if [[ ! -d "$TB_STACK_HOME/data/$name/mysql" ]]; then
+    log "initialising $name datadir"
+    mariadb-install-db --defaults-file="$cnf" --user="$(id -un)" --auth-root-authentication-method=socket \
+      --skip-test-db >"$(log_file "$name-install")" 2>&1 || { tail -20 "$(log_file "$name-install")"; die "mariadb-install-db failed for $name"; }
+  fi
+  # After a crash (SIGKILL) the datadir is as it was left: InnoDB's recovery replays its redo log.
+  log "starting $name on :$(mariadb_port "$i")"
+  launch "$name" mariadbd --defaults-file="$cnf" --user="$(id -un)"
+  MARIADB_LAUNCHED+=("$i")
+}
+
+# Launch every instance first, then wait: the two servers start side by side.
+mariadb_start() {
+  local i
+  MARIADB_LAUNCHED=()
+  for i in $(mariadb_instances); do mariadb_instance_start "$i"; done
+  for i in "${MARIADB_LAUNCHED[@]}"; do
+    wait_until "$(mariadb_name "$i")" "$TB_START_TIMEOUT_SECONDS" mariadb_healthy "$i"
+    mariadb_bootstrap "$i"
+  done
+}
+
+# mariadb_bootstrap I: on instance I, the database; the owner user (migrations, the tests, make
+# run), which may grant on its databases; the service user, with no privilege until `timebucket
+# migrate` (TB_DB_SERVICE_USER) grants it what the running service needs
+# (src/db/service-grants.ts); the CDC user with the grants Debezium's binlog reader needs; an
+# owner-like account admitted over TLS only (the tests of TB_DB_TLS prove with it that a
+# connection really is encrypted). The same on every instance, so a client configured for one
+# server can use the other by its port alone. Safe to re-run: every statement is IF NOT EXISTS
+# or a GRANT.
 mariadb_bootstrap() {
-  mariadb_client <<SQL
+  mariadb_client "$1" <<SQL
 CREATE DATABASE IF NOT EXISTS \`$TB_DB_NAME\`;
 CREATE USER IF NOT EXISTS '$TB_DB_USER'@'%' IDENTIFIED BY '$TB_DB_PASSWORD';
 CREATE USER IF NOT EXISTS '$TB_DB_USER'@'localhost' IDENTIFIED BY '$TB_DB_PASSWORD';
@@ -49,12 +103,19 @@ FLUSH PRIVILEGES;
 SQL
 }
 
-mariadb_stop() { stop_component mariadb; }
+# Both instances whatever TB_DB_SERVERS is now: the second may have been started by an `up` with
+# a different setting, and `down` leaves nothing behind (stop_component skips what never ran).
+mariadb_stop() { stop_component mariadb mariadb-2; }
 
 mariadb_status() {
-  if mariadb_healthy; then
-    echo "mariadb   up    127.0.0.1:$TB_MARIADB_PORT  log_bin=$(mariadb_client -N -e 'SELECT @@log_bin') binlog_format=$(mariadb_client -N -e 'SELECT @@binlog_format')"
-  else
-    echo "mariadb   down"
-  fi
+  local i name vars log_bin format server_id
+  for i in $(mariadb_instances); do
+    name=$(mariadb_name "$i")
+    if mariadb_healthy "$i" && vars=$(mariadb_client "$i" -N -e 'SELECT @@log_bin, @@binlog_format, @@server_id'); then
+      read -r log_bin format server_id <<<"$vars"
+      printf '%-9s up    127.0.0.1:%s  log_bin=%s binlog_format=%s server_id=%s\n' "$name" "$(mariadb_port "$i")" "$log_bin" "$format" "$server_id"
+    else
+      printf '%-9s down\n' "$name"
+    fi
+  done
 }

@@ -96,4 +96,6 @@ test('a broker killed with kill -9 mid-flow and brought back: nothing lost, noth
     .count({ n: '*' });
   expect(Number(rows!.n)).toBe(total);
   await waitFor('the pipeline to be healthy', () => (running.health().ok ? true : undefined), { timeoutMs: 30_000, intervalMs: 500 });
-});
+  // Longer than its bounded waits together, so a run that hangs fails on the wait that did,
+  // named, rather than on the per-test cap.
+}, 330_000);

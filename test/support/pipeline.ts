@@ -73,7 +73,7 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
     // stack holds millions of older changes (benchmarks) that would only delay the test.
     // (A pipeline on a test database of its own has no CDC topics: Debezium captures `timebucket`.)
     const existing = new Set(await admin.listTopics());
-    for (const topic of Object.keys(cdcTopics(config.cdc, catalogue)).filter((t) => existing.has(t))) {
+    for (const topic of Object.keys(cdcTopics(config, catalogue)).filter((t) => existing.has(t))) {
       const ends = await admin.fetchTopicOffsets(topic);
       await admin.setOffsets({ groupId: `${prefix}.repartitioner`, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
     }

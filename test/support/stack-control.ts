@@ -1,8 +1,8 @@
 /**
  * Faults on the real local stack, for tests that prove recovery: the database refusing the
  * application (its account locked, its sessions killed), the broker frozen (SIGSTOP), each
- * undone by the returned function, a Kafka node killed (SIGKILL) or Kafka Connect stopped, then
- * started again by `stackUp`.
+ * undone by the returned function, a Kafka node or the second MariaDB server killed (SIGKILL) or
+ * Kafka Connect stopped, then started again by `stackUp`.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -14,6 +14,11 @@ const stackHome = process.env['TB_STACK_HOME'] ?? join(__dirname, '../../.stack'
 /** Runs SQL as the stack's root over its socket; returns the tab-separated output. */
 export function mariadbRoot(sql: string): string {
   return execFileSync('mariadb', ['--no-defaults', '--protocol=socket', `--socket=${join(stackHome, 'run/mariadb.sock')}`, '-uroot', '-N', '-e', sql], { encoding: 'utf8' });
+}
+
+/** Runs SQL as root on the second MariaDB server (TB_DB_SERVERS=2, the default) over its socket. */
+export function mariadb2Root(sql: string): string {
+  return execFileSync('mariadb', ['--no-defaults', '--protocol=socket', `--socket=${join(stackHome, 'run/mariadb-2.sock')}`, '-uroot', '-N', '-e', sql], { encoding: 'utf8' });
 }
 
 /** Locks the application's account and kills its sessions: to it, the database is down. */
@@ -37,9 +42,28 @@ export function killKafkaNode(node: number): void {
   process.kill(Number(readFileSync(join(stackHome, `run/${name}.pid`), 'utf8').trim()), 'SIGKILL');
 }
 
-/** Starts whatever part of the stack is not running (idempotent) and waits until all is healthy. */
+/**
+ * Starts whatever part of the stack is not running (idempotent) and waits until all is healthy:
+ * a killed Kafka node, Kafka Connect, the second MariaDB server.
+ */
 export function stackUp(): void {
   execFileSync('bash', [join(__dirname, '../../stack/stack.sh'), 'up'], { stdio: 'ignore', timeout: 180_000 });
+}
+
+/**
+ * Kills the second MariaDB server with SIGKILL, as a crashed host would go: its clients see
+ * their connections drop, with no orderly shutdown. Resolves once the process is gone, so
+ * `stackUp` then starts it again (with its data: InnoDB's crash recovery) rather than finding it
+ * still running. Only server 2: the first is the one every other test uses.
+ */
+export async function stopMariadb(server: 2): Promise<void> {
+  const pid = Number(readFileSync(join(stackHome, `run/mariadb-${server}.pid`), 'utf8').trim());
+  process.kill(pid, 'SIGKILL');
+  const deadline = Date.now() + 30_000;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`MariaDB server ${server} (pid ${pid}) still running 30 s after SIGKILL`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Freezes the broker process (requests hang, then time out); the returned function thaws it. */

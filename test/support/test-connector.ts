@@ -15,19 +15,26 @@ import type { EntityCatalogue } from '../../src/core/entity-catalogue';
 import { connectorConfig } from '../../src/ingest/connector-config';
 import { config, uniqueName } from './stack';
 import { waitFor } from './wait-for';
+import { secondServer } from './test-database';
 
 const connectUrl = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}`;
 
 export type TestConnector = Readonly<{ name: string; topicPrefix: string; config: Readonly<Record<string, string>>; remove: () => Promise<void> }>;
 
-export async function registerTestConnector(catalogue: EntityCatalogue, database: string): Promise<TestConnector> {
+/**
+ * `database`: the schema to capture; `opts.server`: the stack's MariaDB server holding it (1 or
+ * 2); `opts.entitiesDatabase`: the entities file's name of that database (default main).
+ */
+export async function registerTestConnector(catalogue: EntityCatalogue, database: string, opts: { server?: 1 | 2; entitiesDatabase?: string } = {}): Promise<TestConnector> {
   const name = uniqueName('tb-cdc');
   const topicPrefix = name.replace(/-/g, '');
   const history = join(tmpdir(), `${name}.history.dat`);
+  const port = opts.server === 2 ? secondServer().port : config.db.port;
   const generated = connectorConfig(catalogue, {
     name,
+    database: opts.entitiesDatabase,
     flavour: 'mariadb',
-    db: { host: config.db.host, port: config.db.port, database, user: process.env['TB_CDC_USER'] ?? 'debezium', password: process.env['TB_CDC_PASSWORD'] ?? 'debezium', tls: false },
+    db: { host: config.db.host, port, database, user: process.env['TB_CDC_USER'] ?? 'debezium', password: process.env['TB_CDC_PASSWORD'] ?? 'debezium', tls: false },
     topicPrefix,
     // Unique among the binlog's readers (the stack's connector is 184054).
     serverId: 200_000 + Math.floor(Math.random() * 1_000_000),

@@ -4,6 +4,7 @@
  * to the application user), migrated unless asked not to, dropped by `drop()`.
  *
  * Only for tests that do not need Debezium: it captures the `timebucket` database alone.
+ * `server: 2`: on the stack's second MariaDB server (stack/env.sh TB_MARIADB2_PORT).
  */
 import { randomBytes } from 'node:crypto';
 import { createDb, Db } from '../../src/db/knex';
@@ -17,12 +18,13 @@ export type TestDatabase = Readonly<{
   drop: () => Promise<void>;
 }>;
 
-export async function createTestDatabase(label: string, opts: { migrate?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(label: string, opts: { migrate?: boolean; server?: 1 | 2 } = {}): Promise<TestDatabase> {
   const slug = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 20);
   const name = `${config.db.database}_test_${slug}_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const server = createDb(config.db, { database: null });
+  const target = opts.server === 2 ? secondServer() : config.db;
+  const server = createDb(target, { database: null });
   await server.raw(`CREATE DATABASE \`${name}\``);
-  const db = createDb(config.db, { database: name });
+  const db = createDb(target, { database: name });
   let dropping: Promise<void> | undefined;
   const drop = (): Promise<void> =>
     (dropping ??= (async () => {
@@ -39,4 +41,9 @@ export async function createTestDatabase(label: string, opts: { migrate?: boolea
     throw err;
   }
   return { name, db, drop };
+}
+
+/** The stack's second MariaDB server: the first one's accounts, its own port. */
+export function secondServer(): typeof config.db {
+  return { ...config.db, port: Number(process.env['TB_MARIADB2_PORT'] ?? 13307) };
 }

@@ -222,4 +222,30 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ TB_REGISTRY_URL: 'https://u:50%off@registry.example/x' })).not.toThrow(/50%off/);
     });
   });
+
+  describe('more databases (TB_DATABASES)', () => {
+    test("each is configured by its own variables; name, user and password default to the main database's", () => {
+      const config = loadConfig({ TB_DATABASES: 'shop_b, wallet', TB_DB_SHOP_B_HOST: 'b.db', TB_DB_SHOP_B_PORT: '3310', TB_DB_WALLET_NAME: 'w', TB_DB_WALLET_USER: 'wu', TB_DB_PASSWORD: 'pw' });
+      expect(Object.keys(config.databases)).toEqual(['main', 'shop_b', 'wallet']);
+      expect(config.databases['main']).toMatchObject({ ...config.db, cdcTopicPrefix: 'tbcdc' });
+      expect(config.databases['shop_b']).toMatchObject({ host: 'b.db', port: 3310, database: 'timebucket', user: 'timebucket', password: 'pw', cdcTopicPrefix: 'tbcdc_shop_b' });
+      // Locally the port defaults to the stack's second server.
+      expect(config.databases['wallet']).toMatchObject({ host: '127.0.0.1', port: 13307, database: 'w', user: 'wu', poolMax: config.db.poolMax });
+    });
+
+    test('a secret of another database may come from a file', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'tb-config-'));
+      writeFileSync(join(dir, 'pw'), 'b-secret\n');
+      expect(loadConfig({ TB_DATABASES: 'shop_b', TB_DB_SHOP_B_PASSWORD_FILE: join(dir, 'pw') }).databases['shop_b']!.password).toBe('b-secret');
+    });
+
+    test('production requires each host; bad names and ports are named', () => {
+      const production = { TB_ENV: 'production', TB_KAFKA_BROKERS: 'k:9092', TB_DB_HOST: 'db', TB_DB_USER: 'app', TB_DB_PASSWORD: 'pw', TB_REGISTRY_URL: 'http://r:8081', TB_TOPOLOGY: 't.json', TB_ENTITIES: 'e.json' };
+      expect(loadConfig({ ...production, TB_DATABASES: 'shop_b', TB_DB_SHOP_B_HOST: 'b' }).databases['shop_b']).toMatchObject({ host: 'b', port: 3306 });
+      expect(() => loadConfig({ ...production, TB_DATABASES: 'shop_b' })).toThrow(/TB_DB_SHOP_B_HOST: required when TB_ENV=production for database shop_b/);
+      expect(() => loadConfig({ TB_DATABASES: 'main' })).toThrow(/TB_DATABASES: names of lower-case letters/);
+      expect(() => loadConfig({ TB_DATABASES: 'Shop' })).toThrow(/TB_DATABASES/);
+      expect(() => loadConfig({ TB_DATABASES: 'shop_b', TB_DB_SHOP_B_PORT: 'x' })).toThrow(/TB_DB_SHOP_B_PORT: not a port/);
+    });
+  });
 });

@@ -16,6 +16,7 @@ import * as createScannerCursors from './20261201000000-create-scanner-cursors';
 import * as createControlSwitches from './20261202000000-create-control-switches';
 import * as createOutboxPoison from './20261203000000-create-outbox-poison';
 import * as widenCursorAndSwitchNames from './20261210000000-widen-cursor-and-switch-names';
+import * as widenCursorForLocations from './20261215000000-widen-cursor-for-locations';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -26,6 +27,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261202000000-create-control-switches', createControlSwitches],
   ['20261203000000-create-outbox-poison', createOutboxPoison],
   ['20261210000000-widen-cursor-and-switch-names', widenCursorAndSwitchNames],
+  ['20261215000000-widen-cursor-for-locations', widenCursorForLocations],
 ];
 
 const noop: Migration = { up: async () => undefined, down: async () => undefined };

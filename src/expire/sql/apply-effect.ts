@@ -24,7 +24,7 @@ export type ApplyEffect = Readonly<{
 export function applyEffect(catalogue: EntityCatalogue, effect: Effect): ApplyEffect {
   const other = entityOf(catalogue, effect.entity);
   const set = setClause(other.status.column, effect.to, effect.set);
-  const sql = `UPDATE ${quoteId(other.table)} FORCE INDEX (PRIMARY) SET ${set.sql} WHERE ${quoteId(other.idColumn)} IN (?) AND ${quoteId(other.status.column)} IN (?)`;
+  const sql = `UPDATE ${quoteId(other.locations[0]!.table)} FORCE INDEX (PRIMARY) SET ${set.sql} WHERE ${quoteId(other.idColumn)} IN (?) AND ${quoteId(other.status.column)} IN (?)`;
   return {
     sql,
     run: async (trx, ids, dbNowMs) => {

@@ -33,7 +33,7 @@ export function lockEffectRows(catalogue: EntityCatalogue, effect: Effect): Lock
   const id = quoteId(other.idColumn);
   const column = quoteId(effect.column);
   const sql =
-    `SELECT ${id}, ${column} FROM ${quoteId(other.table)} FORCE INDEX (${quoteId(effect.index)})` +
+    `SELECT ${id}, ${column} FROM ${quoteId(other.locations[0]!.table)} FORCE INDEX (${quoteId(effect.index)})` +
     ` WHERE ${column} IN (?) AND ${quoteId(other.status.column)} IN (?) ORDER BY ${id} FOR UPDATE`;
   return {
     sql,

@@ -19,7 +19,7 @@
  * FORCE INDEX (PRIMARY): by key, never a scan of the (status, due) index (see transition-rows.ts).
  */
 import type { Knex } from 'knex';
-import type { Entity, Transition } from '../../core/entity-catalogue';
+import type { Entity, Location, Transition } from '../../core/entity-catalogue';
 import type { LockedRow } from '../../core/expiry-plan';
 import { eventColumns, type ColumnValue } from '../../core/events';
 import { dueMsOf } from '../../db/due-value';
@@ -34,14 +34,15 @@ export type LockTransitionRows = Readonly<{
   run: (trx: Knex.Transaction, ids: readonly string[]) => Promise<LockedTransitionRow[]>;
 }>;
 
-export function lockTransitionRows(entity: Entity, t: Transition): LockTransitionRows {
+/** `location`: the one table of the entity this batch touches. */
+export function lockTransitionRows(entity: Entity, t: Transition, location: Location): LockTransitionRows {
   const wanted = eventColumns(t);
   const extra = wanted.filter((c) => c !== entity.idColumn && c !== entity.status.column && c !== t.due.column);
   const select = [entity.idColumn, entity.status.column, t.due.column, ...extra].map(quoteId).join(', ');
   const id = quoteId(entity.idColumn);
-  const sql = `SELECT ${select} FROM ${quoteId(entity.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} IS NOT NULL ORDER BY ${id} FOR UPDATE`;
+  const sql = `SELECT ${select} FROM ${quoteId(location.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} IS NOT NULL ORDER BY ${id} FOR UPDATE`;
   // Names for the errors of a bad value, made once: a batch decodes thousands of rows.
-  const at = (column: string): string => `${entity.table}.${column}`;
+  const at = (column: string): string => `${location.key}.${column}`;
   const [idAt, statusAt, dueAt] = [at(entity.idColumn), at(entity.status.column), at(t.due.column)];
   return {
     sql,

@@ -15,7 +15,7 @@
  * order cancellation then waits for).
  */
 import type { Knex } from 'knex';
-import type { Entity, Transition } from '../../core/entity-catalogue';
+import type { Entity, Location, Transition } from '../../core/entity-catalogue';
 import { dueValueOf } from '../../db/due-value';
 import { quoteId } from '../../db/quote-id';
 import { setClause } from '../set-clause';
@@ -25,10 +25,10 @@ export type TransitionRows = Readonly<{
   run: (trx: Knex.Transaction, ids: readonly string[], dbNowMs: number) => Promise<number>;
 }>;
 
-export function transitionRows(entity: Entity, t: Transition): TransitionRows {
+export function transitionRows(entity: Entity, t: Transition, location: Location): TransitionRows {
   const set = setClause(entity.status.column, t.to, t.set);
   const sql =
-    `UPDATE ${quoteId(entity.table)} FORCE INDEX (PRIMARY) SET ${set.sql}` +
+    `UPDATE ${quoteId(location.table)} FORCE INDEX (PRIMARY) SET ${set.sql}` +
     ` WHERE ${quoteId(entity.idColumn)} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} <= ?`;
   return {
     sql,

@@ -10,7 +10,10 @@
  *   the entity's first transition, first from-value   <entity>            (coupon: today's rows)
  *   any other transition, first from-value            <entity>.<transition>
  *   the i-th from-value (i ≥ 1)                       <that key>#<i>
- * Keys are at most 16 + 1 + 16 + 1 + 2 characters: within the column's 97.
+ *   a spread entity (a table set, several databases)  <that key>@<database>.<table>, per table
+ * Keys are at most 16 + 1 + 16 + 1 + 2 (+ 1 + 16 + 1 + 64) characters: within the column's 160.
+ * The cursor rows live on the main database; a page of a table on another database is read
+ * there, under the main database's cursor row lock (which is what serialises the claims).
  * Reordering a from-list hands a cursor to another value for the rest of its current pass: the
  * rows before its (due, id) are read by the next pass instead, so nothing is lost (I3).
  *
@@ -31,19 +34,21 @@
  * dies before transitioning it is not lost: its rows stay overdue and the next pass reads them.
  */
 import type { Knex } from 'knex';
-import type { EntityCatalogue, Entity, StatusValue, Transition } from '../../core/entity-catalogue';
+import { isSpread, type EntityCatalogue, type Entity, type Location, type StatusValue, type Transition } from '../../core/entity-catalogue';
 import { bigintString } from '../../db/bigint-string';
 import { dueValueOf } from '../../db/due-value';
 import { afterCursor, cursorBindings, keysetRowOf, keysetShape, KeysetRow, KeysetShape, orderByIndex, selectFrom } from './due-keyset';
 
 /** The width of scanner_cursors.entity (migration 20261210000000). */
-export const CURSOR_KEY_MAX = 97;
+export const CURSOR_KEY_MAX = 160;
 
 export type ScanCursor = Readonly<{
   /** Its row in scanner_cursors (column `entity`). */
   key: string;
   entity: Entity;
   transition: Transition;
+  /** The one table this cursor pages through. */
+  location: Location;
   /** The one from-value this cursor pages through. */
   from: StatusValue;
 }>;
@@ -63,20 +68,27 @@ export function scanCursorsOf(catalogue: EntityCatalogue): ScanCursor[] {
   return catalogue.entities.flatMap((entity) =>
     entity.transitions.flatMap((transition, j) => {
       const base = j === 0 ? entity.name : transition.ref;
-      return transition.from.map((from, i) => {
-        const key = i === 0 ? base : `${base}#${i}`;
-        if (key.length > CURSOR_KEY_MAX) throw new RangeError(`scanner cursor key ${key} is longer than ${CURSOR_KEY_MAX}`);
-        return { key, entity, transition, from };
-      });
+      return transition.from.flatMap((from, i) =>
+        entity.locations.map((location) => {
+          const own = i === 0 ? base : `${base}#${i}`;
+          const key = isSpread(entity) ? `${own}@${location.key}` : own;
+          if (key.length > CURSOR_KEY_MAX) throw new RangeError(`scanner cursor key ${key} is longer than ${CURSOR_KEY_MAX}`);
+          return { key, entity, transition, from, location };
+        }),
+      );
     }),
   );
 }
 
 type CursorRow = { pass_until: Date | null; cursor_expire_time: Date | null; cursor_id: number | string | null; may_start: number | string; next_until: Date };
 
-/** The claim of one cursor, its SQL built once. */
-export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOptions): () => Promise<ScanPage> {
-  const shape = keysetShape(cursor.entity, cursor.transition);
+/**
+ * The claim of one cursor, its SQL built once. `db`: the main database (the cursor rows);
+ * `tableDb`: the database of the cursor's table (default: the main one).
+ */
+export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOptions, tableDb: Knex = db): () => Promise<ScanPage> {
+  const shape = keysetShape(cursor.entity, cursor.transition, cursor.location);
+  const local = tableDb === db;
   const firstSql = pageSql(shape, false);
   const nextSql = pageSql(shape, true);
   const { key } = cursor;
@@ -103,7 +115,8 @@ export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOption
         row.pass_until !== null && row.cursor_expire_time !== null && row.cursor_id !== null
           ? { id: bigintString(row.cursor_id, 'cursor_id'), expireAtMs: row.cursor_expire_time.getTime() }
           : null;
-      const [found] = (await trx.raw(after === null ? firstSql : nextSql, [
+      // On the main database, in the claim's transaction; elsewhere a plain read of that database.
+      const [found] = (await (local ? trx : tableDb).raw(after === null ? firstSql : nextSql, [
         cursor.from,
         dueValueOf(shape.kind, until.getTime()),
         ...(after === null ? [] : cursorBindings(shape, after)),
@@ -123,7 +136,7 @@ export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOption
 
 /** The page query after a cursor (the one EXPLAIN checks in tests); bindings: status, until, cursor ×3, limit. */
 export function scanPageSql(cursor: ScanCursor): string {
-  return pageSql(keysetShape(cursor.entity, cursor.transition), true);
+  return pageSql(keysetShape(cursor.entity, cursor.transition, cursor.location), true);
 }
 
 function pageSql(s: KeysetShape, withCursor: boolean): string {

@@ -15,7 +15,7 @@
  * value converted to ms and back (exact for every due kind: DATETIME(3), epoch ms, epoch s).
  */
 import type { Knex } from 'knex';
-import type { DueKind, Entity, Transition } from '../../core/entity-catalogue';
+import type { DueKind, Entity, Location, Transition } from '../../core/entity-catalogue';
 import { bigintString } from '../../db/bigint-string';
 import { dueMsOf, dueValueOf } from '../../db/due-value';
 import { quoteId } from '../../db/quote-id';
@@ -37,12 +37,13 @@ export type KeysetShape = Readonly<{
 /** One page row: the id as an exact decimal string, the due column as epoch ms. */
 export type KeysetRow = Readonly<{ id: string; expireAtMs: number }>;
 
-export function keysetShape(entity: Entity, transition: Transition): KeysetShape {
+/** `location`: the table of the entity the pages read (one table per cursor). */
+export function keysetShape(entity: Entity, transition: Transition, location: Location): KeysetShape {
   if (entity.name !== transition.entity) throw new RangeError(`transition ${transition.ref} is not one of ${entity.name}'s`);
   return {
     ref: transition.ref,
     kind: transition.due.kind,
-    table: quoteId(entity.table),
+    table: quoteId(location.table),
     index: quoteId(transition.index),
     id: quoteId(entity.idColumn),
     status: quoteId(entity.status.column),

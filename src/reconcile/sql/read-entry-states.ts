@@ -16,7 +16,7 @@
  * FORCE INDEX (PRIMARY): addressed by key, like the expiry transaction.
  */
 import type { Knex } from 'knex';
-import type { Assignment, Entity, StatusValue, Transition } from '../../core/entity-catalogue';
+import type { Assignment, Entity, Location, StatusValue, Transition } from '../../core/entity-catalogue';
 import { bigintString } from '../../db/bigint-string';
 import { dueMsOf } from '../../db/due-value';
 import { quoteId } from '../../db/quote-id';
@@ -36,8 +36,8 @@ export type EntryStateReader = (ids: readonly string[]) => Promise<EntryStates>;
 type ValueAssignment = Extract<Assignment, { kind: 'value' }>;
 
 /** The reader of one transition, its SQL built once. */
-export function entryStateReader(db: Knex, entity: Entity, transition: Transition): EntryStateReader {
-  const { sql, values } = statesQuery(entity, transition);
+export function entryStateReader(db: Knex, entity: Entity, transition: Transition, location: Location): EntryStateReader {
+  const { sql, values } = statesQuery(entity, transition, location);
   return async (ids) => {
     const [[clock]] = (await db.raw('SELECT NOW(3) AS now')) as [[{ now: Date }]];
     if (ids.length === 0) return { dbNowMs: clock.now.getTime(), rows: new Map() };
@@ -61,12 +61,12 @@ export function entryStateReader(db: Knex, entity: Entity, transition: Transitio
 }
 
 /** Bindings: each value assignment's value, then the ids. */
-export function statesQuery(entity: Entity, transition: Transition): { sql: string; values: readonly ValueAssignment[] } {
+export function statesQuery(entity: Entity, transition: Transition, location: Location): { sql: string; values: readonly ValueAssignment[] } {
   const values = transition.set.filter((a): a is ValueAssignment => a.kind === 'value');
   const holds = values.map((a, i) => `, (${quoteId(a.column)} <=> ?) AS holds_${i}`).join('');
   const id = quoteId(entity.idColumn);
   return {
-    sql: `SELECT ${id} AS id, ${quoteId(entity.status.column)} AS status, ${quoteId(transition.due.column)} AS due${holds} FROM ${quoteId(entity.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?)`,
+    sql: `SELECT ${id} AS id, ${quoteId(entity.status.column)} AS status, ${quoteId(transition.due.column)} AS due${holds} FROM ${quoteId(location.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?)`,
     values,
   };
 }

@@ -16,7 +16,7 @@
  * [since, until) exactly when s ≥ ⌈since/1000⌉ and s < ⌈until/1000⌉).
  */
 import type { Knex } from 'knex';
-import type { DueKind, Entity, StatusValue, Transition } from '../../core/entity-catalogue';
+import type { DueKind, Entity, Location, StatusValue, Transition } from '../../core/entity-catalogue';
 import { dueValueOf } from '../../db/due-value';
 import { afterCursor, cursorBindings, keysetRowOf, keysetShape, KeysetRow, KeysetShape, orderByIndex, selectFrom } from './due-keyset';
 
@@ -33,8 +33,8 @@ export type ExpirableReads = Readonly<{
 
 export type Query = Readonly<{ sql: string; bindings: Knex.RawBinding[] }>;
 
-export function expirableReads(db: Knex, entity: Entity, transition: Transition): ExpirableReads {
-  const shape = keysetShape(entity, transition);
+export function expirableReads(db: Knex, entity: Entity, transition: Transition, location: Location): ExpirableReads {
+  const shape = keysetShape(entity, transition, location);
   return {
     count: async (window) => {
       const q = countQuery(shape, transition.from, window);

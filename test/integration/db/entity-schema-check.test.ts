@@ -28,7 +28,7 @@ function seedFile(): { entities: Array<Fixture> } {
 
 async function problemsOf(db: TestDatabase, file: unknown): Promise<string[]> {
   try {
-    await checkEntitySchema(db.db, parseEntityFile(file, 'seed.json'), db.name);
+    await checkEntitySchema({ main: db.db }, parseEntityFile(file, 'seed.json'), { main: db.name });
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return (err as ConfigError).details['problems'] as string[];
@@ -50,9 +50,9 @@ afterAll(async () => {
 });
 
 test('the shipped default matches the demo tables migrate creates', async () => {
-  const schema = await checkEntitySchema(demo.db, defaultCatalogue, demo.name);
-  expect([...schema.keys()].sort()).toEqual(['coupons', 'orders']);
-  expect(schema.get('coupons')!.columns.get('id')).toMatchObject({ dataType: 'bigint', nullable: false });
+  const schema = await checkEntitySchema({ main: demo.db }, defaultCatalogue, { main: demo.name });
+  expect([...schema.keys()].sort()).toEqual(['main.coupons', 'main.orders']);
+  expect(schema.get('main.coupons')!.columns.get('id')).toMatchObject({ dataType: 'bigint', nullable: false });
 });
 
 test('the shipped seed-style example (seed 003 t_order, Chinese status strings, an epoch-ms due column) matches its file', async () => {

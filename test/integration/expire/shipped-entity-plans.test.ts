@@ -111,7 +111,7 @@ describe.each(shipped)('$file', ({ file, schema }) => {
   test.each(scanCursorsOf(catalogue).map((c) => [c.key, c] as const))('cursor %s: the scanner and backfill pages are ranges of the index, in its order', async (_key, cursor) => {
     const { transition: t } = cursor;
     const due = (ms: number) => dueValueOf(t.due.kind, ms);
-    const shape = keysetShape(entityOf(catalogue, t.entity), t);
+    const shape = keysetShape(entityOf(catalogue, t.entity), t, cursor.location);
     const backfill = pageQuery(shape, cursor.from, { since: new Date(0), until: new Date() }, { expireAtMs: 0, id: '0' }, 500);
     for (const [sql, bindings] of [
       [scanPageSql(cursor), [cursor.from, due(Date.now()), due(0), due(0), '0', 500]],

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { COMPATIBILITY, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { transitionOf } from '../../../src/core/entity-catalogue';
-import { readTableSchema } from '../../../src/db/read-table-schema';
+import { readEntitySchema } from '../../../src/db/check-entity-schema';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { OutboxRelay } from '../../../src/publish/outbox-relay';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
@@ -31,11 +31,11 @@ const derived = parseEntityFile(file, 'default.json without schema files');
 const newTopics = () => ({ COUPON_EXPIRED: uniqueName('tb-derived-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-derived-order-cancelled') });
 
 test('the same schema, hence the same ids, on every registration; a subject holding the schema file accepts it', async () => {
-  const tables = await readTableSchema(env.db, ['coupons', 'orders']);
+  const tables = await readEntitySchema({ main: env.db }, derived);
   const registry = createSchemaRegistry(config.registry);
   const topics = newTopics();
   const first = await registerEventSchemas(registry, derived, topics, { registry: config.registry, tables });
-  await expect(registerEventSchemas(registry, derived, topics, { registry: config.registry, tables: await readTableSchema(env.db, ['coupons', 'orders']) })).resolves.toEqual(first);
+  await expect(registerEventSchemas(registry, derived, topics, { registry: config.registry, tables: await readEntitySchema({ main: env.db }, derived) })).resolves.toEqual(first);
   const texts = eventSchemas(derived, tables);
   for (const type of ['COUPON_EXPIRED', 'ORDER_CANCELLED'] as const) {
     await expect(registry.getLatestSchemaId(subjectFor(topics[type]))).resolves.toBe(first[type]);
@@ -82,7 +82,7 @@ test('events of real transitions encode with the derived schemas and decode exac
   const topics = newTopics();
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry);
-  const tables = await readTableSchema(env.db, ['coupons', 'orders']);
+  const tables = await readEntitySchema({ main: env.db }, derived);
   const schemaIds = await registerEventSchemas(registry, derived, topics, { registry: config.registry, tables });
   const relay = new OutboxRelay({
     ...{ db: env.db, catalogue: derived, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics },

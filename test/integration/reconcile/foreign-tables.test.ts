@@ -124,7 +124,7 @@ test.each([
   await db.raw(`ANALYZE TABLE ${table}`);
   const cursor = scanCursorsOf(catalogue).find((c) => c.key === key)!;
   const due = (ms: number) => (table === 't_order' ? new Date(ms) : ms);
-  const shape = keysetShape(cursor.entity, cursor.transition);
+  const shape = keysetShape(cursor.entity, cursor.transition, cursor.location);
   const backfillPage = pageQuery(shape, from, { since: new Date(0), until: new Date(now) }, { expireAtMs: 0, id: '0' }, 20);
   for (const [sql, bindings] of [
     [scanPageSql(cursor), [from, due(now), due(0), due(0), '0', 20]],
@@ -154,6 +154,7 @@ test('the scanner transitions every overdue row of both tables once (path = scan
     // page of 7 through the keyset cursors (the epoch-ms one stored in DATETIME(3)), ties included.
     config: { ...config, scanner: { graceMs: 1_000, intervalMs: 60_000, pageSize: 7, maxPagesPerSecond: 200 } },
     db,
+    dbs: { main: db },
     catalogue,
     batches: createTransitionBatches(db, catalogue),
     clock: systemClock,
@@ -199,7 +200,7 @@ test('the scanner transitions every overdue row of both tables once (path = scan
 
   // Replay's state read on the same rows: done for this due time (cancel_reason holds), or not.
   await db('t_order').where({ id: String(BIG + 1n) }).update({ cancel_reason: 'USER' });
-  const states = await entryStateReader(db, catalogue.entities[0]!, orderCancelled)([String(BIG), String(BIG + 1n), String(BIG + 100n)]);
+  const states = await entryStateReader(db, catalogue.entities[0]!, orderCancelled, catalogue.entities[0]!.locations[0]!)([String(BIG), String(BIG + 1n), String(BIG + 100n)]);
   const entryOf = (id: bigint) => ({ id: String(id), expireAtMs: states.rows.get(String(id))!.expireAtMs! });
   expect(states.rows.get(String(BIG))).toMatchObject({ status: 'CANCELLED', holds: { cancel_reason: true } });
   expect(classifyEntry(orderCancelled, entryOf(BIG), states.rows.get(String(BIG)), states.dbNowMs)).toBe('done');
@@ -215,13 +216,14 @@ test('backfill reads exactly the window of each transition, in (due, id) order, 
   await insertOrders(BIG, 4, 'UNPAID', 120);
   const routed: BucketEntry[] = [];
   const window = { since: new Date(base + 1_000), until: new Date(base + 4_000) };
-  const reads = new Map(catalogue.transitions.map((t) => [t.ref, expirableReads(db, catalogue.entities.find((e) => e.name === t.entity)!, t)]));
+  const reads = new Map(catalogue.transitions.map((t) => { const e = catalogue.entities.find((x) => x.name === t.entity)!; return [t.ref, expirableReads(db, e, t, e.locations[0]!)]; }));
   const result = await backfill({
+    catalogue,
     transitions: [couponExpired],
     window,
     pageSize: 4,
     count: (t, w) => reads.get(t.ref)!.count(w),
-    readPage: (t, from, w, cursor, limit) => reads.get(t.ref)!.readPage(from, w, cursor, limit),
+    readPage: (t, _location, from, w, cursor, limit) => reads.get(t.ref)!.readPage(from, w, cursor, limit),
     route: async (entries) => {
       routed.push(...entries);
       return { due: 0 };

@@ -61,7 +61,7 @@ describe('bucket entry wire format, default file', () => {
 
   const v1 = { v: 1, entity: 'coupon', id: '1001', expireAtMs: T };
   test.each([
-    ['an unknown v', { ...v1, v: 3 }, /unsupported v 3/],
+    ['an unknown v', { ...v1, v: 4 }, /unsupported v 4/],
     ['v as a string', { ...v1, v: '1' }, /unsupported v "1"/],
     ['missing v', { entity: 'coupon', id: '1001', expireAtMs: T }, /unsupported v undefined/],
     ['negative expireAtMs', { ...v1, expireAtMs: -1 }, /expireAtMs/],

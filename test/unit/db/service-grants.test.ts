@@ -9,7 +9,7 @@ const catalogue = parseEntityFile(readFileSync(join(__dirname, '../../../entitie
 const column = (name: string, autoUpdated = false): ColumnInfo => ({ name, dataType: 'datetime', columnType: 'datetime(3)', nullable: false, maxChars: null, charset: null, autoUpdated });
 // What information_schema says of the demo tables, as far as the grants care: updated_at is ON UPDATE.
 const schema: SchemaInfo = new Map(
-  ['coupons', 'orders'].map((t) => [t, { name: t, columns: new Map([['updated_at', column('updated_at', true)], ['created_at', column('created_at')]]), indexes: [] }]),
+  ['coupons', 'orders'].map((t) => [`main.${t}`, { name: t, columns: new Map([['updated_at', column('updated_at', true)], ['created_at', column('created_at')]]), indexes: [] }]),
 );
 
 test('grants read the mapped tables and update only the columns a transition or an effect changes', () => {

@@ -92,3 +92,28 @@ test('a state the filter’s list cannot hold leaves its table unfiltered, with 
   expect(config['predicates.notExpirable.expirable.table.user_coupon.states']).toBeUndefined();
   expect(warnings).toEqual(['user_coupon: status "active, not used" cannot be listed in the filter; none of its changes is dropped at the source']);
 });
+
+describe('a table set over two databases (examples/shop/entities-split.json)', () => {
+  const split = parseEntityFile(readFileSync(join(root, 'examples/shop/entities-split.json'), 'utf8'), 'entities-split.json');
+  const onB = connectorConfig(split, { ...opts, database: 'shop_b', topicPrefix: 'cdcb', db: { ...opts.db, database: 'shop2' } }).config;
+  const onMain = connectorConfig(split, opts).config;
+
+  test("each database's connector captures its own tables only, each physical table with its filter rule", () => {
+    expect(onB['table.include.list']).toBe('shop2\\.user_coupon_2,shop2\\.user_coupon_3');
+    expect(onMain['table.include.list']).toBe('shop\\.t_order,shop\\.user_coupon_0,shop\\.user_coupon_1');
+    expect(onB['predicates.notExpirable.expirable.tables']).toBe('user_coupon_2,user_coupon_3');
+    expect(onB['predicates.notExpirable.expirable.table.user_coupon_3.states']).toBe('待使用,已锁定');
+  });
+
+  test('the tables of a set are routed into one topic per entity, the physical table kept in the key; the filter runs first', () => {
+    expect(onB['transforms']).toBe('onlyExpirable,route_user_coupon');
+    expect(onB).toMatchObject({
+      'transforms.route_user_coupon.type': 'io.debezium.transforms.ByLogicalTableRouter',
+      'transforms.route_user_coupon.topic.regex': 'cdcb\\.shop2\\.(user_coupon_2|user_coupon_3)',
+      'transforms.route_user_coupon.topic.replacement': 'cdcb.shop2.user_coupon',
+      'transforms.route_user_coupon.key.enforce.uniqueness': 'true',
+    });
+    // A lone table (t_order) keeps Debezium's own topic: no router for it.
+    expect(Object.keys(onMain).filter((k) => k.startsWith('transforms.route_'))).toEqual(expect.not.arrayContaining([expect.stringContaining('t_order')]));
+  });
+});

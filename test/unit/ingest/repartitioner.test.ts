@@ -1,6 +1,7 @@
 import type { KafkaMessage } from 'kafkajs';
 import { decodeBucketEntry } from '../../../src/core/bucket-entry';
-import { entityOf, type EntityCatalogue } from '../../../src/core/entity-catalogue';
+import { entityOf, type Entity, type EntityCatalogue } from '../../../src/core/entity-catalogue';
+import type { CdcTopic } from '../../../src/ingest/cdc-topics';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { Repartitioner, type RepartitionerOptions } from '../../../src/ingest/repartitioner';
 import { parseTopology } from '../../../src/core/topology';
@@ -34,7 +35,7 @@ async function started(startFrom: 'latest' | 'earliest' = 'latest', pinNewGroup?
     consumer: consumer.consumer,
     group: 'g.repartitioner',
     producer: producer.producer,
-    cdcTopics: { [cdc]: catalogue.entities[0]! },
+    cdcTopics: { [cdc]: oneTableTopic(cdc, catalogue.entities[0]!) },
     catalogue,
     topology,
     dlq: { send: async (r) => void dlqCalls.push([r]), sendAll: async (rs) => void dlqCalls.push([...rs]) },
@@ -179,7 +180,12 @@ describe('catalogue-driven routing', () => {
   });
 
   test('an entity that is not the catalogue\'s is refused at construction (every encode of it would fail)', () => {
-    const options = { cdcTopics: { [cdc]: entityOf(vouchers, 'voucher') }, catalogue: defaults } as Partial<RepartitionerOptions> as RepartitionerOptions;
+    const options = { cdcTopics: { [cdc]: oneTableTopic(cdc, entityOf(vouchers, 'voucher')) }, catalogue: defaults } as Partial<RepartitionerOptions> as RepartitionerOptions;
     expect(() => new Repartitioner(options)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining(`cdcTopics.${cdc}: entity 'voucher' is not the catalogue's`) }));
   });
 });
+
+/** The CDC topic of an entity with one table on the main database. */
+function oneTableTopic(topic: string, entity: Entity): CdcTopic {
+  return { topic, entity, database: 'main', tables: new Map(entity.locations.map((l) => [l.table, l])), routed: false };
+}

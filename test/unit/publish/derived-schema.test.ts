@@ -254,8 +254,8 @@ test('columns without an Avro type, or missing from the table, are all named in 
 
 test('eventSchemas derives every event without a schema file from its table, and names a table it was not given', () => {
   const tables = new Map([
-    ['t_order', { columns: orderColumns }],
-    ['t_ticket', { columns: ticketColumns }],
+    ['main.t_order', { columns: orderColumns }],
+    ['main.t_ticket', { columns: ticketColumns }],
   ]);
   expect(eventSchemas(catalogue, tables)).toEqual({
     ORDER_TIMED_OUT: JSON.stringify(deriveEventSchema(event('ORDER_TIMED_OUT'), order, orderColumns)),

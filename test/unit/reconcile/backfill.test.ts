@@ -23,11 +23,12 @@ function options(rows: ExpirableRow[] | ReadonlyMap<StatusValue, ExpirableRow[]>
   const t = table(Array.isArray(rows) ? new Map([['ACTIVE', rows]]) : (rows as ReadonlyMap<StatusValue, ExpirableRow[]>));
   const routed: BucketEntry[][] = [];
   const opts: BackfillOptions = {
+    catalogue: defaults,
     transitions: [couponExpired],
     window: {},
     pageSize: 3,
     count: t.count,
-    readPage: t.readPage,
+    readPage: (transition, _location, from, w, cursor, limit) => t.readPage(transition, from, w, cursor, limit),
     route: async (entries) => {
       routed.push([...entries]);
       return { due: entries.filter((e) => e.expireAtMs < 1_000).length };
@@ -89,7 +90,7 @@ test('several from-values (an integer status): each its own range, merged in (du
     [1, held],
     [2, waiting],
   ]);
-  const { opts, routed, reads } = options(byStatus, { transitions: [ticketLapsed] });
+  const { opts, routed, reads } = options(byStatus, { catalogue: tickets, transitions: [ticketLapsed] });
   const result = await backfill(opts);
   expect(routed.map((p) => p.map((e) => e.expireAtMs / 1_000))).toEqual([[1, 2, 3], [4, 5, 6], [7, 8, 9]]);
   expect(routed.flat().every((e) => e.entity === 'ticket' && e.transition === 'lapsed')).toBe(true);
@@ -98,7 +99,7 @@ test('several from-values (an integer status): each its own range, merged in (du
   expect(result.transitions[0]).toMatchObject({ read: 9, lastExpireAtMs: 9_000 });
 
   let pages = 0;
-  const stopped = options(byStatus, { transitions: [ticketLapsed], onProgress: () => (pages += 1), stopRequested: () => pages >= 1 });
+  const stopped = options(byStatus, { catalogue: tickets, transitions: [ticketLapsed], onProgress: () => (pages += 1), stopRequested: () => pages >= 1 });
   const partial = await backfill(stopped.opts);
   // Everything due before the last routed row (3 s) is routed: --since 3 s resumes without a gap.
   expect(stopped.routed.flat().map((e) => e.expireAtMs)).toEqual([1_000, 2_000, 3_000]);
@@ -130,8 +131,8 @@ test.each([0, -1, 1.5])('page size %p is refused', async (pageSize) => {
 });
 
 describe('the page read', () => {
-  const coupon = keysetShape(defaults.entities[0]!, couponExpired);
-  const ticket = keysetShape(tickets.entities[0]!, ticketLapsed);
+  const coupon = keysetShape(defaults.entities[0]!, couponExpired, defaults.entities[0]!.locations[0]!);
+  const ticket = keysetShape(tickets.entities[0]!, ticketLapsed, tickets.entities[0]!.locations[0]!);
   const window = { since: new Date(1_500), until: new Date(9_000) };
 
   test("today's statement for coupons: the same shape, its identifiers quoted", () => {
@@ -161,7 +162,7 @@ describe('the page read', () => {
   test('epoch seconds: both bounds round up, so [since, until) holds exactly the seconds whose instant is in it', () => {
     expect([windowBound('epoch_s', 1_500), windowBound('epoch_s', 2_000), windowBound('epoch_s', 2_001)]).toEqual([2, 2, 3]);
     const unlocked = twoCouponTransitions.transitions[1]!;
-    const q = pageQuery(keysetShape(twoCouponTransitions.entities[0]!, unlocked), 'LOCKED', window, { expireAtMs: 3_000, id: '1' }, 10);
+    const q = pageQuery(keysetShape(twoCouponTransitions.entities[0]!, unlocked, twoCouponTransitions.entities[0]!.locations[0]!), 'LOCKED', window, { expireAtMs: 3_000, id: '1' }, 10);
     expect(q.bindings).toEqual(['LOCKED', 2, 9, 3, 3, '1', 10]);
   });
 });

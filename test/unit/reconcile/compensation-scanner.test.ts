@@ -29,8 +29,8 @@ function harness(pages: Array<ScanPage | Error>, o: Partial<ScannerOptions> = {}
       if (p instanceof Error) throw p;
       return p;
     },
-    expireBatch: async (transition, entries) => {
-      batches.push({ transition: transition.ref, ids: entries.map((e) => e.id) });
+    expireBatch: async (cursor, entries) => {
+      batches.push({ transition: cursor.transition.ref, ids: entries.map((e) => e.id) });
       return outcome(entries, 1); // the stream did the others meanwhile
     },
     intervalMs: 60_000,
@@ -106,8 +106,8 @@ test('two transitions of one entity: a loop and a cursor each, each page run as 
       claimed.push(cursor.key);
       return pages.get(cursor.key)!.shift() ?? page([], { inPass: false });
     },
-    expireBatch: async (transition, entries) => {
-      batches.push([transition.ref, entries.map((e) => e.id)]);
+    expireBatch: async (cursor, entries) => {
+      batches.push([cursor.transition.ref, entries.map((e) => e.id)]);
       return outcome(entries, entries.length);
     },
     intervalMs: 60_000,

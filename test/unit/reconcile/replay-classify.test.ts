@@ -47,7 +47,7 @@ test('an integer status: any of its from-values is live, compared as numbers', (
 });
 
 test('the states query reads the status, the due column and whether each value assignment holds (NULL-safe)', () => {
-  expect(statesQuery(tickets.entities[0]!, ticketLapsed)).toEqual({
+  expect(statesQuery(tickets.entities[0]!, ticketLapsed, tickets.entities[0]!.locations[0]!)).toEqual({
     sql: 'SELECT `ticket_id` AS id, `state` AS status, `deadline_ms` AS due, (`reason` <=> ?) AS holds_0 FROM `tickets` FORCE INDEX (PRIMARY) WHERE `ticket_id` IN (?)',
     values: [{ kind: 'value', column: 'reason', value: 'LAPSED' }],
   });

@@ -24,8 +24,8 @@ function harness(o: { entities?: string[]; pageRows?: number; catalogue?: typeof
       claims.push({ entity: cursor.transition.entity, at: Date.now() });
       return { rows: Array.from({ length: o.pageRows ?? 2 }, () => ({ id: String(++seq), expireAtMs: 1 })), inPass: true, passComplete: false };
     },
-    expireBatch: async (transition, entries: readonly ScheduledEntry[]): Promise<BatchOutcome> => {
-      batches.push({ entity: transition.entity, ids: entries.map((e) => e.id), at: Date.now() });
+    expireBatch: async (cursor, entries: readonly ScheduledEntry[]): Promise<BatchOutcome> => {
+      batches.push({ entity: cursor.transition.entity, ids: entries.map((e) => e.id), at: Date.now() });
       return { transitioned: [], notYetDue: [], stale: [...entries], dbNowMs: Date.now() };
     },
     intervalMs: 60_000,

@@ -1,0 +1,285 @@
+/**
+ * One entity over four tables on two MariaDB servers (examples/shop/entities-split.json): the
+ * seed-style wallet coupon table split into user_coupon_0 … user_coupon_3, the first two on the
+ * stack's first server (the main database, beside t_order), the other two on its second server
+ * (database `shop_b`). Each server has its own Debezium connector, configured as `timebucket
+ * connector config` prints it: its tables' changes routed into one CDC topic per entity, the
+ * physical table in the key and in source.table.
+ *
+ * Same exactness as one table: every due row once, none early by the database clock, one outbox
+ * row (in its own database's outbox) and one event per transition, untouched rows untouched; the
+ * compensation scanner and backfill read every table. Then the second server is killed for 20 s
+ * mid-flow: its shards hold and catch up when it is back, while the main database's rows go on
+ * transitioning on time, and nothing is lost or duplicated.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Knex } from 'knex';
+import { parseEntityFile } from '../../../src/core/entity-file';
+import { createKafka } from '../../../src/kafka/client';
+import { applyTopics } from '../../../src/kafka/topics-apply';
+import { cdcTopicDeclarations } from '../../../src/cli/topics-apply';
+import { replayCommand } from '../../../src/cli/replay-run';
+import { runBackfill } from '../../../src/cli/backfill';
+import { transitionOf } from '../../../src/core/entity-catalogue';
+import { collectEvents, SeenEvent } from '../../support/events';
+import { createTestPipeline, TestPipeline } from '../../support/pipeline';
+import { logger } from '../../support/stack';
+import { stackUp, stopMariadb } from '../../support/stack-control';
+import { createTablesFrom } from '../../support/sql-file';
+import { createTestDatabase, secondServer, TestDatabase } from '../../support/test-database';
+import { registerTestConnector, TestConnector } from '../../support/test-connector';
+import { waitFor } from '../../support/wait-for';
+
+const shop = join(__dirname, '../../../examples/shop');
+const entities = JSON.parse(readFileSync(join(shop, 'entities-split.json'), 'utf8')) as unknown;
+const catalogue = parseEntityFile(entities, 'examples/shop/entities-split.json');
+const BASE = 2n ** 60n + BigInt(Math.floor(Math.random() * 1_000_000)) * 10_000n;
+const id = (n: number): string => String(BASE + BigInt(n));
+const UNUSED = '待使用';
+const LOCKED = '已锁定';
+const USED = '已使用';
+const EXPIRED = '已过期';
+
+let main: TestDatabase;
+let second: TestDatabase;
+let connectors: TestConnector[] = [];
+let pipeline: TestPipeline;
+let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
+
+/** Which server holds table `user_coupon_<k>`. */
+const dbOf = (k: number): Knex => (k < 2 ? main.db : second.db);
+
+beforeAll(async () => {
+  main = await createTestDatabase('split-main');
+  second = await createTestDatabase('split-b', { server: 2 });
+  // The shipped DDL, each coupon table a copy of user_coupon (CREATE TABLE … LIKE: the same
+  // columns and indexes, as a sharded schema has them).
+  for (const [db, tables] of [
+    [main.db, [0, 1]],
+    [second.db, [2, 3]],
+  ] as const) {
+    await createTablesFrom(db, join(shop, 'schema.sql'));
+    for (const k of tables) await db.raw(`CREATE TABLE user_coupon_${k} LIKE user_coupon`);
+    await db.raw('DROP TABLE user_coupon');
+  }
+  await second.db.raw('DROP TABLE t_order');
+  connectors = [await registerTestConnector(catalogue, main.name), await registerTestConnector(catalogue, second.name, { server: 2, entitiesDatabase: 'shop_b' })];
+  pipeline = await createTestPipeline({
+    entities,
+    env: {
+      TB_DB_NAME: main.name,
+      TB_CDC_TOPIC_PREFIX: connectors[0]!.topicPrefix,
+      TB_DATABASES: 'shop_b',
+      TB_DB_SHOP_B_PORT: String(secondServer().port),
+      TB_DB_SHOP_B_NAME: second.name,
+      TB_DB_SHOP_B_CDC_TOPIC_PREFIX: connectors[1]!.topicPrefix,
+      // For the last test's scanner: rows overdue by a second are its, passes every second.
+      TB_SCANNER_GRACE_MS: '1000',
+      TB_SCANNER_INTERVAL_MS: '1000',
+      TB_SCANNER_MAX_PAGES_PER_SECOND: '50',
+    },
+  });
+  const admin = createKafka(pipeline.config.kafka, logger, '-split-topics').admin();
+  await admin.connect();
+  try {
+    await applyTopics(admin, cdcTopicDeclarations(pipeline.config, pipeline.catalogue));
+  } finally {
+    await admin.disconnect();
+  }
+  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  await pipeline.start();
+});
+
+afterAll(async () => {
+  await events?.stop();
+  await pipeline?.stopAll();
+  for (const c of connectors) await c.remove();
+  await Promise.allSettled([main?.drop(), second?.drop()]);
+  stackUp(); // whatever happened, leave the second server running for the next test
+});
+
+const nowMs = 'ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000)';
+
+function coupon(db: Knex, n: number, status: string, dueInMs: number, lockedForMs: number | null = null) {
+  return {
+    id: id(n),
+    user_id: id(900 + (n % 3)),
+    coupon_template_id: 7,
+    status,
+    face_value: '10.00',
+    expire_at_ms: db.raw(`${nowMs} + ?`, [dueInMs]),
+    lock_expire_time: lockedForMs === null ? null : db.raw('NOW(3) + INTERVAL ? MICROSECOND', [lockedForMs * 1000]),
+    lock_order_no: lockedForMs === null ? null : `NO-${n}`,
+  };
+}
+
+/** Inserts `count` coupons per table, ids from `first` + 1000 × table; returns their ids by table. */
+async function insertEach(first: number, count: number, status: string, dueInMs: (i: number) => number, lockedForMs: number | null = null): Promise<string[][]> {
+  const byTable: string[][] = [];
+  for (let k = 0; k < 4; k += 1) {
+    const db = dbOf(k);
+    const rows = Array.from({ length: count }, (_, i) => coupon(db, first + k * 1_000 + i, status, dueInMs(i), lockedForMs));
+    await db(`user_coupon_${k}`).insert(rows);
+    byTable.push(rows.map((r) => r.id));
+  }
+  return byTable;
+}
+
+type CouponRow = { id: string; status: string; expire_at_ms: number; lock_order_no: string | null };
+
+async function couponsOf(k: number, ids: readonly string[]): Promise<CouponRow[]> {
+  return (await dbOf(k)(`user_coupon_${k}`).whereIn('id', ids).select('id', 'status', 'expire_at_ms', 'lock_order_no')) as CouponRow[];
+}
+
+async function countIn(k: number, ids: readonly string[], status: string): Promise<number> {
+  const [row] = await dbOf(k)(`user_coupon_${k}`).whereIn('id', ids).where({ status }).count({ n: '*' });
+  return Number(row!.n);
+}
+
+type OutboxRow = { event_key: string; event_type: string; entity_id: string | number; payload: string };
+
+async function outboxOf(db: Knex, ids: readonly string[]): Promise<OutboxRow[]> {
+  return (await db('outbox').where({ entity_type: 'user_coupon' }).whereIn('entity_id', ids).select('event_key', 'event_type', 'entity_id', 'payload')) as OutboxRow[];
+}
+
+test('every due coupon of every table on both servers expires once, on time by its database clock, its event written in its own database', async () => {
+  const due = await insertEach(0, 12, UNUSED, (i) => 2_000 + (i % 4) * 500);
+  const locked = await insertEach(100, 3, LOCKED, () => 4_000, 1_500);
+  const used = await insertEach(200, 2, USED, () => 2_000);
+
+  await waitFor(
+    'every due and lock-timed-out coupon expired, in all four tables',
+    async () => {
+      for (let k = 0; k < 4; k += 1) if ((await countIn(k, [...due[k]!, ...locked[k]!], EXPIRED)) !== due[k]!.length + locked[k]!.length) return undefined;
+      return true;
+    },
+    { timeoutMs: 90_000, intervalMs: 500 },
+  );
+  for (let k = 0; k < 4; k += 1) {
+    expect(await countIn(k, used[k]!, USED)).toBe(used[k]!.length);
+    // A table's outbox is its database's: the coupon rows of tables 0-1 in main, 2-3 in shop_b.
+    const mine = [...due[k]!, ...locked[k]!];
+    const outbox = await outboxOf(dbOf(k), mine);
+    expect(outbox.filter((r) => r.event_type === 'USER_COUPON_EXPIRED')).toHaveLength(mine.length);
+    expect(outbox.filter((r) => r.event_type === 'USER_COUPON_UNLOCKED')).toHaveLength(locked[k]!.length);
+    expect(await outboxOf(dbOf(k === 0 || k === 1 ? 2 : 0), mine)).toEqual([]);
+    for (const r of outbox) {
+      const p = JSON.parse(r.payload) as { due_at: number; occurred_at: number };
+      expect(p.occurred_at).toBeGreaterThanOrEqual(p.due_at);
+    }
+  }
+  const all = [...due.flat(), ...locked.flat()];
+  await waitFor('every event published', () => (new Set(events.events.filter((e) => all.includes(e.key)).map((e) => e.headers['event_key'])).size === all.length + locked.flat().length ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+  });
+  expect(events.undecodable).toEqual([]);
+  const expired = events.events.filter((e) => e.headers['event_type'] === 'USER_COUPON_EXPIRED' && all.includes(e.key));
+  expect(expired.map((e) => e.key).sort()).toEqual([...all].sort());
+  expect(expired[0]!.value).toMatchObject({ from_status: UNUSED, to_status: EXPIRED, face_value: '10.00' });
+});
+
+test("replay reads each entry's row where it lives: a replayed bucket of both servers' coupons is all already done", async () => {
+  // A coupon of the second server that the first test expired: its bucket on the finest ring.
+  const [row] = (await second.db('user_coupon_2').where({ status: EXPIRED }).orderBy('expire_at_ms').limit(1).select('expire_at_ms')) as Array<{ expire_at_ms: number }>;
+  const progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
+  const summary = await replayCommand(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { atMs: Number(row!.expire_at_ms), dryRun: true, json: false }, { print: () => undefined, progress });
+  expect(summary.counts.entries).toBeGreaterThanOrEqual(1);
+  // Read on the wrong table or server, a row would be missing, hence stale.
+  expect(summary.counts).toMatchObject({ alreadyDone: summary.counts.entries, stale: 0, due: 0, invalid: 0 });
+});
+
+test('the second server killed for 20 s mid-flow: its tables hold and catch up, the main database’s go on transitioning on time', async () => {
+  // Due from 3 s to 33 s after now, every table: the outage falls in the middle of the flow.
+  const spreadMs = (i: number) => 3_000 + i * 1_000;
+  const rows = await insertEach(300, 31, UNUSED, spreadMs);
+  await waitFor('the flow to start on both servers', async () => ((await countIn(0, rows[0]!, EXPIRED)) >= 2 && (await countIn(2, rows[2]!, EXPIRED)) >= 2 ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
+  await stopMariadb(2);
+  const stoppedAt = Date.now();
+  // The main database's rows due during the outage transition while it lasts, each promptly.
+  await waitFor('20 s with the second server gone', () => (Date.now() - stoppedAt >= 20_000 ? true : undefined), { timeoutMs: 25_000, intervalMs: 500 });
+  const duringOutage = await outboxOf(main.db, [...rows[0]!, ...rows[1]!]);
+  expect(duringOutage.length).toBeGreaterThanOrEqual(2 * 20);
+  stackUp();
+
+  await waitFor(
+    'every coupon expired in all four tables once the server is back',
+    async () => {
+      for (let k = 0; k < 4; k += 1) if ((await countIn(k, rows[k]!, EXPIRED)) !== rows[k]!.length) return undefined;
+      return true;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+  for (let k = 0; k < 4; k += 1) {
+    const outbox = await outboxOf(dbOf(k), rows[k]!);
+    expect(outbox).toHaveLength(rows[k]!.length);
+    expect(new Set(outbox.map((r) => r.event_key)).size).toBe(rows[k]!.length);
+    for (const r of outbox) {
+      const p = JSON.parse(r.payload) as { due_at: number; occurred_at: number };
+      expect(p.occurred_at).toBeGreaterThanOrEqual(p.due_at);
+      // The main database's coupons kept their time: none waited for the other server.
+      if (k < 2) expect(p.occurred_at - p.due_at).toBeLessThan(5_000);
+    }
+    const found = await couponsOf(k, rows[k]!);
+    expect(found.every((c) => c.status === EXPIRED)).toBe(true);
+  }
+  const all = rows.flat();
+  await waitFor('every event published, once', () => (new Set(events.events.filter((e) => all.includes(e.key)).map((e) => e.headers['event_key'])).size === all.length ? true : undefined), {
+    timeoutMs: 90_000,
+    intervalMs: 250,
+  });
+}, 300_000);
+
+test('with CDC gone, the compensation scanner catches the overdue rows of every table, and backfill schedules the rest', async () => {
+  // Neither connector captures anything from here on: only the scanner and backfill read the tables.
+  for (const c of connectors.splice(0)) await c.remove();
+  const overdue = await insertEach(600, 4, UNUSED, () => -5_000);
+  const ahead = await insertEach(700, 3, UNUSED, () => 3_000);
+  const running = await pipeline.start(['scanner']);
+  await waitFor(
+    'the scanner to expire every overdue coupon, in all four tables',
+    async () => {
+      for (let k = 0; k < 4; k += 1) if ((await countIn(k, overdue[k]!, EXPIRED)) !== overdue[k]!.length) return undefined;
+      return true;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+  for (let k = 0; k < 4; k += 1) {
+    const paths = (await outboxOf(dbOf(k), overdue[k]!)).map((r) => (JSON.parse(r.payload) as { path: string }).path);
+    expect(paths).toEqual(overdue[k]!.map(() => 'scanner'));
+  }
+  await running.stop();
+
+  // Backfill reads every table (merged in due order) and routes each row to the rings; the
+  // stream then fires them on time.
+  const printed = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+  let done: boolean;
+  try {
+    done = await runBackfill(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { transitions: [transitionOf(catalogue, 'user_coupon', 'expired')], window: {}, pageSize: 5, json: true });
+  } finally {
+    printed.mockRestore();
+  }
+  expect(done).toBe(true);
+  // The three not-yet-due coupons of each of the four tables, read and routed (the overdue ones are expired by now).
+  expect(JSON.parse(String(printed.mock.calls[0]![0]))).toMatchObject({ complete: true, entities: [{ entity: 'user_coupon', transition: 'expired', read: 12, routed: 12 }] });
+  await waitFor(
+    'the backfilled coupons expired by the stream',
+    async () => {
+      for (let k = 0; k < 4; k += 1) if ((await countIn(k, ahead[k]!, EXPIRED)) !== ahead[k]!.length) return undefined;
+      return true;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+  for (let k = 0; k < 4; k += 1) {
+    const outbox = await outboxOf(dbOf(k), ahead[k]!);
+    expect(outbox.map((r) => (JSON.parse(r.payload) as { path: string }).path)).toEqual(ahead[k]!.map(() => 'stream'));
+    for (const r of outbox) {
+      const p = JSON.parse(r.payload) as { due_at: number; occurred_at: number };
+      expect(p.occurred_at).toBeGreaterThanOrEqual(p.due_at);
+    }
+  }
+});

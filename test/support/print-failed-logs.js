@@ -1,0 +1,25 @@
+// After a failed jest run: for each test file that failed, the last warnings and errors of the
+// pipeline log it wrote (.stack/reports/logs/<file>.log, test/support/stack.ts), so a failure in
+// CI can be read from its output alone. Usage: node print-failed-logs.js <report.json> [lines]
+const fs = require('node:fs');
+const path = require('node:path');
+
+const [reportFile, lines = '40'] = process.argv.slice(2);
+const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
+// The logs sit beside the reports: <reports>/logs/<file>.log.
+const logs = path.join(path.dirname(reportFile), 'logs');
+for (const suite of report.testResults ?? []) {
+  if (suite.status !== 'failed') continue;
+  const log = path.join(logs, `${path.basename(suite.name)}.log`);
+  if (!fs.existsSync(log)) continue;
+  // Warnings (40) and above, each cut to a readable width; the client library's own connection
+  // errors (every broker restart logs dozens) only counted, so timebucket's lines are the ones seen.
+  const warnings = fs
+    .readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((l) => /"level":(4|5|6)0/.test(l));
+  const own = warnings.filter((l) => !l.includes('"component":"kafkajs"'));
+  const tail = own.slice(-Number(lines)).map((l) => l.slice(0, 400));
+  console.log(`--- ${path.relative(process.cwd(), log)}: its last ${tail.length} warnings and errors (and ${warnings.length - own.length} of kafkajs's own)`);
+  for (const l of tail) console.log(l);
+}
