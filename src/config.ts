@@ -23,6 +23,7 @@ const port = z.coerce.number().int().min(1).max(65535);
 const BROKER = /^[^:\s]+:\d{1,5}$/;
 /** As an entities file names a database (core/entity-file.ts). */
 const DATABASE_NAME = /^[a-z][a-z0-9_]{0,15}$/;
+const RESERVED_DATABASE_NAMES: readonly string[] = ['main', 'service'];
 
 /** What a command connects to or reads; production requires explicit settings for these only. */
 export const ConfigParts = ['kafka', 'db', 'registry', 'topology', 'entities'] as const;
@@ -91,7 +92,8 @@ const EnvSchema = z.object({
   TB_DATABASES: z
     .string()
     .default('')
-    .refine((v) => splitList(v).every((n) => DATABASE_NAME.test(n) && n !== 'main'), 'names of lower-case letters, digits and _ (at most 16), not main'),
+    // Not main (TB_DB_*), nor service, whose TB_DB_SERVICE_USER is migrate's service account.
+    .refine((v) => splitList(v).every((n) => DATABASE_NAME.test(n) && !RESERVED_DATABASE_NAMES.includes(n)), 'names of lower-case letters, digits and _ (at most 16), not main or service'),
   // The local stack's second MariaDB server (stack/env.sh): the local default of TB_DB_<N>_PORT.
   TB_MARIADB2_PORT: port.default(13307),
   TB_REGISTRY_PORT: port.default(18081),

@@ -40,7 +40,7 @@ import { startRelay } from './publish/start-relay';
 import { startScanner } from './reconcile/start-scanner';
 import type { Logger } from './ops/logger';
 import { createMetrics, Metrics } from './ops/metrics';
-import { readOutboxBacklog } from './publish/sql/outbox-backlog';
+import { readOutboxBacklogs } from './publish/sql/outbox-backlog';
 import { observeExpiryBatch } from './hold/observe-expiry-batch';
 import { startControl } from './ops/control-start';
 import type { TransitionGate } from './ops/control-gate';
@@ -121,7 +121,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     onBreakerStateChange('producer', 'closed');
     stops.push(() => producer.disconnect());
     await producer.connect();
-    metrics.trackOutbox(() => readOutboxBacklog(db));
+    metrics.trackOutbox(() => readOutboxBacklogs(databases.pools));
     // Read before any role starts: a restarted process must not fire what the operator paused.
     const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
     stops.push(async () => control.stop());

@@ -12,7 +12,6 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config';
-import { databasesOf } from '../core/entity-catalogue';
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { serverFlavour } from '../db/server-flavour';
@@ -24,7 +23,7 @@ import { needsOf } from './command-needs';
 type Opts = {
   database: string;
   name?: string;
-  serverId: number;
+  serverId?: number;
   flavour: 'auto' | ServerFlavour;
   history: string;
   replicationFactor: number;
@@ -33,6 +32,7 @@ type Opts = {
   configOnly?: boolean;
 };
 
+const DEFAULT_SERVER_ID = 184054;
 const SECRETS = '/etc/kafka-connect/secrets/timebucket-cdc.properties';
 
 function positiveInt(value: string): number {
@@ -54,7 +54,7 @@ export function registerConnectorCommands(program: Command): void {
     .description('print the connector configuration as JSON for the Kafka Connect REST API')
     .option('--database <name>', "the entities file's database whose tables it captures", 'main')
     .option('--name <name>', 'connector name (default: timebucket-cdc, or timebucket-cdc-<database>)')
-    .option('--server-id <n>', 'binlog client id, unique among the server readers', positiveInt, 184054)
+    .option('--server-id <n>', `binlog client id, unique among the server's readers (default ${DEFAULT_SERVER_ID}, plus the database's position)`, positiveInt)
     .addOption(new Option('--flavour <server>', 'the database server (auto: ask it)').choices(['auto', 'mariadb', 'mysql']).default('auto'))
     .option('--history <where>', "schema history: 'kafka' (a topic) or 'file:<path>'", historyArg, 'kafka')
     .option('--replication-factor <n>', 'replication factor of the CDC topics the connector creates', positiveInt, 3)
@@ -66,8 +66,10 @@ export function registerConnectorCommands(program: Command): void {
       const logger = createCommandLogger(config.logLevel);
       const catalogue = loadEntities(config.entitiesPath);
       const target = config.databases[opts.database];
-      if (target === undefined || !databasesOf(catalogue).includes(opts.database)) {
-        throw new ConfigError(`--database ${opts.database}: not a database of ${catalogue.source} configured in TB_DATABASES (one of: ${databasesOf(catalogue).join(', ')})`, { problems: ['--database'] });
+      // Only a database holding mapped tables: an empty table.include.list means "every table" to Debezium.
+      const holding = [...new Set(catalogue.entities.flatMap((e) => e.databases))];
+      if (target === undefined || !holding.includes(opts.database)) {
+        throw new ConfigError(`--database ${opts.database}: no table of ${catalogue.source} lives there, or it is not configured in TB_DATABASES (databases with tables: ${holding.join(', ')})`, { problems: ['--database'] });
       }
       const name = opts.name ?? (opts.database === 'main' ? 'timebucket-cdc' : `timebucket-cdc-${opts.database}`);
       let flavour: ServerFlavour;
@@ -85,13 +87,15 @@ export function registerConnectorCommands(program: Command): void {
         opts.history === 'kafka'
           ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${target.cdcTopicPrefix}.schema-history.${target.database}` }
           : { kind: 'file', path: opts.history.slice('file:'.length) };
+      // Two databases may be schemas of one server, whose binlog readers need ids of their own.
+      const serverId = opts.serverId ?? DEFAULT_SERVER_ID + holding.indexOf(opts.database);
       const out = connectorConfig(catalogue, {
         name,
         database: opts.database,
         flavour,
         db: { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled },
         topicPrefix: target.cdcTopicPrefix,
-        serverId: opts.serverId,
+        serverId,
         history,
         topics: { partitions: config.cdc.partitions, replicationFactor: opts.replicationFactor, retentionMs: config.cdc.retentionMs },
       });

@@ -37,6 +37,7 @@ export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaI
   const problems: string[] = [];
   for (const entity of catalogue.entities) {
     for (const location of entity.locations) if (only === undefined || location.database === only) problems.push(...locationProblems(catalogue, schema, entity, location, schemaNames));
+    if (only === undefined) problems.push(...setProblems(schema, entity, schemaNames));
   }
   return problems;
 }
@@ -66,6 +67,38 @@ function locationProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity
     for (const v of entity.status.values ?? []) problems.push(...valueProblems(at, status, v));
   }
   for (const t of entity.transitions) problems.push(...transitionProblems(catalogue, schema, entity, table, t, location, schemaNames));
+  return problems;
+}
+
+/**
+ * The tables of a set must agree on every column timebucket uses: the statements are the same
+ * for each, and an event's schema is derived from the first table, so a column typed otherwise
+ * in another would not encode (its events would end up in outbox_poison).
+ */
+function setProblems(schema: SchemaInfo, entity: Entity, schemaNames: Readonly<Record<string, string>>): string[] {
+  const [first, ...rest] = entity.locations;
+  const reference = first === undefined ? undefined : schema.get(first.key);
+  if (first === undefined || reference === undefined) return [];
+  const used = new Set([entity.idColumn, entity.status.column]);
+  for (const t of entity.transitions) {
+    used.add(t.due.column);
+    for (const a of t.set) used.add(a.column);
+    for (const f of t.event.fields) if (f.source === 'column') used.add(f.column);
+  }
+  const problems: string[] = [];
+  for (const location of rest) {
+    const table = schema.get(location.key);
+    if (table === undefined) continue; // reported with the location
+    for (const name of used) {
+      const a = reference.columns.get(name);
+      const b = table.columns.get(name);
+      if (a === undefined || b === undefined) continue;
+      if (a.columnType !== b.columnType || a.nullable !== b.nullable) {
+        const shape = (c: ColumnInfo) => `${c.columnType}${c.nullable ? ' NULL' : ' NOT NULL'}`;
+        problems.push(`${entity.name} (${qualified(location, schemaNames)}): column ${name} is ${shape(b)} but ${shape(a)} in ${qualified(first, schemaNames)}; the tables of a set must agree`);
+      }
+    }
+  }
   return problems;
 }
 

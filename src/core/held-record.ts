@@ -7,7 +7,8 @@
  *
  * Promises checked, with `now` the reader's clock and `skew` = guard × width of the finest tier
  * (the clock disagreement the I1 proof already budgets for):
- *   every lane  key = shard = shardOfEntry(entry); partition = shard mod the lane's partitions
+ *   every lane  key = shard = shardOfEntry(entry) (for a spread entity: any shard, see below);
+ *               partition = shard mod the lane's partitions
  *   ring        bucket_start is an integer multiple of the tier width whose ring index is this
  *               topic's; the entry lies in that bucket (the coarsest tier also takes the entries
  *               clamped to its last writable bucket, which lie after it); the bucket starts at
@@ -20,7 +21,7 @@
  * Pure: no clock of its own, no I/O.
  */
 import { BucketEntry, decodeBucketEntry } from './bucket-entry';
-import { entityOf, type EntityCatalogue } from './entity-catalogue';
+import { entityOf, isSpread, type EntityCatalogue } from './entity-catalogue';
 import { BucketRecordInvalidError } from './errors';
 import { shardOfEntry } from './router';
 import { horizonMs, parseTopic, partitionOfShard, ringIndex, Topology } from './topology';
@@ -63,7 +64,11 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     if (lane === undefined) throw invalid(`topic ${record.topic} is not a lane of topology ${topology.prefix}`);
     const entry = decodeBucketEntry(record.value, catalogue);
     const shard = readShard(record.key, topology.shards);
-    const expected = shardOfEntry(entityOf(catalogue, entry.entity), entry, topology.shards);
+    // A spread entity's shard depends on the order of its databases in the file: a reordered or
+    // added database must not turn every entry in flight into a dead letter. Any shard in range
+    // is placed correctly by the checks below; the entry's `at` says where its row is.
+    const entity = entityOf(catalogue, entry.entity);
+    const expected = isSpread(entity) ? shard : shardOfEntry(entity, entry, topology.shards);
     if (shard !== expected) throw invalid(`key shard ${shard} is not the shard of ${entry.entity} ${entry.id} (${expected})`);
     const base = { topic: record.topic, partition: record.partition, offset: record.offset, shard, entry };
 

@@ -56,8 +56,8 @@ export async function startRelay(ctx: {
   const logger = ctx.logger.child({ role: 'relay' });
   const stops: Array<() => Promise<void>> = [];
   try {
-    for (const [name, db] of Object.entries(ctx.dbs)) {
-      stops.push(await startOutbox(ctx, { name, db, schemaIds, registry, topicsByEventType, logger: name === 'main' ? logger : logger.child({ database: name }) }));
+    for (const [index, [name, db]] of Object.entries(ctx.dbs).entries()) {
+      stops.push(await startOutbox(ctx, { name, index, db, schemaIds, registry, topicsByEventType, logger: name === 'main' ? logger : logger.child({ database: name }) }));
     }
   } catch (err) {
     await Promise.all(stops.map((stop) => stop()));
@@ -70,6 +70,8 @@ export async function startRelay(ctx: {
 
 type OutboxTarget = Readonly<{
   name: string;
+  /** Its position among the databases: in the loops' ids, which must fit outbox.claimed_by (64). */
+  index: number;
   db: Knex;
   schemaIds: Awaited<ReturnType<typeof registerEventSchemas>>;
   registry: ReturnType<typeof createSchemaRegistry>;
@@ -80,12 +82,24 @@ type OutboxTarget = Readonly<{
 /** The loops and retention of one database's outbox. */
 async function startOutbox(ctx: Parameters<typeof startRelay>[0], target: OutboxTarget): Promise<() => Promise<void>> {
   const { relay: cfg } = ctx.config;
-  const { db, logger, schemaIds, registry, topicsByEventType } = target;
+  const { db } = target;
   const idleHoldVariable = idleHoldVariableOf((await serverFlavour(db)).flavour);
   const producers = Array.from({ length: cfg.concurrency }, () => ctx.newProducer());
   await Promise.all(producers.map((p) => p.connect()));
-  // The main database's loops keep their ids; another database's carry its name.
-  const idOf = (n: number) => (target.name === 'main' ? `relay-${ctx.instanceId}/${n}` : `relay-${ctx.instanceId}/${target.name}/${n}`);
+  try {
+    return startLoops(ctx, target, producers, idleHoldVariable);
+  } catch (err) {
+    await Promise.all(producers.map((p) => p.disconnect().catch(() => undefined)));
+    throw err;
+  }
+}
+
+function startLoops(ctx: Parameters<typeof startRelay>[0], target: OutboxTarget, producers: GuardedProducer[], idleHoldVariable: ReturnType<typeof idleHoldVariableOf>): () => Promise<void> {
+  const { relay: cfg } = ctx.config;
+  const { db, logger, schemaIds, registry, topicsByEventType } = target;
+  // The main database's loops keep their ids; another database's carry its index (its name could
+  // push a 48-character instance id past the column's 64).
+  const idOf = (n: number) => (target.name === 'main' ? `relay-${ctx.instanceId}/${n}` : `relay-${ctx.instanceId}/d${target.index}/${n}`);
   const loops = producers.map(
     (producer, n) =>
       new OutboxRelay({

@@ -30,3 +30,19 @@ export async function readOutboxBacklog(db: Knex, cap: number = BACKLOG_COUNT_CA
   )) as [[{ n: number | string; age_us: number | string | null; poison: number | string }]];
   return { rows: Number(row.n), oldestAgeSeconds: Math.max(0, Number(row.age_us ?? 0)) / 1e6, poisonRows: Number(row.poison) };
 }
+
+/**
+ * Every database's outbox together (each database an entity lives on has its own): rows and
+ * poison rows summed, the oldest age the largest. A database that cannot be read is left out of
+ * the figures (its breaker and its errors say it is down); when none can be, the first error.
+ */
+export async function readOutboxBacklogs(pools: Readonly<Record<string, Knex>>, cap: number = BACKLOG_COUNT_CAP): Promise<OutboxBacklog> {
+  const results = await Promise.allSettled(Object.values(pools).map((db) => readOutboxBacklog(db, cap)));
+  const read = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  if (read.length === 0) throw (results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!).reason;
+  return {
+    rows: read.reduce((n, b) => n + b.rows, 0),
+    oldestAgeSeconds: Math.max(...read.map((b) => b.oldestAgeSeconds)),
+    poisonRows: read.reduce((n, b) => n + b.poisonRows, 0),
+  };
+}

@@ -17,6 +17,10 @@ import { cdcTopicList, locationOfChange } from '../../../src/ingest/cdc-topics';
 import { scanCursorsOf } from '../../../src/reconcile/sql/claim-scan-page';
 import { loadConfig } from '../../../src/config';
 import testTopologyJson from '../../../topics/test.json';
+import { bucketRecord } from '../../../src/core/bucket-record';
+import { heldRecordReader } from '../../../src/core/held-record';
+import { entitySchemaProblems } from '../../../src/core/entity-schema-check';
+import type { ColumnInfo } from '../../../src/core/column-info';
 
 const root = join(__dirname, '../../..');
 const splitText = readFileSync(join(root, 'examples/shop/entities-split.json'), 'utf8');
@@ -179,4 +183,45 @@ test('the scanner has a cursor per table of a spread entity, keyed by its locati
     ]),
   );
   expect(keys).toHaveLength(1 + 2 * 4);
+});
+
+describe('bucket records of a spread entity', () => {
+  const topology = parseTopology(testTopologyJson, 'test');
+  const entry = { entity: 'user_coupon', transition: 'expired', id: '1152921504606846977', expireAtMs: 10_000, at: 'shop_b.user_coupon_2' };
+
+  test('are read back as written: the shard of its database, its table', () => {
+    const record = bucketRecord(topology, split, entry, 5_000);
+    expect(Number(record.key) % 2).toBe(1);
+    const held = heldRecordReader(topology, split)({ ...record, offset: '0' }, 5_000);
+    expect(held).toMatchObject({ shard: Number(record.key), entry });
+  });
+
+  test('written before its databases were reordered in the file, are still read (not dead-lettered)', () => {
+    const record = bucketRecord(topology, split, entry, 5_000);
+    const file = JSON.parse(splitText) as { entities: Array<{ locations?: unknown[] }> };
+    file.entities[1]!.locations = [...file.entities[1]!.locations!].reverse();
+    const reordered = parseEntityFile(file, 'reordered.json');
+    expect(shardOfEntry(entityOf(reordered, 'user_coupon'), entry, 4) % 2).toBe(0); // a new entry's shard moved
+    expect(heldRecordReader(topology, reordered)({ ...record, offset: '0' }, 5_000).entry).toEqual(entry);
+  });
+});
+
+test('the tables of a set must agree on the columns timebucket uses', () => {
+  const column = (name: string, columnType: string, nullable = false): ColumnInfo => ({ name, dataType: columnType.replace(/\(.*$/, '').split(' ')[0]!, columnType, nullable, maxChars: null, charset: null });
+  const table = (faceValue: string) => ({
+    name: 't',
+    columns: new Map(
+      [column('id', 'bigint unsigned'), column('user_id', 'bigint unsigned'), { ...column('status', 'varchar(8)'), maxChars: 8, charset: 'utf8mb4' }, column('expire_at_ms', 'bigint'), column('lock_expire_time', 'datetime(3)', true), column('lock_order_no', 'varchar(64)', true), column('face_value', faceValue)].map((c) => [c.name, c]),
+    ),
+    indexes: [
+      { name: 'PRIMARY', columns: ['id'], unique: true },
+      { name: 'idx_status_expire', columns: ['status', 'expire_at_ms', 'id'], unique: false },
+      { name: 'idx_status_lock', columns: ['status', 'lock_expire_time', 'id'], unique: false },
+    ],
+  });
+  const onlyWallet = { ...split, entities: [wallet] };
+  const schema = new Map(wallet.locations.map((l, i) => [l.key, table(i === 3 ? 'decimal(12,2)' : 'decimal(10,2)')]));
+  expect(entitySchemaProblems(onlyWallet, schema, { main: 'shop', shop_b: 'shop2' })).toEqual([
+    'user_coupon (shop2.user_coupon_3): column face_value is decimal(12,2) NOT NULL but decimal(10,2) NOT NULL in shop.user_coupon_0; the tables of a set must agree',
+  ]);
 });
