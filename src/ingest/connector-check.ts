@@ -15,14 +15,24 @@ export function connectorProblems(wanted: Readonly<Record<string, string>>, conn
   const problems: string[] = [];
   for (const pattern of tables) {
     const table = pattern.slice(`${database}\\.`.length);
-    const capturing = connectors.filter((c) => includes(c.config['table.include.list'], pattern) && c.config['database.include.list']?.split(',').includes(database) !== false);
+    const matching = connectors.filter((c) => includes(c.config['table.include.list'], pattern) && c.config['database.include.list']?.split(',').includes(database) !== false);
+    // Only a connector writing under the prefix the service reads feeds it (two servers may have
+    // tables of the same names; each database's connector has its own prefix).
+    const prefix = wanted['topic.prefix'];
+    const capturing = matching.filter((c) => prefix === undefined || c.config['topic.prefix'] === prefix);
     if (capturing.length === 0) {
-      problems.push(`no connector captures ${database}.${table}: ${fix}`);
+      const elsewhere = matching.map((c) => `${c.name} (topic.prefix ${String(c.config['topic.prefix'])})`);
+      problems.push(`no connector captures ${database}.${table} under topic.prefix ${String(prefix)}${elsewhere.length > 0 ? `; ${elsewhere.join(', ')} write elsewhere` : ''}: ${fix}`);
       continue;
     }
+    const route = routeOf(wanted, table);
     for (const c of capturing) {
       if (c.state !== 'RUNNING' || c.taskStates.length === 0 || c.taskStates.some((s) => s !== 'RUNNING')) {
         problems.push(`connector ${c.name} captures ${database}.${table} but is ${c.state} with tasks [${c.taskStates.join(', ')}]: look at its status (GET /connectors/${c.name}/status)`);
+      }
+      // A table of a set must reach the entity's topic: per-table topics are read by nothing.
+      if (route !== undefined && !Object.entries(c.config).some(([k, v]) => k.endsWith('.topic.replacement') && v === route.replacement && includes(c.config[k.replace(/replacement$/, 'regex')], route.topic))) {
+        problems.push(`connector ${c.name} does not route ${database}.${table} into ${route.replacement}: its changes go to a topic nothing reads; ${fix}`);
       }
       const column = wanted[`${RULE}${table}.column`];
       if (column === undefined) continue; // the table is not filtered at the source: nothing to compare
@@ -40,6 +50,20 @@ export function connectorProblems(wanted: Readonly<Record<string, string>>, conn
     }
   }
   return problems;
+}
+
+/** The wanted router of a table of a set: the table's own topic and the entity's it goes to. */
+function routeOf(wanted: Readonly<Record<string, string>>, table: string): { topic: string; replacement: string } | undefined {
+  const prefix = wanted['topic.prefix'];
+  const schema = wanted['database.include.list'];
+  if (prefix === undefined || schema === undefined) return undefined;
+  const topic = `${prefix}.${schema}.${table}`.replace(/\./g, '\\.');
+  for (const [key, regex] of Object.entries(wanted)) {
+    if (!key.startsWith('transforms.') || !key.endsWith('.topic.regex') || !includes(regex, topic)) continue;
+    const replacement = wanted[key.replace(/regex$/, 'replacement')];
+    if (replacement !== undefined) return { topic, replacement };
+  }
+  return undefined;
 }
 
 /** Debezium's table.include.list is a list of regular expressions matched against <db>.<table>. */
