@@ -5,6 +5,10 @@
  * TB_OUTBOX_RETENTION_MS > 0. Per database: every database an entity lives on has its own outbox
  * (written in the expiry transaction), so each gets its loops and its retention.
  *
+ * The registry is not a start-up dependency of the process: when it cannot be reached, the
+ * relay registers in the background (retried with backoff) and starts its loops once that
+ * succeeds; every other role starts meanwhile, and the events wait in the outbox.
+ *
  * Each loop sends through an idempotent producer of its own. Loops sharing one would interleave
  * their requests to the same partitions: when the first is retried (a leader moved, a new
  * topic's leader not yet elected), the second, numbered after it, reaches the broker first and
@@ -20,7 +24,9 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import { eventTopics } from '../core/event-catalogue';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
-import { EventTables, registerEventSchemas } from './schemas';
+import { EventTables, registerEventSchemas, type SchemaIds } from './schemas';
+import { backoffMs, classifyFailure, type Backoff } from '../core/retry-policy';
+import { WakeableSleeps } from '../core/wakeable-sleeps';
 import { createSchemaRegistry } from './schema-registry';
 import { OutboxRelay } from './outbox-relay';
 import { idleHoldVariableOf } from './sql/lock-outbox-batch';
@@ -34,6 +40,8 @@ import type { Metrics } from '../ops/metrics';
 const RETENTION_BATCH_SIZE = 1_000;
 const RETENTION_PAUSE_MS = 100;
 const RETENTION_INTERVAL_MS = 60_000;
+/** While the registry cannot be reached at start: retried up to every 10 s. */
+const REGISTRY_BACKOFF: Backoff = { baseMs: 500, maxMs: 10_000 };
 
 export async function startRelay(ctx: {
   config: Config;
@@ -52,19 +60,69 @@ export async function startRelay(ctx: {
 }): Promise<() => Promise<void>> {
   const topicsByEventType = eventTopics(ctx.catalogue, ctx.topology);
   const registry = createSchemaRegistry(ctx.config.registry);
-  const schemaIds = await registerEventSchemas(registry, ctx.catalogue, topicsByEventType, { registry: ctx.config.registry, tables: ctx.tables });
   const logger = ctx.logger.child({ role: 'relay' });
-  const stops: Array<() => Promise<void>> = [];
-  try {
-    for (const [index, [name, db]] of Object.entries(ctx.dbs).entries()) {
-      stops.push(await startOutbox(ctx, { name, index, db, schemaIds, registry, topicsByEventType, logger: name === 'main' ? logger : logger.child({ database: name }) }));
+  const register = () => registerEventSchemas(registry, ctx.catalogue, topicsByEventType, { registry: ctx.config.registry, tables: ctx.tables });
+  const startAll = async (schemaIds: SchemaIds): Promise<() => Promise<void>> => {
+    const stops: Array<() => Promise<void>> = [];
+    try {
+      for (const [index, [name, db]] of Object.entries(ctx.dbs).entries()) {
+        stops.push(await startOutbox(ctx, { name, index, db, schemaIds, registry, topicsByEventType, logger: name === 'main' ? logger : logger.child({ database: name }) }));
+      }
+    } catch (err) {
+      await Promise.all(stops.map((stop) => stop()));
+      throw err;
     }
+    return async () => {
+      await Promise.all(stops.map((stop) => stop()));
+    };
+  };
+  // A schema that does not fit, or a registry that refuses us (401), stops start-up here, named,
+  // as a misconfiguration should. A registry that cannot be reached only holds publishing: the
+  // other roles of the process (expiries, the cascader, the scanner) start and run without it.
+  let schemaIds: SchemaIds;
+  try {
+    schemaIds = await register();
   } catch (err) {
-    await Promise.all(stops.map((stop) => stop()));
-    throw err;
+    if (classifyFailure(err) !== 'retriable') throw err;
+    logger.warn({ err }, 'the schema registry cannot be reached: publishing waits for it (transitions go on; their events wait in the outbox)');
+    ctx.metrics.relayFailures.inc();
+    return startLater(ctx, logger, register, startAll);
   }
+  return startAll(schemaIds);
+}
+
+/** Registration retried with backoff until it succeeds (or stop), then the relay loops started. */
+function startLater(
+  ctx: Parameters<typeof startRelay>[0],
+  logger: Logger,
+  register: () => Promise<SchemaIds>,
+  startAll: (ids: SchemaIds) => Promise<() => Promise<void>>,
+): () => Promise<void> {
+  const sleeps = new WakeableSleeps();
+  let stopping = false;
+  let stopLoops: (() => Promise<void>) | undefined;
+  const attempts = (async () => {
+    for (let attempt = 1; !stopping; attempt += 1) {
+      await sleeps.sleep(backoffMs(attempt, REGISTRY_BACKOFF));
+      if (stopping) return;
+      try {
+        const ids = await register();
+        if (stopping) return;
+        stopLoops = await startAll(ids);
+        logger.info({ attempts: attempt + 1 }, 'schemas registered: publishing starts');
+        return;
+      } catch (err) {
+        ctx.metrics.relayFailures.inc();
+        // Retriable or not, only publishing waits: a registry refusing us now is the operator's to fix.
+        logger[classifyFailure(err) === 'retriable' ? 'warn' : 'error']({ err, attempt }, 'publishing still waits: schema registration or the relay start failed; retrying');
+      }
+    }
+  })();
   return async () => {
-    await Promise.all(stops.map((stop) => stop()));
+    stopping = true;
+    sleeps.wakeAll();
+    await attempts;
+    await stopLoops?.();
   };
 }
 

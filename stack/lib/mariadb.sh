@@ -36,6 +36,7 @@ port=$(mariadb_port "$i")
 socket=$TB_STACK_HOME/run/$name.sock
 pid-file=$TB_STACK_HOME/run/mariadbd-$i.own.pid
 log-error=$TB_STACK_HOME/logs/$name-error.log
+tmpdir=$TB_STACK_HOME/tmp/$name
 server_id=$i
 log_bin=$TB_STACK_HOME/data/$name-binlog/binlog
 CNF
@@ -51,7 +52,7 @@ mariadb_instance_start() {
   if is_running "$name" && mariadb_healthy "$i"; then log "$name already up on :$(mariadb_port "$i")"; return 0; fi
   local cnf="$TB_STACK_HOME/conf/$name.cnf"
   mariadb_config "$i" "$cnf"
-  mkdir -p "$TB_STACK_HOME/data/$name-binlog" "$TB_STACK_HOME/run" "$TB_STACK_HOME/logs"
+  mkdir -p "$TB_STACK_HOME/data/$name-binlog" "$TB_STACK_HOME/run" "$TB_STACK_HOME/logs" "$TB_STACK_HOME/tmp/$name"
   if [[ ! -d "$TB_STACK_HOME/data/$name/mysql" ]]; then
     log "initialising $name datadir"
     mariadb-install-db --defaults-file="$cnf" --user="$(id -un)" --auth-root-authentication-method=socket \

@@ -66,6 +66,17 @@ export async function stopMariadb(server: 2): Promise<void> {
   }
 }
 
+/** Stops the schema registry (SIGTERM) and waits until it is gone; `stackUp` starts it again. */
+export async function stopRegistry(): Promise<void> {
+  const pid = Number(readFileSync(join(stackHome, 'run/registry.pid'), 'utf8').trim());
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 60_000;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`the registry (pid ${pid}) still running 60 s after SIGTERM`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Freezes the broker process (requests hang, then time out); the returned function thaws it. */
 export function freezeKafka(): () => void {
   const pid = Number(readFileSync(join(stackHome, 'run/kafka.pid'), 'utf8').trim());
