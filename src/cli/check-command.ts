@@ -13,9 +13,8 @@
  */
 import { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
-import { databasesOf, MAIN_DATABASE, type EntityCatalogue } from '../core/entity-catalogue';
+import { databasesOf, MAIN_DATABASE, unconfiguredDatabases, type EntityCatalogue } from '../core/entity-catalogue';
 import { readEntitySchema, schemaNamesOf } from '../db/check-entity-schema';
-import { unconfiguredDatabases } from '../db/databases';
 import { entitySchemaProblems } from '../core/entity-schema-check';
 import { createDb } from '../db/knex';
 import { readServerSettings, ServerSettings, serverSettingProblems } from '../db/read-server-settings';
@@ -40,14 +39,14 @@ export function registerCheckCommand(program: Command): void {
     .action(async (opts: { connectUrl?: string; json?: boolean }) => {
       const config = loadConfig(process.env, { uses: needsOf(['check']) });
       const catalogue = loadEntities(config.entitiesPath);
-      const problems = unconfiguredDatabases(config, catalogue);
+      const problems = unconfiguredDatabases(catalogue, config.databases);
       const connectors = opts.connectUrl === undefined ? undefined : await readConnectors(opts.connectUrl);
       // Each database on its own: its server, its tables, the account's grants there, its connector.
       const reports: DatabaseReport[] = [];
+      const many = databasesOf(catalogue).length > 1;
       for (const name of databasesOf(catalogue).filter((n) => config.databases[n] !== undefined)) {
         const report = await checkDatabase(config, catalogue, name, connectors);
         reports.push(report);
-        const many = databasesOf(catalogue).length > 1;
         problems.push(...report.problems.map((p) => (many ? `[${name}] ${p}` : p)));
       }
       const main = reports[0];

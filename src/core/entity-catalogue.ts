@@ -165,6 +165,13 @@ export function databasesOf(catalogue: EntityCatalogue): string[] {
   return [...new Set([MAIN_DATABASE, ...catalogue.entities.flatMap((e) => e.databases)])];
 }
 
+/** The databases `catalogue` names that `configured` (config.databases) lacks, as problems naming the fix. */
+export function unconfiguredDatabases(catalogue: EntityCatalogue, configured: Readonly<Record<string, unknown>>): string[] {
+  return databasesOf(catalogue)
+    .filter((name) => configured[name] === undefined)
+    .map((name) => `database '${name}' is named by ${catalogue.source} but not configured: add it to TB_DATABASES, with TB_DB_${name.toUpperCase()}_HOST`);
+}
+
 export function findEvent(catalogue: EntityCatalogue, type: string): EventSpec | undefined {
   return catalogue.events.find((e) => e.type === type);
 }

@@ -68,8 +68,10 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     // added database must not turn every entry in flight into a dead letter. Any shard in range
     // is placed correctly by the checks below; the entry's `at` says where its row is.
     const entity = entityOf(catalogue, entry.entity);
-    const expected = isSpread(entity) ? shard : shardOfEntry(entity, entry, topology.shards);
-    if (shard !== expected) throw invalid(`key shard ${shard} is not the shard of ${entry.entity} ${entry.id} (${expected})`);
+    if (!isSpread(entity)) {
+      const expected = shardOfEntry(entity, entry, topology.shards);
+      if (shard !== expected) throw invalid(`key shard ${shard} is not the shard of ${entry.entity} ${entry.id} (${expected})`);
+    }
     const base = { topic: record.topic, partition: record.partition, offset: record.offset, shard, entry };
 
     if (lane.lane === 'due') {

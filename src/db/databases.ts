@@ -3,7 +3,7 @@
  * own tables). Every stage that touches an entity's rows takes the pool of the row's location.
  */
 import type { Config } from '../config';
-import { databasesOf, type EntityCatalogue } from '../core/entity-catalogue';
+import { databasesOf, unconfiguredDatabases, type EntityCatalogue } from '../core/entity-catalogue';
 import { ConfigError } from '../core/errors';
 import type { Logger } from '../ops/logger';
 import { createDb, type Db } from './knex';
@@ -15,15 +15,8 @@ export type Databases = Readonly<{
   destroy: () => Promise<void>;
 }>;
 
-/** The databases `catalogue` names that config.databases does not configure, as problems. */
-export function unconfiguredDatabases(config: Pick<Config, 'databases'>, catalogue: EntityCatalogue): string[] {
-  return databasesOf(catalogue)
-    .filter((name) => config.databases[name] === undefined)
-    .map((name) => `database '${name}' is named by ${catalogue.source} but not configured: add it to TB_DATABASES, with TB_DB_${name.toUpperCase()}_HOST`);
-}
-
 export function openDatabases(config: Pick<Config, 'databases'>, catalogue: EntityCatalogue, logger?: Logger, opts: { demoTables?: boolean } = {}): Databases {
-  const problems = unconfiguredDatabases(config, catalogue);
+  const problems = unconfiguredDatabases(catalogue, config.databases);
   if (problems.length > 0) throw new ConfigError(problems.join('; '), { problems });
   const pools: Record<string, Db> = {};
   for (const name of databasesOf(catalogue)) {

@@ -9,7 +9,7 @@
  * envelope's source.table still names the physical table, and is what tells the location.
  */
 import type { Config, NamedDatabase } from '../config';
-import { isSpread, type Entity, type EntityCatalogue, type Location } from '../core/entity-catalogue';
+import { isSpread, unconfiguredDatabases, type Entity, type EntityCatalogue, type Location } from '../core/entity-catalogue';
 import type { CdcChange } from '../core/cdc-envelope';
 import { CdcInvalidError, ConfigError } from '../core/errors';
 
@@ -30,14 +30,11 @@ function topicOn(database: NamedDatabase, table: string): string {
 /** Every CDC topic of the catalogue. Throws ConfigError when a database is not configured or two topics collide. */
 export function cdcTopicList(config: CdcSettings, catalogue: EntityCatalogue): CdcTopic[] {
   const topics: CdcTopic[] = [];
-  const missing: string[] = [];
+  const missing = unconfiguredDatabases(catalogue, config.databases);
   for (const entity of catalogue.entities) {
     for (const name of entity.databases) {
       const database = config.databases[name];
-      if (database === undefined) {
-        missing.push(`${entity.name}: database '${name}' is not configured (add it to TB_DATABASES, with TB_DB_${name.toUpperCase()}_HOST)`);
-        continue;
-      }
+      if (database === undefined) continue; // in `missing`
       const here = entity.locations.filter((l) => l.database === name);
       const routed = here.length > 1;
       topics.push({

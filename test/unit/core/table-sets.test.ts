@@ -168,7 +168,7 @@ describe('CDC topics per database', () => {
   });
 
   test('a database the file names but the configuration does not is refused, with the variable to set', () => {
-    expect(() => cdcTopicList(loadConfig({}), split)).toThrow(expect.objectContaining({ message: expect.stringContaining("database 'shop_b' is not configured (add it to TB_DATABASES, with TB_DB_SHOP_B_HOST)") }));
+    expect(() => cdcTopicList(loadConfig({}), split)).toThrow(expect.objectContaining({ message: expect.stringContaining("database 'shop_b' is named by examples/shop/entities-split.json but not configured: add it to TB_DATABASES, with TB_DB_SHOP_B_HOST") }));
   });
 });
 
