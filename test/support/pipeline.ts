@@ -16,6 +16,7 @@ import { createMetrics, Metrics } from '../../src/ops/metrics';
 import { logger, uniqueName } from './stack';
 import { withTimeout } from './wait-for';
 import { cdcTopics } from '../../src/ingest/cdc-topics';
+import { cdcTopicDeclarations } from '../../src/cli/topics-apply';
 import type { EntityCatalogue } from '../../src/core/entity-catalogue';
 import { loadEntities } from '../../src/ops/load-entities';
 import { defaultEntitiesPath } from './catalogue';
@@ -101,4 +102,19 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
       await Promise.all(running.splice(0).map((r) => r.stop()));
     },
   };
+}
+
+/**
+ * The CDC topics of `pipeline`'s entities file, as `topics apply` declares them: for a pipeline
+ * on tables of its own, before its repartitioner subscribes (Debezium creates a table's topic
+ * only with the table's first change).
+ */
+export async function applyCdcTopics(pipeline: TestPipeline): Promise<void> {
+  const admin = createKafka(pipeline.config.kafka, logger, '-test-cdc-topics').admin();
+  await admin.connect();
+  try {
+    await applyTopics(admin, cdcTopicDeclarations(pipeline.config, pipeline.catalogue));
+  } finally {
+    await admin.disconnect();
+  }
 }

@@ -57,24 +57,12 @@ export function stackUp(): void {
  * still running. Only server 2: the first is the one every other test uses.
  */
 export async function stopMariadb(server: 2): Promise<void> {
-  const pid = Number(readFileSync(join(stackHome, `run/mariadb-${server}.pid`), 'utf8').trim());
-  process.kill(pid, 'SIGKILL');
-  const deadline = Date.now() + 30_000;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) throw new Error(`MariaDB server ${server} (pid ${pid}) still running 30 s after SIGKILL`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await stopProcess(`mariadb-${server}`, 'SIGKILL', `MariaDB server ${server}`, 30_000);
 }
 
 /** Stops the schema registry (SIGTERM) and waits until it is gone; `stackUp` starts it again. */
 export async function stopRegistry(): Promise<void> {
-  const pid = Number(readFileSync(join(stackHome, 'run/registry.pid'), 'utf8').trim());
-  process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + 60_000;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) throw new Error(`the registry (pid ${pid}) still running 60 s after SIGTERM`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await stopProcess('registry', 'SIGTERM', 'the registry', 60_000);
 }
 
 /** Freezes the broker process (requests hang, then time out); the returned function thaws it. */
@@ -86,11 +74,16 @@ export function freezeKafka(): () => void {
 
 /** Stops Kafka Connect (CDC down) as an orderly shutdown would; `stackUp` starts it again. */
 export async function stopConnect(): Promise<void> {
-  const pid = Number(readFileSync(join(stackHome, 'run/connect.pid'), 'utf8').trim());
-  process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + 60_000;
+  await stopProcess('connect', 'SIGTERM', 'Kafka Connect', 60_000);
+}
+
+/** Sends `signal` to the stack's process `name` (run/<name>.pid) and waits, bounded, until it is gone. */
+async function stopProcess(name: string, signal: NodeJS.Signals, label: string, timeoutMs: number): Promise<void> {
+  const pid = Number(readFileSync(join(stackHome, `run/${name}.pid`), 'utf8').trim());
+  process.kill(pid, signal);
+  const deadline = Date.now() + timeoutMs;
   while (isAlive(pid)) {
-    if (Date.now() > deadline) throw new Error(`Kafka Connect (pid ${pid}) still running 60 s after SIGTERM`);
+    if (Date.now() > deadline) throw new Error(`${label} (pid ${pid}) still running ${timeoutMs / 1000} s after ${signal}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

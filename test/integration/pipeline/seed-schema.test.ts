@@ -15,12 +15,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { createTablesFrom } from '../../support/sql-file';
-import { createKafka } from '../../../src/kafka/client';
-import { applyTopics } from '../../../src/kafka/topics-apply';
-import { cdcTopicDeclarations } from '../../../src/cli/topics-apply';
 import { collectEvents, SeenEvent } from '../../support/events';
-import { createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { logger } from '../../support/stack';
+import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { registerTestConnector, TestConnector } from '../../support/test-connector';
 import { waitFor } from '../../support/wait-for';
@@ -46,14 +42,7 @@ beforeAll(async () => {
   await createTablesFrom(database.db, join(shop, 'schema.sql'));
   connector = await registerTestConnector(catalogue, database.name);
   pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
-  // The CDC topics as `topics apply` declares them, before the repartitioner subscribes.
-  const admin = createKafka(pipeline.config.kafka, logger, '-seed-topics').admin();
-  await admin.connect();
-  try {
-    await applyTopics(admin, cdcTopicDeclarations(pipeline.config, pipeline.catalogue));
-  } finally {
-    await admin.disconnect();
-  }
+  await applyCdcTopics(pipeline);
   events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
   await pipeline.start();
 
