@@ -118,6 +118,11 @@ const EnvSchema = z.object({
   TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
   TB_COMMIT_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
+  // How events reach their topics (expire/outbox-writer.ts): `router` writes them encoded into
+  // event_outbox, which Debezium's Outbox Event Router publishes from the binlog (its connector:
+  // `timebucket connector config --outbox`); `relay` writes JSON into the outbox, which the
+  // polling relay encodes, sends and marks.
+  TB_PUBLISH_MODE: z.enum(['router', 'relay']).default('relay'),
   // Rows per relay batch; each loop sends them in requests under 768 KiB (publish/send-chunks.ts).
   TB_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(2_000),
   // How long a relay loop may hold its locked batch waiting on Kafka before the database ends its
@@ -182,6 +187,7 @@ export type Config = Readonly<{
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
   /** concurrency: loops per process; retentionMs: published rows kept this long (0: for ever). */
+  publish: Readonly<{ mode: 'router' | 'relay' }>;
   relay: Readonly<{ batchSize: number; leaseMs: number; idleMs: number; concurrency: number; retentionMs: number }>;
   scanner: Readonly<{ graceMs: number; intervalMs: number; pageSize: number; maxPagesPerSecond: number }>;
   /** The pause/throttle switches: how often each process polls them. */
@@ -260,6 +266,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
       maxInMemoryPerPartition: e.TB_MAX_IN_MEMORY_PER_PARTITION,
       commitIntervalMs: e.TB_COMMIT_INTERVAL_MS,
     },
+    publish: { mode: e.TB_PUBLISH_MODE },
     relay: {
       batchSize: e.TB_RELAY_BATCH_SIZE,
       leaseMs: e.TB_RELAY_LEASE_MS,

@@ -37,6 +37,7 @@ import type { SchemaInfo } from './core/column-info';
 import { checkEntitySchema, schemaNamesOf } from './db/check-entity-schema';
 import { assertShardsFit } from './core/router';
 import { startRelay } from './publish/start-relay';
+import { openOutboxWriter } from './publish/open-outbox-writer';
 import { startScanner } from './reconcile/start-scanner';
 import type { Logger } from './ops/logger';
 import { createMetrics, Metrics } from './ops/metrics';
@@ -108,8 +109,21 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     // and a spread entity needs a shard per database at least.
     const tables = await checkEntitySchema(databases.pools, opts.catalogue, schemaNamesOf(config.databases));
     assertShardsFit(opts.catalogue, topology);
-    const batches = createTransitionBatches(databases.pools, opts.catalogue);
     const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name) });
+    // Only the roles that run transitions write events (router mode: encoded, so they need schema ids).
+    const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
+      ? await openOutboxWriter({
+          config,
+          catalogue: opts.catalogue,
+          topology,
+          tables,
+          db,
+          logger: opts.logger,
+          observer: { deferred: (n) => metrics.outboxDeferred.inc(n), registrationFailed: () => metrics.schemaRegistrationFailures.inc() },
+        })
+      : undefined;
+    if (outbox !== undefined) stops.push(outbox.stop);
+    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer });
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
     const newProducer = () =>

@@ -1,7 +1,9 @@
 /**
  * timebucket connector config [--database D] [--name N] [--server-id N] [--flavour auto|mariadb|mysql]
- *   [--history kafka|file:<path>] [--replication-factor N] [--db-user U] [--db-password P] [--config-only]
+ *   [--history kafka|file:<path>] [--replication-factor N] [--db-user U] [--db-password P] [--config-only] [--outbox]
  *
+ * With --outbox: the database's event_outbox connector (publish/outbox-connector-config.ts),
+ * Debezium's Outbox Event Router publishing the events of TB_PUBLISH_MODE=router.
  * Prints the Debezium connector for the tables the entities file maps, as JSON for Kafka
  * Connect's REST API: `{ name, config }` for POST /connectors, or with --config-only the map
  * for PUT /connectors/<name>/config (idempotent: what the local stack does). Warnings go to
@@ -17,6 +19,7 @@ import { createDb } from '../db/knex';
 import { serverFlavour } from '../db/server-flavour';
 import { connectorConfig, ConnectorConfigOptions, ServerFlavour } from '../ingest/connector-config';
 import { loadEntities } from '../ops/load-entities';
+import { outboxConnectorConfig } from '../publish/outbox-connector-config';
 import { createCommandLogger } from '../ops/logger';
 import { needsOf } from './command-needs';
 
@@ -30,9 +33,11 @@ type Opts = {
   dbUser: string;
   dbPassword: string;
   configOnly?: boolean;
+  outbox?: boolean;
 };
 
 const DEFAULT_SERVER_ID = 184054;
+const OUTBOX_SERVER_ID_OFFSET = 100;
 const SECRETS = '/etc/kafka-connect/secrets/timebucket-cdc.properties';
 
 function positiveInt(value: string): number {
@@ -61,6 +66,7 @@ export function registerConnectorCommands(program: Command): void {
     .option('--db-user <user>', 'the connector database user (or a config-provider reference)', `\${file:${SECRETS}:user}`)
     .option('--db-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:password}`)
     .option('--config-only', 'print only the config map (for PUT /connectors/<name>/config)')
+    .option('--outbox', "the database's event_outbox connector instead (TB_PUBLISH_MODE=router: Debezium's Outbox Event Router publishes the events)")
     .action(async (opts: Opts) => {
       const config = loadConfig(process.env, { uses: needsOf(['connector', 'config']) });
       const logger = createCommandLogger(config.logLevel);
@@ -71,7 +77,8 @@ export function registerConnectorCommands(program: Command): void {
       if (target === undefined || !holding.includes(opts.database)) {
         throw new ConfigError(`--database ${opts.database}: no table of ${catalogue.source} lives there, or it is not configured in TB_DATABASES (databases with tables: ${holding.join(', ')})`, { problems: ['--database'] });
       }
-      const name = opts.name ?? (opts.database === 'main' ? 'timebucket-cdc' : `timebucket-cdc-${opts.database}`);
+      const base = opts.outbox === true ? 'timebucket-outbox' : 'timebucket-cdc';
+      const name = opts.name ?? (opts.database === 'main' ? base : `${base}-${opts.database}`);
       let flavour: ServerFlavour;
       if (opts.flavour === 'auto') {
         const db = createDb(target, { logger });
@@ -85,15 +92,23 @@ export function registerConnectorCommands(program: Command): void {
       }
       const history: ConnectorConfigOptions['history'] =
         opts.history === 'kafka'
-          ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${target.cdcTopicPrefix}.schema-history.${target.database}` }
+          ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${target.cdcTopicPrefix}.schema-history.${opts.outbox === true ? 'outbox.' : ''}${target.database}` }
           : { kind: 'file', path: opts.history.slice('file:'.length) };
-      // Two databases may be schemas of one server, whose binlog readers need ids of their own.
-      const serverId = opts.serverId ?? DEFAULT_SERVER_ID + holding.indexOf(opts.database);
+      // Two databases may be schemas of one server, whose binlog readers need ids of their own;
+      // each database's outbox connector is one more reader.
+      const serverId = opts.serverId ?? DEFAULT_SERVER_ID + holding.indexOf(opts.database) + (opts.outbox === true ? OUTBOX_SERVER_ID_OFFSET : 0);
+      const db = { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled };
+      if (opts.outbox === true) {
+        // topic.prefix names the connector's metrics: its own, beside the CDC connector's.
+        const out = outboxConnectorConfig({ name, flavour, db, topicPrefix: `${target.cdcTopicPrefix}-outbox`, serverId, history });
+        console.log(JSON.stringify(opts.configOnly === true ? out.config : out, null, 2));
+        return;
+      }
       const out = connectorConfig(catalogue, {
         name,
         database: opts.database,
         flavour,
-        db: { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled },
+        db,
         topicPrefix: target.cdcTopicPrefix,
         serverId,
         history,

@@ -5,6 +5,8 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Topology } from '../core/topology';
 import { openDatabases } from '../db/databases';
 import { createTransitionBatches } from '../expire/transition-batch';
+import { readEntitySchema } from '../db/check-entity-schema';
+import { openOutboxWriter, type OpenedOutboxWriter } from '../publish/open-outbox-writer';
 import { createKafka } from '../kafka/client';
 import type { Logger } from '../ops/logger';
 import { bucketWindow, resolveTier } from '../reconcile/bucket-window';
@@ -32,12 +34,16 @@ export async function replayCommand(
   progress.start('replay', undefined);
   const window = bucketWindow(topology, resolveTier(topology, opts.tier), opts.atMs);
   const databases = openDatabases(config, catalogue, logger);
+  let outbox: OpenedOutboxWriter | undefined;
   try {
+    // Router mode: replayed transitions write their events encoded, as the expirer does.
+    const tables = config.publish.mode === 'router' ? await readEntitySchema(databases.pools, catalogue) : undefined;
+    outbox = await openOutboxWriter({ config, catalogue, topology, tables, db: databases.main, logger });
     const summary = await replayBucket({
       kafka: createKafka(config.kafka, logger, '-replay'),
       dbs: databases.pools,
       catalogue,
-      batches: createTransitionBatches(databases.pools, catalogue),
+      batches: createTransitionBatches(databases.pools, catalogue, { outbox: outbox.writer }),
       topology,
       groupPrefix: config.groupPrefix,
       window,
@@ -55,6 +61,7 @@ export async function replayCommand(
     return summary;
   } finally {
     progress.stop();
+    await outbox?.stop();
     await databases.destroy();
   }
 }

@@ -22,6 +22,10 @@ export type TableGrant = Readonly<{ table: string; privileges: readonly string[]
 export const OWN_TABLE_GRANTS: readonly TableGrant[] = [
   // The expirer inserts, the relay locks, marks (published_at, claimed_by), sets aside and purges.
   { table: 'outbox', privileges: ['SELECT', 'INSERT', 'DELETE'], updateColumns: ['published_at', 'claimed_by'] },
+  // The expirer inserts (the connector reads the binlog, not the table); retention deletes.
+  { table: 'event_outbox', privileges: ['SELECT', 'INSERT', 'DELETE'] },
+  // Every process that writes events saves the ids its registration found (an upsert).
+  { table: 'event_schema_ids', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
   // Set aside with INSERT … SELECT … ON DUPLICATE KEY UPDATE, which needs UPDATE on the table.
   { table: 'outbox_poison', privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] },
   { table: 'scanner_cursors', privileges: ['SELECT', 'INSERT', 'UPDATE'] },

@@ -7,7 +7,8 @@
  *   → decide (core/expiry-plan.ts): due, not yet due (I2), stale
  *   → guarded UPDATE of the due rows: from → to, with the transition's assignments
  *   → each effect: lock the other entity's rows held by the due rows, then move them
- *   → INSERT IGNORE one outbox row per transitioned row (I4)
+ *   → INSERT IGNORE one outbox row per transitioned row (I4), into the outbox `opts.outbox`
+ *     writes to (outbox-writer.ts: the relay's JSON outbox, or the router's event_outbox)
  *
  * The event exists if and only if the transition committed: the UPDATE must have changed every
  * row the plan found due, or the transaction rolls back (GuardMismatch) rather than write an
@@ -27,7 +28,7 @@ import { planExpiry, type ScheduledEntry } from '../core/expiry-plan';
 import { eventBuilder, type EventBuilder, type ExpiryPath } from '../core/events';
 import { type BatchOutcome, outcomeOf } from './batch-outcome';
 import { applyEffect, type ApplyEffect } from './sql/apply-effect';
-import { insertOutbox } from './sql/insert-outbox';
+import { relayOutbox, type OutboxWriter } from './outbox-writer';
 import { lockEffectRows, type LockEffectRows } from './sql/lock-effect-rows';
 import { lockTransitionRows, type LockTransitionRows } from './sql/lock-transition-rows';
 import { readDbNow } from './sql/read-db-now';
@@ -74,7 +75,12 @@ export class GuardMismatch extends Error {
  * alone. A batch runs on the database of its location, and its outbox rows go into that
  * database's outbox (one transaction).
  */
-export function createTransitionBatches(pools: Knex | Readonly<Record<string, Knex>>, catalogue: EntityCatalogue): TransitionBatches {
+export function createTransitionBatches(
+  pools: Knex | Readonly<Record<string, Knex>>,
+  catalogue: EntityCatalogue,
+  opts: Readonly<{ outbox?: OutboxWriter }> = {},
+): TransitionBatches {
+  const outbox = opts.outbox ?? relayOutbox;
   const dbs: Readonly<Record<string, Knex>> = isPool(pools) ? { [MAIN_DATABASE]: pools } : pools;
   const compiled = new Map<string, Compiled>();
   for (const t of catalogue.transitions) {
@@ -88,7 +94,7 @@ export function createTransitionBatches(pools: Knex | Readonly<Record<string, Kn
       const at = location ?? locationOf(entityOf(catalogue, transition.entity), undefined);
       const c = compiled.get(`${transition.ref}@${at.key}`);
       if (c === undefined) throw new RangeError(`no transition '${transition.ref}' at ${at.key} in ${catalogue.source}`);
-      return runBatch(dbs[at.database]!, c, entries, path);
+      return runBatch(dbs[at.database]!, c, entries, path, outbox);
     },
   };
 }
@@ -114,7 +120,7 @@ function compile(catalogue: EntityCatalogue, t: Transition, location: Location):
   };
 }
 
-async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[], path: ExpiryPath): Promise<BatchOutcome> {
+async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[], path: ExpiryPath, outbox: OutboxWriter): Promise<BatchOutcome> {
   const t = c.transition;
   return db.transaction(async (trx) => {
     const rows = await c.lock.run(trx, [...new Set(entries.map((e) => e.id))]);
@@ -130,7 +136,7 @@ async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[
       await fx.apply.run(trx, held.map((r) => r.id), dbNowMs);
       touched.push(new Set(held.map((r) => r.owner)));
     }
-    await insertOutbox(
+    await outbox(
       trx,
       plan.due.map((r) => ({
         event: c.event({ id: r.id, status: r.status, dueAtMs: r.expireAtMs, columns: r.columns }, { occurredAtMs: dbNowMs, path, effects: touched.map((s) => s.has(r.id)) }),

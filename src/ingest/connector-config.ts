@@ -41,13 +41,13 @@ export type ConnectorConfigOptions = Readonly<{
 
 export type ConnectorConfig = Readonly<{ name: string; config: Readonly<Record<string, string>>; warnings: readonly string[] }>;
 
-const CONNECTOR_CLASS: Readonly<Record<ServerFlavour, string>> = {
+export const CONNECTOR_CLASS: Readonly<Record<ServerFlavour, string>> = {
   mariadb: 'io.debezium.connector.mariadb.MariaDbConnector',
   mysql: 'io.debezium.connector.mysql.MySqlConnector',
 };
 
 /** The two connectors name their modes differently; both verify the certificate and the host name. */
-const SSL_MODE: Readonly<Record<ServerFlavour, Readonly<{ off: string; verify: string }>>> = {
+export const SSL_MODE: Readonly<Record<ServerFlavour, Readonly<{ off: string; verify: string }>>> = {
   mariadb: { off: 'disable', verify: 'verify-full' },
   mysql: { off: 'disabled', verify: 'verify_identity' },
 };
@@ -136,7 +136,7 @@ function dueStates(entity: Entity): string[] {
   return [...new Set(entity.transitions.flatMap((t) => t.from.map(String)))];
 }
 
-function historyConfig(history: ConnectorConfigOptions['history']): Record<string, string> {
+export function historyConfig(history: ConnectorConfigOptions['history']): Record<string, string> {
   if (history.kind === 'file') {
     return { 'schema.history.internal': 'io.debezium.storage.file.history.FileSchemaHistory', 'schema.history.internal.file.filename': history.path };
   }

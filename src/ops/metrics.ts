@@ -144,6 +144,16 @@ export function createMetrics(opts: { entities: readonly string[]; registry?: Re
     ),
     outboxPublished: new Counter({ name: 'timebucket_outbox_published_total', help: 'Outbox rows published to event topics', registers }),
     outboxPoison: new Counter({ name: 'timebucket_outbox_poison_total', help: 'Outbox rows moved to outbox_poison because they cannot be encoded', registers }),
+    outboxDeferred: new Counter({
+      name: 'timebucket_outbox_deferred_total',
+      help: 'Events written to the relay outbox in router mode: no schema id yet (registry down at a first start), or rejected by their schema',
+      registers,
+    }),
+    schemaRegistrationFailures: new Counter({
+      name: 'timebucket_schema_registration_failures_total',
+      help: 'Failed attempts to register the event schemas for the router encoder; retried with backoff',
+      registers,
+    }),
     relayFailures: new Counter({
       name: 'timebucket_outbox_relay_failures_total',
       help: 'Relay cycles that failed (Kafka, the registry or the database); their rows stay unpublished and are retried',

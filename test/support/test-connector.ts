@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EntityCatalogue } from '../../src/core/entity-catalogue';
 import { connectorConfig } from '../../src/ingest/connector-config';
+import { outboxConnectorConfig } from '../../src/publish/outbox-connector-config';
 import { config, uniqueName } from './stack';
 import { waitFor } from './wait-for';
 import { secondServer } from './test-database';
@@ -42,28 +43,74 @@ export async function registerTestConnector(catalogue: EntityCatalogue, database
     topics: { partitions: config.cdc.partitions, replicationFactor: Number(process.env['TB_KAFKA_REPLICATION_FACTOR'] ?? 1), retentionMs: config.cdc.retentionMs },
   });
   const body = { ...generated.config, 'snapshot.mode': 'no_data' };
-  const put = await fetch(`${connectUrl}/connectors/${name}/config`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-  if (!put.ok) throw new Error(`registering connector ${name}: HTTP ${put.status} ${await put.text()}`);
   const remove = async () => {
-    await fetch(`${connectUrl}/connectors/${name}`, { method: 'DELETE', signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+    await deleteConnector(name);
     rmSync(history, { force: true });
   };
   try {
-    await waitFor(
-      `connector ${name} and its task RUNNING`,
-      async () => {
-        const res = await fetch(`${connectUrl}/connectors/${name}/status`, { signal: AbortSignal.timeout(5_000) });
-        if (!res.ok) return undefined;
-        const status = (await res.json()) as { connector: { state: string }; tasks: Array<{ state: string; trace?: string }> };
-        const failed = [status.connector, ...status.tasks].find((s) => s.state === 'FAILED');
-        if (failed !== undefined) throw new Error(`connector ${name} FAILED: ${(failed as { trace?: string }).trace?.slice(0, 800) ?? ''}`);
-        return status.connector.state === 'RUNNING' && status.tasks.length > 0 && status.tasks.every((t) => t.state === 'RUNNING') ? true : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 500 },
-    );
+    await putConnector(name, body);
   } catch (err) {
     await remove();
     throw err;
   }
   return { name, topicPrefix, config: body, remove };
+}
+
+/**
+ * The event_outbox connector of a test database (TB_PUBLISH_MODE=router), configured exactly as
+ * `timebucket connector config --outbox` prints it (publish/outbox-connector-config.ts). Its
+ * offsets are the stack's Connect worker's (by connector name) and its schema history a file of
+ * its own: `register()` again after Connect restarts resumes where the last offset flush left it.
+ */
+export type TestOutboxConnector = Readonly<{ name: string; register: () => Promise<void>; remove: () => Promise<void> }>;
+
+export async function registerOutboxConnector(database: string, opts: { server?: 1 | 2 } = {}): Promise<TestOutboxConnector> {
+  const name = uniqueName('tb-outbox');
+  const history = join(tmpdir(), `${name}.history.dat`);
+  const port = opts.server === 2 ? secondServer().port : config.db.port;
+  const generated = outboxConnectorConfig({
+    name,
+    flavour: 'mariadb',
+    db: { host: config.db.host, port, database, user: process.env['TB_CDC_USER'] ?? 'debezium', password: process.env['TB_CDC_PASSWORD'] ?? 'debezium', tls: false },
+    topicPrefix: name.replace(/-/g, ''),
+    serverId: 200_000 + Math.floor(Math.random() * 1_000_000),
+    history: { kind: 'file', path: history },
+  });
+  const connector: TestOutboxConnector = {
+    name,
+    register: () => putConnector(name, generated.config),
+    remove: async () => {
+      await deleteConnector(name);
+      rmSync(history, { force: true });
+    },
+  };
+  try {
+    await connector.register();
+  } catch (err) {
+    await connector.remove();
+    throw err;
+  }
+  return connector;
+}
+
+/** PUT (create or update), then a bounded wait until the connector and its task are RUNNING. */
+async function putConnector(name: string, body: Readonly<Record<string, string>>): Promise<void> {
+  const put = await fetch(`${connectUrl}/connectors/${name}/config`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+  if (!put.ok) throw new Error(`registering connector ${name}: HTTP ${put.status} ${await put.text()}`);
+  await waitFor(
+    `connector ${name} and its task RUNNING`,
+    async () => {
+      const res = await fetch(`${connectUrl}/connectors/${name}/status`, { signal: AbortSignal.timeout(5_000) });
+      if (!res.ok) return undefined;
+      const status = (await res.json()) as { connector: { state: string }; tasks: Array<{ state: string; trace?: string }> };
+      const failed = [status.connector, ...status.tasks].find((s) => s.state === 'FAILED');
+      if (failed !== undefined) throw new Error(`connector ${name} FAILED: ${(failed as { trace?: string }).trace?.slice(0, 800) ?? ''}`);
+      return status.connector.state === 'RUNNING' && status.tasks.length > 0 && status.tasks.every((t) => t.state === 'RUNNING') ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+}
+
+async function deleteConnector(name: string): Promise<void> {
+  await fetch(`${connectUrl}/connectors/${name}`, { method: 'DELETE', signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
 }

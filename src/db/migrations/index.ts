@@ -2,8 +2,8 @@
  * Migrations listed explicitly (rather than read from a folder) so the same list works from
  * TypeScript sources under test and from compiled JavaScript in production.
  *
- * timebucket owns only its own tables (outbox, scanner_cursors, control_switches,
- * outbox_poison). The demo tables `coupons` and `orders` are created only for the local stack
+ * timebucket owns only its own tables (outbox, event_outbox, event_schema_ids,
+ * scanner_cursors, control_switches, outbox_poison). The demo tables `coupons` and `orders` are created only for the local stack
  * (`demoTables`, on unless TB_ENV=production): in production the entities file maps the team's
  * own tables, which timebucket never creates, alters or drops. The demo migration stays in the
  * list either way, a no-op when off, so a database that once ran it keeps a valid history and a
@@ -17,6 +17,7 @@ import * as createControlSwitches from './20261202000000-create-control-switches
 import * as createOutboxPoison from './20261203000000-create-outbox-poison';
 import * as widenCursorAndSwitchNames from './20261210000000-widen-cursor-and-switch-names';
 import * as widenCursorForLocations from './20261215000000-widen-cursor-for-locations';
+import * as createEventOutbox from './20261220000000-create-event-outbox';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -28,6 +29,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261203000000-create-outbox-poison', createOutboxPoison],
   ['20261210000000-widen-cursor-and-switch-names', widenCursorAndSwitchNames],
   ['20261215000000-widen-cursor-for-locations', widenCursorForLocations],
+  ['20261220000000-create-event-outbox', createEventOutbox],
 ];
 
 const noop: Migration = { up: async () => undefined, down: async () => undefined };

@@ -1,0 +1,93 @@
+/**
+ * Encodes an event into the Kafka message the outbox router publishes, inside the expiry
+ * transaction: the value Confluent-framed Avro (magic byte 0, the 4-byte big-endian schema id,
+ * then the Avro body), and the per-event headers. The same bytes and headers the polling relay
+ * sent (outbox-relay.ts encodes through the registry client, this through avsc directly, from
+ * the same schema text with the same exact-long hook), without a registry call per event.
+ *
+ * The schema ids arrive when a registration succeeds or a saved one is read
+ * (schema-id-source.ts): until an event type has one, `encode` returns undefined and the caller
+ * writes the event to the relay's JSON outbox instead, so a registry outage holds publishing,
+ * never the transition. An event its schema rejects returns undefined with the reason, and goes
+ * the same way: the relay then sets it aside as poison, named (outbox-relay.ts).
+ */
+import { Type } from 'avsc';
+import type { EntityCatalogue } from '../core/entity-catalogue';
+import type { EventTopics } from '../core/event-catalogue';
+import type { EventPayload } from '../core/events';
+import { dataSchemaUri, eventHeaders } from './event-headers';
+import { exactLongHook } from './exact-long';
+import type { SchemaIds } from './schemas';
+
+/** One event_outbox row's values (expire/sql/insert-event-outbox.ts). */
+export type EncodedEvent = Readonly<{
+  eventKey: string;
+  topic: string;
+  entityId: string;
+  eventType: string;
+  ceType: string;
+  ceTime: string;
+  dataSchema: string;
+  payload: Buffer;
+}>;
+
+export type EncodeResult = Readonly<{ ok: true; row: EncodedEvent }> | Readonly<{ ok: false; reason: string }>;
+
+export type EventEncoder = Readonly<{
+  /** The ids of a registration (or the saved ones): from now on those event types are encoded. */
+  setSchemaIds: (ids: SchemaIds) => void;
+  /** Whether every event type has a schema id. */
+  complete: () => boolean;
+  encode: (event: EventPayload, entityId: string) => EncodeResult;
+}>;
+
+type Prepared = { spec: EntityCatalogue['events'][number]; topic: string; type: Type; frame?: Buffer; dataSchema?: string };
+
+/** `schemaTexts`: eventSchemas(catalogue, tables), the texts registered; `registryUrl`: for ce_dataschema. */
+export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; topics: EventTopics; schemaTexts: Readonly<Record<string, string>>; registryUrl: string }>): EventEncoder {
+  const prepared = new Map<string, Prepared>();
+  for (const spec of opts.catalogue.events) {
+    const text = opts.schemaTexts[spec.type];
+    const topic = opts.topics[spec.type];
+    if (text === undefined || topic === undefined) throw new RangeError(`event ${spec.type}: no schema text or no topic`);
+    prepared.set(spec.type, { spec, topic, type: Type.forSchema(JSON.parse(text), { typeHook: exactLongHook }) });
+  }
+  return {
+    setSchemaIds(ids) {
+      for (const [eventType, id] of Object.entries(ids)) {
+        const p = prepared.get(eventType);
+        if (p === undefined) continue;
+        const frame = Buffer.alloc(5);
+        frame.writeUInt32BE(id, 1);
+        p.frame = frame;
+        p.dataSchema = dataSchemaUri(opts.registryUrl, id);
+      }
+    },
+    complete: () => [...prepared.values()].every((p) => p.frame !== undefined),
+    encode(event, entityId) {
+      const p = prepared.get(event.event_type);
+      if (p === undefined) return { ok: false, reason: `unknown event type '${event.event_type}'` };
+      if (p.frame === undefined || p.dataSchema === undefined) return { ok: false, reason: `no schema id for ${event.event_type} yet` };
+      const occurredAtMs = event['occurred_at'];
+      if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs)) return { ok: false, reason: 'occurred_at is not an epoch-millisecond instant' };
+      const invalid: string[] = [];
+      if (!p.type.isValid(event, { errorHook: (path) => invalid.push(path.join('.')) })) {
+        return { ok: false, reason: `does not match the Avro schema at ${invalid.join(', ')}` };
+      }
+      const headers = eventHeaders({ eventKey: event.event_key, event: p.spec, entityId, occurredAtMs, dataSchema: p.dataSchema });
+      return {
+        ok: true,
+        row: {
+          eventKey: event.event_key,
+          topic: p.topic,
+          entityId,
+          eventType: event.event_type,
+          ceType: headers['ce_type']!,
+          ceTime: headers['ce_time']!,
+          dataSchema: p.dataSchema,
+          payload: Buffer.concat([p.frame, p.type.toBuffer(event)]),
+        },
+      };
+    },
+  };
+}

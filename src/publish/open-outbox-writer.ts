@@ -1,0 +1,39 @@
+/**
+ * The outbox writer of a process that runs transitions (the expirer, the scanner, `replay`), by
+ * config.publish.mode (expire/outbox-writer.ts): in router mode with the event encoding started
+ * (schema-id-source.ts), whose background registration `stop` ends.
+ */
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { EntityCatalogue } from '../core/entity-catalogue';
+import { eventTopics } from '../core/event-catalogue';
+import type { Topology } from '../core/topology';
+import type { Logger } from '../ops/logger';
+import { relayOutbox, routerOutbox, type OutboxWriter } from '../expire/outbox-writer';
+import { startEventEncoding } from './schema-id-source';
+import type { EventTables } from './schemas';
+
+export type OpenedOutboxWriter = Readonly<{ writer: OutboxWriter; stop: () => Promise<void> }>;
+
+export async function openOutboxWriter(ctx: Readonly<{
+  config: Pick<Config, 'publish' | 'registry'>;
+  catalogue: EntityCatalogue;
+  topology: Topology;
+  tables?: EventTables;
+  /** The main database (event_schema_ids). */
+  db: Knex;
+  logger: Logger;
+  observer?: Partial<{ deferred: (rows: number) => void; registrationFailed: () => void }>;
+}>): Promise<OpenedOutboxWriter> {
+  if (ctx.config.publish.mode === 'relay') return { writer: relayOutbox, stop: async () => undefined };
+  const encoding = await startEventEncoding({
+    config: ctx.config,
+    catalogue: ctx.catalogue,
+    topics: eventTopics(ctx.catalogue, ctx.topology),
+    tables: ctx.tables,
+    db: ctx.db,
+    logger: ctx.logger,
+    onFailure: ctx.observer?.registrationFailed,
+  });
+  return { writer: routerOutbox(encoding.encoder, { deferred: ctx.observer?.deferred }), stop: encoding.stop };
+}

@@ -1,0 +1,116 @@
+/**
+ * Schema ids for the router's encoder (event-encoder.ts), without making the registry a
+ * start-up dependency of transitions.
+ *
+ * At start: the ids saved by the last successful registration (event_schema_ids, on the main
+ * database, keyed by event type, the schema text's SHA-256 and the registry) are handed to the
+ * encoder, then the schemas are registered (idempotent: the same schema gets the same id) and
+ * the ids saved again. When the registry cannot be reached, or refuses the registration (a
+ * read-only registry), the registration is retried in the background with backoff; meanwhile
+ * the event types with a saved id are encoded, and the others go to the relay's JSON outbox
+ * (expire/outbox-writer.ts). Only a schema that does not fit its event stops start-up, named:
+ * a registry that is down, read-only or refusing our credentials holds publishing, never the
+ * transitions, and its error is logged and counted on every attempt.
+ */
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { EntityCatalogue } from '../core/entity-catalogue';
+import type { EventTopics } from '../core/event-catalogue';
+import { backoffMs, classifyFailure, type Backoff } from '../core/retry-policy';
+import { WakeableSleeps } from '../core/wakeable-sleeps';
+import { ConfigError } from '../core/errors';
+import type { Logger } from '../ops/logger';
+import { createEventEncoder, type EventEncoder } from './event-encoder';
+import { dataSchemaUri } from './event-headers';
+import { createSchemaRegistry } from './schema-registry';
+import { eventSchemas, registerEventSchemas, type EventTables, type SchemaIds } from './schemas';
+
+const REGISTRY_BACKOFF: Backoff = { baseMs: 500, maxMs: 10_000 };
+
+export function schemaFingerprint(schemaText: string): string {
+  return createHash('sha256').update(schemaText).digest('hex');
+}
+
+/** The registry as event_schema_ids names it: its base URL, credentials left out. */
+function registryKey(registryUrl: string): string {
+  return dataSchemaUri(registryUrl, 0).replace(/\/schemas\/ids\/0$/, '');
+}
+
+export async function readSavedSchemaIds(db: Knex, registryUrl: string, texts: Readonly<Record<string, string>>): Promise<SchemaIds> {
+  const wanted = Object.entries(texts).map(([type, text]) => ({ type, fingerprint: schemaFingerprint(text) }));
+  if (wanted.length === 0) return {};
+  const [rows] = (await db.raw(
+    `SELECT event_type, fingerprint, schema_id FROM event_schema_ids WHERE registry = ? AND (event_type, fingerprint) IN (${wanted.map(() => '(?, ?)').join(', ')})`,
+    [registryKey(registryUrl), ...wanted.flatMap((w) => [w.type, w.fingerprint])],
+  )) as [Array<{ event_type: string; schema_id: number }>];
+  return Object.fromEntries(rows.map((r) => [r.event_type, Number(r.schema_id)]));
+}
+
+/** Upsert (VALUES() reads the same on MySQL 8 and MariaDB). */
+export async function saveSchemaIds(db: Knex, registryUrl: string, texts: Readonly<Record<string, string>>, ids: SchemaIds): Promise<void> {
+  const rows = Object.entries(ids).filter(([type]) => texts[type] !== undefined);
+  if (rows.length === 0) return;
+  await db.raw(
+    `INSERT INTO event_schema_ids (event_type, fingerprint, registry, schema_id) VALUES ${rows.map(() => '(?, ?, ?, ?)').join(', ')}
+     ON DUPLICATE KEY UPDATE schema_id = VALUES(schema_id), registered_at = CURRENT_TIMESTAMP(3)`,
+    rows.flatMap(([type, id]) => [type, schemaFingerprint(texts[type]!), registryKey(registryUrl), id]),
+  );
+}
+
+export type EventEncoding = Readonly<{ encoder: EventEncoder; stop: () => Promise<void> }>;
+
+export async function startEventEncoding(ctx: Readonly<{
+  config: Pick<Config, 'registry'>;
+  catalogue: EntityCatalogue;
+  topics: EventTopics;
+  tables?: EventTables;
+  /** The main database: event_schema_ids lives there. */
+  db: Knex;
+  logger: Logger;
+  /** Told of every failed registration attempt (metrics). */
+  onFailure?: () => void;
+}>): Promise<EventEncoding> {
+  const logger = ctx.logger.child({ component: 'event-encoding' });
+  const texts = eventSchemas(ctx.catalogue, ctx.tables);
+  const encoder = createEventEncoder({ catalogue: ctx.catalogue, topics: ctx.topics, schemaTexts: texts, registryUrl: ctx.config.registry.url });
+  encoder.setSchemaIds(await readSavedSchemaIds(ctx.db, ctx.config.registry.url, texts));
+  const registry = createSchemaRegistry(ctx.config.registry);
+  const register = async () => {
+    const ids = await registerEventSchemas(registry, ctx.catalogue, ctx.topics, { registry: ctx.config.registry, tables: ctx.tables });
+    await saveSchemaIds(ctx.db, ctx.config.registry.url, texts, ids);
+    encoder.setSchemaIds(ids);
+  };
+  try {
+    await register();
+    return { encoder, stop: async () => undefined };
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    ctx.onFailure?.();
+    logger.warn({ err, savedIdsComplete: encoder.complete() }, 'schema registration failed: retried in the background; events without a schema id wait in the relay outbox');
+  }
+  const sleeps = new WakeableSleeps();
+  let stopping = false;
+  const attempts = (async () => {
+    for (let attempt = 1; !stopping; attempt += 1) {
+      await sleeps.sleep(backoffMs(attempt, REGISTRY_BACKOFF));
+      if (stopping) return;
+      try {
+        await register();
+        logger.info({ attempts: attempt + 1 }, 'event schemas registered');
+        return;
+      } catch (err) {
+        ctx.onFailure?.();
+        logger[classifyFailure(err) === 'retriable' ? 'warn' : 'error']({ err, attempt }, 'schema registration still fails; retrying');
+      }
+    }
+  })();
+  return {
+    encoder,
+    stop: async () => {
+      stopping = true;
+      sleeps.wakeAll();
+      await attempts;
+    },
+  };
+}

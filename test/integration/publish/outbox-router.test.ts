@@ -1,0 +1,165 @@
+/**
+ * Debezium's Outbox Event Router publishes event_outbox (TB_PUBLISH_MODE=router) and subscribers
+ * see no difference: for the same events, the router's messages and the polling relay's carry
+ * the same key, land on the same partition, with the same headers (and no other), and values
+ * whose Avro bodies are byte for byte the same, framed with the subject's registered schema id.
+ * An entity's events arrive in the order they were written. Then a kill -9 of Kafka Connect
+ * mid-drain: every event arrives, a duplicate only ever with the same event_key, and the order
+ * of an entity's first copies kept.
+ */
+import type { KafkaMessage } from 'kafkajs';
+import { routerOutbox } from '../../../src/expire/outbox-writer';
+import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
+import { createEventEncoder } from '../../../src/publish/event-encoder';
+import { OutboxRelay } from '../../../src/publish/outbox-relay';
+import { createSchemaRegistry } from '../../../src/publish/schema-registry';
+import { eventSchemas, registerEventSchemas } from '../../../src/publish/schemas';
+import { config, logger, uniqueName } from '../../support/stack';
+import { stackUp } from '../../support/stack-control';
+import { registerOutboxConnector, type TestOutboxConnector } from '../../support/test-connector';
+import { waitFor } from '../../support/wait-for';
+import { usePublishEnvironment } from './publish-environment';
+import { catalogue, couponExpiredInsert, orderCancelledInsert, type EventInsert } from './outbox-fixtures';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const env = usePublishEnvironment('outbox_router');
+const registry = createSchemaRegistry(config.registry);
+const stackHome = process.env['TB_STACK_HOME'] ?? join(__dirname, '../../../.stack');
+let connector: TestOutboxConnector;
+
+beforeAll(async () => {
+  connector = await registerOutboxConnector(env.testDb.name);
+});
+afterAll(async () => {
+  await connector?.remove();
+});
+
+type Seen = { topic: string; partition: number; offset: bigint; key: string; headers: Record<string, string>; value: Buffer };
+
+async function newTopics(label: string): Promise<Record<string, string>> {
+  const topics = { COUPON_EXPIRED: uniqueName(`tb-${label}-coupon-expired`), ORDER_CANCELLED: uniqueName(`tb-${label}-order-cancelled`) };
+  await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 3 })), waitForLeaders: true });
+  return topics;
+}
+
+/** Every record of `topics`, raw, each counted once by its position. */
+async function readRaw(topics: Record<string, string>): Promise<{ seen: Seen[]; stop: () => Promise<void> }> {
+  const consumer = env.kafka.consumer({ groupId: uniqueName('tb-router-read'), maxWaitTimeInMs: 200 });
+  const seen: Seen[] = [];
+  const positions = new Set<string>();
+  await consumer.connect();
+  await consumer.subscribe({ topics: Object.values(topics), fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }: { topic: string; partition: number; message: KafkaMessage }) => {
+      const position = `${topic}/${partition}/${message.offset}`;
+      if (positions.has(position)) return;
+      positions.add(position);
+      const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, v?.toString() ?? '']));
+      seen.push({ topic, partition, offset: BigInt(message.offset), key: message.key?.toString() ?? '', headers, value: message.value ?? Buffer.alloc(0) });
+    },
+  });
+  return { seen, stop: () => consumer.disconnect() };
+}
+
+function routerWriter(topics: Record<string, string>, ids: Record<string, number>) {
+  const encoder = createEventEncoder({ catalogue, topics, schemaTexts: eventSchemas(catalogue), registryUrl: config.registry.url });
+  encoder.setSchemaIds(ids);
+  return routerOutbox(encoder);
+}
+
+const firstDue = Date.UTC(2031, 0, 1);
+
+/** Coupons with ids past 2^53, an order that released a coupon, and one coupon that expired three times (three due times). */
+function sampleEvents(): EventInsert[] {
+  const ids = ['9223372036854775807', '9007199254740993', '42', ...Array.from({ length: 30 }, (_, i) => String(1_000_000 + i * 7919))];
+  const coupons = ids.map((id, i) => couponExpiredInsert(id, firstDue + i, 25));
+  const thrice = [1, 2, 3].map((n) => couponExpiredInsert('777', firstDue + n * 60_000, 10));
+  const order = orderCancelledInsert('9007199254740995', '9223372036854775806', { dueAtMs: firstDue, occurredAtMs: firstDue + 40, userId: '9007199254740993' });
+  return [...coupons, ...thrice, order];
+}
+
+test('the router publishes what the relay publishes: key, partition, headers and value bytes', async () => {
+  const viaRouter = await newTopics('router');
+  const viaRelay = await newTopics('relay');
+  const routerIds = await registerEventSchemas(registry, catalogue, viaRouter, { registry: config.registry });
+  const relayIds = await registerEventSchemas(registry, catalogue, viaRelay, { registry: config.registry });
+  const events = sampleEvents();
+
+  const write = routerWriter(viaRouter, routerIds);
+  await env.db.transaction((trx) => write(trx, events.slice(0, 20)));
+  await env.db.transaction((trx) => write(trx, events.slice(20)));
+  await env.db.transaction((trx) => insertOutbox(trx, events));
+  const relay = new OutboxRelay({
+    ...{ db: env.db, catalogue, producer: env.producer, registry, schemaIds: relayIds, registryUrl: config.registry.url, topicsByEventType: viaRelay, relayId: uniqueName('relay') },
+    ...{ batchSize: 1_000, leaseMs: 30_000, idleDelayMs: 50, logger },
+  });
+  await expect(relay.publishOnce()).resolves.toBe(events.length);
+
+  const routed = await readRaw(viaRouter);
+  const relayed = await readRaw(viaRelay);
+  try {
+    await waitFor(`${events.length} events on each path`, async () => (routed.seen.length >= events.length && relayed.seen.length >= events.length ? true : undefined), { timeoutMs: 60_000 });
+  } finally {
+    await Promise.all([routed.stop(), relayed.stop()]);
+  }
+  expect(routed.seen).toHaveLength(events.length);
+  const byKey = new Map(relayed.seen.map((m) => [m.headers['event_key'], m]));
+  const idOf = (value: Buffer) => value.readUInt32BE(1);
+  for (const m of routed.seen) {
+    const twin = byKey.get(m.headers['event_key'])!;
+    expect(twin).toBeDefined();
+    const eventType = m.headers['event_type']!;
+    expect(m.topic).toBe(viaRouter[eventType]);
+    expect(m.key).toBe(twin.key);
+    expect(m.partition).toBe(twin.partition);
+    // ce_dataschema names each subject's own schema id; every other header is the same, and there are no others.
+    const dataSchema = (id: number) => `${config.registry.url.replace(/\/+$/, '')}/schemas/ids/${id}`;
+    expect(m.headers).toEqual({ ...twin.headers, ce_dataschema: dataSchema(routerIds[eventType]!) });
+    expect(twin.headers['ce_dataschema']).toBe(dataSchema(relayIds[eventType]!));
+    expect(m.value[0]).toBe(0);
+    expect(idOf(m.value)).toBe(routerIds[eventType]);
+    expect(m.value.subarray(5).equals(twin.value.subarray(5))).toBe(true);
+    await expect(registry.decode(m.value)).resolves.toEqual(await registry.decode(twin.value));
+  }
+  // One entity's events in the order written: its offsets grow with its due times.
+  const thrice = routed.seen.filter((m) => m.key === '777').sort((a, b) => (a.offset < b.offset ? -1 : 1));
+  expect(thrice.map((m) => m.headers['event_key'])).toEqual(events.filter((e) => e.entityId === '777').map((e) => e.event.event_key));
+});
+
+test('a kill -9 of Kafka Connect mid-drain loses nothing: duplicates only with the same event_key, each entity in order', async () => {
+  const topics = await newTopics('kill');
+  const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
+  const write = routerWriter(topics, ids);
+  // 400 coupons, each expiring twice (two due times): 800 events, written 100 per transaction.
+  const events = Array.from({ length: 800 }, (_, i) => couponExpiredInsert(String(5_000_000 + (i % 400)), firstDue + Math.floor(i / 400) * 60_000 + i, 5));
+  const read = await readRaw(topics);
+  try {
+    for (let i = 0; i < 400; i += 100) await env.db.transaction((trx) => write(trx, events.slice(i, i + 100)));
+    // Mid-drain: some of the first half out, then Connect dies with no chance to flush offsets.
+    await waitFor('the first events published', async () => (read.seen.length > 0 ? true : undefined), { timeoutMs: 60_000 });
+    process.kill(Number(readFileSync(join(stackHome, 'run/connect.pid'), 'utf8').trim()), 'SIGKILL');
+    for (let i = 400; i < 800; i += 100) await env.db.transaction((trx) => write(trx, events.slice(i, i + 100)));
+    stackUp();
+    await connector.register();
+    const wanted = new Set(events.map((e) => e.event.event_key));
+    await waitFor('every event published', async () => (new Set(read.seen.map((m) => m.headers['event_key'])).size === wanted.size ? true : undefined), { timeoutMs: 120_000 });
+  } finally {
+    await read.stop();
+  }
+  const seenKeys = read.seen.map((m) => m.headers['event_key']!);
+  expect(new Set(seenKeys)).toEqual(new Set(events.map((e) => e.event.event_key)));
+  // A duplicate is a second copy of the same message: same key, same value.
+  const first = new Map<string, Seen>();
+  for (const m of [...read.seen].sort((a, b) => (a.offset < b.offset ? -1 : 1))) {
+    const earlier = first.get(m.headers['event_key']!);
+    if (earlier === undefined) first.set(m.headers['event_key']!, m);
+    else expect({ key: m.key, value: m.value.equals(earlier.value) }).toEqual({ key: earlier.key, value: true });
+  }
+  // Per entity, the first copies in the order written (both of an entity's events share its partition).
+  for (const id of ['5000000', '5000199', '5000399']) {
+    const own = events.filter((e) => e.entityId === id).map((e) => e.event.event_key);
+    const order = own.map((k) => first.get(k)!).sort((a, b) => (a.offset < b.offset ? -1 : 1)).map((m) => m.headers['event_key']);
+    expect(order).toEqual(own);
+  }
+});
