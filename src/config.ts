@@ -122,7 +122,10 @@ const EnvSchema = z.object({
   // event_outbox, which Debezium's Outbox Event Router publishes from the binlog (its connector:
   // `timebucket connector config --outbox`); `relay` writes JSON into the outbox, which the
   // polling relay encodes, sends and marks.
-  TB_PUBLISH_MODE: z.enum(['router', 'relay']).default('relay'),
+  TB_PUBLISH_MODE: z.enum(['router', 'relay']).default('router'),
+  // Router mode: how often each relay process writes a capture probe into each event_outbox
+  // (timebucket_outbox_capture_lag_seconds is the age of the oldest not yet back from Kafka).
+  TB_OUTBOX_PROBE_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   // Rows per relay batch; each loop sends them in requests under 768 KiB (publish/send-chunks.ts).
   TB_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(2_000),
   // How long a relay loop may hold its locked batch waiting on Kafka before the database ends its
@@ -187,7 +190,7 @@ export type Config = Readonly<{
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
   /** concurrency: loops per process; retentionMs: published rows kept this long (0: for ever). */
-  publish: Readonly<{ mode: 'router' | 'relay' }>;
+  publish: Readonly<{ mode: 'router' | 'relay'; probeIntervalMs: number }>;
   relay: Readonly<{ batchSize: number; leaseMs: number; idleMs: number; concurrency: number; retentionMs: number }>;
   scanner: Readonly<{ graceMs: number; intervalMs: number; pageSize: number; maxPagesPerSecond: number }>;
   /** The pause/throttle switches: how often each process polls them. */
@@ -266,7 +269,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
       maxInMemoryPerPartition: e.TB_MAX_IN_MEMORY_PER_PARTITION,
       commitIntervalMs: e.TB_COMMIT_INTERVAL_MS,
     },
-    publish: { mode: e.TB_PUBLISH_MODE },
+    publish: { mode: e.TB_PUBLISH_MODE, probeIntervalMs: e.TB_OUTBOX_PROBE_INTERVAL_MS },
     relay: {
       batchSize: e.TB_RELAY_BATCH_SIZE,
       leaseMs: e.TB_RELAY_LEASE_MS,

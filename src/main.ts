@@ -122,8 +122,11 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
           observer: { deferred: (n) => metrics.outboxDeferred.inc(n), registrationFailed: () => metrics.schemaRegistrationFailures.inc() },
         })
       : undefined;
-    if (outbox !== undefined) stops.push(outbox.stop);
-    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer });
+    if (outbox !== undefined) {
+      stops.push(outbox.stop);
+      metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
+    }
+    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
     const newProducer = () =>

@@ -39,7 +39,10 @@ export type RunFigures = Readonly<{
   exactness: Exactness;
 }>;
 
-export async function readFigures(db: Db, plan: WorkloadPlan, written: WriteReport, outboxIdBefore: number): Promise<RunFigures> {
+/** `decode`: an event value (Confluent-framed Avro) as its fields, through the registry. */
+export type DecodeEvent = (value: Buffer) => Promise<Record<string, unknown>>;
+
+export async function readFigures(db: Db, plan: WorkloadPlan, written: WriteReport, outboxIdBefore: OutboxIds, decode: DecodeEvent): Promise<RunFigures> {
   const delays = new Float64Array(plan.expected.coupon + plan.expected.order);
   let count = 0;
   let first: number | null = null;
@@ -65,7 +68,7 @@ export async function readFigures(db: Db, plan: WorkloadPlan, written: WriteRepo
       transitioned[entity] += rows.length;
     }
   }
-  const exactness = await checkExactness(db, plan, written.ids, transitioned, outboxIdBefore);
+  const exactness = await checkExactness(db, plan, written.ids, transitioned, outboxIdBefore, decode);
   return { transitions: count, delayMs: summarize(delays.subarray(0, Math.min(count, delays.length))), firstTransitionAtMs: first, lastTransitionAtMs: last, exactness };
 }
 
@@ -74,7 +77,8 @@ async function checkExactness(
   plan: WorkloadPlan,
   ids: Readonly<Partial<Record<Entity, IdRange>>>,
   transitioned: Record<Entity, number>,
-  outboxIdBefore: number,
+  outboxIdBefore: OutboxIds,
+  decode: DecodeEvent,
 ): Promise<Exactness> {
   const one = async (sql: string, bindings: unknown[]): Promise<Record<string, number | string | null>> => {
     const [[row]] = (await db.raw(sql, bindings as never)) as [[Record<string, number | string | null>]];
@@ -88,17 +92,36 @@ async function checkExactness(
   const released = Number(
     (await one("SELECT COUNT(*) AS n FROM coupons WHERE id BETWEEN ? AND ? AND user_id = ? AND status = 'ACTIVE' AND locked_order_id IS NULL AND expire_time > ?", [c.min, c.max, plan.tag, new Date(plan.endRefMs)])).n,
   );
-  // The outbox rows written since the run began (a primary-key range), joined to the run's rows.
-  const outboxOf = (entity: Entity) =>
-    one(
+  // The outbox rows written since the run began (a primary-key range of each outbox), joined to
+  // the run's rows: the relay's JSON outbox, and the router's event_outbox (TB_PUBLISH_MODE).
+  const eventTypes: Record<Entity, string> = { coupon: 'COUPON_EXPIRED', order: 'ORDER_CANCELLED' };
+  const outboxOf = async (entity: Entity) => {
+    const relayed = await one(
       `SELECT COUNT(*) AS n, COUNT(DISTINCT o.entity_id) AS d, COALESCE(SUM(JSON_EXTRACT(o.payload, '$.coupon_released') = 'true'), 0) AS r
          FROM outbox o JOIN ${TRANSITION[entity].table} x ON x.id = o.entity_id
         WHERE o.id > ? AND o.entity_type = ? AND x.user_id = ?`,
-      [outboxIdBefore, entity, plan.tag],
+      [outboxIdBefore.outbox, entity, plan.tag],
     );
+    const routed = await one(
+      `SELECT COUNT(*) AS n, COUNT(DISTINCT o.entity_id) AS d
+         FROM event_outbox o JOIN ${TRANSITION[entity].table} x ON x.id = CAST(o.entity_id AS UNSIGNED)
+        WHERE o.id > ? AND o.event_type = ? AND x.user_id = ?`,
+      [outboxIdBefore.eventOutbox, eventTypes[entity], plan.tag],
+    );
+    // coupon_released is inside the Avro value: decoded (orders only; the mixed workload's few).
+    let released = Number(relayed.r);
+    if (entity === 'order' && Number(routed.n) > 0) {
+      const [rows] = (await db.raw(
+        `SELECT o.payload FROM event_outbox o JOIN orders x ON x.id = CAST(o.entity_id AS UNSIGNED) WHERE o.id > ? AND o.event_type = 'ORDER_CANCELLED' AND x.user_id = ?`,
+        [outboxIdBefore.eventOutbox, plan.tag],
+      )) as [Array<{ payload: Buffer }>];
+      for (const r of rows) if ((await decode(r.payload))['coupon_released'] === true) released += 1;
+    }
+    return { n: Number(relayed.n) + Number(routed.n), d: Number(relayed.d) + Number(routed.d), r: released };
+  };
   const [oc, oo] = [await outboxOf('coupon'), await outboxOf('order')];
-  const outbox = { coupon: { rows: Number(oc.n), distinctRows: Number(oc.d) }, order: { rows: Number(oo.n), distinctRows: Number(oo.d) } };
-  const couponReleasedEvents = Number(oo.r);
+  const outbox = { coupon: { rows: oc.n, distinctRows: oc.d }, order: { rows: oo.n, distinctRows: oo.d } };
+  const couponReleasedEvents = oo.r;
   const e = plan.expected;
   const ok =
     transitioned.coupon === e.coupon &&
@@ -113,10 +136,12 @@ async function checkExactness(
   return { ok, expected: e, transitioned, missed, released, outbox, couponReleasedEvents };
 }
 
-/** The outbox's last id before a run: its rows are those after it. */
-export async function lastOutboxId(db: Db): Promise<number> {
-  const [[row]] = (await db.raw('SELECT COALESCE(MAX(id), 0) AS id FROM outbox')) as [[{ id: number | string }]];
-  return Number(row.id);
+/** Each outbox's last id before a run: its rows are those after it. */
+export type OutboxIds = Readonly<{ outbox: number; eventOutbox: number }>;
+
+export async function lastOutboxId(db: Db): Promise<OutboxIds> {
+  const [[row]] = (await db.raw('SELECT (SELECT COALESCE(MAX(id), 0) FROM outbox) AS a, (SELECT COALESCE(MAX(id), 0) FROM event_outbox) AS b')) as [[{ a: number | string; b: number | string }]];
+  return { outbox: Number(row.a), eventOutbox: Number(row.b) };
 }
 
 /**
@@ -125,7 +150,7 @@ export async function lastOutboxId(db: Db): Promise<number> {
  * relay on the captured database published some of them to its own topics. Reads the run's rows
  * once; only asked when the events have stalled.
  */
-export async function allPublished(db: Db, plan: WorkloadPlan, written: WriteReport, outboxIdBefore: number): Promise<boolean> {
+export async function allPublished(db: Db, plan: WorkloadPlan, written: WriteReport, outboxIdBefore: OutboxIds): Promise<boolean> {
   let done = 0;
   let unpublished = 0;
   for (const entity of ['coupon', 'order'] as const) {
@@ -135,7 +160,7 @@ export async function allPublished(db: Db, plan: WorkloadPlan, written: WriteRep
     const [[t]] = (await db.raw(`SELECT COUNT(*) AS n FROM ${table} WHERE id BETWEEN ? AND ? AND user_id = ? AND status = ?`, [range.min, range.max, plan.tag, to])) as [[{ n: number }]];
     const [[u]] = (await db.raw(
       `SELECT COUNT(*) AS n FROM outbox o JOIN ${table} x ON x.id = o.entity_id WHERE o.id > ? AND o.entity_type = ? AND x.user_id = ? AND o.published_at IS NULL`,
-      [outboxIdBefore, entity, plan.tag],
+      [outboxIdBefore.outbox, entity, plan.tag],
     )) as [[{ n: number }]];
     done += Number(t.n);
     unpublished += Number(u.n);

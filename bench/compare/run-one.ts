@@ -19,6 +19,7 @@ import { cpuSeconds, memoryMb } from '../lib/proc';
 import { stackProcesses } from '../lib/stack-processes';
 import type { Contender, RunningContender } from './contender';
 import { allPublished, lastOutboxId, readFigures, RunFigures } from './figures';
+import { createSchemaRegistry } from '../../src/publish/schema-registry';
 import type { BenchParams, WorkloadName } from './params';
 import { RunResult, ProcessFigures, resultOf } from './run-result';
 import { planWorkload, WorkloadPlan, WriteReport } from './workload';
@@ -36,6 +37,8 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
   let plan: WorkloadPlan | undefined;
   let written: WriteReport | undefined;
   const outboxBefore = await lastOutboxId(target.db);
+  const registry = createSchemaRegistry(h.config.registry);
+  const decode = async (value: Buffer) => (await registry.decode(value)) as Record<string, unknown>;
   const stack = stackProcesses();
   const stackCpuBefore = stack.map((p) => cpuSeconds(p.pid));
   try {
@@ -73,13 +76,13 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       notes.push(`the relay also published ${events.foreign} events of rows this run did not write (another writer on ${target.name}, or an older backlog of its outbox): the stream did that work too`);
     }
     await stop();
-    const figures = await readFigures(target.db, plan, written, outboxBefore);
+    const figures = await readFigures(target.db, plan, written, outboxBefore, decode);
     return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events, reads, binlogBytes, processes, notes, error: null });
   } catch (err) {
     log(`${workload} × ${contender.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     const processes = running === undefined ? [] : measureProcesses(running, stack, stackCpuBefore);
     await stop().catch(() => undefined);
-    const figures: RunFigures | null = plan && written ? await readFigures(target.db, plan, written, outboxBefore).catch(() => null) : null;
+    const figures: RunFigures | null = plan && written ? await readFigures(target.db, plan, written, outboxBefore, decode).catch(() => null) : null;
     return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events: running?.events?.() ?? null, reads: null, binlogBytes: null, processes, notes: [], error: err instanceof Error ? err.message : String(err) });
   } finally {
     await stop().catch(() => undefined);

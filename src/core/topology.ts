@@ -201,6 +201,14 @@ export function dlqTopic(topology: Pick<Topology, 'prefix'>): string {
   return `${topology.prefix}.dlq`;
 }
 
+/** Where the outbox router's capture probes go (publish/capture-probe.ts): read by timebucket alone. */
+export function probeTopic(topology: Pick<Topology, 'prefix'>): string {
+  return `${topology.prefix}.outbox-probe`;
+}
+
+/** Probes are only ever read as they arrive: an hour covers any restart of a reader. */
+const PROBE_RETENTION_MS = 3_600_000;
+
 /** Message key = shard; the partition follows from it, so one shard is one partition's work. */
 export function partitionOfShard(shard: number, partitions: number): number {
   return shard % partitions;
@@ -226,6 +234,7 @@ export function declaredTopics(topology: Topology): TopicDeclaration[] {
   }
   topics.push({ topic: dueTopic(topology), partitions: topology.due.partitions, config: topicConfig(topology.replayWindowMs + DAY_MS) });
   topics.push({ topic: dlqTopic(topology), partitions: topology.dlq.partitions, config: topicConfig(topology.dlq.retentionMs) });
+  topics.push({ topic: probeTopic(topology), partitions: 1, config: topicConfig(PROBE_RETENTION_MS) });
   for (const e of topology.events) topics.push({ topic: e.topic, partitions: e.partitions, config: topicConfig(e.retentionMs) });
   return topics;
 }

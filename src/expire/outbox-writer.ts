@@ -28,8 +28,8 @@ export function routerOutbox(encoder: EventEncoder, observer?: Readonly<{ deferr
       else deferred.push(r);
     }
     const inserted = await insertEventOutbox(trx, encoded);
-    if (deferred.length === 0) return inserted;
-    observer?.deferred?.(deferred.length);
-    return inserted + (await insertOutbox(trx, deferred));
+    const relayed = deferred.length === 0 ? 0 : await insertOutbox(trx, deferred);
+    if (deferred.length > 0) observer?.deferred?.(deferred.length);
+    return inserted + relayed;
   };
 }

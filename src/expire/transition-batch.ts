@@ -78,7 +78,7 @@ export class GuardMismatch extends Error {
 export function createTransitionBatches(
   pools: Knex | Readonly<Record<string, Knex>>,
   catalogue: EntityCatalogue,
-  opts: Readonly<{ outbox?: OutboxWriter }> = {},
+  opts: Readonly<{ outbox?: OutboxWriter; onEventsWritten?: (events: number) => void }> = {},
 ): TransitionBatches {
   const outbox = opts.outbox ?? relayOutbox;
   const dbs: Readonly<Record<string, Knex>> = isPool(pools) ? { [MAIN_DATABASE]: pools } : pools;
@@ -94,7 +94,10 @@ export function createTransitionBatches(
       const at = location ?? locationOf(entityOf(catalogue, transition.entity), undefined);
       const c = compiled.get(`${transition.ref}@${at.key}`);
       if (c === undefined) throw new RangeError(`no transition '${transition.ref}' at ${at.key} in ${catalogue.source}`);
-      return runBatch(dbs[at.database]!, c, entries, path, outbox);
+      const { outcome, written } = await runBatch(dbs[at.database]!, c, entries, path, outbox);
+      // After the commit: the events that now exist.
+      if (written > 0) opts.onEventsWritten?.(written);
+      return outcome;
     },
   };
 }
@@ -120,7 +123,7 @@ function compile(catalogue: EntityCatalogue, t: Transition, location: Location):
   };
 }
 
-async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[], path: ExpiryPath, outbox: OutboxWriter): Promise<BatchOutcome> {
+async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[], path: ExpiryPath, outbox: OutboxWriter): Promise<{ outcome: BatchOutcome; written: number }> {
   const t = c.transition;
   return db.transaction(async (trx) => {
     const rows = await c.lock.run(trx, [...new Set(entries.map((e) => e.id))]);
@@ -136,7 +139,7 @@ async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[
       await fx.apply.run(trx, held.map((r) => r.id), dbNowMs);
       touched.push(new Set(held.map((r) => r.owner)));
     }
-    await outbox(
+    const written = await outbox(
       trx,
       plan.due.map((r) => ({
         event: c.event({ id: r.id, status: r.status, dueAtMs: r.expireAtMs, columns: r.columns }, { occurredAtMs: dbNowMs, path, effects: touched.map((s) => s.has(r.id)) }),
@@ -144,6 +147,6 @@ async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[
         entityId: r.id,
       })),
     );
-    return outcomeOf(plan, dbNowMs);
+    return { outcome: outcomeOf(plan, dbNowMs), written };
   });
 }

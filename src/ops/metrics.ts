@@ -32,6 +32,8 @@ export function createMetrics(opts: { entities: readonly string[]; registry?: Re
     }));
   let controlSource: ControlSource | undefined;
   let cdcLagSource: (() => number) | undefined;
+  let captureLagSource: (() => Readonly<Record<string, number>>) | undefined;
+  let missingSchemaIdsSource: (() => number) | undefined;
   const holdGauge = (name: string, help: string, pick: (s: ReturnType<HoldStatsSource>) => number) =>
     new Gauge({
       name,
@@ -144,10 +146,37 @@ export function createMetrics(opts: { entities: readonly string[]; registry?: Re
     ),
     outboxPublished: new Counter({ name: 'timebucket_outbox_published_total', help: 'Outbox rows published to event topics', registers }),
     outboxPoison: new Counter({ name: 'timebucket_outbox_poison_total', help: 'Outbox rows moved to outbox_poison because they cannot be encoded', registers }),
+    captureLag: new Gauge({
+      name: 'timebucket_outbox_capture_lag_seconds',
+      help: 'Router mode: age of the oldest capture probe written into event_outbox and not yet back from Kafka (0: none pending), per database',
+      labelNames: ['database'] as const,
+      registers,
+      collect() {
+        for (const [database, seconds] of Object.entries(captureLagSource?.() ?? {})) this.set({ database }, seconds);
+      },
+    }),
+    captureProbeFailures: new Counter({
+      name: 'timebucket_outbox_capture_probe_failures_total',
+      help: 'Capture probes that could not be written (the database refused or was down)',
+      registers,
+    }),
+    eventsWritten: new Counter({
+      name: 'timebucket_events_written_total',
+      help: 'Events the transitions of this process wrote into an outbox (in router mode Connect publishes them from the binlog)',
+      registers,
+    }),
     outboxDeferred: new Counter({
       name: 'timebucket_outbox_deferred_total',
       help: 'Events written to the relay outbox in router mode: no schema id yet (registry down at a first start), or rejected by their schema',
       registers,
+    }),
+    missingSchemaIds: new Gauge({
+      name: 'timebucket_event_schema_ids_missing',
+      help: 'Router mode: event types this process cannot encode yet for want of a schema id (their events go to the relay outbox); 0 when every one is known',
+      registers,
+      collect() {
+        if (missingSchemaIdsSource) this.set(missingSchemaIdsSource());
+      },
     }),
     schemaRegistrationFailures: new Counter({
       name: 'timebucket_schema_registration_failures_total',
@@ -226,6 +255,14 @@ export function createMetrics(opts: { entities: readonly string[]; registry?: Re
     /** Registers the repartitioner's CDC lag for timebucket_cdc_lag_messages. */
     trackCdcLag(source: () => number): void {
       cdcLagSource = source;
+    },
+    /** Registers the event encoder's count of event types without a schema id. */
+    trackMissingSchemaIds(source: () => number): void {
+      missingSchemaIdsSource = source;
+    },
+    /** Registers the capture probe's lag per database for timebucket_outbox_capture_lag_seconds. */
+    trackCaptureLag(source: () => Readonly<Record<string, number>>): void {
+      captureLagSource = source;
     },
     trackOutbox(source: OutboxBacklogSource): void {
       outboxSource = source;

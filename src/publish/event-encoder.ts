@@ -38,6 +38,8 @@ export type EventEncoder = Readonly<{
   setSchemaIds: (ids: SchemaIds) => void;
   /** Whether every event type has a schema id. */
   complete: () => boolean;
+  /** How many event types have none yet (their events go to the relay's outbox). */
+  missing: () => number;
   encode: (event: EventPayload, entityId: string) => EncodeResult;
 }>;
 
@@ -64,6 +66,7 @@ export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; 
       }
     },
     complete: () => [...prepared.values()].every((p) => p.frame !== undefined),
+    missing: () => [...prepared.values()].filter((p) => p.frame === undefined).length,
     encode(event, entityId) {
       const p = prepared.get(event.event_type);
       if (p === undefined) return { ok: false, reason: `unknown event type '${event.event_type}'` };

@@ -13,7 +13,8 @@ import { relayOutbox, routerOutbox, type OutboxWriter } from '../expire/outbox-w
 import { startEventEncoding } from './schema-id-source';
 import type { EventTables } from './schemas';
 
-export type OpenedOutboxWriter = Readonly<{ writer: OutboxWriter; stop: () => Promise<void> }>;
+/** `missingSchemaIds`: event types the router cannot encode yet (always 0 in relay mode). */
+export type OpenedOutboxWriter = Readonly<{ writer: OutboxWriter; missingSchemaIds: () => number; stop: () => Promise<void> }>;
 
 export async function openOutboxWriter(ctx: Readonly<{
   config: Pick<Config, 'publish' | 'registry'>;
@@ -25,7 +26,7 @@ export async function openOutboxWriter(ctx: Readonly<{
   logger: Logger;
   observer?: Partial<{ deferred: (rows: number) => void; registrationFailed: () => void }>;
 }>): Promise<OpenedOutboxWriter> {
-  if (ctx.config.publish.mode === 'relay') return { writer: relayOutbox, stop: async () => undefined };
+  if (ctx.config.publish.mode === 'relay') return { writer: relayOutbox, missingSchemaIds: () => 0, stop: async () => undefined };
   const encoding = await startEventEncoding({
     config: ctx.config,
     catalogue: ctx.catalogue,
@@ -35,5 +36,5 @@ export async function openOutboxWriter(ctx: Readonly<{
     logger: ctx.logger,
     onFailure: ctx.observer?.registrationFailed,
   });
-  return { writer: routerOutbox(encoding.encoder, { deferred: ctx.observer?.deferred }), stop: encoding.stop };
+  return { writer: routerOutbox(encoding.encoder, { deferred: ctx.observer?.deferred }), missingSchemaIds: encoding.encoder.missing, stop: encoding.stop };
 }

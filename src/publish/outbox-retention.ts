@@ -20,10 +20,15 @@ import type { Lifecycle } from '../core/lifecycle';
 import { backoffMs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
-import { PurgeCursor, purgeCutoff, purgePublishedPage } from './sql/purge-published-outbox';
+import { purgeCutoff, purgePublishedPage, type PurgeCursor, type PurgePage } from './sql/purge-published-outbox';
 
-export type OutboxRetentionOptions = Readonly<{
+/** One page of a pass after a cursor of the page function's own (null: the first page). */
+export type PurgePageFn<C> = (db: Knex, cutoff: Date, after: C | null, limit: number) => Promise<PurgePage<C>>;
+
+export type OutboxRetentionOptions<C = PurgeCursor> = Readonly<{
   db: Knex;
+  /** Which table's rows go: the relay outbox's published rows (default), or event_outbox's old ones. */
+  purgePage?: PurgePageFn<C>;
   /** Rows published longer ago than this are deleted (the caller starts no retention for "keep"). */
   retentionMs: number;
   /** Rows per page (one DELETE). */
@@ -39,14 +44,14 @@ export type OutboxRetentionOptions = Readonly<{
   maxBackoffMs?: number;
 }>;
 
-export class OutboxRetention {
+export class OutboxRetention<C = PurgeCursor> {
   private state: Exclude<Lifecycle, 'FAILED'> = 'NEW';
   private loopDone: Promise<void> = Promise.resolve();
   private readonly sleeps = new WakeableSleeps();
   private purgedRows = 0;
   private readonly log: Logger;
 
-  constructor(private readonly opts: OutboxRetentionOptions) {
+  constructor(private readonly opts: OutboxRetentionOptions<C>) {
     this.log = opts.logger.child({ component: 'outbox-retention' });
     const problems = [
       Number.isInteger(opts.retentionMs) && opts.retentionMs >= 1 ? null : 'retentionMs: an integer >= 1',
@@ -84,10 +89,12 @@ export class OutboxRetention {
   /** One whole pass (for tests and tooling): returns the rows deleted. Errors are thrown. */
   async purgeOnce(): Promise<number> {
     const cutoff = await purgeCutoff(this.opts.db, this.opts.retentionMs);
-    let cursor: PurgeCursor | null = null;
+    // Without a page function C is PurgeCursor, the default's own cursor.
+    const purgePage = this.opts.purgePage ?? (purgePublishedPage as unknown as PurgePageFn<C>);
+    let cursor: C | null = null;
     let deleted = 0;
     for (;;) {
-      const page = await purgePublishedPage(this.opts.db, cutoff, cursor, this.opts.batchSize);
+      const page = await purgePage(this.opts.db, cutoff, cursor, this.opts.batchSize);
       deleted += page.deleted;
       this.purgedRows += page.deleted;
       if (page.deleted > 0) this.opts.observer?.purged?.(page.deleted);

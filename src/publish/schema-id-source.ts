@@ -3,7 +3,7 @@
  * start-up dependency of transitions.
  *
  * At start: the ids saved by the last successful registration (event_schema_ids, on the main
- * database, keyed by event type, the schema text's SHA-256 and the registry) are handed to the
+ * database, keyed by registry, subject and the schema text's SHA-256) are handed to the
  * encoder, then the schemas are registered (idempotent: the same schema gets the same id) and
  * the ids saved again. When the registry cannot be reached, or refuses the registration (a
  * read-only registry), the registration is retried in the background with backoff; meanwhile
@@ -24,7 +24,7 @@ import type { Logger } from '../ops/logger';
 import { createEventEncoder, type EventEncoder } from './event-encoder';
 import { dataSchemaUri } from './event-headers';
 import { createSchemaRegistry } from './schema-registry';
-import { eventSchemas, registerEventSchemas, type EventTables, type SchemaIds } from './schemas';
+import { eventSchemas, registerEventSchemas, subjectFor, type EventTables, type SchemaIds } from './schemas';
 
 const REGISTRY_BACKOFF: Backoff = { baseMs: 500, maxMs: 10_000 };
 
@@ -37,24 +37,30 @@ function registryKey(registryUrl: string): string {
   return dataSchemaUri(registryUrl, 0).replace(/\/schemas\/ids\/0$/, '');
 }
 
-export async function readSavedSchemaIds(db: Knex, registryUrl: string, texts: Readonly<Record<string, string>>): Promise<SchemaIds> {
-  const wanted = Object.entries(texts).map(([type, text]) => ({ type, fingerprint: schemaFingerprint(text) }));
+/** The saved id of each event's schema under its subject (`<topic>-value`), where there is one. */
+export async function readSavedSchemaIds(db: Knex, registryUrl: string, topics: EventTopics, texts: Readonly<Record<string, string>>): Promise<SchemaIds> {
+  const wanted = Object.entries(texts).flatMap(([type, text]) => (topics[type] === undefined ? [] : [{ type, subject: subjectFor(topics[type]!), fingerprint: schemaFingerprint(text) }]));
   if (wanted.length === 0) return {};
   const [rows] = (await db.raw(
-    `SELECT event_type, fingerprint, schema_id FROM event_schema_ids WHERE registry = ? AND (event_type, fingerprint) IN (${wanted.map(() => '(?, ?)').join(', ')})`,
-    [registryKey(registryUrl), ...wanted.flatMap((w) => [w.type, w.fingerprint])],
-  )) as [Array<{ event_type: string; schema_id: number }>];
-  return Object.fromEntries(rows.map((r) => [r.event_type, Number(r.schema_id)]));
+    `SELECT subject, fingerprint, schema_id FROM event_schema_ids WHERE registry = ? AND (subject, fingerprint) IN (${wanted.map(() => '(?, ?)').join(', ')})`,
+    [registryKey(registryUrl), ...wanted.flatMap((w) => [w.subject, w.fingerprint])],
+  )) as [Array<{ subject: string; fingerprint: string; schema_id: number }>];
+  const ids: Record<string, number> = {};
+  for (const w of wanted) {
+    const row = rows.find((r) => r.subject === w.subject && r.fingerprint === w.fingerprint);
+    if (row !== undefined) ids[w.type] = Number(row.schema_id);
+  }
+  return ids;
 }
 
 /** Upsert (VALUES() reads the same on MySQL 8 and MariaDB). */
-export async function saveSchemaIds(db: Knex, registryUrl: string, texts: Readonly<Record<string, string>>, ids: SchemaIds): Promise<void> {
-  const rows = Object.entries(ids).filter(([type]) => texts[type] !== undefined);
+export async function saveSchemaIds(db: Knex, registryUrl: string, topics: EventTopics, texts: Readonly<Record<string, string>>, ids: SchemaIds): Promise<void> {
+  const rows = Object.entries(ids).filter(([type]) => texts[type] !== undefined && topics[type] !== undefined);
   if (rows.length === 0) return;
   await db.raw(
-    `INSERT INTO event_schema_ids (event_type, fingerprint, registry, schema_id) VALUES ${rows.map(() => '(?, ?, ?, ?)').join(', ')}
-     ON DUPLICATE KEY UPDATE schema_id = VALUES(schema_id), registered_at = CURRENT_TIMESTAMP(3)`,
-    rows.flatMap(([type, id]) => [type, schemaFingerprint(texts[type]!), registryKey(registryUrl), id]),
+    `INSERT INTO event_schema_ids (registry, subject, fingerprint, event_type, schema_id) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}
+     ON DUPLICATE KEY UPDATE schema_id = VALUES(schema_id), event_type = VALUES(event_type), registered_at = CURRENT_TIMESTAMP(3)`,
+    rows.flatMap(([type, id]) => [registryKey(registryUrl), subjectFor(topics[type]!), schemaFingerprint(texts[type]!), type, id]),
   );
 }
 
@@ -74,11 +80,11 @@ export async function startEventEncoding(ctx: Readonly<{
   const logger = ctx.logger.child({ component: 'event-encoding' });
   const texts = eventSchemas(ctx.catalogue, ctx.tables);
   const encoder = createEventEncoder({ catalogue: ctx.catalogue, topics: ctx.topics, schemaTexts: texts, registryUrl: ctx.config.registry.url });
-  encoder.setSchemaIds(await readSavedSchemaIds(ctx.db, ctx.config.registry.url, texts));
+  encoder.setSchemaIds(await readSavedSchemaIds(ctx.db, ctx.config.registry.url, ctx.topics, texts));
   const registry = createSchemaRegistry(ctx.config.registry);
   const register = async () => {
     const ids = await registerEventSchemas(registry, ctx.catalogue, ctx.topics, { registry: ctx.config.registry, tables: ctx.tables });
-    await saveSchemaIds(ctx.db, ctx.config.registry.url, texts, ids);
+    await saveSchemaIds(ctx.db, ctx.config.registry.url, ctx.topics, texts, ids);
     encoder.setSchemaIds(ids);
   };
   try {

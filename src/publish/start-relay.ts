@@ -16,6 +16,7 @@
  * is sent again (seen in CI as duplicate events). One loop awaits each send, so its own
  * sequences stay in order.
  */
+import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { GuardedProducer } from '../kafka/guarded-producer';
 import type { Config } from '../config';
@@ -32,6 +33,9 @@ import { OutboxRelay } from './outbox-relay';
 import { idleHoldVariableOf } from './sql/lock-outbox-batch';
 import { serverFlavour } from '../db/server-flavour';
 import { OutboxRetention } from './outbox-retention';
+import { purgeEventOutboxPage } from './sql/purge-event-outbox';
+import { CaptureProbe } from './capture-probe';
+import { probeTopic } from '../core/topology';
 import type { Metrics } from '../ops/metrics';
 
 // Retention pages: 1000 rows are one short DELETE; the pause keeps a day's worth of a hot minute
@@ -51,6 +55,8 @@ export async function startRelay(ctx: {
   tables?: EventTables;
   /** A pool per database (config.databases): each one's outbox is relayed. */
   dbs: Readonly<Record<string, Knex>>;
+  /** For the capture probe's consumer (router mode). */
+  kafka: Pick<Kafka, 'consumer'>;
   /** A new producer (idempotent, guarded) for each relay loop; the relay connects and closes it. */
   newProducer: () => GuardedProducer;
   clock: Clock;
@@ -79,16 +85,64 @@ export async function startRelay(ctx: {
   // A schema that does not fit, or a registry that refuses us (401), stops start-up here, named,
   // as a misconfiguration should. A registry that cannot be reached only holds publishing: the
   // other roles of the process (expiries, the cascader, the scanner) start and run without it.
+  // Router mode: event_outbox's retention, by age alone, and the capture probe need no registry.
+  const eventRetentions = startEventOutboxRetention(ctx, logger);
+  const probe = await startCaptureProbe(ctx, logger);
+  const withRetentions = (stop: () => Promise<void>) => async () => {
+    await Promise.all([stop(), ...eventRetentions.map((r) => r.stop()), probe?.stop()]);
+  };
   let schemaIds: SchemaIds;
   try {
     schemaIds = await register();
   } catch (err) {
-    if (classifyFailure(err) !== 'retriable') throw err;
+    if (classifyFailure(err) !== 'retriable') {
+      await Promise.all([...eventRetentions.map((r) => r.stop()), probe?.stop()]);
+      throw err;
+    }
     logger.warn({ err }, 'the schema registry cannot be reached: publishing waits for it (transitions go on; their events wait in the outbox)');
     ctx.metrics.relayFailures.inc();
-    return startLater(ctx, logger, register, startAll);
+    return withRetentions(startLater(ctx, logger, register, startAll));
   }
-  return startAll(schemaIds);
+  return withRetentions(await startAll(schemaIds));
+}
+
+/** In router mode, the capture probe over every database's event_outbox, its lag a gauge. */
+async function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: Logger): Promise<CaptureProbe | undefined> {
+  if (ctx.config.publish.mode !== 'router') return undefined;
+  const probe = new CaptureProbe({
+    dbs: ctx.dbs,
+    topic: probeTopic(ctx.topology),
+    // A group per process: each process sees every probe and tracks its own.
+    consumer: ctx.kafka.consumer({ groupId: `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`, maxWaitTimeInMs: 250 }),
+    intervalMs: ctx.config.publish.probeIntervalMs,
+    clock: ctx.clock,
+    logger,
+    onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
+  });
+  await probe.start();
+  ctx.metrics.trackCaptureLag(() => probe.lagSeconds());
+  return probe;
+}
+
+/** In router mode, each database's event_outbox loses its rows older than TB_OUTBOX_RETENTION_MS. */
+function startEventOutboxRetention(ctx: Parameters<typeof startRelay>[0], logger: Logger): Array<OutboxRetention<{ id: string }>> {
+  const { relay: cfg } = ctx.config;
+  if (ctx.config.publish.mode !== 'router' || cfg.retentionMs === 0) return [];
+  const retentions = Object.entries(ctx.dbs).map(
+    ([name, db]) =>
+      new OutboxRetention({
+        db,
+        purgePage: purgeEventOutboxPage,
+        retentionMs: cfg.retentionMs,
+        batchSize: RETENTION_BATCH_SIZE,
+        pauseMs: RETENTION_PAUSE_MS,
+        intervalMs: RETENTION_INTERVAL_MS,
+        logger: logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }),
+        observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows) },
+      }),
+  );
+  for (const r of retentions) r.start();
+  return retentions;
 }
 
 /** Registration retried with backoff until it succeeds (or stop), then the relay loops started. */

@@ -1,18 +1,26 @@
-# Kafka Connect (standalone) running Debezium's MariaDB connector. The connector's configuration
-# is the one `timebucket connector config` generates from the entities file (TB_ENTITIES), put
-# through the REST API as a deployment on distributed Connect would: a standalone worker keeps no
-# connector configuration across restarts, so every start registers it again (its offsets and
-# schema history are in files under data/connect and survive).
+# Kafka Connect (standalone) running Debezium's MariaDB connector twice: the CDC connector of the
+# mapped tables, and the outbox connector that publishes event_outbox through Debezium's Outbox
+# Event Router. Their configurations are the ones `timebucket connector config [--outbox]`
+# generates from the entities file (TB_ENTITIES), put through the REST API as a deployment on
+# distributed Connect would: a standalone worker keeps no connector configuration across
+# restarts, so every start registers them again (their offsets and schema histories are in files
+# under data/connect and survive).
 
 CONNECTOR_NAME=timebucket-cdc
+OUTBOX_CONNECTOR_NAME=timebucket-outbox
+CONNECTOR_NAMES=("$CONNECTOR_NAME" "$OUTBOX_CONNECTOR_NAME")
 
 connect_api() { curl -fsS --max-time 5 "http://127.0.0.1:$TB_CONNECT_PORT$1"; }
 
-# Healthy = the worker's REST API answers and both the connector and its task are RUNNING.
-connect_healthy() {
+# Healthy = the worker's REST API answers and each connector and its task are RUNNING.
+connector_healthy() {
   local status
-  status=$(connect_api "/connectors/$CONNECTOR_NAME/status" 2>/dev/null) || return 1
+  status=$(connect_api "/connectors/$1/status" 2>/dev/null) || return 1
   [[ $(grep -o '"state":"RUNNING"' <<<"$status" | wc -l) -ge 2 ]]
+}
+connect_healthy() {
+  local name
+  for name in "${CONNECTOR_NAMES[@]}"; do connector_healthy "$name" || return 1; done
 }
 
 connect_start() {
@@ -31,37 +39,45 @@ connect_start() {
 
 connect_rest_up() { connect_api / >/dev/null 2>&1; }
 
-# The generated configuration: the CLI must be built (make stack-up builds it first).
+# The generated configuration of connector $1: the CLI must be built (make stack-up builds it first).
 connector_config() {
   [[ -f "$TB_ROOT/dist/cli/main.js" ]] || die "dist/cli/main.js is missing: run 'make build' (make stack-up does) before starting Connect"
-  (cd "$TB_ROOT" && TB_LOG_LEVEL=warn node dist/cli/main.js connector config --config-only --flavour mariadb --server-id 184054 \
-    --history "file:$TB_STACK_HOME/data/connect/schema-history.dat" --replication-factor "$TB_KAFKA_REPLICATION_FACTOR" \
+  local kind=() server_id=184054 history=schema-history.dat
+  if [[ $1 == "$OUTBOX_CONNECTOR_NAME" ]]; then kind=(--outbox); server_id=184154; history=outbox-schema-history.dat; fi
+  (cd "$TB_ROOT" && TB_LOG_LEVEL=warn node dist/cli/main.js connector config "${kind[@]}" --config-only --flavour mariadb --server-id "$server_id" \
+    --history "file:$TB_STACK_HOME/data/connect/$history" --replication-factor "$TB_KAFKA_REPLICATION_FACTOR" \
     --db-user "$TB_CDC_USER" --db-password "$TB_CDC_PASSWORD")
 }
 
 # PUT is create-or-update: the same call on every start.
 connect_register() {
-  local config
-  config=$(connector_config) || die "timebucket connector config failed"
-  printf '%s' "$config" >"$TB_STACK_HOME/conf/connector-$CONNECTOR_NAME.json"
-  curl -fsS --max-time 120 -X PUT -H 'Content-Type: application/json' --data-binary "@$TB_STACK_HOME/conf/connector-$CONNECTOR_NAME.json" \
-    "http://127.0.0.1:$TB_CONNECT_PORT/connectors/$CONNECTOR_NAME/config" >/dev/null || die "registering connector $CONNECTOR_NAME failed"
+  local name config
+  for name in "${CONNECTOR_NAMES[@]}"; do
+    connector_healthy "$name" && continue
+    config=$(connector_config "$name") || die "timebucket connector config failed"
+    printf '%s' "$config" >"$TB_STACK_HOME/conf/connector-$name.json"
+    curl -fsS --max-time 120 -X PUT -H 'Content-Type: application/json' --data-binary "@$TB_STACK_HOME/conf/connector-$name.json" \
+      "http://127.0.0.1:$TB_CONNECT_PORT/connectors/$name/config" >/dev/null || die "registering connector $name failed"
+  done
 }
 
 connect_wait() {
   wait_until connect "$TB_START_TIMEOUT_SECONDS" connect_rest_up
   connect_healthy || connect_register
   wait_until connect "$TB_START_TIMEOUT_SECONDS" connect_healthy
-  log "connect up, connector $CONNECTOR_NAME RUNNING"
+  log "connect up, connectors ${CONNECTOR_NAMES[*]} RUNNING"
 }
 
 connect_stop() { stop_component connect; }
 
 connect_status() {
   if is_running connect && connect_healthy; then
-    echo "connect   up    127.0.0.1:$TB_CONNECT_PORT connector $CONNECTOR_NAME RUNNING"
+    echo "connect   up    127.0.0.1:$TB_CONNECT_PORT connectors ${CONNECTOR_NAMES[*]} RUNNING"
   elif is_running connect; then
-    echo "connect   degraded: $(connect_api "/connectors/$CONNECTOR_NAME/status" 2>&1 | head -c 400)"
+    local name
+    for name in "${CONNECTOR_NAMES[@]}"; do
+      connector_healthy "$name" || echo "connect   degraded: $(connect_api "/connectors/$name/status" 2>&1 | head -c 400)"
+    done
   else
     echo "connect   down"
   fi

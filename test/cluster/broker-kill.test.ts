@@ -12,6 +12,8 @@ import { createKafka } from '../../src/kafka/client';
 import { dueTopic, ringTopic } from '../../src/core/topology';
 import type { Running } from '../../src/main';
 import { config as baseConfig, logger } from '../support/stack';
+import { collectEvents } from '../support/events';
+import { outboxKeys } from '../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../support/pipeline';
 import { killKafkaNode, stackUp } from '../support/stack-control';
 import { waitFor } from '../support/wait-for';
@@ -80,21 +82,22 @@ test('a broker killed with kill -9 mid-flow and brought back: nothing lost, noth
   ];
   expect(early).toEqual([]);
   const total = couponIds.length + orderIds.length;
-  await waitFor(
-    'every event published',
-    async () => {
-      const [o] = await db('outbox')
-        .where((q) => q.where({ entity_type: 'coupon' }).whereIn('entity_id', couponIds).orWhere((q2) => q2.where({ entity_type: 'order' }).whereIn('entity_id', orderIds)))
-        .whereNotNull('published_at')
-        .count({ n: '*' });
-      return Number(o!.n) === total ? true : undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 500 },
-  );
-  const [rows] = await db('outbox')
-    .where((q) => q.where({ entity_type: 'coupon' }).whereIn('entity_id', couponIds).orWhere((q2) => q2.where({ entity_type: 'order' }).whereIn('entity_id', orderIds)))
-    .count({ n: '*' });
-  expect(Number(rows!.n)).toBe(total);
+  const keys = [
+    ...(await outboxKeys(db, pipeline.catalogue, { entity: 'coupon', ids: couponIds })),
+    ...(await outboxKeys(db, pipeline.catalogue, { entity: 'order', ids: orderIds })),
+  ];
+  expect(keys).toHaveLength(total);
+  expect(new Set(keys).size).toBe(total);
+  const wanted = new Set(keys);
+  const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  try {
+    await waitFor('every event published', async () => (new Set(events.events.map((e) => e.headers['event_key']).filter((k) => wanted.has(k!))).size === total ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
+  } finally {
+    await events.stop();
+  }
   await waitFor('the pipeline to be healthy', () => (running.health().ok ? true : undefined), { timeoutMs: 30_000, intervalMs: 500 });
   // Longer than its bounded waits together, so a run that hangs fails on the wait that did,
   // named, rather than on the per-test cap.

@@ -124,12 +124,13 @@ describe('Deployments', () => {
     // The overlay's image, pinned to a version.
     expect(c!.image).toMatch(/^[\w./-]+:\d+\.\d+\.\d+$/);
     // Settings from the generated ConfigMap (its hashed name: a change rolls the pods), secrets by reference.
-    // Kafka's SASL credentials for every role; the registry's for the publisher (its relay) alone.
+    // Kafka's SASL credentials for every role; the registry's for the roles that encode events
+    // (the expirer and the scanner, router mode) or publish them (the relay).
     expect(c!.envFrom).toEqual([
       { configMapRef: { name: configMap('timebucket-config').metadata.name } },
       { secretRef: { name: 'timebucket-db' } },
       { secretRef: { name: 'timebucket-kafka', optional: true } },
-      ...(c!.args!.at(-1)!.includes('relay') ? [{ secretRef: { name: 'timebucket-registry', optional: true } }] : []),
+      ...(/relay|expirer|scanner/.test(c!.args!.at(-1)!) ? [{ secretRef: { name: 'timebucket-registry', optional: true } }] : []),
     ]);
     expect(configMap('timebucket-config').metadata.name).toMatch(/^timebucket-config-[a-z0-9]{10}$/);
     // The heap is capped below the memory limit.

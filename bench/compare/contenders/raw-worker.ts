@@ -15,13 +15,19 @@ import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { loadEntities } from '../../../src/ops/load-entities';
+import { loadTopology } from '../../../src/ops/load-topology';
+import { createLogger } from '../../../src/ops/logger';
+import { readEntitySchema } from '../../../src/db/check-entity-schema';
+import { openOutboxWriter } from '../../../src/publish/open-outbox-writer';
 import type { Entity } from '../workload';
 import type { RowsMessage, WorkerMessage } from './worker-messages';
 
 const config = loadConfig(process.env);
 const db = createDb(config.db);
 const catalogue = loadEntities(config.entitiesPath);
-const batches = createTransitionBatches(db, catalogue);
+// The events go where the stream's would (TB_PUBLISH_MODE): in router mode encoded into
+// event_outbox, the same statements; this database has no connector, so nothing publishes them.
+let batches: ReturnType<typeof createTransitionBatches> | undefined;
 const transitions = { coupon: transitionOf(catalogue, 'coupon', 'expired'), order: transitionOf(catalogue, 'order', 'cancelled') } as const;
 const { batchSize, concurrency } = config.expirer;
 const send = (m: WorkerMessage) => process.send!(m);
@@ -78,7 +84,7 @@ function wakeAtNextDue(now: number): void {
 
 async function run(entity: Entity, batch: ScheduledEntry[]): Promise<void> {
   try {
-    const outcome = await batches.run(transitions[entity], batch, 'stream');
+    const outcome = await batches!.run(transitions[entity], batch, 'stream');
     transitioned += outcome.transitioned.length;
     send({ type: 'progress', transitioned });
     for (const { entry, retryInMs } of outcome.notYetDue) setTimeout(() => requeue(entity, [entry]), retryInMs);
@@ -104,8 +110,14 @@ process.on('message', (m: RowsMessage) => {
 process.on('disconnect', () => void db.destroy().finally(() => process.exit(0)));
 process.on('SIGTERM', () => void db.destroy().finally(() => process.exit(0)));
 
-void db
-  .raw('SELECT 1')
+async function open(): Promise<void> {
+  const tables = config.publish.mode === 'router' ? await readEntitySchema({ main: db }, catalogue) : undefined;
+  const logger = createLogger('warn');
+  const outbox = await openOutboxWriter({ config, catalogue, topology: loadTopology(config.topologyPath), tables, db, logger });
+  batches = createTransitionBatches(db, catalogue, { outbox: outbox.writer });
+}
+
+void open()
   .then(() => send({ type: 'ready' }))
   .catch((err: unknown) => {
     process.stderr.write(`raw: no database: ${String(err)}\n`);

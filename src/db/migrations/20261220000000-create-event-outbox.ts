@@ -13,8 +13,8 @@
  * - Rows leave by retention (publish/sql/purge-event-outbox.ts), by primary key: the binlog, not
  *   the table, is what the router reads, so a purged row has been captured or is still in the log.
  *
- * event_schema_ids: the registry's schema id of each event schema (by its SHA-256), as the last
- * successful registration found it, so a process can encode events while the registry is down.
+ * event_schema_ids: the registry's schema id of each event schema (by registry, subject and the
+ * schema text's SHA-256), as the last successful registration found it, so a process can encode events while the registry is down.
  */
 import type { Knex } from 'knex';
 
@@ -33,13 +33,15 @@ export async function up(knex: Knex): Promise<void> {
     t.specificType('payload', 'MEDIUMBLOB').notNullable();
     t.specificType('created_at', 'DATETIME(3)').notNullable().defaultTo(knex.raw('CURRENT_TIMESTAMP(3)'));
   });
+  // By registry, subject and schema: some registries number a schema per subject.
   await knex.schema.createTable('event_schema_ids', (t) => {
-    t.string('event_type', 32).notNullable();
-    t.specificType('fingerprint', 'CHAR(64)').notNullable();
     t.string('registry', 255).notNullable();
+    t.string('subject', 255).notNullable();
+    t.specificType('fingerprint', 'CHAR(64)').notNullable();
+    t.string('event_type', 32).notNullable();
     t.integer('schema_id').unsigned().notNullable();
     t.specificType('registered_at', 'DATETIME(3)').notNullable().defaultTo(knex.raw('CURRENT_TIMESTAMP(3)'));
-    t.primary(['event_type', 'fingerprint', 'registry']);
+    t.primary(['registry', 'subject', 'fingerprint']);
   });
 }
 

@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import { bigintString } from '../../db/bigint-string';
 
 export type PurgeCursor = Readonly<{ publishedAt: Date; id: string }>;
-export type PurgePage = Readonly<{ deleted: number; next: PurgeCursor | null; full: boolean }>;
+export type PurgePage<C = PurgeCursor> = Readonly<{ deleted: number; next: C | null; full: boolean }>;
 
 /** The page read after a cursor (EXPLAIN checks its plan in tests); bindings: cutoff, cursor ×3, limit. */
 export function purgePageSql(afterCursor: boolean): string {

@@ -18,6 +18,7 @@ import { systemClock } from '../../../src/core/clock';
 import { createKafka } from '../../../src/kafka/client';
 import { appendBudgetMs, sendRouted } from '../../../src/kafka/send-routed';
 import { config as baseConfig, logger, testLogFile } from '../../support/stack';
+import { outboxCount } from '../../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { CliRun, freePort, spawnCli } from '../../support/cli';
@@ -188,7 +189,7 @@ test('pause holds every due coupon on both instances while orders cancel; resume
   const keys = ((await db('coupons').whereIn('id', coupons).select('id', 'expire_time')) as Array<{ id: number; expire_time: Date }>).map(
     (c) => `coupon-expired-${c.id}-${c.expire_time.getTime()}`,
   );
-  expect(Number((await db('outbox').whereIn('event_key', keys).count({ n: '*' }))[0]!.n)).toBe(coupons.length);
+  expect(await outboxCount(db, pipeline.catalogue, { keys })).toEqual({ rows: coupons.length, keys: coupons.length });
   await waitFor('the transitions counted', async () => ((await sum('timebucket_transitions_total', { entity: 'coupon' })) - couponTransitionsBefore >= coupons.length ? true : undefined), {
     timeoutMs: 10_000,
     intervalMs: 200,

@@ -7,6 +7,7 @@
  */
 import { config, uniqueName } from '../../support/stack';
 import { createDb, Db } from '../../../src/db/knex';
+import { collectEvents } from '../../support/events';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { CliRun, freePort, killRunning, outputLines, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
@@ -48,7 +49,12 @@ test('migrate as the owner grants the service account; run as it expires a coupo
 
   const [id] = await owner('coupons').insert({ user_id: 7, status: 'ACTIVE', expire_time: owner.raw('NOW(3) + INTERVAL 2 SECOND') });
   await waitFor('the coupon to expire, by the service account', async () => ((await owner('coupons').where({ id }).first())?.status === 'EXPIRED' ? true : undefined), { timeoutMs: 60_000 });
-  await waitFor('its event to be published', async () => ((await owner('outbox').where({ entity_type: 'coupon', entity_id: String(id) }).whereNotNull('published_at').first()) ? true : undefined), { timeoutMs: 30_000 });
+  const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  try {
+    await waitFor('its event to be published', async () => (events.events.some((e) => e.key === String(id)) ? true : undefined), { timeoutMs: 30_000 });
+  } finally {
+    await events.stop();
+  }
 
   run.child.kill('SIGTERM');
   expect(await withTimeout('run to stop', run.exited, 30_000)).toEqual({ code: 0, signal: null });

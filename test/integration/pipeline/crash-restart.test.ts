@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createDb, Db } from '../../../src/db/knex';
 import { config as baseConfig, logger } from '../../support/stack';
+import { outboxCount } from '../../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
 import { spawnCli } from '../../support/cli';
@@ -62,8 +63,7 @@ test('kill -9 mid-run, restart: every coupon expires exactly once', async () => 
   startExpirer();
   await waitFor('every coupon expired after the restart', async () => ((await countExpired(ids)) === total ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
 
-  const [outbox] = await db('outbox').where({ entity_type: 'coupon' }).whereIn('entity_id', ids).count({ n: '*' });
-  expect(Number(outbox!.n)).toBe(total);
+  expect((await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids })).rows).toBe(total);
   const rowsAfter = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at', 'version')) as Array<{ expire_time: Date; expired_at: Date; version: number }>;
   for (const r of rowsAfter) {
     expect(r.expired_at.getTime()).toBeGreaterThanOrEqual(r.expire_time.getTime());

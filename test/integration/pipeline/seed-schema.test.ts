@@ -18,7 +18,8 @@ import { createTablesFrom } from '../../support/sql-file';
 import { collectEvents, SeenEvent } from '../../support/events';
 import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
-import { registerTestConnector, TestConnector } from '../../support/test-connector';
+import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
+import { outboxEvents } from '../../support/outbox-rows';
 import { waitFor } from '../../support/wait-for';
 
 // The shipped example: examples/shop/schema.sql and its mapping, examples/shop/entities.json.
@@ -31,6 +32,7 @@ const id = (n: number): string => String(BASE + BigInt(n));
 
 let database: TestDatabase;
 let connector: TestConnector;
+let outboxConnector: TestOutboxConnector | undefined;
 let pipeline: TestPipeline;
 let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
 
@@ -41,6 +43,7 @@ beforeAll(async () => {
   database = await createTestDatabase('seed-pipeline');
   await createTablesFrom(database.db, join(shop, 'schema.sql'));
   connector = await registerTestConnector(catalogue, database.name);
+  outboxConnector = await registerOutboxConnector(database.name);
   pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
   await applyCdcTopics(pipeline);
   events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
@@ -88,6 +91,7 @@ afterAll(async () => {
   await events?.stop();
   await pipeline?.stopAll();
   await connector?.remove();
+  await outboxConnector?.remove();
   await database?.drop();
 });
 
@@ -113,7 +117,7 @@ test('every due row transitions once, never early by the database clock, with on
   for (const c of coupons) expect(c).toMatchObject({ lock_order_no: null, lock_expire_time: null });
 
   // One outbox row per transition, each decided by the database clock at or after its due time.
-  const outbox = (await db('outbox').select('event_key', 'event_type', 'entity_id', 'payload')) as Array<{ event_key: string; event_type: string; entity_id: string | number; payload: string }>;
+  const outbox = (await outboxEvents(db, pipeline.catalogue)).map((e) => ({ event_key: e.eventKey, event_type: e.eventType, entity_id: e.entityId, payload: JSON.stringify(e.payload) }));
   const count = (type: string) => outbox.filter((r) => r.event_type === type).length;
   expect([count('T_ORDER_CANCELLED'), count('USER_COUPON_EXPIRED'), count('USER_COUPON_UNLOCKED')]).toEqual([rows.dueOrders.length, expiredCoupons.length, rows.lockedCoupons.length]);
   expect(new Set(outbox.map((r) => r.event_key)).size).toBe(outbox.length);

@@ -25,7 +25,8 @@ import { logger } from '../../support/stack';
 import { stackUp, stopMariadb } from '../../support/stack-control';
 import { createTablesFrom } from '../../support/sql-file';
 import { createTestDatabase, secondServer, TestDatabase } from '../../support/test-database';
-import { registerTestConnector, TestConnector } from '../../support/test-connector';
+import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
+import { outboxEvents } from '../../support/outbox-rows';
 import { waitFor } from '../../support/wait-for';
 
 const shop = join(__dirname, '../../../examples/shop');
@@ -41,6 +42,7 @@ const EXPIRED = '已过期';
 let main: TestDatabase;
 let second: TestDatabase;
 let connectors: TestConnector[] = [];
+let outboxConnectors: TestOutboxConnector[] = [];
 let pipeline: TestPipeline;
 /** The due coupons of the first test, by table. */
 let firstDue: string[][] = [];
@@ -64,6 +66,7 @@ beforeAll(async () => {
   }
   await second.db.raw('DROP TABLE t_order');
   connectors = [await registerTestConnector(catalogue, main.name), await registerTestConnector(catalogue, second.name, { server: 2, entitiesDatabase: 'shop_b' })];
+  outboxConnectors = [await registerOutboxConnector(main.name), await registerOutboxConnector(second.name, { server: 2 })];
   pipeline = await createTestPipeline({
     entities,
     env: {
@@ -87,7 +90,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.stop();
   await pipeline?.stopAll();
-  for (const c of connectors) await c.remove();
+  for (const c of [...connectors, ...outboxConnectors]) await c.remove();
   await Promise.allSettled([main?.drop(), second?.drop()]);
   stackUp(); // whatever happened, leave the second server running for the next test
 });
@@ -142,10 +145,12 @@ async function waitAllExpired(what: string, byTable: readonly (readonly string[]
   );
 }
 
-type OutboxRow = { event_key: string; event_type: string; entity_id: string | number; payload: string };
+type OutboxRow = { event_key: string; event_type: string; entity_id: string; payload: string };
 
+/** The events written in `db` for the user coupons `ids`, in either outbox, as JSON rows. */
 async function outboxOf(db: Knex, ids: readonly string[]): Promise<OutboxRow[]> {
-  return (await db('outbox').where({ entity_type: 'user_coupon' }).whereIn('entity_id', ids).select('event_key', 'event_type', 'entity_id', 'payload')) as OutboxRow[];
+  const events = await outboxEvents(db, pipeline.catalogue, { entity: 'user_coupon', ids });
+  return events.map((e) => ({ event_key: e.eventKey, event_type: e.eventType, entity_id: e.entityId, payload: JSON.stringify(e.payload) }));
 }
 
 test('every due coupon of every table on both servers expires once, on time by its database clock, its event written in its own database', async () => {

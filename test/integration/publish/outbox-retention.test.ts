@@ -7,6 +7,7 @@
 import type { Db } from '../../../src/db/knex';
 import { OutboxRetention, OutboxRetentionOptions } from '../../../src/publish/outbox-retention';
 import { purgePageSql } from '../../../src/publish/sql/purge-published-outbox';
+import { EVENT_OUTBOX_PAGE_SQL, purgeEventOutboxPage } from '../../../src/publish/sql/purge-event-outbox';
 import { logger } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
@@ -134,4 +135,41 @@ test('a page read is a range of idx_outbox_unpublished in index order, with no f
 test('retention options are checked', () => {
   expect(() => newRetention({ retentionMs: 0 })).toThrow(/retentionMs/);
   expect(() => newRetention({ batchSize: 0 })).toThrow(/batchSize/);
+});
+
+describe('event_outbox (router mode)', () => {
+  /** `n` rows written `agesMinutes[i]` minutes ago (by the database clock), in id order. */
+  async function seedEvents(agesMinutes: readonly number[]): Promise<string[]> {
+    await db.raw('DELETE FROM event_outbox');
+    const ids: string[] = [];
+    for (const [i, age] of agesMinutes.entries()) {
+      const [result] = (await db.raw(
+        `INSERT INTO event_outbox (event_key, topic, entity_id, event_type, ce_type, ce_time, ce_dataschema, payload, created_at)
+         VALUES (?, 't', ?, 'COUPON_EXPIRED', 'x', '2031-01-01T00:00:00.000Z', 'y', ?, NOW(3) - INTERVAL ? MINUTE)`,
+        [`k-${i}`, String(i), Buffer.from([0, 0, 0, 0, 1]), age],
+      )) as [{ insertId: number }];
+      ids.push(String(result.insertId));
+    }
+    return ids;
+  }
+
+  test('a pass deletes the rows written before now − retention, page by page, and stops at the young ones', async () => {
+    // 30 rows a day and more old, 9 young; one old row committed out of id order, among the young.
+    const ages = [...Array.from({ length: 30 }, (_, i) => 1_500 + 30 - i), ...Array.from({ length: 9 }, () => 10), 1_600];
+    const ids = await seedEvents(ages);
+    const purged: number[] = [];
+    const retention = new OutboxRetention<{ id: string }>({ db, purgePage: purgeEventOutboxPage, retentionMs: DAY_MS, batchSize: 7, pauseMs: 0, intervalMs: 60_000, logger, observer: { purged: (n) => void purged.push(n) } });
+    await expect(retention.purgeOnce()).resolves.toBe(30);
+    expect(purged).toEqual([7, 7, 7, 7, 2]);
+    const left = (await db('event_outbox').select('id').orderBy('id')).map((r: { id: number }) => String(r.id));
+    // The out-of-order old row is past the first young one: a later pass, once its page is all old, takes it.
+    expect(left).toEqual(ids.slice(30));
+  });
+
+  test('a page read walks the primary key from the cursor, with no filesort', async () => {
+    const [rows] = (await db.raw(`EXPLAIN ${EVENT_OUTBOX_PAGE_SQL}`, [new Date(), '0', 7])) as [Array<{ key: string | null; Extra: string | null }>];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.key).toBe('PRIMARY');
+    expect(rows[0]!.Extra ?? '').not.toMatch(/filesort/);
+  });
 });

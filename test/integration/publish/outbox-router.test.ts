@@ -5,7 +5,8 @@
  * whose Avro bodies are byte for byte the same, framed with the subject's registered schema id.
  * An entity's events arrive in the order they were written. Then a kill -9 of Kafka Connect
  * mid-drain: every event arrives, a duplicate only ever with the same event_key, and the order
- * of an entity's first copies kept.
+ * of an entity's first copies kept. And the capture probe: its lag is 0 while the connector
+ * runs, grows while it is paused, and falls back once it resumes.
  */
 import type { KafkaMessage } from 'kafkajs';
 import { routerOutbox } from '../../../src/expire/outbox-writer';
@@ -21,6 +22,8 @@ import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
 import { catalogue, couponExpiredInsert, orderCancelledInsert, type EventInsert } from './outbox-fixtures';
 import { readFileSync } from 'node:fs';
+import { CaptureProbe } from '../../../src/publish/capture-probe';
+import { systemClock } from '../../../src/core/clock';
 import { join } from 'node:path';
 
 const env = usePublishEnvironment('outbox_router');
@@ -161,5 +164,30 @@ test('a kill -9 of Kafka Connect mid-drain loses nothing: duplicates only with t
     const own = events.filter((e) => e.entityId === id).map((e) => e.event.event_key);
     const order = own.map((k) => first.get(k)!).sort((a, b) => (a.offset < b.offset ? -1 : 1)).map((m) => m.headers['event_key']);
     expect(order).toEqual(own);
+  }
+});
+
+test('the capture probe: lag 0 while the connector runs, growing while it is paused, 0 again once it resumes', async () => {
+  const topic = uniqueName('tb-probe');
+  await env.admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  const probe = new CaptureProbe({
+    dbs: { main: env.db },
+    topic,
+    consumer: env.kafka.consumer({ groupId: uniqueName('tb-probe'), maxWaitTimeInMs: 100 }),
+    intervalMs: 200,
+    clock: systemClock,
+    logger,
+  });
+  const connect = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}/connectors/${connector.name}`;
+  await probe.start();
+  try {
+    await waitFor('probes back: lag 0', () => (probe.lagSeconds()['main'] === 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
+    await fetch(`${connect}/pause`, { method: 'PUT' });
+    await waitFor('the lag to pass 2 s while paused', () => (probe.lagSeconds()['main']! > 2 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+    await fetch(`${connect}/resume`, { method: 'PUT' });
+    await waitFor('probes back after resume: lag 0', () => (probe.lagSeconds()['main'] === 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 50 });
+  } finally {
+    await fetch(`${connect}/resume`, { method: 'PUT' }).catch(() => undefined);
+    await probe.stop();
   }
 });

@@ -8,6 +8,8 @@ import type { Knex } from 'knex';
 import { createKafka } from '../../../src/kafka/client';
 import { createDb } from '../../../src/db/knex';
 import { config as stackConfig, logger, uniqueName } from '../../support/stack';
+import { outboxCount } from '../../support/outbox-rows';
+import { registerOutboxConnector, type TestOutboxConnector } from '../../support/test-connector';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { collectEvents } from '../../support/events';
 import { spawnCli } from '../../support/cli';
@@ -34,13 +36,16 @@ async function backfillCli(env: Readonly<Record<string, string>>, args: readonly
 describe('backfill on a database without CDC', () => {
   let testDb: TestDatabase;
   let pipeline: TestPipeline;
+  let outboxConnector: TestOutboxConnector | undefined;
 
   beforeAll(async () => {
     testDb = await createTestDatabase('backfill');
+    outboxConnector = await registerOutboxConnector(testDb.name);
     pipeline = await createTestPipeline({ env: { TB_DB_NAME: testDb.name } });
   });
   afterAll(async () => {
     await pipeline?.stopAll();
+    await outboxConnector?.remove();
     await testDb?.drop();
   });
 
@@ -84,8 +89,7 @@ describe('backfill on a database without CDC', () => {
     } finally {
       await events.stop();
     }
-    const [outbox] = await db('outbox').countDistinct({ keys: 'event_key' }).count({ rows: '*' });
-    expect({ rows: Number(outbox!.rows), keys: Number(outbox!.keys) }).toEqual({ rows: 90, keys: 90 });
+    expect(await outboxCount(db, pipeline.catalogue)).toEqual({ rows: 90, keys: 90 });
     expect(events.events).toHaveLength(90);
     expect(events.events.every((e) => e.value['path'] === 'stream')).toBe(true);
     // On time by the database clock: none before its due time.

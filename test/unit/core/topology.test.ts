@@ -166,8 +166,8 @@ describe('declaredTopics', () => {
   const topics = declaredTopics(topology);
   const byName = new Map(topics.map((t) => [t.topic, t]));
 
-  test('every ring topic, the due lane, the DLQ and the event topics, once each', () => {
-    expect(topics).toHaveLength(120 + 48 + 400 + 1 + 1 + 2);
+  test('every ring topic, the due lane, the DLQ, the capture-probe topic and the event topics, once each', () => {
+    expect(topics).toHaveLength(120 + 48 + 400 + 1 + 1 + 1 + 2);
     expect(byName.size).toBe(topics.length);
     const minuteNames = topics.filter((t) => t.topic.startsWith('tb.minute.')).map((t) => t.topic);
     expect(minuteNames).toEqual(Array.from({ length: 120 }, (_, i) => `tb.minute.${String(i).padStart(3, '0')}`));
@@ -183,6 +183,8 @@ describe('declaredTopics', () => {
     expect(byName.get('tb.day.123')).toMatchObject({ partitions: 4, config: { 'retention.ms': String(400 * DAY + DAY) } });
     expect(byName.get('tb.due')).toMatchObject({ partitions: 16, config: { 'retention.ms': String(2 * DAY) } });
     expect(byName.get('tb.dlq')).toMatchObject({ partitions: 1, config: { 'retention.ms': String(14 * DAY) } });
+    // Probes are read as they arrive (publish/capture-probe.ts): one partition, an hour.
+    expect(byName.get('tb.outbox-probe')).toEqual({ topic: 'tb.outbox-probe', partitions: 1, config: { 'cleanup.policy': 'delete', 'retention.ms': String(HOUR) } });
     expect(byName.get('timebucket.events.order-cancelled')).toMatchObject({ partitions: 8, config: { 'retention.ms': String(7 * DAY) } });
     for (const t of topics) expect(t.config['cleanup.policy']).toBe('delete');
   });

@@ -1,0 +1,107 @@
+/**
+ * Outbox capture lag, measured end to end: how long an event written into event_outbox takes to
+ * reach Kafka through Connect and the Outbox Event Router (TB_PUBLISH_MODE=router).
+ *
+ * Every intervalMs the probe writes one row into each database's event_outbox, routed to the
+ * probe topic (core/topology.ts probeTopic), and reads that topic. The lag is the age of the
+ * oldest probe written and not yet seen (0 when every probe came back), so it grows by the
+ * second while the connector is stopped, failed, or behind, whatever the reason, and falls back
+ * once its probes arrive. The rows are ordinary event_outbox rows: in binlog order with the
+ * events, so a probe arrives after every event written before it, and retention purges them.
+ *
+ * Bounded: at most MAX_PENDING probes are remembered per database; past that the newest are
+ * not tracked (the oldest, which sets the lag, is kept). Writes that fail are logged and
+ * counted, never thrown: a database that is down is its breaker's and the scanner's to report.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Consumer } from 'kafkajs';
+import type { Knex } from 'knex';
+import type { Clock } from '../core/clock';
+import { WakeableSleeps } from '../core/wakeable-sleeps';
+import type { Logger } from '../ops/logger';
+
+const MAX_PENDING = 1_000;
+export const PROBE_EVENT_TYPE = 'OUTBOX_PROBE';
+
+export type CaptureProbeOptions = Readonly<{
+  /** A pool per database whose event_outbox is probed. */
+  dbs: Readonly<Record<string, Knex>>;
+  topic: string;
+  /** A consumer of its own (a group of its own): the probe subscribes it and disconnects it. */
+  consumer: Consumer;
+  intervalMs: number;
+  clock: Clock;
+  logger: Logger;
+  onWriteFailed?: () => void;
+}>;
+
+export class CaptureProbe {
+  private readonly run = randomBytes(6).toString('hex');
+  private readonly pending = new Map<string, Map<string, number>>();
+  private readonly sleeps = new WakeableSleeps();
+  private sequence = 0;
+  private stopping = false;
+  private loop: Promise<void> = Promise.resolve();
+  private readonly log: Logger;
+
+  constructor(private readonly opts: CaptureProbeOptions) {
+    this.log = opts.logger.child({ component: 'capture-probe' });
+    for (const name of Object.keys(opts.dbs)) this.pending.set(name, new Map());
+  }
+
+  /** Seconds since the oldest probe not yet seen was written, per database (0: none pending). */
+  lagSeconds(): Readonly<Record<string, number>> {
+    const now = this.opts.clock.now();
+    const out: Record<string, number> = {};
+    for (const [name, probes] of this.pending) {
+      const oldest = probes.values().next();
+      out[name] = oldest.done === true ? 0 : Math.max(0, now - oldest.value) / 1000;
+    }
+    return out;
+  }
+
+  async start(): Promise<void> {
+    const { consumer, topic } = this.opts;
+    await consumer.connect();
+    // Only probes written from now on are ours: the end of the topic is where to start.
+    await consumer.subscribe({ topics: [topic], fromBeginning: false });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const key = message.headers?.['event_key']?.toString();
+        if (key === undefined) return;
+        for (const probes of this.pending.values()) probes.delete(key);
+      },
+    });
+    this.loop = this.writeLoop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.sleeps.wakeAll();
+    await this.loop;
+    await this.opts.consumer.disconnect();
+  }
+
+  private async writeLoop(): Promise<void> {
+    while (!this.stopping) {
+      for (const [name, db] of Object.entries(this.opts.dbs)) await this.writeProbe(name, db);
+      await this.sleeps.sleep(this.opts.intervalMs);
+    }
+  }
+
+  private async writeProbe(name: string, db: Knex): Promise<void> {
+    const key = `probe-${this.run}-${name}-${(this.sequence += 1)}`;
+    const probes = this.pending.get(name)!;
+    const writtenAt = this.opts.clock.now();
+    try {
+      await db.raw(
+        `INSERT INTO event_outbox (event_key, topic, entity_id, event_type, ce_type, ce_time, ce_dataschema, payload) VALUES (?, ?, '0', ?, 'timebucket.outbox.probe', ?, '', ?)`,
+        [key, this.opts.topic, PROBE_EVENT_TYPE, new Date(writtenAt).toISOString(), Buffer.from([0])],
+      );
+      if (probes.size < MAX_PENDING) probes.set(key, writtenAt);
+    } catch (err) {
+      this.opts.onWriteFailed?.();
+      this.log.warn({ err, database: name }, 'capture probe not written; retried at the next interval');
+    }
+  }
+}
