@@ -12,7 +12,7 @@ CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test \
-        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-poison-storm bench-scanner bench-scheduled-ahead bench bench-smoke
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench bench-smoke
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -99,6 +99,13 @@ PPS ?= 1000
 bench-scanner: build stack-up
 	npx tsc -p tsconfig.bench.json
 	$(ENV) && N=$(N) B=$(B) PPS=$(PPS) node dist-bench/bench/scanner.js
+
+# Benchmark (not a test): event_outbox's rows deleted in the transaction that writes them, or
+# left to retention: binlog bytes and database CPU per event. Prints one JSON line.
+BATCH ?= 2000
+bench-outbox-purge: build stack-up migrate
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && N=$(N) BATCH=$(BATCH) node dist-bench/bench/outbox-purge.js
 
 # Benchmark (not a test): timebucket side by side with the alternatives (raw SQL limit, the
 # naive poller, the compensation scanner alone, the stream), every workload, one run; writes

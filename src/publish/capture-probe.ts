@@ -17,10 +17,12 @@ import { randomBytes } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
+import { backoffMs, type Backoff } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 
 const MAX_PENDING = 1_000;
+const READ_BACKOFF: Backoff = { baseMs: 1_000, maxMs: 30_000 };
 export const PROBE_EVENT_TYPE = 'OUTBOX_PROBE';
 
 export type CaptureProbeOptions = Readonly<{
@@ -60,26 +62,42 @@ export class CaptureProbe {
     return out;
   }
 
-  async start(): Promise<void> {
-    const { consumer, topic } = this.opts;
-    await consumer.connect();
-    // Only probes written from now on are ours: the end of the topic is where to start.
-    await consumer.subscribe({ topics: [topic], fromBeginning: false });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        const key = message.headers?.['event_key']?.toString();
-        if (key === undefined) return;
-        for (const probes of this.pending.values()) probes.delete(key);
-      },
-    });
-    this.loop = this.writeLoop();
+  /**
+   * Starts writing at once; the reader starts in the background and is retried with backoff
+   * (a probe topic not created yet, a broker away): until it reads, the probes pile up and the
+   * lag grows, which is the truth, since nothing confirms the capture meanwhile.
+   */
+  start(): void {
+    this.loop = Promise.all([this.readLoop(), this.writeLoop()]).then(() => undefined);
   }
-
   async stop(): Promise<void> {
     this.stopping = true;
     this.sleeps.wakeAll();
     await this.loop;
-    await this.opts.consumer.disconnect();
+    await this.opts.consumer.disconnect().catch(() => undefined);
+  }
+
+  private async readLoop(): Promise<void> {
+    const { consumer, topic } = this.opts;
+    for (let attempt = 1; !this.stopping; attempt += 1) {
+      try {
+        await consumer.connect();
+        // Only probes written from now on are ours: the end of the topic is where to start.
+        await consumer.subscribe({ topics: [topic], fromBeginning: false });
+        await consumer.run({
+          eachMessage: async ({ message }) => {
+            const key = message.headers?.['event_key']?.toString();
+            if (key === undefined) return;
+            for (const probes of this.pending.values()) probes.delete(key);
+          },
+        });
+        return;
+      } catch (err) {
+        this.log.warn({ err, topic, attempt }, 'capture probe cannot read its topic yet; retried (the lag grows meanwhile)');
+        await consumer.disconnect().catch(() => undefined);
+        await this.sleeps.sleep(backoffMs(attempt, READ_BACKOFF));
+      }
+    }
   }
 
   private async writeLoop(): Promise<void> {

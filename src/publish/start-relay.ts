@@ -87,7 +87,7 @@ export async function startRelay(ctx: {
   // other roles of the process (expiries, the cascader, the scanner) start and run without it.
   // Router mode: event_outbox's retention, by age alone, and the capture probe need no registry.
   const eventRetentions = startEventOutboxRetention(ctx, logger);
-  const probe = await startCaptureProbe(ctx, logger);
+  const probe = startCaptureProbe(ctx, logger);
   const withRetentions = (stop: () => Promise<void>) => async () => {
     await Promise.all([stop(), ...eventRetentions.map((r) => r.stop()), probe?.stop()]);
   };
@@ -107,7 +107,7 @@ export async function startRelay(ctx: {
 }
 
 /** In router mode, the capture probe over every database's event_outbox, its lag a gauge. */
-async function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: Logger): Promise<CaptureProbe | undefined> {
+function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: Logger): CaptureProbe | undefined {
   if (ctx.config.publish.mode !== 'router') return undefined;
   const probe = new CaptureProbe({
     dbs: ctx.dbs,
@@ -119,7 +119,7 @@ async function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: 
     logger,
     onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
   });
-  await probe.start();
+  probe.start();
   ctx.metrics.trackCaptureLag(() => probe.lagSeconds());
   return probe;
 }

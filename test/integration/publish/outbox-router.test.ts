@@ -179,7 +179,7 @@ test('the capture probe: lag 0 while the connector runs, growing while it is pau
     logger,
   });
   const connect = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}/connectors/${connector.name}`;
-  await probe.start();
+  probe.start();
   try {
     await waitFor('probes back: lag 0', () => (probe.lagSeconds()['main'] === 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
     await fetch(`${connect}/pause`, { method: 'PUT' });
