@@ -38,6 +38,8 @@ export type RunningContender = Readonly<{
   progress: () => number;
   /** The stream only: the events its relay published, as read back from the event topics. */
   events?: () => EventsSeen;
+  /** The stream only (its progress counts events): transitions so far, from its expirers' /metrics. */
+  transitions?: () => Promise<number>;
   stop: () => Promise<void>;
 }>;
 

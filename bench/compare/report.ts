@@ -1,4 +1,5 @@
 /** The results file and the Markdown table printed at the end of `make bench`. */
+import type { PhaseCost } from './cost';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MachineInfo } from '../lib/machine';
@@ -11,6 +12,12 @@ export type Ratios = Readonly<{
   stream_over_raw_throughput: number | null;
   /** poller P99 delay ÷ stream P99 delay: how much later the naive poller's slowest rows are. */
   poller_p99_over_stream_p99: number | null;
+  /** The machine's CPU per transition from T to the last transition, stream ÷ raw (target: at most 2). */
+  stream_over_raw_machine_cpu: number | null;
+  /** The stream's publish tail as a share of its drain (T to the last transition; target: at most 0.15). */
+  stream_publish_tail_share: number | null;
+  /** The stream's P99 delay minus raw's, ms (steady; target: at most 100). */
+  stream_minus_raw_p99_ms: number | null;
 }>;
 
 export type BenchResults = Readonly<{
@@ -32,7 +39,20 @@ export function ratiosOf(params: BenchParams, runs: readonly RunResult[]): Ratio
     workload: w,
     stream_over_raw_throughput: ratio(find(w, 'stream')?.transitions_per_second, find(w, 'raw')?.transitions_per_second),
     poller_p99_over_stream_p99: ratio(find(w, 'poller')?.delay_ms?.p99, find(w, 'stream')?.delay_ms?.p99),
+    stream_over_raw_machine_cpu: ratio(find(w, 'stream')?.cost?.expire?.machine_cpu_us_per_transition, find(w, 'raw')?.cost?.expire?.machine_cpu_us_per_transition),
+    stream_publish_tail_share: ratio(find(w, 'stream')?.cost?.publish_tail_s, lastTransitionSinceT(find(w, 'stream'))),
+    stream_minus_raw_p99_ms: difference(find(w, 'stream')?.delay_ms?.p99, find(w, 'raw')?.delay_ms?.p99),
   }));
+}
+
+/** Seconds from T to the run's last transition (its drain, for the hot and mixed workloads). */
+function lastTransitionSinceT(r: RunResult | undefined): number | null {
+  if (r === undefined || r.due_from === null || r.due_until === null || r.last_transition_s === null) return null;
+  return (Date.parse(r.due_until) - Date.parse(r.due_from)) / 1000 + r.last_transition_s;
+}
+
+function difference(a: number | null | undefined, b: number | null | undefined): number | null {
+  return a == null || b == null ? null : Math.round(a - b);
 }
 
 export function writeResults(dir: string, results: BenchResults): string {
@@ -48,16 +68,25 @@ const num = (x: number | null | undefined, digits = 0) => (x == null ? dash : x.
 /** Delays span milliseconds (raw) to minutes (poller): ms below a second, seconds above. */
 const delay = (ms: number | null | undefined) => (ms == null ? dash : ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
 
+/** A phase's CPU per transition: the contender's own processes, every listed process, the machine, and the idle share. */
+function phase(c: PhaseCost | null | undefined, ownNames: readonly string[]): string {
+  if (c == null) return dash;
+  const own = ownNames.reduce((s, n) => s + (c.cpu_us_per_transition[n] ?? 0), 0);
+  const idle = c.machine_idle_share == null ? dash : `${Math.round(c.machine_idle_share * 100)} %`;
+  return `${num(own)} / ${num(c.processes_cpu_us_per_transition)} / ${num(c.machine_cpu_us_per_transition)} (${idle})`;
+}
+
 export function markdownTable(results: BenchResults): string {
   const header = [
     'workload', 'contender', 'exact', 'transitions/s', 'delay P50', 'P95', 'P99', 'max',
     'last transition (s)', 'last event (s)', 'events/s', 'rows examined / transition', 'binlog bytes / transition',
     'CPU s (own)', 'peak RSS MB (own)', 'CPU s MariaDB', 'CPU s Kafka', 'CPU s Connect',
+    'CPU µs / transition T → last transition: own / all / machine (idle)', 'publish tail (s)', 'CPU µs / transition in the tail: own / all / machine (idle)',
   ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
   for (const r of results.runs) {
     const own = r.processes.filter((p) => p.kind === 'contender');
-    const stackCpu = (name: string) => r.processes.find((p) => p.kind === 'stack' && p.name.startsWith(name))?.cpu_seconds;
+    const stackCpu = (name: string) => r.processes.find((p) => p.kind === 'stack' && p.name === name)?.cpu_seconds;
     const ownCpu = own.reduce((s, p) => s + (p.cpu_seconds ?? 0), 0);
     const ownRss = own.map((p) => p.peak_rss_mb ?? 0);
     lines.push(
@@ -80,11 +109,16 @@ export function markdownTable(results: BenchResults): string {
         num(stackCpu('mariadb'), 1),
         num(stackCpu('kafka'), 1),
         num(stackCpu('connect'), 1),
+        phase(r.cost?.expire, own.map((p) => p.name)),
+        num(r.cost?.publish_tail_s, 1),
+        phase(r.cost?.publish, own.map((p) => p.name)),
       ].join(' | ')} |`,
     );
   }
   const ratioLines = results.ratios.map(
-    (x) => `- ${x.workload}: stream/raw throughput ${num(x.stream_over_raw_throughput, 2)}; poller P99 / stream P99 ${num(x.poller_p99_over_stream_p99, 1)}`,
+    (x) =>
+      `- ${x.workload}: stream/raw throughput ${num(x.stream_over_raw_throughput, 2)}; machine CPU per transition T → last transition, stream/raw ${num(x.stream_over_raw_machine_cpu, 2)}; ` +
+      `publish tail / drain ${num(x.stream_publish_tail_share, 2)}; P99 stream − raw ${num(x.stream_minus_raw_p99_ms)} ms; poller P99 / stream P99 ${num(x.poller_p99_over_stream_p99, 1)}`,
   );
   const m = results.machine;
   const notes = results.runs.flatMap((r) => r.notes.map((n) => `- ${r.workload} × ${r.contender}: ${n}`));

@@ -16,6 +16,8 @@ import { createBenchDatabase } from '../lib/bench-database';
 import { binlogBytesWritten, dbNowMs, readsBetween, rowsReadByCounter } from '../lib/db-server';
 import { log, sleep } from '../lib/log';
 import { cpuSeconds, memoryMb } from '../lib/proc';
+import { phaseCost, takeSample, type CostSample, type RunCost } from './cost';
+import type { NamedPid } from '../lib/stack-processes';
 import { stackProcesses } from '../lib/stack-processes';
 import type { Contender, RunningContender } from './contender';
 import { allPublished, lastOutboxId, readFigures, RunFigures } from './figures';
@@ -41,6 +43,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
   const decode = async (value: Buffer) => (await registry.decode(value)) as Record<string, unknown>;
   const stack = stackProcesses();
   const stackCpuBefore = stack.map((p) => cpuSeconds(p.pid));
+  const samples: Moments = {};
   try {
     running = await contender.start({ params: h.params, config: h.config, workload, db: target.db, dbName: target.name, logPrefix: `${h.logDir}/${workload}` });
     const alignToMs = contender.name === 'poller' ? h.params.pollIntervalS * 1000 : undefined;
@@ -64,7 +67,8 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     // some of them (a pipeline beside the bench): asked only then, the database settles it.
     const w = written;
     const settled = running.events ? () => allPublished(target.db, planned, w, outboxBefore) : undefined;
-    if ((await waitForProgress(h.params, running, total, plan, settled)) === 'settled') {
+    const pids = [...running.children.map((c) => ({ name: c.name, pid: c.process.pid ?? -1 })), ...stack];
+    if ((await waitForProgress(h.params, running, total, plan, settled, { pids, samples })) === 'settled') {
       const seen = running.events?.().count ?? 0;
       notes.push(`only ${seen} of ${total} events reached the run's event topics: another relay on ${target.name} published the rest (event figures partial; rows examined include the check)`);
     }
@@ -77,7 +81,8 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     }
     await stop();
     const figures = await readFigures(target.db, plan, written, outboxBefore, decode);
-    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events, reads, binlogBytes, processes, notes, error: null });
+    const cost = runCost(samples, figures.transitions, figures.lastTransitionAtMs, events?.lastTimestampMs ?? null);
+    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events, reads, binlogBytes, processes, notes, error: null, cost });
   } catch (err) {
     log(`${workload} × ${contender.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     const processes = running === undefined ? [] : measureProcesses(running, stack, stackCpuBefore);
@@ -113,16 +118,32 @@ async function waitForProgress(
   running: RunningContender,
   total: number,
   plan: WorkloadPlan,
-  settled?: () => Promise<boolean>,
+  settled: (() => Promise<boolean>) | undefined,
+  cost: Readonly<{ pids: readonly NamedPid[]; samples: Moments }>,
 ): Promise<'done' | 'settled'> {
   const started = Date.now();
+  const { samples } = cost;
+  let lastTransitionsRead = 0;
   let last = -1;
   let lastChange = Date.now();
   let lastLog = 0;
   let lastSettleCheck = 0;
   for (;;) {
     const seen = running.progress();
-    if (seen >= total) return 'done';
+    if (samples.t === undefined && Date.now() >= plan.startRefMs) samples.t = takeSample(cost.pids);
+    // The last transition: the contender's progress, or for the stream its expirers' counters.
+    if (samples.t !== undefined && samples.lastTransition === undefined) {
+      if (running.transitions === undefined) {
+        if (seen >= total) samples.lastTransition = takeSample(cost.pids);
+      } else if (Date.now() - lastTransitionsRead >= 250) {
+        lastTransitionsRead = Date.now();
+        if ((await running.transitions().catch(() => 0)) >= total) samples.lastTransition = takeSample(cost.pids);
+      }
+    }
+    if (seen >= total) {
+      samples.lastEvent = takeSample(cost.pids);
+      return 'done';
+    }
     const dead = running.children.find((c) => c.exit() !== undefined);
     if (dead) throw new Error(`${dead.name} exited (code ${dead.exit()!.code}, signal ${dead.exit()!.signal}) at ${seen}/${total}`);
     const now = Date.now();
@@ -163,6 +184,18 @@ function measureProcesses(running: RunningContender, stack: ReturnType<typeof st
     };
   });
   return [...own, ...shared];
+}
+
+/** CPU samples at T, at the last transition seen and at the last event seen (cost.ts). */
+type Moments = { t?: CostSample; lastTransition?: CostSample; lastEvent?: CostSample };
+
+function runCost(m: Moments, transitions: number, lastTransitionAtMs: number | null, lastEventAtMs: number | null): RunCost {
+  const publishes = m.lastEvent !== undefined && m.lastTransition !== undefined && lastEventAtMs !== null;
+  return {
+    expire: phaseCost(m.t, m.lastTransition, transitions),
+    publish: publishes ? phaseCost(m.lastTransition, m.lastEvent, transitions) : null,
+    publish_tail_s: lastEventAtMs === null || lastTransitionAtMs === null ? null : Math.round(lastEventAtMs - lastTransitionAtMs) / 1000,
+  };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -7,6 +7,7 @@ import { loadavg } from 'node:os';
 import type { DelaySummary } from '../lib/percentiles';
 import type { EventsSeen } from './contender';
 import type { Exactness, RunFigures } from './figures';
+import type { RunCost } from './cost';
 import type { ContenderName, WorkloadName } from './params';
 import type { WorkloadPlan, WriteReport } from './workload';
 
@@ -45,6 +46,8 @@ export type RunResult = Readonly<{
   /** Bytes written to the binary log over the same span as rows_examined, per transition (what CDC reads). */
   binlog_bytes_per_transition: number | null;
   processes: readonly ProcessFigures[];
+  /** CPU per transition from T to the last transition and from there to the last event (cost.ts). */
+  cost: RunCost | null;
   exactness: Exactness | null;
   /** The machine's 1-minute load average as the run ended: how busy it was besides the run. */
   load_average_1m: number;
@@ -64,6 +67,7 @@ export function resultOf(r: {
   processes: ProcessFigures[];
   notes: string[];
   error: string | null;
+  cost?: RunCost;
 }): RunResult {
   const { plan, figures } = r;
   const since = (ms: number | null | undefined, ref: number | undefined) => (ms === null || ms === undefined || ref === undefined ? null : round3((ms - ref) / 1000));
@@ -95,6 +99,7 @@ export function resultOf(r: {
     rows_examined_per_transition: rowsExamined === null || !transitions ? null : round3(rowsExamined / transitions),
     binlog_bytes_per_transition: r.binlogBytes === null || !transitions ? null : Math.round(r.binlogBytes / transitions),
     processes: r.processes,
+    cost: r.cost ?? null,
     exactness: figures?.exactness ?? null,
     load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
     notes: r.notes,

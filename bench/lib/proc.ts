@@ -37,3 +37,15 @@ export function memoryMb(pid: number): { peakRssMb: number; rssMb: number } | nu
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
+
+/** The whole machine's CPU time so far (/proc/stat), in seconds: busy and idle (idle + iowait). */
+export function machineCpuSeconds(): { busy: number; idle: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest time is already in user)
+    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+    return { busy: (user + nice + system + irq + softirq + steal) / ticksPerSecond, idle: (idle + iowait) / ticksPerSecond };
+  } catch {
+    return null;
+  }
+}

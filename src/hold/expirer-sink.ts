@@ -48,7 +48,8 @@ export type ExpirerObserver = Partial<{
 export type Park = (msg: HeldMessage, err: unknown) => Promise<void>;
 
 /** `alone`: after a deterministic failure the entry runs in a batch of its own. */
-type Pending = { msg: HeldMessage; transition: Transition; location: Location; done: () => void; attempts: number; alone: boolean };
+/** `group`: the batch it joins (its transition and table), worked out once at take. */
+type Pending = { msg: HeldMessage; transition: Transition; location: Location; group: string; done: () => void; attempts: number; alone: boolean };
 
 export type ExpirerSinkOptions = Readonly<{
   /** Its entities (one queue each) and transitions; entries were decoded against it. */
@@ -81,6 +82,7 @@ export class ExpirerSink implements HoldSink {
   private runningEntries = 0;
   private epoch = 0;
   private closed = false;
+  private readonly transitions = new Map<string, Transition>();
 
   constructor(private readonly opts: ExpirerSinkOptions) {
     this.entities = entityNames(opts.catalogue);
@@ -111,10 +113,23 @@ export class ExpirerSink implements HoldSink {
    * was decoded (core/held-record.ts, I5), so an unknown one here is a bug: transitionOf throws.
    */
   take(msg: HeldMessage, done: () => void): void {
-    const transition = transitionOf(this.opts.catalogue, msg.entry.entity, msg.entry.transition);
+    const transition = this.transitionOf(msg.entry.entity, msg.entry.transition);
     const location = locationOf(entityOf(this.opts.catalogue, transition.entity), msg.entry.at);
-    this.queueOf(transition.entity).push(msg.entry.expireAtMs, { msg, transition, location, done, attempts: 0, alone: false });
-    this.schedule();
+    const at = msg.entry.expireAtMs;
+    this.queueOf(transition.entity).push(at, { msg, transition, location, group: `${transition.ref}@${location.key}`, done, attempts: 0, alone: false });
+    // A timer due no later than this entry fires it, or reschedules from fire().
+    if (at < this.timerAt) this.schedule();
+  }
+
+  /** transitionOf, memoised: take() runs once per entry. */
+  private transitionOf(entity: string, name: string): Transition {
+    const key = `${entity}\u0000${name}`;
+    let t = this.transitions.get(key);
+    if (t === undefined) {
+      t = transitionOf(this.opts.catalogue, entity, name);
+      this.transitions.set(key, t);
+    }
+    return t;
   }
 
   reset(): void {
@@ -170,7 +185,9 @@ export class ExpirerSink implements HoldSink {
       const batches = this.group(this.popDue(now, free * this.opts.maxBatchSize));
       // Several entities or transitions (or entries tried alone) can make more batches than free slots: the rest wait.
       const started = batches.slice(0, free);
-      for (const entity of this.entities) this.gate.consume(entity, started.flat().filter((p) => p.transition.entity === entity).length);
+      const taken = new Map<string, number>();
+      for (const batch of started) taken.set(batch[0]!.transition.entity, (taken.get(batch[0]!.transition.entity) ?? 0) + batch.length);
+      for (const entity of this.entities) this.gate.consume(entity, taken.get(entity) ?? 0);
       for (const batch of started) void this.run(batch);
       for (const p of batches.slice(free).flat()) this.requeue(now, p);
     }
@@ -196,7 +213,8 @@ export class ExpirerSink implements HoldSink {
         }
       }
       if (pick === undefined) break;
-      out.push(...this.queueOf(pick).popDue(now, 1));
+      const taken = this.queueOf(pick).popDue(now, 1)[0]!;
+      out.push(taken);
       allowance.set(pick, allowance.get(pick)! - 1);
     }
     return out;
@@ -217,10 +235,9 @@ export class ExpirerSink implements HoldSink {
         alone.push([p]);
         continue;
       }
-      const key = `${p.transition.ref}@${p.location.key}`;
-      const list = groups.get(key) ?? [];
-      list.push(p);
-      groups.set(key, list);
+      const list = groups.get(p.group);
+      if (list === undefined) groups.set(p.group, [p]);
+      else list.push(p);
     }
     const batches: Pending[][] = alone;
     for (const list of groups.values()) {

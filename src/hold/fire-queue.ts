@@ -22,10 +22,22 @@ export class FireQueue<T> {
     return this.heap[0]?.at;
   }
 
-  /** How many items are due at `now` (a scan: for metrics, not for the hot path). */
+  /**
+   * How many items are due at `now`, for metrics. A walk of the heap that skips every subtree
+   * whose root is not due (a child is never earlier than its parent): it visits the due items
+   * and their children, not the whole queue.
+   */
   countDue(now: number): number {
     let n = 0;
-    for (const e of this.heap) if (e.at <= now) n += 1;
+    const stack: number[] = this.heap.length > 0 ? [0] : [];
+    while (stack.length > 0) {
+      const i = stack.pop()!;
+      if (this.heap[i]!.at > now) continue;
+      n += 1;
+      const l = 2 * i + 1;
+      if (l < this.heap.length) stack.push(l);
+      if (l + 1 < this.heap.length) stack.push(l + 1);
+    }
     return n;
   }
 
@@ -61,11 +73,17 @@ export class FireQueue<T> {
     return x.at < y.at || (x.at === y.at && x.seq < y.seq);
   }
 
+  private swap(a: number, b: number): void {
+    const x = this.heap[a]!;
+    this.heap[a] = this.heap[b]!;
+    this.heap[b] = x;
+  }
+
   private up(i: number): void {
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!this.less(i, parent)) return;
-      [this.heap[i], this.heap[parent]] = [this.heap[parent]!, this.heap[i]!];
+      this.swap(i, parent);
       i = parent;
     }
   }
@@ -78,7 +96,7 @@ export class FireQueue<T> {
       if (l < this.heap.length && this.less(l, m)) m = l;
       if (r < this.heap.length && this.less(r, m)) m = r;
       if (m === i) return;
-      [this.heap[i], this.heap[m]] = [this.heap[m]!, this.heap[i]!];
+      this.swap(i, m);
       i = m;
     }
   }

@@ -4,7 +4,8 @@
  * config` prints and what the local stack registers. One connector per database.
  *
  * What it settles, so a team does not have to:
- *   - the table list: every mapped table of the database (each table of a set);
+ *   - the table list: every mapped table of the database (each table of a set), and of each
+ *     table only the columns timebucket reads (id, status, due columns);
  *   - a table set: its tables routed into one topic per entity, <prefix>.<schema>.<entity>, by
  *     Debezium's ByLogicalTableRouter, which adds the physical table to the key
  *     (__dbz__physicalTableIdentifier) so keys stay unique; source.table still names the table
@@ -70,6 +71,9 @@ export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfi
     'database.include.list': db,
     // Regular expressions matched against <database>.<table>: the dot escaped, so nothing else matches.
     'table.include.list': tables.map((t) => `${db}\\.${t.table}`).join(','),
+    // Only the columns the repartitioner reads (the id, the status, each transition's due
+    // column): Debezium builds, filters and serialises no more of each row than that.
+    'column.include.list': tables.map((t) => `${db}\\.${t.table}\\.(${capturedColumns(t.entity).map(escapeRegex).join('|')})`).join(','),
     'include.schema.changes': 'false',
     // DATETIME(3) → io.debezium.time.Timestamp (epoch ms of the wall-clock value, UTC as written);
     // DATETIME(4-6) → MicroTimestamp; TIMESTAMP → ZonedTimestamp: core/debezium-time.ts decodes each.
@@ -86,6 +90,13 @@ export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfi
 }
 
 type MappedTable = Readonly<{ entity: Entity; table: string }>;
+
+/** The columns of an entity's table the CDC record must carry (core/bucket-entry.ts reads them). */
+export function capturedColumns(entity: Entity): string[] {
+  return [...new Set([entity.idColumn, entity.status.column, ...entity.transitions.map((t) => t.due.column)])];
+}
+
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The filter first (it reads source.table, which routing leaves alone), then a router per table set. */
 function transformConfig(tables: readonly MappedTable[], prefix: string, schema: string, warnings: string[]): Record<string, string> {

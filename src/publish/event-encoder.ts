@@ -15,7 +15,7 @@ import { Type } from 'avsc';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { EventTopics } from '../core/event-catalogue';
 import type { EventPayload } from '../core/events';
-import { dataSchemaUri, eventHeaders } from './event-headers';
+import { dataSchemaUri } from './event-headers';
 import { exactLongHook } from './exact-long';
 import type { SchemaIds } from './schemas';
 
@@ -45,6 +45,24 @@ export type EventEncoder = Readonly<{
 
 type Prepared = { spec: EntityCatalogue['events'][number]; topic: string; type: Type; frame?: Buffer; dataSchema?: string };
 
+// ±8.64e15 ms is the range of a JS Date: beyond it there is no ISO-8601 ce_time.
+const MAX_INSTANT_MS = 8.64e15;
+
+/** Encoded into one scratch buffer, then copied out once: one allocation an event. */
+let scratch = Buffer.alloc(64 * 1024);
+
+function frame(p: Prepared, event: EventPayload): Buffer {
+  p.frame!.copy(scratch, 0);
+  let end = p.type.encode(event, scratch, 5);
+  if (end < 0) {
+    // Larger than the scratch buffer (a negative end is the size it lacks): grow it for good.
+    scratch = Buffer.alloc(Math.max(scratch.length * 2, scratch.length - end));
+    p.frame!.copy(scratch, 0);
+    end = p.type.encode(event, scratch, 5);
+  }
+  return Buffer.from(scratch.subarray(0, end));
+}
+
 /** `schemaTexts`: eventSchemas(catalogue, tables), the texts registered; `registryUrl`: for ce_dataschema. */
 export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; topics: EventTopics; schemaTexts: Readonly<Record<string, string>>; registryUrl: string }>): EventEncoder {
   const prepared = new Map<string, Prepared>();
@@ -73,11 +91,13 @@ export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; 
       if (p.frame === undefined || p.dataSchema === undefined) return { ok: false, reason: `no schema id for ${event.event_type} yet` };
       const occurredAtMs = event['occurred_at'];
       if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs)) return { ok: false, reason: 'occurred_at is not an epoch-millisecond instant' };
-      const invalid: string[] = [];
-      if (!p.type.isValid(event, { errorHook: (path) => invalid.push(path.join('.')) })) {
+      if (!p.type.isValid(event)) {
+        const invalid: string[] = [];
+        p.type.isValid(event, { errorHook: (path) => invalid.push(path.join('.')) });
         return { ok: false, reason: `does not match the Avro schema at ${invalid.join(', ')}` };
       }
-      const headers = eventHeaders({ eventKey: event.event_key, event: p.spec, entityId, occurredAtMs, dataSchema: p.dataSchema });
+      // ce_time as eventHeaders writes it (publish/event-headers.ts); a Date this far out has none.
+      if (Math.abs(occurredAtMs) > MAX_INSTANT_MS) return { ok: false, reason: 'occurred_at is not an epoch-millisecond instant' };
       return {
         ok: true,
         row: {
@@ -85,10 +105,10 @@ export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; 
           topic: p.topic,
           entityId,
           eventType: event.event_type,
-          ceType: headers['ce_type']!,
-          ceTime: headers['ce_time']!,
+          ceType: p.spec.ceType,
+          ceTime: new Date(occurredAtMs).toISOString(),
           dataSchema: p.dataSchema,
-          payload: Buffer.concat([p.frame, p.type.toBuffer(event)]),
+          payload: frame(p, event),
         },
       };
     },

@@ -19,6 +19,7 @@ import { registryAuthHeaders } from '../../../src/publish/schema-registry';
 import type { Config } from '../../../src/config';
 import { Child, freePort, startRoles, waitReady } from '../../lib/children';
 import { log } from '../../lib/log';
+import { scrapeMetrics } from '../../lib/metrics-text';
 import type { Contender } from '../contender';
 import { followEvents } from './event-follower';
 import { writeStreamTopology } from './stream-topology';
@@ -44,6 +45,7 @@ export const stream: Contender = {
     const topics = declaredTopics(topology);
     const PROCESSES = processes(ctx.params.expirers);
     const children: Child[] = [];
+    const ports: number[] = [];
     let follower: Awaited<ReturnType<typeof followEvents>> | undefined;
     const cleanUp = async () => {
       await Promise.all(children.map((c) => c.stop()));
@@ -58,7 +60,7 @@ export const stream: Contender = {
       log(`stream: topics ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
       await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(ctx.config.cdc, 'coupons'), cdcTopicOf(ctx.config.cdc, 'orders')]);
       const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn' };
-      const ports: number[] = [];
+      ports.length = 0;
       for (const [name, roles] of PROCESSES) {
         const port = await freePort();
         ports.push(port);
@@ -78,6 +80,15 @@ export const stream: Contender = {
       onRows: (rows) => events.sawRows(rows.entity, rows.firstId, rows.dueMs.length),
       progress: () => events.seen().count,
       events: () => events.seen(),
+      transitions: async () => {
+        let n = 0;
+        for (const [i, [, roles]] of PROCESSES.entries()) {
+          if (roles !== 'expirer') continue;
+          const scrape = await scrapeMetrics(ports[i]!);
+          for (const [key, value] of scrape) if (key.startsWith('timebucket_transitions_total')) n += value;
+        }
+        return n;
+      },
       stop: cleanUp,
     };
   },

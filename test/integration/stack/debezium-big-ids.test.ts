@@ -93,12 +93,11 @@ test('coupons 2^53 + 1 and 2^63 - 1 arrive from Debezium as exact ids and become
   });
   await waitFor('both create events', () => (created.size === IDS.length ? true : undefined), { timeoutMs: 60_000 });
 
-  for (const [id, userId] of [
-    [ABOVE_2_53, MAX_SIGNED],
-    [MAX_SIGNED, ABOVE_2_53],
-  ] as const) {
+  for (const id of [ABOVE_2_53, MAX_SIGNED] as const) {
     const event = created.get(id)!;
-    expect(event).toMatchObject({ kind: 'change', op: 'c', after: { id: BigInt(id), user_id: BigInt(userId), status: 'ACTIVE' } });
+    expect(event).toMatchObject({ kind: 'change', op: 'c', after: { id: BigInt(id), status: 'ACTIVE' } });
+    // user_id (the other big id) is not captured: the connector carries id, status and due alone.
+    expect(event.kind === 'change' && event.after?.['user_id']).toBeUndefined();
     if (event.kind !== 'change') throw new Error('not a change');
     expect(entriesFromChange(entityOf(defaultCatalogue, 'coupon'), event)).toEqual([{ entity: 'coupon', transition: 'expired', id, expireAtMs: expireTime.getTime() }]);
   }

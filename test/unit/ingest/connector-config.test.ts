@@ -54,6 +54,8 @@ test('the default file: the demo tables, their filter, Kafka-kept history, the C
     'database.ssl.mode': 'disable',
     'database.include.list': 'shop',
     'table.include.list': 'shop\\.coupons,shop\\.orders',
+    // Only what the repartitioner reads: id, status, due column.
+    'column.include.list': 'shop\\.coupons\\.(id|status|expire_time),shop\\.orders\\.(id|status|expire_time)',
     'topic.prefix': 'tbcdc',
     'time.precision.mode': 'adaptive_time_microseconds',
     'predicates.notExpirable.expirable.unlisted': 'pass',
@@ -103,6 +105,8 @@ describe('a table set over two databases (examples/shop/entities-split.json)', (
     expect(onMain['table.include.list']).toBe('shop\\.t_order,shop\\.user_coupon_0,shop\\.user_coupon_1');
     expect(onB['predicates.notExpirable.expirable.tables']).toBe('user_coupon_2,user_coupon_3');
     expect(onB['predicates.notExpirable.expirable.table.user_coupon_3.states']).toBe('待使用,已锁定');
+    // Each table's id, status and every transition's due column (expiry, and the lock's timeout).
+    expect(onB['column.include.list']).toMatch(/^shop2\\\.user_coupon_2\\\.\(id\|status\|expire_at_ms\|lock_expire_time\),shop2/);
   });
 
   test('the tables of a set are routed into one topic per entity, the physical table kept in the key; the filter runs first', () => {
