@@ -135,7 +135,8 @@ async function waitForProgress(
     if (samples.t !== undefined && samples.lastTransition === undefined) {
       if (running.transitions === undefined) {
         if (seen >= total) samples.lastTransition = takeSample(cost.pids);
-      } else if (Date.now() - lastTransitionsRead >= 250) {
+      } else if (Date.now() - lastTransitionsRead >= 500) {
+        // Twice a second: each read is a /metrics scrape of every expirer, which costs it CPU.
         lastTransitionsRead = Date.now();
         if ((await running.transitions().catch(() => 0)) >= total) samples.lastTransition = takeSample(cost.pids);
       }

@@ -38,13 +38,16 @@ function checkedLong(value: unknown): bigint {
   return n;
 }
 
+const longScratch = Buffer.alloc(8);
+
 export const exactLong: Type = types.LongType.__with({
   // avsc hands over and takes back the value as 8 bytes, little-endian two's complement.
   fromBuffer: (buf: Buffer): bigint => buf.readBigInt64LE(0),
+  // One buffer for every write: avsc reads the 8 bytes into its varint at once (LongType's
+  // _write), so nothing keeps it; an allocation per long was garbage on the expirer's hot path.
   toBuffer: (value: unknown): Buffer => {
-    const buf = Buffer.alloc(8);
-    buf.writeBigInt64LE(checkedLong(value));
-    return buf;
+    longScratch.writeBigInt64LE(checkedLong(value));
+    return longScratch;
   },
   // JSON form (defaults, Type#toString): a number while exact, else the decimal string.
   fromJSON: (json: unknown): bigint => checkedLong(json),

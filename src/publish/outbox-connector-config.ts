@@ -91,7 +91,12 @@ export function outboxConnectorConfig(opts: OutboxConnectorOptions): Readonly<{ 
     ...constants,
     // No topic.creation.* settings: the event topics exist (`topics apply`), the connector
     // creates none. Connect's source producer already sends with acks=all, one request in
-    // flight per connection, and retries without a deadline.
+    // flight per connection, and retries without a deadline. A hot minute publishes tens of
+    // thousands of events a second: fuller produce requests cost the worker and the brokers
+    // less per event, for at most 5 ms more latency (the per-connector override needs the
+    // worker's connector.client.config.override.policy at its default, All).
+    'producer.override.linger.ms': '5',
+    'producer.override.batch.size': '262144',
     ...historyConfig(opts.history),
   };
   return { name: opts.name, config };
