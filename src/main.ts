@@ -335,6 +335,8 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
     group: groupOf(ctx, role),
     read: heldRecordReader(ctx.topology, ctx.catalogue),
     sink,
+    // The expirer's finest tier is released early; its entries are due from their bucket on.
+    dueFrom: role === 'expirer' ? 'bucket' : 'release',
     dlq: ctx.dlqFor(role),
     clock: ctx.clock,
     maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,

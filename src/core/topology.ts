@@ -119,8 +119,11 @@ function crossFieldProblems(t: RawTopology): Problem[] {
     if (tier.ring <= tier.guard) add(['tiers', i, 'ring'], `ring (${tier.ring}) must be greater than guard (${tier.guard})`);
     const finer = t.tiers[i - 1];
     if (finer === undefined) {
-      // Nothing finer to cascade into: a finest-tier release is the expiry itself.
-      if (tier.leadMs !== 0) add(['tiers', i, 'leadMs'], `the finest tier must have leadMs 0, got ${tier.leadMs}`);
+      // Nothing finer to cascade into: a finest-tier release hands the bucket to the expirer,
+      // which fires each entry at its own time (the database's clock the guard), so releasing
+      // it early only has the entries read and queued before they fall due. Less than a width,
+      // so a bucket is never released before the one before it has begun.
+      if (tier.leadMs >= tier.widthMs) add(['tiers', i, 'leadMs'], `the finest tier's leadMs (${tier.leadMs}) must be less than its widthMs (${tier.widthMs})`);
       return;
     }
     if (tier.widthMs <= finer.widthMs) {

@@ -72,6 +72,13 @@ export type HoldConsumerOptions = Readonly<{
   fetchEnds?: (topic: string) => Promise<ReadonlyArray<{ partition: number; high: string }>>;
   /** How often the ends of partitions paused at the cap are refreshed (default 5 s). */
   endsRefreshMs?: number;
+  /**
+   * When a released partition's unread messages count as due lag: at the release (the
+   * cascader: re-routing is due then), or once the bucket of the last message taken has begun
+   * (the expirer: the finest tier is released `leadMs` early, and its entries fall due at their
+   * own times, none before their bucket starts). Default 'release'.
+   */
+  dueFrom?: 'release' | 'bucket';
 }>;
 
 type PartitionState = {
@@ -87,6 +94,8 @@ type PartitionState = {
   /** From the last batch: the partition's end, and the next offset to read. */
   highWatermark: number;
   nextOffset: number;
+  /** The bucket start of the last message taken: nothing unread behind it is due before it. */
+  lastBucketStartMs: number;
 };
 
 export class HoldConsumer {
@@ -133,13 +142,15 @@ export class HoldConsumer {
     let inMemory = 0;
     let largestPartitionInMemory = 0;
     let unreadReleased = 0;
+    const now = this.opts.clock.now();
+    const byBucket = this.opts.dueFrom === 'bucket';
     for (const p of this.partitions.values()) {
       inMemory += p.tracker.inFlight;
       largestPartitionInMemory = Math.max(largestPartitionInMemory, p.tracker.inFlight);
       if (p.heldUntil !== undefined) heldPartitions += 1;
-      else unreadReleased += Math.max(0, p.highWatermark - p.nextOffset);
+      else if (!byBucket || p.lastBucketStartMs <= now) unreadReleased += Math.max(0, p.highWatermark - p.nextOffset);
     }
-    return { heldPartitions, inMemory, largestPartitionInMemory, dueLag: unreadReleased + this.opts.sink.dueCount(this.opts.clock.now()) };
+    return { heldPartitions, inMemory, largestPartitionInMemory, dueLag: unreadReleased + this.opts.sink.dueCount(now) };
   }
 
   async start(): Promise<void> {
@@ -206,7 +217,7 @@ export class HoldConsumer {
     const key = `${topic}:${partition}`;
     let p = this.partitions.get(key);
     if (p === undefined) {
-      p = { topic, partition, tracker: new OffsetTracker(), waitingForDrain: false, dirty: false, highWatermark: 0, nextOffset: 0 };
+      p = { topic, partition, tracker: new OffsetTracker(), waitingForDrain: false, dirty: false, highWatermark: 0, nextOffset: 0, lastBucketStartMs: 0 };
       this.partitions.set(key, p);
     }
     return p;
@@ -248,6 +259,7 @@ export class HoldConsumer {
       const { offset } = message;
       state.tracker.add(offset);
       state.nextOffset = Number(offset) + 1;
+      state.lastBucketStartMs = held.bucketStartMs;
       resolveOffset(offset);
       // done() closes over the offset, not the message: a message's buffers are slices of its
       // whole fetch response, which an unfinished entry would otherwise keep alive.

@@ -74,7 +74,7 @@ describe('parseTopology', () => {
     ['a width that is not a multiple of the finer width', withTiers([{}, { widthMs: 90_000 }]), /^tiers\.1\.widthMs: .*multiple/],
     ['ring not above guard', withTiers([{}, { ring: 2 }]), /^tiers\.1\.ring: ring \(2\) must be greater than guard \(2\)/],
     ['guard 0', withTiers([{ guard: 0 }]), /^tiers\.0\.guard: /],
-    ['a lead on the finest tier', withTiers([{ leadMs: 1 }]), /^tiers\.0\.leadMs: the finest tier must have leadMs 0/],
+    ['a finest-tier lead of a whole width', withTiers([{ leadMs: 60_000 }]), /^tiers\.0\.leadMs: the finest tier's leadMs \(60000\) must be less than its widthMs \(60000\)/],
     ['a negative lead', withTiers([{}, { leadMs: -1 }]), /^tiers\.1\.leadMs: /],
     ['width + lead beyond the finer horizon', withTiers([{}, { leadMs: 59 * MIN }]), /^tiers\.1\.leadMs: widthMs \+ leadMs \(7140000\) must be <= the horizon of tier 'minute' \(7080000\)/],
     ['a coarsest ring too short to progress', withTiers([{}, {}, { ring: 4, guard: 2 }]), /^tiers\.2\.ring: the coarsest tier needs ring − guard − 1/],
@@ -95,7 +95,7 @@ describe('parseTopology', () => {
   });
 
   test('lists every problem at once, in the message too', () => {
-    const json = withTiers([{ leadMs: 5 }, { widthMs: 90_000, ring: 1 }, { leadMs: 200 * HOUR }], { prefix: '' });
+    const json = withTiers([{ leadMs: MIN }, { widthMs: 90_000, ring: 1 }, { leadMs: 200 * HOUR }], { prefix: '' });
     let error: unknown;
     try {
       parseTopology(json, 'topics/topology.json');

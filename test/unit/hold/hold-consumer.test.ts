@@ -25,7 +25,8 @@ class RecordingSink implements HoldSink {
 /** Release time from a header; a `bad` header makes the record invalid. */
 const reader: HeldRecordReader = (r) => {
   if (r.headers?.['bad'] !== undefined) throw new Error('bad record');
-  return { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs: 0, releaseAtMs: Number(r.headers?.['release_at'] ?? 0), entry: { entity: 'coupon', transition: 'expired', id: r.offset, expireAtMs: 0 } };
+  const bucketStartMs = Number(r.headers?.['bucket_start'] ?? 0);
+  return { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs, releaseAtMs: Number(r.headers?.['release_at'] ?? 0), entry: { entity: 'coupon', transition: 'expired', id: r.offset, expireAtMs: bucketStartMs } };
 };
 
 const released = (offset: number) => message(offset, { headers: { release_at: '0' } });
@@ -157,6 +158,18 @@ test('due lag after a rejoin counts from where reading restarts, not from offset
   expect(stage.stats().dueLag).toBe(0); // held: nothing behind an undue head is due (I1)
   await waitFor('the hold to end', () => (stage.stats().heldPartitions === 0 ? true : undefined), { timeoutMs: 2_000, intervalMs: 10 });
   expect(stage.stats().dueLag).toBe(10);
+  await stage.stop();
+});
+
+test("the expirer's early release: unread messages of a bucket not yet begun are not due lag, and are once it begins", async () => {
+  let now = 1_000_000;
+  const { fake, stage } = await started({ dueFrom: 'bucket', clock: { now: () => now } });
+  // Released (release_at 0 is past), its bucket starts 5 s from now; 10 more messages unread behind it.
+  await fake.feed(topic, 0, [message(0, { headers: { release_at: '0', bucket_start: String(now + 5_000) } })], '11');
+  expect(stage.stats().heldPartitions).toBe(0);
+  expect(stage.stats().dueLag).toBe(1); // the taken entry (the sink counts it), not the unread 10
+  now += 5_000;
+  expect(stage.stats().dueLag).toBe(11);
   await stage.stop();
 });
 
