@@ -42,13 +42,13 @@ export type ConnectorConfigOptions = Readonly<{
 
 export type ConnectorConfig = Readonly<{ name: string; config: Readonly<Record<string, string>>; warnings: readonly string[] }>;
 
-export const CONNECTOR_CLASS: Readonly<Record<ServerFlavour, string>> = {
+const CONNECTOR_CLASS: Readonly<Record<ServerFlavour, string>> = {
   mariadb: 'io.debezium.connector.mariadb.MariaDbConnector',
   mysql: 'io.debezium.connector.mysql.MySqlConnector',
 };
 
 /** The two connectors name their modes differently; both verify the certificate and the host name. */
-export const SSL_MODE: Readonly<Record<ServerFlavour, Readonly<{ off: string; verify: string }>>> = {
+const SSL_MODE: Readonly<Record<ServerFlavour, Readonly<{ off: string; verify: string }>>> = {
   mariadb: { off: 'disable', verify: 'verify-full' },
   mysql: { off: 'disabled', verify: 'verify_identity' },
 };
@@ -59,14 +59,7 @@ export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfi
   const here = opts.database ?? MAIN_DATABASE;
   const tables = catalogue.entities.flatMap((e) => e.locations.filter((l) => l.database === here).map((l) => ({ entity: e, table: l.table })));
   const config: Record<string, string> = {
-    'connector.class': CONNECTOR_CLASS[opts.flavour],
-    'tasks.max': '1',
-    'database.hostname': opts.db.host,
-    'database.port': String(opts.db.port),
-    'database.user': opts.db.user,
-    'database.password': opts.db.password,
-    'database.server.id': String(opts.serverId),
-    'database.ssl.mode': SSL_MODE[opts.flavour][opts.db.tls ? 'verify' : 'off'],
+    ...connectionConfig(opts),
     'topic.prefix': opts.topicPrefix,
     'database.include.list': db,
     // Regular expressions matched against <database>.<table>: the dot escaped, so nothing else matches.
@@ -87,6 +80,23 @@ export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfi
     'topic.creation.default.retention.ms': String(opts.topics.retentionMs),
   };
   return { name: opts.name, config, warnings };
+}
+
+/**
+ * What every timebucket connector of a database shares (this one and the outbox's,
+ * publish/outbox-connector-config.ts): its class, one task, how it reaches the server.
+ */
+export function connectionConfig(opts: Pick<ConnectorConfigOptions, 'flavour' | 'db' | 'serverId'>): Record<string, string> {
+  return {
+    'connector.class': CONNECTOR_CLASS[opts.flavour],
+    'tasks.max': '1',
+    'database.hostname': opts.db.host,
+    'database.port': String(opts.db.port),
+    'database.user': opts.db.user,
+    'database.password': opts.db.password,
+    'database.server.id': String(opts.serverId),
+    'database.ssl.mode': SSL_MODE[opts.flavour][opts.db.tls ? 'verify' : 'off'],
+  };
 }
 
 type MappedTable = Readonly<{ entity: Entity; table: string }>;

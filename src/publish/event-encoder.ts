@@ -15,7 +15,7 @@ import { Type } from 'avsc';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { EventTopics } from '../core/event-catalogue';
 import type { EventPayload } from '../core/events';
-import { dataSchemaUri } from './event-headers';
+import { dataSchemaUri, MAX_INSTANT_MS } from './event-headers';
 import { exactLongHook } from './exact-long';
 import type { SchemaIds } from './schemas';
 
@@ -44,9 +44,6 @@ export type EventEncoder = Readonly<{
 }>;
 
 type Prepared = { spec: EntityCatalogue['events'][number]; topic: string; type: Type; frame?: Buffer; dataSchema?: string };
-
-// ±8.64e15 ms is the range of a JS Date: beyond it there is no ISO-8601 ce_time.
-const MAX_INSTANT_MS = 8.64e15;
 
 /** Encoded into one scratch buffer, then copied out once: one allocation an event. */
 let scratch = Buffer.alloc(64 * 1024);

@@ -18,6 +18,9 @@ export const CONTENT_TYPE = 'application/avro';
 
 export type EventHeaders = Readonly<Record<string, string>>;
 
+/** ±8.64e15 ms is the range of a JS Date: beyond it an instant has no ISO-8601 ce_time. */
+export const MAX_INSTANT_MS = 8.64e15;
+
 /**
  * The registry's URI of a schema id, for ce_dataschema (GET <registry>/schemas/ids/<id> returns
  * it). Credentials in the registry URL (user:password@) never go out with the events.

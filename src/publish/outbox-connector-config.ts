@@ -25,7 +25,7 @@
  * Pure: the caller supplies the server flavour and secrets.
  */
 import { CE_SOURCE, CONTENT_TYPE } from './event-headers';
-import { CONNECTOR_CLASS, historyConfig, SSL_MODE, type ConnectorConfigOptions } from '../ingest/connector-config';
+import { connectionConfig, historyConfig, type ConnectorConfigOptions } from '../ingest/connector-config';
 
 export type OutboxConnectorOptions = Omit<ConnectorConfigOptions, 'topics' | 'database'>;
 
@@ -55,14 +55,7 @@ export function outboxConnectorConfig(opts: OutboxConnectorOptions): Readonly<{ 
     constants[`transforms.${name}.value.literal`] = value;
   }
   const config: Record<string, string> = {
-    'connector.class': CONNECTOR_CLASS[opts.flavour],
-    'tasks.max': '1',
-    'database.hostname': opts.db.host,
-    'database.port': String(opts.db.port),
-    'database.user': opts.db.user,
-    'database.password': opts.db.password,
-    'database.server.id': String(opts.serverId),
-    'database.ssl.mode': SSL_MODE[opts.flavour][opts.db.tls ? 'verify' : 'off'],
+    ...connectionConfig(opts),
     // Names the connector's metrics, heartbeats and history; no data topic carries it (routed).
     'topic.prefix': opts.topicPrefix,
     'database.include.list': opts.db.database,

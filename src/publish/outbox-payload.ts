@@ -10,13 +10,12 @@
  */
 import { findEvent, type EntityCatalogue, type EventSpec } from '../core/entity-catalogue';
 import type { OutboxRow } from './sql/outbox-row';
+import { MAX_INSTANT_MS } from './event-headers';
 
 export type ParsedPayload =
   | Readonly<{ ok: true; event: EventSpec; payload: Readonly<Record<string, unknown>>; occurredAtMs: number }>
   | Readonly<{ ok: false; reason: string }>;
 
-// ±8.64e15 ms is the range of a JS Date: beyond it there is no ISO-8601 ce_time to give.
-const maxInstantMs = 8.64e15;
 
 /** `catalogue` names the event types there are; a row of any other type is poison. */
 export function parseOutboxPayload(catalogue: EntityCatalogue, row: Pick<OutboxRow, 'eventKey' | 'eventType' | 'entityId' | 'payload'>): ParsedPayload {
@@ -38,7 +37,7 @@ export function parseOutboxPayload(catalogue: EntityCatalogue, row: Pick<OutboxR
   const id = payload[event.idField];
   if (exactIdText(id) !== row.entityId) return poison(`payload ${event.idField} ${describe(id)} differs from the row's entity_id ${row.entityId}`);
   const occurredAtMs = payload['occurred_at'];
-  if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs) || Math.abs(occurredAtMs) > maxInstantMs) {
+  if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs) || Math.abs(occurredAtMs) > MAX_INSTANT_MS) {
     return poison(`payload occurred_at ${describe(occurredAtMs)} is not an epoch-millisecond instant`);
   }
   return { ok: true, event, payload, occurredAtMs };

@@ -32,7 +32,7 @@ import { createSchemaRegistry } from './schema-registry';
 import { OutboxRelay } from './outbox-relay';
 import { idleHoldVariableOf } from './sql/lock-outbox-batch';
 import { serverFlavour } from '../db/server-flavour';
-import { OutboxRetention } from './outbox-retention';
+import { OutboxRetention, type PurgePageFn } from './outbox-retention';
 import { purgeEventOutboxPage } from './sql/purge-event-outbox';
 import { CaptureProbe } from './capture-probe';
 import { probeTopic } from '../core/topology';
@@ -106,6 +106,20 @@ export async function startRelay(ctx: {
   return withRetentions(await startAll(schemaIds));
 }
 
+/** One table's retention, paced as every other (the relay outbox's by default). */
+function retentionOf<C>(ctx: Parameters<typeof startRelay>[0], db: Knex, logger: Logger, purgePage?: PurgePageFn<C>): OutboxRetention<C> {
+  return new OutboxRetention<C>({
+    db,
+    purgePage,
+    retentionMs: ctx.config.relay.retentionMs,
+    batchSize: RETENTION_BATCH_SIZE,
+    pauseMs: RETENTION_PAUSE_MS,
+    intervalMs: RETENTION_INTERVAL_MS,
+    logger,
+    observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows) },
+  });
+}
+
 /** In router mode, the capture probe over every database's event_outbox, its lag a gauge. */
 function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: Logger): CaptureProbe | undefined {
   if (ctx.config.publish.mode !== 'router') return undefined;
@@ -130,16 +144,7 @@ function startEventOutboxRetention(ctx: Parameters<typeof startRelay>[0], logger
   if (ctx.config.publish.mode !== 'router' || cfg.retentionMs === 0) return [];
   const retentions = Object.entries(ctx.dbs).map(
     ([name, db]) =>
-      new OutboxRetention({
-        db,
-        purgePage: purgeEventOutboxPage,
-        retentionMs: cfg.retentionMs,
-        batchSize: RETENTION_BATCH_SIZE,
-        pauseMs: RETENTION_PAUSE_MS,
-        intervalMs: RETENTION_INTERVAL_MS,
-        logger: logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }),
-        observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows) },
-      }),
+      retentionOf(ctx, db, logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }), purgeEventOutboxPage),
   );
   for (const r of retentions) r.start();
   return retentions;
@@ -238,15 +243,7 @@ function startLoops(ctx: Parameters<typeof startRelay>[0], target: OutboxTarget,
   );
   const retention =
     cfg.retentionMs > 0
-      ? new OutboxRetention({
-          db,
-          retentionMs: cfg.retentionMs,
-          batchSize: RETENTION_BATCH_SIZE,
-          pauseMs: RETENTION_PAUSE_MS,
-          intervalMs: RETENTION_INTERVAL_MS,
-          logger,
-          observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows) },
-        })
+      ? retentionOf(ctx, db, logger)
       : undefined;
   for (const loop of loops) loop.start();
   retention?.start();

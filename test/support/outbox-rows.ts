@@ -17,14 +17,7 @@ export type OutboxFilter = Readonly<{ entity?: string; ids?: ReadonlyArray<strin
 const registry = createSchemaRegistry(config.registry);
 
 export async function outboxEvents(db: Knex, catalogue: EntityCatalogue, filter: OutboxFilter = {}): Promise<OutboxEvent[]> {
-  const types = typesOf(catalogue, filter);
-  const ids = filter.ids?.map(String);
-  const narrow = (q: Knex.QueryBuilder) => {
-    q.whereIn('event_type', types);
-    if (ids !== undefined) q.whereIn('entity_id', ids);
-    if (filter.keys !== undefined) q.whereIn('event_key', [...filter.keys]);
-    return q;
-  };
+  const narrow = narrowTo(catalogue, filter);
   const relayed = (await narrow(db('outbox').select('event_key', 'event_type', db.raw('CAST(entity_id AS CHAR) AS entity_id'), 'payload').orderBy('id'))) as Array<{ event_key: string; event_type: string; entity_id: string; payload: string }>;
   const routed = (await narrow(db('event_outbox').select('event_key', 'event_type', 'entity_id', 'payload').orderBy('id'))) as Array<{ event_key: string; event_type: string; entity_id: string; payload: Buffer }>;
   const out: OutboxEvent[] = relayed.map((r) => ({ eventKey: r.event_key, eventType: r.event_type, entityId: r.entity_id, payload: JSON.parse(r.payload) as Record<string, unknown> }));
@@ -46,23 +39,25 @@ function jsonForm(value: Record<string, unknown>): Record<string, unknown> {
 
 /** Rows and distinct event keys of `outboxEvents`, counted in the database (nothing decoded). */
 export async function outboxCount(db: Knex, catalogue: EntityCatalogue, filter: OutboxFilter = {}): Promise<{ rows: number; keys: number }> {
-  const types = typesOf(catalogue, filter);
-  const ids = filter.ids?.map(String);
+  const narrow = narrowTo(catalogue, filter);
   const keys = new Set<string>();
   let rows = 0;
   for (const table of ['outbox', 'event_outbox']) {
-    const q = db(table).select('event_key');
-    q.whereIn('event_type', types);
-    if (ids !== undefined) q.whereIn('entity_id', ids);
-    if (filter.keys !== undefined) q.whereIn('event_key', [...filter.keys]);
-    const found = (await q) as Array<{ event_key: string }>;
+    const found = (await narrow(db(table).select('event_key'))) as Array<{ event_key: string }>;
     rows += found.length;
     for (const r of found) keys.add(r.event_key);
   }
   return { rows, keys: keys.size };
 }
 
-/** The entity's event types, or every catalogue event's (never the capture probes). */
-function typesOf(catalogue: EntityCatalogue, filter: OutboxFilter): string[] {
-  return catalogue.events.filter((e) => filter.entity === undefined || e.entity === filter.entity).map((e) => e.type);
+/** A query narrowed to the filter, always to the catalogue's event types (never the capture probes). */
+function narrowTo(catalogue: EntityCatalogue, filter: OutboxFilter): (q: Knex.QueryBuilder) => Knex.QueryBuilder {
+  const types = catalogue.events.filter((e) => filter.entity === undefined || e.entity === filter.entity).map((e) => e.type);
+  const ids = filter.ids?.map(String);
+  return (q) => {
+    q.whereIn('event_type', types);
+    if (ids !== undefined) q.whereIn('entity_id', ids);
+    if (filter.keys !== undefined) q.whereIn('event_key', [...filter.keys]);
+    return q;
+  };
 }
