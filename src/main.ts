@@ -32,6 +32,7 @@ import type { ScheduledEntry } from './core/expiry-plan';
 import { ExpirerSink } from './hold/expirer-sink';
 import { CascaderSink } from './hold/cascader-sink';
 import { createTransitionBatches, TransitionBatches } from './expire/transition-batch';
+import { createReminderBatches, isReminderBatch, reminderObserver, type ReminderBatches } from './expire/reminder-batch';
 import type { Location, Transition } from './core/entity-catalogue';
 import type { SchemaInfo } from './core/column-info';
 import { checkEntitySchema, schemaNamesOf } from './db/check-entity-schema';
@@ -127,6 +128,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
     }
     const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
+    const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, observer: reminderObserver(metrics) });
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
     const newProducer = () =>
@@ -153,7 +155,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
     };
-    const ctx = { config, topology, catalogue: opts.catalogue, tables, batches, kafka, producer, newProducer, dlqFor, db, dbs: databases.pools, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
+    const ctx = { config, topology, catalogue: opts.catalogue, tables, batches, reminders, kafka, producer, newProducer, dlqFor, db, dbs: databases.pools, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
@@ -189,6 +191,8 @@ type Ctx = Readonly<{
   tables: SchemaInfo;
   /** The expiry transaction of every transition, its SQL built once. */
   batches: TransitionBatches;
+  /** The reminder transaction of every transition with reminders (docs/reminders.md). */
+  reminders: ReminderBatches;
   kafka: Kafka;
   producer: GuardedProducer;
   /** Another producer like `producer`, for a sender that must not share one (each relay loop). */
@@ -243,6 +247,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       clock: ctx.clock,
       logger: ctx.logger.child({ role: 'repartitioner' }),
       onRouted: (lane, count) => ctx.metrics.routed.inc({ lane }, count),
+      onReminderSkipped: (reason, t) => ctx.metrics.remindersSkipped.inc({ entity: t.entity, transition: t.name, reason }),
     });
     ctx.metrics.trackCdcLag(() => stage.cdcLag());
     await stage.start();
@@ -263,7 +268,9 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
         const breakerName = name === 'main' ? 'expiry' : `expiry-${name}`;
         ctx.onBreakerStateChange(breakerName, 'closed');
         const breaker = createBreaker(
-          (transition: Transition, entries: readonly ScheduledEntry[], location: Location) => ctx.batches.run(transition, entries, 'stream', location),
+          // A batch is all reminders or none (the sink groups them apart).
+          (transition: Transition, entries: readonly ScheduledEntry[], location: Location) =>
+            isReminderBatch(entries) ? ctx.reminders.run(transition, entries, 'stream', location) : ctx.batches.run(transition, entries, 'stream', location),
           { name: breakerName, logger, onStateChange: ctx.onBreakerStateChange },
         );
         return [name, breaker] as const;
@@ -281,7 +288,10 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       logger,
       gate: ctx.gate,
       observer: {
-        batch: (entity, outcome) => observeExpiryBatch(ctx.metrics, entity, outcome),
+        batch: (entity, outcome) => {
+          // A reminder batch transitions nothing; reminderObserver counts what it sent.
+          if (outcome.reminders !== true) observeExpiryBatch(ctx.metrics, entity, outcome);
+        },
         failed: (entity) => ctx.metrics.batchFailures.inc({ entity }),
         parked: (entity) => ctx.metrics.parked.inc({ entity }),
       },

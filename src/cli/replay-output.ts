@@ -34,6 +34,7 @@ export function replayJson(s: ReplaySummary) {
     alreadyDone: counts.alreadyDone,
     notDue: counts.notDue,
     stale: counts.stale,
+    reminders: counts.reminders,
     invalid: counts.invalid,
   };
 }
@@ -53,6 +54,8 @@ export function replayLines(s: ReplaySummary): string[] {
     `already done: ${counts.alreadyDone}`,
     `not due: ${counts.notDue}`,
     `stale (moved on, extended or gone since): ${counts.stale}`,
+    // Only where the entities file declares reminders: other replays print what they always did.
+    ...(counts.reminders > 0 ? [`reminders ${s.dryRun ? 'found' : 'run again (each sent only if it never was)'}: ${counts.reminders}`] : []),
     `invalid records skipped: ${counts.invalid}`,
   ];
 }

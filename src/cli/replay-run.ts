@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../core/clock';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Topology } from '../core/topology';
 import { openDatabases } from '../db/databases';
+import { createReminderBatches } from '../expire/reminder-batch';
 import { createTransitionBatches } from '../expire/transition-batch';
 import { readEntitySchema } from '../db/check-entity-schema';
 import { openOutboxWriter, type OpenedOutboxWriter } from '../publish/open-outbox-writer';
@@ -44,6 +45,7 @@ export async function replayCommand(
       dbs: databases.pools,
       catalogue,
       batches: createTransitionBatches(databases.pools, catalogue, { outbox: outbox.writer }),
+      reminders: createReminderBatches(databases.pools, catalogue, { outbox: outbox.writer }),
       topology,
       groupPrefix: config.groupPrefix,
       window,

@@ -25,11 +25,31 @@
  */
 import type { CdcChange, CdcRow } from './cdc-envelope';
 import { decodeDebeziumInstant } from './debezium-time';
-import { findEntity, findLocation, isSpread, type Entity, type EntityCatalogue, type Location, type StatusValue, type Transition } from './entity-catalogue';
+import { findEntity, findLocation, isSpread, transitionOf, type Entity, type EntityCatalogue, type Location, type StatusValue, type Transition } from './entity-catalogue';
 import { CdcInvalidError } from './errors';
 
-/** `at`: the location key (`<database>.<table>`) of a spread entity's row; absent otherwise. */
-export type BucketEntry = Readonly<{ entity: string; transition: string; id: string; expireAtMs: number; at?: string }>;
+/**
+ * `at`: the location key (`<database>.<table>`) of a spread entity's row; absent otherwise.
+ * `remind`: a reminder (docs/reminders.md) of the row due at `dueAtMs`, `beforeMs` before it;
+ * `expireAtMs` is then its fire time. `user`: the digest's user, whose shard keys the entry.
+ */
+export type BucketEntry = Readonly<{ entity: string; transition: string; id: string; expireAtMs: number; at?: string; remind?: ReminderOf }>;
+export type ReminderOf = Readonly<{ dueAtMs: number; beforeMs: number; user?: string }>;
+
+/** Why a fire point got no entry or, at fire time, no event (timebucket_reminders_skipped_total). */
+export type ReminderSkip = 'past' | 'no_user' | 'moved' | 'not_expirable' | 'due_passed';
+export type SkipCounter = (reason: ReminderSkip, transition: Transition) => void;
+
+/**
+ * When the reminder `beforeMs` before `dueAtMs` fires: that instant, or with a digest the start
+ * of the window it falls in (windows aligned to the epoch), so that a user's reminders of one
+ * window fire, and are read, together.
+ */
+export function reminderFireAt(t: Transition, dueAtMs: number, beforeMs: number): number {
+  const point = dueAtMs - beforeMs;
+  const w = t.reminders?.digest?.windowMs;
+  return w === undefined ? point : Math.floor(point / w) * w;
+}
 
 /** 2^64 - 1: ids are BIGINT UNSIGNED. */
 const MAX_BIGINT_UNSIGNED = 18446744073709551615n;
@@ -41,7 +61,7 @@ const MAX_ABS_MS = 8.64e15;
  * `location`: where the change happened, required for a spread entity (the caller reads it from
  * the topic and the envelope's source.table, ingest/cdc-topics.ts), ignored otherwise.
  */
-export function entriesFromChange(entity: Entity, change: CdcChange, location?: Location): BucketEntry[] {
+export function entriesFromChange(entity: Entity, change: CdcChange, location?: Location, skipped?: SkipCounter): BucketEntry[] {
   if (change.op === 'd' || change.after === null) return [];
   const after = change.after;
   // Read (and so validated) even when nothing is live: an unknown state is corrupt data (I5).
@@ -61,10 +81,67 @@ export function entriesFromChange(entity: Entity, change: CdcChange, location?: 
     if (expireAtMs === null) continue;
     // c, r, or an update without a before image: the row appears live, or we cannot prove otherwise.
     if (change.op === 'u' && change.before !== null && unchangedWhileLive(entity, t, change.before, change, expireAtMs)) continue;
-    entries.push(Object.freeze(at === undefined ? { entity: entity.name, transition: t.name, id, expireAtMs } : { entity: entity.name, transition: t.name, id, expireAtMs, at }));
+    const base = at === undefined ? { entity: entity.name, transition: t.name, id } : { entity: entity.name, transition: t.name, id, at };
+    entries.push(Object.freeze({ ...base, expireAtMs }));
+    // Debezium always sets source.ts_ms; without it no fire point counts as past (the fire-time
+    // guard still sends nothing after the due time).
+    if (t.reminders !== null) entries.push(...reminderEntries(t, base, expireAtMs, after, change.source.tsMs ?? 0, skipped));
   }
   return entries;
 }
+
+/**
+ * The row's reminders for the due time `dueAtMs`: one per fire point still ahead when the row
+ * appeared (`appearedAtMs`, the change's commit time, so a replay decides the same). A fire
+ * point already past is skipped, never sent late.
+ */
+export function reminderEntries(
+  t: Transition,
+  base: Readonly<{ entity: string; transition: string; id: string; at?: string }>,
+  dueAtMs: number,
+  row: CdcRow,
+  appearedAtMs: number,
+  skipped?: SkipCounter,
+): BucketEntry[] {
+  const r = t.reminders;
+  if (r === null) return [];
+  let user: string | undefined;
+  if (r.digest !== null) {
+    const u = userOf(row, r.digest.userColumn);
+    if (u === null) {
+      for (const _ of r.beforeMs) skipped?.('no_user', t);
+      return [];
+    }
+    user = u;
+  }
+  const out: BucketEntry[] = [];
+  for (const beforeMs of r.beforeMs) {
+    const fireAt = reminderFireAt(t, dueAtMs, beforeMs);
+    if (fireAt <= appearedAtMs) {
+      skipped?.('past', t);
+      continue;
+    }
+    const remind = user === undefined ? { dueAtMs, beforeMs } : { dueAtMs, beforeMs, user };
+    out.push(Object.freeze({ ...base, expireAtMs: fireAt, remind: Object.freeze(remind) }));
+  }
+  return out;
+}
+
+/**
+ * A digest's user: a positive integer id within BIGINT UNSIGNED, exact (the digest's message key
+ * and outbox entity id, as a row id is); NULL: none, and no reminder.
+ */
+function userOf(row: CdcRow, column: string): string | null {
+  const v = row[column];
+  if (v === null) return null;
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return String(v);
+  if (typeof v === 'bigint' && isUserId(String(v))) return String(v);
+  if (typeof v === 'string' && isUserId(v)) return v;
+  if (v === undefined) throw new CdcInvalidError(`after.${column}: missing (the digest's user column must be captured)`);
+  throw new CdcInvalidError(`after.${column}: expected a user id (a positive integer within BIGINT UNSIGNED), got ${describe(v)}`);
+}
+
+const isUserId = (s: string): boolean => isDecimalId(s);
 
 /**
  * True only if the before image proves the row was already live for `t` with the same due
@@ -182,6 +259,9 @@ function checkedMs(ms: number, raw: number | bigint, unit: string): number {
 //   v3 { v, entity, transition, id, expireAtMs, at }  any transition of a spread entity (a table
 //                                                 set or several databases): `at` is the row's
 //                                                 location key, `<database>.<table>`
+//   v4 { v, entity, transition, id, expireAtMs, dueAtMs, beforeMs[, at][, user] }  a reminder:
+//                                                 expireAtMs its fire time; `at` as v3; `user`
+//                                                 when the transition's reminders are digested
 // Names are checked against the catalogue: an entry for a transition this process does not know
 // cannot be expired here, and holding it would pin the partition; it goes to the DLQ (I5).
 // Hence an entity's first transition must stay first in the file: moving another before it
@@ -190,12 +270,17 @@ function checkedMs(ms: number, raw: number | bigint, unit: string): number {
 const V1_KEYS: readonly string[] = ['v', 'entity', 'id', 'expireAtMs'];
 const V2_KEYS: readonly string[] = ['v', 'entity', 'transition', 'id', 'expireAtMs'];
 const V3_KEYS: readonly string[] = ['v', 'entity', 'transition', 'id', 'expireAtMs', 'at'];
-const KEYS: Readonly<Record<1 | 2 | 3, readonly string[]>> = { 1: V1_KEYS, 2: V2_KEYS, 3: V3_KEYS };
+const V4_KEYS: readonly string[] = ['v', 'entity', 'transition', 'id', 'expireAtMs', 'dueAtMs', 'beforeMs', 'at', 'user'];
+const KEYS: Readonly<Record<1 | 2 | 3 | 4, readonly string[]>> = { 1: V1_KEYS, 2: V2_KEYS, 3: V3_KEYS, 4: V4_KEYS };
 
 export function encodeBucketEntry(e: BucketEntry, catalogue: EntityCatalogue): Buffer {
   // Encode only what decode accepts, so a bug surfaces here rather than in a DLQ downstream.
-  const { entity, transition, id, expireAtMs, at } = e;
+  const { entity, transition, id, expireAtMs, at, remind } = e;
   const version = checkEntry({ entity, transition, id, expireAtMs, at }, catalogue);
+  if (remind !== undefined) {
+    checkReminder(transitionOf(catalogue, entity, transition), expireAtMs, remind);
+    return Buffer.from(JSON.stringify({ v: 4, entity, transition, id, expireAtMs, dueAtMs: remind.dueAtMs, beforeMs: remind.beforeMs, ...(at === undefined ? {} : { at }), ...(remind.user === undefined ? {} : { user: remind.user }) }));
+  }
   const wire = version === 1 ? { v: 1, entity, id, expireAtMs } : version === 2 ? { v: 2, entity, transition, id, expireAtMs } : { v: 3, entity, transition, id, expireAtMs, at };
   return Buffer.from(JSON.stringify(wire));
 }
@@ -211,17 +296,43 @@ export function decodeBucketEntry(buf: Buffer | null, catalogue: EntityCatalogue
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new CdcInvalidError('bucket entry: not an object');
   const o = parsed as Record<string, unknown>;
   const v = o['v'];
-  if (v !== 1 && v !== 2 && v !== 3) throw new CdcInvalidError(`bucket entry: unsupported v ${describe(v)}`);
+  if (v !== 1 && v !== 2 && v !== 3 && v !== 4) throw new CdcInvalidError(`bucket entry: unsupported v ${describe(v)}`);
   const extra = Object.keys(o).filter((k) => !KEYS[v].includes(k));
   if (extra.length > 0) throw new CdcInvalidError(`bucket entry: unknown keys ${extra.join(', ')}`);
   const entity = o['entity'];
   // v1 means the entity's first transition (checkEntry checks the entity before using it).
   const transition = v === 1 ? (typeof entity === 'string' ? findEntity(catalogue, entity)?.transitions[0]?.name : undefined) : o['transition'];
+  if (v === 4) return decodeReminder(o, catalogue);
   const entry = v === 3 ? { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'], at: o['at'] } : { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'] };
   const version = checkEntry(entry, catalogue);
   // v2 may name the first transition too (it names any); v3 and only v3 is a spread entity's.
   if (version !== v && !(v === 2 && version === 1)) throw new CdcInvalidError(`bucket entry: v ${v} is not the version of a ${entityWord(v)} entry`);
   return Object.freeze(entry as BucketEntry);
+}
+
+function decodeReminder(o: Record<string, unknown>, catalogue: EntityCatalogue): BucketEntry {
+  const base = { entity: o['entity'], transition: o['transition'], id: o['id'], expireAtMs: o['expireAtMs'], ...(o['at'] === undefined ? {} : { at: o['at'] }) };
+  checkEntry(base, catalogue);
+  const remind = { dueAtMs: o['dueAtMs'], beforeMs: o['beforeMs'], ...(o['user'] === undefined ? {} : { user: o['user'] }) };
+  checkReminder(transitionOf(catalogue, base.entity as string, base.transition as string), base.expireAtMs as number, remind);
+  return Object.freeze({ ...(base as Omit<BucketEntry, 'remind'>), remind: Object.freeze(remind as ReminderOf) });
+}
+
+/**
+ * A reminder the catalogue declares: one of the transition's fire points, fired where
+ * reminderFireAt puts it, with a user exactly when the transition digests. Anything else was not
+ * written by this catalogue (a reminder removed from the file, a foreign producer): poison.
+ */
+function checkReminder(t: Transition, expireAtMs: number, r: Readonly<{ dueAtMs: unknown; beforeMs: unknown; user?: unknown }>): void {
+  const what = `bucket entry: reminder of ${t.ref}`;
+  if (t.reminders === null) throw new CdcInvalidError(`${what}: the transition has no reminders`);
+  const { dueAtMs, beforeMs, user } = r;
+  if (typeof dueAtMs !== 'number' || !Number.isSafeInteger(dueAtMs) || dueAtMs < 0) throw new CdcInvalidError(`${what}: dueAtMs is not a non-negative integer: ${describe(dueAtMs)}`);
+  if (typeof beforeMs !== 'number' || !t.reminders.beforeMs.includes(beforeMs)) throw new CdcInvalidError(`${what}: ${describe(beforeMs)} is not one of its fire points`);
+  if (expireAtMs !== reminderFireAt(t, dueAtMs, beforeMs)) throw new CdcInvalidError(`${what}: fires at ${expireAtMs}, not at ${reminderFireAt(t, dueAtMs, beforeMs)}`);
+  const digested = t.reminders.digest !== null;
+  if (digested !== (user !== undefined)) throw new CdcInvalidError(`${what}: ${digested ? 'a digested reminder names its user' : 'an undigested reminder names no user'}`);
+  if (user !== undefined && (typeof user !== 'string' || !isUserId(user))) throw new CdcInvalidError(`${what}: user is not a user id: ${describe(user)}`);
 }
 
 function entityWord(v: number): string {
@@ -232,7 +343,7 @@ function entityWord(v: number): string {
  * Throws unless `e` is a valid entry of the catalogue; returns the wire version it is written in:
  * 3 for a spread entity (its location checked), else 1 for the entity's first transition, 2 otherwise.
  */
-function checkEntry(e: Record<Exclude<keyof BucketEntry, 'at'>, unknown> & { at?: unknown }, catalogue: EntityCatalogue): 1 | 2 | 3 {
+function checkEntry(e: Record<Exclude<keyof BucketEntry, 'at' | 'remind'>, unknown> & { at?: unknown }, catalogue: EntityCatalogue): 1 | 2 | 3 {
   const entity = typeof e.entity === 'string' ? findEntity(catalogue, e.entity) : undefined;
   if (entity === undefined) throw new CdcInvalidError(`bucket entry: unknown entity ${describe(e.entity)}`);
   const index = entity.transitions.findIndex((t) => t.name === e.transition);

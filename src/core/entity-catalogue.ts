@@ -49,11 +49,21 @@ export type PayloadField = Readonly<{ name: string; source: 'column'; column: st
  * (timestamp-millis), path, then `fields`. `schemaFile` names a file under schemas/ whose record
  * must have exactly those fields; without it the schema is derived from the column types.
  */
+/**
+ * transition: a row moved (from_status → to_status). reminder: a row's due time is near (one
+ * per row and fire point). digest: a user's rows whose due times are near (one per user, window
+ * and fire point; `idField` is the user's field, `itemIdField` the row id in each listed item).
+ */
+export type EventKind = 'transition' | 'reminder' | 'digest';
+
 export type EventSpec = Readonly<{
+  kind: EventKind;
   type: string;
   ceType: string;
   avroName: string;
   idField: string;
+  /** A digest's row-id field in each item; null for the other kinds. */
+  itemIdField: string | null;
   summary: string;
   schemaFile: string | null;
   fields: readonly PayloadField[];
@@ -86,6 +96,19 @@ export type Transition = Readonly<{
   set: readonly Assignment[];
   effects: readonly Effect[];
   event: EventSpec;
+  /** Fire points before the due time (docs/reminders.md); null when the file declares none. */
+  reminders: Reminders | null;
+}>;
+
+/**
+ * A transition's reminders: `beforeMs` the offsets before the due time, largest first. Exactly
+ * one of `event` (a reminder per row and fire point) and `digest` (one per user and window).
+ */
+export type Reminders = Readonly<{
+  beforeMs: readonly number[];
+  event: EventSpec | null;
+  /** `index`: its first column `userColumn`, through which the digest reads a user's rows. */
+  digest: Readonly<{ userColumn: string; index: string; windowMs: number; event: EventSpec }> | null;
 }>;
 
 /** The connection TB_DB_* configures; other database names are connections of TB_DATABASES. */
@@ -179,4 +202,14 @@ export function findEvent(catalogue: EntityCatalogue, type: string): EventSpec |
 /** event_key = <entity>-<transition>-<id>-<due ms>: the same on every replay (I4), new for a new due time. */
 export function eventKeyOf(t: Pick<Transition, 'entity' | 'name'>, id: string, dueAtMs: number): string {
   return `${t.entity}-${t.name}-${id}-${dueAtMs}`;
+}
+
+/** A reminder's event_key: once per (row, due time, fire point) across replays (docs/reminders.md). */
+export function reminderKeyOf(t: Pick<Transition, 'entity' | 'name'>, id: string, dueAtMs: number, beforeMs: number): string {
+  return `${t.entity}-${t.name}-remind-${id}-${dueAtMs}-${beforeMs}`;
+}
+
+/** A digest's event_key: once per (user, fire point, window). */
+export function digestKeyOf(t: Pick<Transition, 'entity' | 'name'>, user: string, beforeMs: number, windowStartMs: number): string {
+  return `${t.entity}-${t.name}-digest-${user}-${beforeMs}-${windowStartMs}`;
 }

@@ -20,7 +20,8 @@ import { ConfigError } from './errors';
 import { deepFreeze } from './deep-freeze';
 import { jsonDocument } from './json-document';
 import { standardFieldNames } from './event-catalogue';
-import { MAIN_DATABASE, type Assignment, type DueKind, type Effect, type Entity, type EntityCatalogue, type EventSpec, type Location, type PayloadField, type StatusValue, type Transition } from './entity-catalogue';
+import { parseDurationMs } from './duration';
+import { MAIN_DATABASE, type Assignment, type DueKind, type Effect, type Entity, type EntityCatalogue, type EventKind, type EventSpec, type Location, type PayloadField, type Reminders, type StatusValue, type Transition } from './entity-catalogue';
 
 /**
  * Plain MySQL identifiers only (no quotes, spaces, dots or operators): 1–64 chars, not all
@@ -64,6 +65,38 @@ const EventSchema = z
   })
   .strict();
 
+/**
+ * A reminder's event: as a transition's, its fields columns of the row as it is (a reminder
+ * changes nothing, so there is no effect to report).
+ */
+const ReminderEventSchema = EventSchema.extend({ fields: z.array(FieldSchema.options[0]).default([]) }).strict();
+
+/** A digest: keyed by the user; `itemIdField` names the entity id in each listed item. */
+const DigestEventSchema = z
+  .object({
+    type: z.string().regex(EVENT_TYPE, 'upper-case letters, digits and _ (at most 32)'),
+    ceType: z.string().min(1).max(200),
+    avroName: z.string().regex(AVRO_NAME, 'not a full Avro name (namespace.Name)'),
+    userField: z.string().regex(AVRO_FIELD, 'not an Avro field name'),
+    itemIdField: z.string().regex(AVRO_FIELD, 'not an Avro field name'),
+    schemaFile: z.string().regex(SCHEMA_FILE, 'a file name under schemas/ ending in .avsc').optional(),
+    summary: z.string().min(1).max(500),
+    fields: z.array(FieldSchema.options[0]).default([]),
+  })
+  .strict();
+
+/** At most this many fire points per transition: each is an entry per row on the rings. */
+export const MAX_REMINDERS = 8;
+
+const RemindersSchema = z
+  .object({
+    before: z.array(z.string().min(1).max(32)).min(1).max(MAX_REMINDERS),
+    event: ReminderEventSchema.optional(),
+    // `index`: one whose first column is `user`; the digest's read goes through it.
+    digest: z.object({ user: identifier, index: identifier, window: z.string().min(1).max(32), event: DigestEventSchema }).strict().optional(),
+  })
+  .strict();
+
 const EffectSchema = z
   .object({
     entity: z.string().regex(NAME, 'lower-case letters, digits and _ (at most 16), starting with a letter'),
@@ -85,6 +118,7 @@ const TransitionSchema = z
     set: SetSchema,
     effects: z.array(EffectSchema).default([]),
     event: EventSchema,
+    reminders: RemindersSchema.optional(),
   })
   .strict();
 
@@ -181,6 +215,7 @@ function crossFieldProblems(file: RawFile): Problem[] {
       if (eventTypes.has(t.event.type)) add([...tp, 'event', 'type'], `event type '${t.event.type}' is emitted by two transitions`);
       eventTypes.add(t.event.type);
       eventFieldProblems(e, t, tp, add);
+      if (t.reminders !== undefined) reminderProblems(e, t, t.reminders, [...tp, 'reminders'], eventTypes, add);
       t.effects.forEach((fx, k) => {
         const fp: Path = [...tp, 'effects', k];
         const other = names.get(fx.entity);
@@ -252,7 +287,7 @@ function setProblems(set: Readonly<Record<string, unknown>>, forbidden: readonly
 function eventFieldProblems(e: RawEntity, t: RawEntity['transitions'][number], tp: Path, add: (p: Path, m: string) => void): void {
   // The fields every event carries, the id field among them: the id field may not be one of the
   // others, and no declared field may reuse any.
-  const standard = standardFieldNames(t.event.idField);
+  const standard = standardFieldNames({ kind: 'transition', idField: t.event.idField });
   const seen = new Set<string>(standard);
   if (standard.filter((f) => f === t.event.idField).length > 1) add([...tp, 'event', 'idField'], `'${t.event.idField}' is a standard field`);
   t.event.fields.forEach((f, k) => {
@@ -261,6 +296,49 @@ function eventFieldProblems(e: RawEntity, t: RawEntity['transitions'][number], t
     if ('effect' in f && t.effects[f.effect] === undefined) add([...tp, 'event', 'fields', k, 'effect'], `no effect ${f.effect} on this transition`);
     if ('column' in f && (f.column === e.status.column)) add([...tp, 'event', 'fields', k, 'column'], 'the status is carried by from_status and to_status');
   });
+}
+
+type RawReminders = z.output<typeof RemindersSchema>;
+
+function reminderProblems(e: RawEntity, t: RawEntity['transitions'][number], r: RawReminders, rp: Path, eventTypes: Set<string>, add: (p: Path, m: string) => void): void {
+  if ((r.event === undefined) === (r.digest === undefined)) add(rp, 'give either event (one per row and fire point) or digest (one per user, window and fire point)');
+  const seen = new Set<number>();
+  r.before.forEach((text, k) => {
+    const ms = parseDurationMs(text);
+    if (typeof ms === 'string') return add([...rp, 'before', k], ms);
+    if (ms <= 0) add([...rp, 'before', k], `${JSON.stringify(text)}: a fire point is some time before the due time`);
+    if (seen.has(ms)) add([...rp, 'before', k], `${JSON.stringify(text)}: the same fire point twice`);
+    seen.add(ms);
+  });
+  const typed = (type: string, path: Path): void => {
+    if (eventTypes.has(type)) add(path, `event type '${type}' is emitted twice`);
+    eventTypes.add(type);
+  };
+  const fields = (spec: { fields: ReadonlyArray<{ name: string; column: string }> }, standard: readonly string[], path: Path): void => {
+    const names = new Set(standard);
+    spec.fields.forEach((f, k) => {
+      if (names.has(f.name)) add([...path, 'fields', k, 'name'], `field '${f.name}' is declared twice (or is a standard field)`);
+      names.add(f.name);
+      if (f.column === e.status.column) add([...path, 'fields', k, 'column'], 'the status is carried by the standard fields');
+    });
+  };
+  if (r.event !== undefined) {
+    typed(r.event.type, [...rp, 'event', 'type']);
+    fields(r.event, standardFieldNames({ kind: 'reminder', idField: r.event.idField }), [...rp, 'event']);
+  }
+  if (r.digest !== undefined) {
+    const d = r.digest;
+    const window = parseDurationMs(d.window);
+    if (typeof window === 'string') add([...rp, 'digest', 'window'], window);
+    else if (window <= 0 || window > 7 * 86_400_000) add([...rp, 'digest', 'window'], `${JSON.stringify(d.window)}: a window is more than 0 and at most 7 days`);
+    if (d.user === e.id || d.user === e.status.column || d.user === t.due.column) add([...rp, 'digest', 'user'], 'the user column is none of the id, status and due columns');
+    // One read per user finds the digest's rows, in one transaction with its outbox row.
+    if (rawLocations(e).length !== 1 || TABLE_SET.test(rawLocations(e)[0]!.table)) add([...rp, 'digest'], 'a digest needs the entity in one table (a user\'s rows spread over tables or databases cannot be read in one transaction yet); use event instead');
+    typed(d.event.type, [...rp, 'digest', 'event', 'type']);
+    const standard = standardFieldNames({ kind: 'digest', idField: d.event.userField });
+    if (standard.includes(d.event.itemIdField) || d.event.itemIdField === 'due_at') add([...rp, 'digest', 'event', 'itemIdField'], `'${d.event.itemIdField}' is a standard field`);
+    fields(d.event, ['due_at', d.event.itemIdField], [...rp, 'digest', 'event']);
+  }
 }
 
 type RawLocation = Readonly<{ database: string; table: string }>;
@@ -299,17 +377,7 @@ function build(file: RawFile, source: string): EntityCatalogue {
     idColumn: e.id,
     status: { column: e.status.column, type: e.status.type, values: e.status.values ?? null },
     transitions: e.transitions.map((t): Transition => {
-      const event: EventSpec = {
-        type: t.event.type,
-        ceType: t.event.ceType,
-        avroName: t.event.avroName,
-        idField: t.event.idField,
-        summary: t.event.summary,
-        schemaFile: t.event.schemaFile ?? null,
-        fields: t.event.fields.map((f): PayloadField => ('column' in f ? { name: f.name, source: 'column', column: f.column } : { name: f.name, source: 'effect', effect: f.effect })),
-        entity: e.name,
-        transition: t.name,
-      };
+      const event = eventSpec('transition', t.event, e.name, t.name);
       return {
         name: t.name,
         entity: e.name,
@@ -321,11 +389,40 @@ function build(file: RawFile, source: string): EntityCatalogue {
         set: assignments(t.set),
         effects: t.effects.map((fx): Effect => ({ entity: fx.entity, column: fx.column, from: fx.from, to: fx.to, set: assignments(fx.set), index: fx.index })),
         event,
+        reminders: t.reminders === undefined ? null : reminders(t.reminders, e.name, t.name),
       };
     }),
   }));
   const transitions = entities.flatMap((e) => e.transitions);
-  return { entities, transitions, events: transitions.map((t) => t.event), source };
+  const events = transitions.flatMap((t) => [t.event, ...(t.reminders === null ? [] : [t.reminders.event ?? t.reminders.digest!.event])]);
+  return { entities, transitions, events, source };
+}
+
+type RawEvent = Readonly<{ type: string; ceType: string; avroName: string; summary: string; schemaFile?: string | undefined; fields: ReadonlyArray<{ name: string; column: string } | { name: string; effect: number }> }>;
+
+function eventSpec(kind: EventKind, raw: RawEvent & Readonly<{ idField: string; itemIdField?: string }>, entity: string, transition: string): EventSpec {
+  return {
+    kind,
+    type: raw.type,
+    ceType: raw.ceType,
+    avroName: raw.avroName,
+    idField: raw.idField,
+    itemIdField: raw.itemIdField ?? null,
+    summary: raw.summary,
+    schemaFile: raw.schemaFile ?? null,
+    fields: raw.fields.map((f): PayloadField => ('column' in f ? { name: f.name, source: 'column', column: f.column } : { name: f.name, source: 'effect', effect: f.effect })),
+    entity,
+    transition,
+  };
+}
+
+/** Fire points largest first: the order a row meets them in. */
+function reminders(r: RawReminders, entity: string, transition: string): Reminders {
+  const beforeMs = r.before.map((b) => parseDurationMs(b) as number).sort((a, b) => b - a);
+  if (r.event !== undefined) return { beforeMs, event: eventSpec('reminder', r.event, entity, transition), digest: null };
+  const d = r.digest!;
+  const event = eventSpec('digest', { ...d.event, idField: d.event.userField }, entity, transition);
+  return { beforeMs, event: null, digest: { userColumn: d.user, index: d.index, windowMs: parseDurationMs(d.window) as number, event } };
 }
 
 function assignments(set: Readonly<Record<string, z.output<typeof AssignmentSchema>>>): Assignment[] {

@@ -5,23 +5,38 @@
  * the tests and the AsyncAPI document (docs/asyncapi.yaml, checked in make test) all read them
  * here, so an event type exists in one place: the entities file.
  *
- * Every event's fields, in order: the standard ones (event_key, event_type, <idField>,
- * from_status, to_status, due_at, occurred_at, path), then the transition's declared fields.
+ * Every event's fields, in order: the standard ones of its kind, then its declared fields:
+ *   transition  event_key, event_type, <idField>, from_status, to_status, due_at, occurred_at, path
+ *   reminder    event_key, event_type, <idField>, status, due_at, remind_before_ms, occurred_at, path
+ *   digest      event_key, event_type, <idField: the user>, remind_before_ms, window_start,
+ *               occurred_at, path, items; each item <itemIdField>, due_at, then the declared
+ *               fields (a digest's declared fields are its items')
  * A schema file must hold exactly these (in any order: the two original files interleave them);
  * a derived schema holds them in this order.
  */
 import { ConfigError } from './errors';
-import type { EntityCatalogue, EventSpec } from './entity-catalogue';
+import type { EntityCatalogue, EventKind, EventSpec } from './entity-catalogue';
 import type { Topology } from './topology';
 
-/** The standard fields of an event whose entity id is `idField`, in their published order. */
-export function standardFieldNames(idField: string): string[] {
-  return ['event_key', 'event_type', idField, 'from_status', 'to_status', 'due_at', 'occurred_at', 'path'];
+const STANDARD: Readonly<Record<EventKind, (idField: string) => string[]>> = {
+  transition: (id) => ['event_key', 'event_type', id, 'from_status', 'to_status', 'due_at', 'occurred_at', 'path'],
+  reminder: (id) => ['event_key', 'event_type', id, 'status', 'due_at', 'remind_before_ms', 'occurred_at', 'path'],
+  digest: (user) => ['event_key', 'event_type', user, 'remind_before_ms', 'window_start', 'occurred_at', 'path', 'items'],
+};
+
+/** The standard fields of an event of `kind` whose key field is `idField`, in their published order. */
+export function standardFieldNames(spec: Pick<EventSpec, 'kind' | 'idField'>): string[] {
+  return STANDARD[spec.kind](spec.idField);
 }
 
-/** Every field of the event: the standard ones, then the declared ones, in order. */
-export function eventFieldNames(spec: Pick<EventSpec, 'idField' | 'fields'>): string[] {
-  return [...standardFieldNames(spec.idField), ...spec.fields.map((f) => f.name)];
+/** Every top-level field of the event: the standard ones, then (but for a digest, whose declared fields are its items') the declared ones. */
+export function eventFieldNames(spec: Pick<EventSpec, 'kind' | 'idField' | 'fields'>): string[] {
+  return [...standardFieldNames(spec), ...(spec.kind === 'digest' ? [] : spec.fields.map((f) => f.name))];
+}
+
+/** A digest item's fields: the row id, its due time, the declared fields. */
+export function digestItemFieldNames(spec: Pick<EventSpec, 'itemIdField' | 'fields'>): string[] {
+  return [spec.itemIdField ?? 'id', 'due_at', ...spec.fields.map((f) => f.name)];
 }
 
 /** Event type → topic: the topology's topic for each event of the catalogue. */

@@ -20,7 +20,7 @@
  *
  * Pure: the caller decodes the driver's values (expire/row-values.ts) before they get here.
  */
-import { eventKeyOf, type Assignment, type StatusValue, type Transition } from './entity-catalogue';
+import { digestKeyOf, eventKeyOf, reminderKeyOf, type Assignment, type EventSpec, type StatusValue, type Transition } from './entity-catalogue';
 
 /** Which path performed a transition: the bucket stream, the compensation scanner, or a replay. */
 export const ExpiryPaths = ['stream', 'scanner', 'replay'] as const;
@@ -31,7 +31,9 @@ export type DecimalId = string;
 
 /** A column value as read from the locked row, decoded: BIGINT → decimal string, DATETIME → epoch ms. */
 export type ColumnValue = string | number | null;
-export type PayloadValue = ColumnValue | boolean;
+/** A digest's `items` are records of column values. */
+export type PayloadItem = Readonly<Record<string, ColumnValue>>;
+export type PayloadValue = ColumnValue | boolean | readonly PayloadItem[];
 
 /** One outbox payload. Any event of any catalogue; the relay checks it against its schema. */
 export type EventPayload = Readonly<{ event_key: string; event_type: string } & Record<string, PayloadValue>>;
@@ -132,4 +134,56 @@ function incremented(old: ColumnValue, by: number, what: string): ColumnValue {
   if (typeof old === 'number') return old + by;
   if (/^-?[0-9]+$/.test(old)) return String(BigInt(old) + BigInt(by));
   throw new TypeError(`${what}: cannot increment ${JSON.stringify(old)}`);
+}
+
+/** A row as a reminder reads it: the columns its event names, unchanged (a reminder changes nothing). */
+export type RemindedRow = Readonly<{ id: DecimalId; status: StatusValue; dueAtMs: number; columns: Readonly<Record<string, ColumnValue>> }>;
+
+export type ReminderFacts = Readonly<{ occurredAtMs: number; path: ExpiryPath; beforeMs: number }>;
+
+/** COUPON_EXPIRING_SOON and its kind: one row, one fire point. */
+export function reminderEvent(t: Transition, spec: EventSpec, row: RemindedRow, facts: ReminderFacts): EventPayload {
+  const payload: Record<string, PayloadValue> = {
+    event_key: reminderKeyOf(t, row.id, row.dueAtMs, facts.beforeMs),
+    event_type: spec.type,
+    [spec.idField]: row.id,
+    status: row.status,
+    due_at: row.dueAtMs,
+    remind_before_ms: facts.beforeMs,
+    occurred_at: facts.occurredAtMs,
+    path: facts.path,
+  };
+  for (const f of spec.fields) if (f.source === 'column') payload[f.name] = columnOf(t, row.columns, f.column);
+  return payload as EventPayload;
+}
+
+export type DigestFacts = ReminderFacts & Readonly<{ user: string; windowStartMs: number }>;
+
+/** USER_COUPONS_EXPIRING_SOON and its kind: a user's rows for one fire point and window, by due time then id. */
+export function digestEvent(t: Transition, spec: EventSpec, rows: readonly RemindedRow[], facts: DigestFacts): EventPayload {
+  const itemId = spec.itemIdField ?? 'id';
+  const items = [...rows]
+    .sort((a, b) => a.dueAtMs - b.dueAtMs || (a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
+    .map((row) => {
+      const item: Record<string, ColumnValue> = { [itemId]: row.id, due_at: row.dueAtMs };
+      for (const f of spec.fields) if (f.source === 'column') item[f.name] = columnOf(t, row.columns, f.column);
+      return item;
+    });
+  const payload: Record<string, PayloadValue> = {
+    event_key: digestKeyOf(t, facts.user, facts.beforeMs, facts.windowStartMs),
+    event_type: spec.type,
+    [spec.idField]: facts.user,
+    remind_before_ms: facts.beforeMs,
+    window_start: facts.windowStartMs,
+    occurred_at: facts.occurredAtMs,
+    path: facts.path,
+    items,
+  };
+  return payload as EventPayload;
+}
+
+function columnOf(t: Transition, columns: Readonly<Record<string, ColumnValue>>, column: string): ColumnValue {
+  const v = columns[column];
+  if (v === undefined) throw new RangeError(`${t.ref}: column ${column} was not read`);
+  return v;
 }

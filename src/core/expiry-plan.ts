@@ -15,9 +15,11 @@
  * Invariant I2: the database clock decides, never the consumer's. A row found not yet due is
  * re-scheduled, never dropped.
  */
+import type { ReminderOf } from './bucket-entry';
 import type { StatusValue } from './entity-catalogue';
 
-export type ScheduledEntry = Readonly<{ id: string; expireAtMs: number }>;
+/** `remind`: a reminder's entry (core/reminder-plan.ts), whose expireAtMs is its fire time. */
+export type ScheduledEntry = Readonly<{ id: string; expireAtMs: number; remind?: ReminderOf }>;
 /** `expireAtMs`: the row's due column as epoch ms (whatever its due kind). */
 export type LockedRow = Readonly<{ id: string; status: StatusValue; expireAtMs: number }>;
 

@@ -64,8 +64,12 @@ export function shardOf(entityId: string, shards: number): number {
  * with partition counts that are multiples of D one partition holds one database's rows only and
  * a database that is down holds only its own partitions (the others keep transitioning).
  * Within a database, the id's hash spreads rows over its shards as usual. Needs D <= shards.
+ * A digested reminder: shardOf(its user).
  */
-export function shardOfEntry(entity: Entity, entry: Pick<BucketEntry, 'id' | 'at'>, shards: number): number {
+export function shardOfEntry(entity: Entity, entry: Pick<BucketEntry, 'id' | 'at' | 'remind'>, shards: number): number {
+  // A digested reminder goes by its user, so that one partition holds a user's reminders for a
+  // window (digests are of entities in one table: core/entity-file.ts).
+  if (entry.remind?.user !== undefined) return shardOf(entry.remind.user, shards);
   if (entity.databases.length === 1) return shardOf(entry.id, shards);
   const d = entity.databases.length;
   if (shards < d) throw new RangeError(`entity '${entity.name}' lives on ${d} databases but the topology has ${shards} shards`);

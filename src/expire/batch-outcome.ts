@@ -9,6 +9,8 @@ export type BatchOutcome = Readonly<{
   /** Nothing to do: already transitioned, no longer expirable, or superseded by a newer time. */
   stale: readonly ScheduledEntry[];
   dbNowMs: number;
+  /** A reminder batch's (expire/reminder-batch.ts): `transitioned` is empty, and nothing of it is a transition. */
+  reminders?: true;
 }>;
 
 /** The outcome of a committed plan: what the transaction reports back to the hold stage. */

@@ -34,7 +34,10 @@ import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../ops/control-gate';
 
-/** One batch of one transition (createTransitionBatches(…).run with the path bound). */
+/**
+ * One batch of one transition (createTransitionBatches(…).run with the path bound), or of one
+ * transition's reminders: every entry then carries `remind` (expire/reminder-batch.ts).
+ */
 export type ExpireBatch = (transition: Transition, entries: readonly ScheduledEntry[], location: Location) => Promise<BatchOutcome>;
 
 /** `entity`: the entity's name, a bounded metric label (the catalogue's entities). */
@@ -116,7 +119,9 @@ export class ExpirerSink implements HoldSink {
     const transition = this.transitionOf(msg.entry.entity, msg.entry.transition);
     const location = locationOf(entityOf(this.opts.catalogue, transition.entity), msg.entry.at);
     const at = msg.entry.expireAtMs;
-    this.queueOf(transition.entity).push(at, { msg, transition, location, group: `${transition.ref}@${location.key}`, done, attempts: 0, alone: false });
+    // A reminder batch is its own statement shape (expire/reminder-batch.ts): never mixed with the transition's.
+    const group = msg.entry.remind === undefined ? `${transition.ref}@${location.key}` : `${transition.ref}~remind@${location.key}`;
+    this.queueOf(transition.entity).push(at, { msg, transition, location, group, done, attempts: 0, alone: false });
     // A timer due no later than this entry fires it, or reschedules from fire().
     if (at < this.timerAt) this.schedule();
   }
@@ -255,7 +260,7 @@ export class ExpirerSink implements HoldSink {
     try {
       const outcome = await this.opts.expireBatch(
         transition,
-        batch.map((p) => ({ id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs })),
+        batch.map((p) => (p.msg.entry.remind === undefined ? { id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs } : { id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs, remind: p.msg.entry.remind })),
         batch[0]!.location,
       );
       this.opts.observer?.batch?.(entity, outcome);

@@ -101,9 +101,10 @@ export function connectionConfig(opts: Pick<ConnectorConfigOptions, 'flavour' | 
 
 type MappedTable = Readonly<{ entity: Entity; table: string }>;
 
-/** The columns of an entity's table the CDC record must carry (core/bucket-entry.ts reads them). */
+/** The columns of an entity's table the CDC record must carry (core/bucket-entry.ts reads them; a digest's user column keys its reminders). */
 export function capturedColumns(entity: Entity): string[] {
-  return [...new Set([entity.idColumn, entity.status.column, ...entity.transitions.map((t) => t.due.column)])];
+  const users = entity.transitions.flatMap((t) => (t.reminders?.digest ? [t.reminders.digest.userColumn] : []));
+  return [...new Set([entity.idColumn, entity.status.column, ...entity.transitions.map((t) => t.due.column), ...users])];
 }
 
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

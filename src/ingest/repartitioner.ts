@@ -16,7 +16,7 @@
 import type { Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { decodeCdcValue } from '../core/cdc-envelope';
-import { BucketEntry, entriesFromChange } from '../core/bucket-entry';
+import { BucketEntry, entriesFromChange, type SkipCounter } from '../core/bucket-entry';
 import { findEntity, type EntityCatalogue } from '../core/entity-catalogue';
 import { CdcInvalidError, ConfigError } from '../core/errors';
 import type { Lifecycle } from '../core/lifecycle';
@@ -42,6 +42,8 @@ export type RepartitionerOptions = Readonly<{
   clock: Clock;
   logger: Logger;
   onRouted?: (lane: string, count: number) => void;
+  /** A fire point that got no entry (past when the row appeared, or no user to digest by). */
+  onReminderSkipped?: SkipCounter;
   /** Topics that exist now: Debezium creates a table's topic with its first change. */
   listTopics: () => Promise<string[]>;
   /** /healthz fails when the consume loop shows no sign of life for this long. */
@@ -203,7 +205,7 @@ export class Repartitioner {
         const event = decodeCdcValue(message.value);
         if (event.kind === 'tombstone') continue;
         // One change may make several transitions due (each its own entry, routed on its own).
-        entries.push(...entriesFromChange(cdcTopic.entity, event, locationOfChange(cdcTopic, event)));
+        entries.push(...entriesFromChange(cdcTopic.entity, event, locationOfChange(cdcTopic, event), this.opts.onReminderSkipped));
       } catch (err) {
         rejected.push({ topic: batch.topic, partition: batch.partition, message, error: err });
       }

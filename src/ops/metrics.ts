@@ -243,6 +243,32 @@ export function createMetrics(opts: { entities: readonly string[]; registry?: Re
         for (const s of controlSource?.() ?? []) this.set({ what: s.what }, s.perSecond ?? 0);
       },
     }),
+    remindersSent: new Counter({
+      name: 'timebucket_reminders_sent_total',
+      help: 'Reminders written to the outbox (a digest counts once), by entity and transition',
+      labelNames: ['entity', 'transition'] as const,
+      registers,
+    }),
+    remindersSkipped: new Counter({
+      name: 'timebucket_reminders_skipped_total',
+      help: 'Fire points that sent nothing: past when the row appeared, no user, moved, no longer expirable, due time passed',
+      labelNames: ['entity', 'transition', 'reason'] as const,
+      registers,
+    }),
+    reminderLateness: new Histogram({
+      name: 'timebucket_reminder_lateness_seconds',
+      help: 'Reminder commit time minus its fire time, both by the database clock',
+      labelNames: ['entity'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
+      registers,
+    }),
+    digestSize: new Histogram({
+      name: 'timebucket_reminder_digest_rows',
+      help: 'Rows listed per digest',
+      labelNames: ['entity'] as const,
+      buckets: [1, 2, 3, 5, 10, 20, 50, 100, 500],
+      registers,
+    }),
     controlPollFailures: new Counter({
       name: 'timebucket_control_poll_failures_total',
       help: 'Failed reads of the control switches (the last known state stays in force)',

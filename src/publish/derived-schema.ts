@@ -33,7 +33,15 @@ export type DerivableColumn = Pick<ColumnInfo, 'dataType' | 'columnType' | 'null
 export type DerivableColumns = ReadonlyMap<string, DerivableColumn>;
 
 type Timestamp = Readonly<{ type: 'long'; logicalType: 'timestamp-millis' }>;
-export type AvroFieldType = 'string' | 'long' | 'int' | 'double' | 'boolean' | Timestamp | readonly ['null', 'string' | 'long' | 'double' | Timestamp];
+export type AvroFieldType =
+  | 'string'
+  | 'long'
+  | 'int'
+  | 'double'
+  | 'boolean'
+  | Timestamp
+  | readonly ['null', 'string' | 'long' | 'double' | Timestamp]
+  | Readonly<{ type: 'array'; items: AvroRecord }>;
 export type AvroField = Readonly<{ name: string; type: AvroFieldType; default?: null; doc: string }>;
 export type AvroRecord = Readonly<{ type: 'record'; name: string; namespace?: string; doc: string; fields: readonly AvroField[] }>;
 
@@ -74,6 +82,7 @@ function baseType(dataType: string): 'string' | 'long' | 'double' | Timestamp | 
 export function deriveEventSchema(spec: EventSpec, entity: Entity, columns: DerivableColumns): AvroRecord {
   const transition = entity.transitions.find((t) => t.name === spec.transition);
   if (transition === undefined || entity.name !== spec.entity) throw new RangeError(`${spec.type} is not emitted by a transition of '${entity.name}'`);
+  if (spec.kind !== 'transition') return deriveReminderSchema(spec, entity, transition, columns);
   const problems: string[] = [];
   const statusType = statusAvroType(entity, columns.get(entity.status.column), problems);
   const declared = spec.fields.map((f) => declaredField(f, entity, transition, columns, problems));
@@ -95,6 +104,57 @@ export function deriveEventSchema(spec: EventSpec, entity: Entity, columns: Deri
   return { type: 'record', name, ...(dot > 0 && { namespace: spec.avroName.slice(0, dot) }), doc: `${spec.summary} Published once per transition; on redelivery drop duplicates by event_key.`, fields };
 }
 
+/** A reminder's record, or a digest's with its items (core/event-catalogue.ts lists their fields). */
+function deriveReminderSchema(spec: EventSpec, entity: Entity, transition: Transition, columns: DerivableColumns): AvroRecord {
+  const problems: string[] = [];
+  const declared = spec.fields.map((f) => declaredField(f, entity, transition, columns, problems, 'when the reminder was read')).filter((f): f is AvroField => f !== undefined);
+  const statusType = spec.kind === 'reminder' ? statusAvroType(entity, columns.get(entity.status.column), problems) : 'string';
+  if (problems.length > 0) throw new DerivedSchemaError(spec.type, problems);
+  const dot = spec.avroName.lastIndexOf('.');
+  const name = spec.avroName.slice(dot + 1);
+  const namespace = dot > 0 ? { namespace: spec.avroName.slice(0, dot) } : {};
+  const before: AvroField = { name: 'remind_before_ms', type: 'long', doc: `The fire point: this many milliseconds before the due time (${transition.due.column}).` };
+  const common: AvroField[] = [
+    { name: 'occurred_at', type: TIMESTAMP, doc: 'When the reminder committed, by the database clock; before the due time. UTC epoch milliseconds.' },
+    { name: 'path', type: 'string', doc: 'Which path sent it: stream, or replay.' },
+  ];
+  if (spec.kind === 'reminder') {
+    const fields: AvroField[] = [
+      { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-remind-<${spec.idField}>-<due_at ms>-<remind_before_ms>: once per row, due time and fire point.` },
+      { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
+      { name: spec.idField, type: 'long', doc: `The ${entity.name} about to become due (${entity.table}.${entity.idColumn}; also the message key, as a decimal string).` },
+      { name: 'status', type: statusType, doc: `Its status when the reminder was read: ${transition.from.map(String).join(' or ')}.` },
+      { name: 'due_at', type: TIMESTAMP, doc: `When it falls due (its ${transition.due.column}), UTC epoch milliseconds.` },
+      before,
+      ...common,
+      ...declared,
+    ];
+    return { type: 'record', name, ...namespace, doc: `${spec.summary} Published once per row, due time and fire point; drop duplicates by event_key.`, fields };
+  }
+  const digest = transition.reminders!.digest!;
+  const item: AvroRecord = {
+    type: 'record',
+    name: `${name}Item`,
+    ...namespace,
+    doc: `One ${entity.name} of the digest.`,
+    fields: [
+      { name: spec.itemIdField ?? 'id', type: 'long', doc: `The ${entity.name} (${entity.table}.${entity.idColumn}).` },
+      { name: 'due_at', type: TIMESTAMP, doc: `When it falls due (its ${transition.due.column}), UTC epoch milliseconds.` },
+      ...declared,
+    ],
+  };
+  const fields: AvroField[] = [
+    { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-digest-<${spec.idField}>-<remind_before_ms>-<window_start ms>: once per user, fire point and window.` },
+    { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
+    { name: spec.idField, type: 'long', doc: `The user (${entity.table}.${digest.userColumn}; also the message key, as a decimal string).` },
+    before,
+    { name: 'window_start', type: TIMESTAMP, doc: 'The start of the window the fire points fall in, and when the digest was due to fire. UTC epoch milliseconds.' },
+    ...common,
+    { name: 'items', type: { type: 'array', items: item }, doc: `The user's ${entity.name}s whose fire points fall in the window, by due time then id, as read at occurred_at.` },
+  ];
+  return { type: 'record', name, ...namespace, doc: `${spec.summary} Published once per user, fire point and window; drop duplicates by event_key.`, fields };
+}
+
 function statusAvroType(entity: Entity, column: DerivableColumn | undefined, problems: string[]): 'string' | 'int' | 'long' {
   if (entity.status.type === 'string') return 'string';
   if (column === undefined) {
@@ -106,7 +166,7 @@ function statusAvroType(entity: Entity, column: DerivableColumn | undefined, pro
   return fitsInt ? 'int' : 'long';
 }
 
-function declaredField(f: PayloadField, entity: Entity, transition: Transition, columns: DerivableColumns, problems: string[]): AvroField | undefined {
+function declaredField(f: PayloadField, entity: Entity, transition: Transition, columns: DerivableColumns, problems: string[], when = 'after the transition'): AvroField | undefined {
   if (f.source === 'effect') {
     // The entities file checked that the effect exists.
     const fx = transition.effects[f.effect]!;
@@ -125,7 +185,7 @@ function declaredField(f: PayloadField, entity: Entity, transition: Transition, 
     return undefined;
   }
   // Not the COLUMN_TYPE: MySQL 8 and MariaDB spell it differently (int vs int(11)), and the doc is part of the schema's text.
-  const doc = `The ${entity.table}.${f.column} column after the transition${valueNote(column.dataType)}.`;
+  const doc = `The ${entity.table}.${f.column} column ${when}${valueNote(column.dataType)}.`;
   return column.nullable ? { name: f.name, type, default: null, doc: `${doc.slice(0, -1)}; null when the column is NULL.` } : { name: f.name, type, doc };
 }
 

@@ -9,9 +9,9 @@
  * every encoding, making each event of the type poison. Both are found here, at start.
  */
 import type { EventSpec } from '../core/entity-catalogue';
-import { eventFieldNames } from '../core/event-catalogue';
+import { digestItemFieldNames, eventFieldNames } from '../core/event-catalogue';
 
-export type SchemaFileSpec = Pick<EventSpec, 'type' | 'avroName' | 'idField' | 'fields' | 'schemaFile'>;
+export type SchemaFileSpec = Pick<EventSpec, 'kind' | 'type' | 'avroName' | 'idField' | 'itemIdField' | 'fields' | 'schemaFile'>;
 
 /** Every way `schema` (the file, parsed) differs from `spec`; empty when it fits. */
 export function schemaFileProblems(spec: SchemaFileSpec, schema: unknown): string[] {
@@ -39,7 +39,23 @@ export function schemaFileProblems(spec: SchemaFileSpec, schema: unknown): strin
   for (const name of names) {
     if (!expected.includes(name)) problems.push(`${at}: field '${name}' is neither a standard field nor declared in the entities file`);
   }
+  if (spec.kind === 'digest') problems.push(...itemProblems(spec, record.fields as unknown[], at));
   return problems;
+}
+
+/** A digest's `items`: an array of records with exactly the item fields. */
+function itemProblems(spec: SchemaFileSpec, fields: readonly unknown[], at: string): string[] {
+  const items = fields.find((f) => (f as { name?: unknown } | null)?.name === 'items') as { type?: unknown } | undefined;
+  if (items === undefined) return [];
+  const type = items.type as { type?: unknown; items?: unknown } | undefined;
+  const record = type?.type === 'array' ? (type.items as { type?: unknown; fields?: unknown } | undefined) : undefined;
+  if (record?.type !== 'record' || !Array.isArray(record.fields)) return [`${at}: field 'items' is not an array of records`];
+  const names = record.fields.map((f: unknown) => (f as { name?: unknown } | null)?.name);
+  const expected = digestItemFieldNames(spec);
+  return [
+    ...expected.filter((n) => !names.includes(n)).map((n) => `${at}: items field '${n}' is missing`),
+    ...names.filter((n) => typeof n !== 'string' || !expected.includes(n)).map((n) => `${at}: items field ${JSON.stringify(n)} is neither a standard item field nor declared in the entities file`),
+  ];
 }
 
 /** Avro's full name: a dotted name is already full; otherwise namespace.name, or the bare name. */

@@ -28,6 +28,7 @@ import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
 import { partitionOfShard, type Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
 import type { TransitionBatches } from '../expire/transition-batch';
+import type { ReminderBatches } from '../expire/reminder-batch';
 import { replayGroupId, scanBucket, type PartitionScan } from './bucket-scan';
 import { bucketPhase, type BucketWindow } from './bucket-window';
 import { classifyBatch } from './replay-classify';
@@ -40,6 +41,8 @@ export type ReplayOptions = Readonly<{
   catalogue: EntityCatalogue;
   /** The transitions' batch transactions (expire/transition-batch.ts), run with path = replay. */
   batches: TransitionBatches;
+  /** The reminders' transactions (expire/reminder-batch.ts), run with path = replay: a reminder already sent is ignored by its event_key. */
+  reminders: ReminderBatches;
   topology: Topology;
   groupPrefix: string;
   window: BucketWindow;
@@ -67,6 +70,8 @@ export type ReplayCounts = {
   notDue: number;
   /** Moved on by the application, extended, transitioned for another time or by someone else, or deleted since. */
   stale: number;
+  /** Reminder entries (docs/reminders.md) run again: each writes its event only if it was never written. */
+  reminders: number;
   /** Records of the topic that break their lane's rules (skipped). */
   invalid: number;
 };
@@ -91,7 +96,7 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
     throw new RangeError(`shard must be in [0, ${opts.topology.shards}), got ${opts.shard}`);
   }
   if (opts.entity !== undefined) entityOf(opts.catalogue, opts.entity); // a name the catalogue does not hold throws here
-  const counts: ReplayCounts = { entries: 0, transitioned: 0, due: 0, alreadyDone: 0, notDue: 0, stale: 0, invalid: 0 };
+  const counts: ReplayCounts = { entries: 0, transitioned: 0, due: 0, alreadyDone: 0, notDue: 0, stale: 0, reminders: 0, invalid: 0 };
   const readers = new Map<string, EntryStateReader>();
   const ctx: BatchContext = {
     opts,
@@ -106,7 +111,10 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
   // Pending batches per partition, transition, table and shard: a shard's entries are all in one partition.
   type Pending = { transition: Transition; location: Location; entries: ScheduledEntry[] };
   const pending = new Map<number, Map<string, Pending>>();
-  const run = (p: Pending, entries: ScheduledEntry[]) => (opts.dryRun ? classifyOnly(ctx, p.transition, p.location, entries) : replay(ctx, p.transition, p.location, entries));
+  const run = (p: Pending, entries: ScheduledEntry[]) => {
+    if (entries[0]?.remind !== undefined) return replayReminders(ctx, p.transition, p.location, entries);
+    return opts.dryRun ? classifyOnly(ctx, p.transition, p.location, entries) : replay(ctx, p.transition, p.location, entries);
+  };
 
   const onEntries = async (partition: number, held: readonly HeldMessage[]) => {
     const lists = pending.get(partition) ?? new Map<string, Pending>();
@@ -115,14 +123,15 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
       if (opts.entity !== undefined && h.entry.entity !== opts.entity) continue;
       if (opts.shard !== undefined && h.shard !== opts.shard) continue;
       counts.entries += 1;
-      const key = `${h.entry.entity}.${h.entry.transition}@${h.entry.at ?? ''}:${h.shard}`;
+      // Reminders apart: their own transaction (one batch is all reminders or none).
+      const key = `${h.entry.entity}.${h.entry.transition}${h.entry.remind === undefined ? '' : '~remind'}@${h.entry.at ?? ''}:${h.shard}`;
       let list = lists.get(key);
       // The reader decoded the entry against the catalogue: its transition and location exist.
       if (list === undefined) {
         const location = locationOf(entityOf(opts.catalogue, h.entry.entity), h.entry.at);
         lists.set(key, (list = { transition: transitionOf(opts.catalogue, h.entry.entity, h.entry.transition), location, entries: [] }));
       }
-      list.entries.push({ id: h.entry.id, expireAtMs: h.entry.expireAtMs });
+      list.entries.push(h.entry.remind === undefined ? { id: h.entry.id, expireAtMs: h.entry.expireAtMs } : { id: h.entry.id, expireAtMs: h.entry.expireAtMs, remind: h.entry.remind });
       if (list.entries.length >= opts.batchSize) await run(list, list.entries.splice(0));
     }
   };
@@ -168,6 +177,13 @@ async function replay({ opts, counts, readStates }: BatchContext, t: Transition,
     counts.stale += split.stale + split.due + split.notDue;
   }
   if (outcome.transitioned.length > 0) opts.logger.info({ entity: t.entity, transition: t.name, ids: outcome.transitioned.map((r) => r.id) }, 'replay transitioned rows');
+  opts.onProgress?.(counts);
+}
+
+/** Reminders run again (not in a dry run): sent only if still due to be and never sent, by event_key. */
+async function replayReminders({ opts, counts }: BatchContext, t: Transition, location: Location, entries: ScheduledEntry[]): Promise<void> {
+  counts.reminders += entries.length;
+  if (!opts.dryRun) await withRetry(opts.logger, `${t.ref} replay reminders`, () => opts.reminders.run(t, entries, 'replay', location));
   opts.onProgress?.(counts);
 }
 

@@ -1,6 +1,8 @@
 import { schemaFileProblems, SchemaFileSpec } from '../../../src/publish/schema-file-check';
 
 const spec: SchemaFileSpec = {
+  kind: 'transition',
+  itemIdField: null,
   type: 'ORDER_CANCELLED',
   avroName: 'shop.events.OrderCancelled',
   idField: 'order_id',

@@ -134,7 +134,7 @@ test('the live group of a tier: the expirer holds the finest ring, the cascader 
 describe('output', () => {
   const window = bucketWindow(test1s, 0, parseInstant('2026-12-01T11:15:30.250+01:00'));
   const partitions = [{ partition: 1, fromOffset: '10', endOffset: '20', firstOffset: '12', records: 5, entries: 3, invalid: 0, stop: 'next-lap' as const }];
-  const counts = { entries: 3, transitioned: 1, due: 0, alreadyDone: 1, notDue: 0, stale: 1, invalid: 0 };
+  const counts = { entries: 3, transitioned: 1, due: 0, alreadyDone: 1, notDue: 0, stale: 1, reminders: 0, invalid: 0 };
 
   test('replay summary: a line per figure, times in UTC', () => {
     const summary: ReplaySummary = { dryRun: false, window, phase: 'closed', partitions, counts };
@@ -150,7 +150,8 @@ describe('output', () => {
       'stale (moved on, extended or gone since): 1',
       'invalid records skipped: 0',
     ]);
-    expect(replayJson(summary)).toMatchObject({ bucket: { start: '2026-12-01T10:15:30.000Z', end: '2026-12-01T10:15:31.000Z' }, transitioned: 1, stale: 1 });
+    expect(replayJson(summary)).toMatchObject({ bucket: { start: '2026-12-01T10:15:30.000Z', end: '2026-12-01T10:15:31.000Z' }, transitioned: 1, stale: 1, reminders: 0 });
+    expect(replayLines({ ...summary, counts: { ...counts, reminders: 4 } })).toContain('reminders run again (each sent only if it never was): 4');
   });
 
   test('dry run: says so, and reports due instead of transitioned', () => {

@@ -1,0 +1,157 @@
+/**
+ * Reminders from the entities file to bucket entries: the file's declaration, the fire points a
+ * CDC change yields (and skips), their wire format and their shard (docs/reminders.md).
+ */
+import { decodeBucketEntry, encodeBucketEntry, entriesFromChange, reminderFireAt, type ReminderSkip } from '../../../src/core/bucket-entry';
+import type { CdcChange, CdcRow } from '../../../src/core/cdc-envelope';
+import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
+import { ConfigError, CdcInvalidError } from '../../../src/core/errors';
+import { parseEntityFile } from '../../../src/core/entity-file';
+import { shardOf, shardOfEntry } from '../../../src/core/router';
+import { remindingFile, DAY, HOUR, MINUTE } from './reminder-files';
+
+const single = parseEntityFile(remindingFile('single'), 'single.json');
+const digested = parseEntityFile(remindingFile('digest'), 'digest.json');
+
+const T = Date.UTC(2031, 0, 10, 10, 50, 0, 0);
+
+function change(after: CdcRow, opts: { before?: CdcRow | null; op?: 'c' | 'u' | 'r'; tsMs: number }): CdcChange {
+  return {
+    kind: 'change',
+    op: opts.op ?? 'c',
+    before: opts.before ?? null,
+    after,
+    source: { db: 'shop', table: 'coupons', tsMs: opts.tsMs, file: 'binlog.000001', pos: 4, gtid: null },
+    fieldSchemas: { expire_time: 'io.debezium.time.Timestamp' },
+  } as unknown as CdcChange;
+}
+
+const row = (over: Partial<Record<string, unknown>> = {}): CdcRow => ({ id: 7, user_id: 42, status: 'ACTIVE', expire_time: T, ...over }) as CdcRow;
+
+describe('the entities file declares reminders', () => {
+  test('offsets are parsed, largest first; the event joins the catalogue', () => {
+    const t = transitionOf(single, 'coupon', 'expired');
+    expect(t.reminders).toMatchObject({ beforeMs: [3 * DAY, DAY, 30 * MINUTE], digest: null, event: { kind: 'reminder', type: 'COUPON_EXPIRING_SOON', idField: 'coupon_id' } });
+    expect(single.events.map((e) => [e.type, e.kind])).toEqual([
+      ['COUPON_EXPIRED', 'transition'],
+      ['COUPON_EXPIRING_SOON', 'reminder'],
+    ]);
+  });
+
+  test('a digest names its user column, index, window and event', () => {
+    const t = transitionOf(digested, 'coupon', 'expired');
+    expect(t.reminders).toMatchObject({ event: null, digest: { userColumn: 'user_id', index: 'idx_coupons_user', windowMs: HOUR, event: { kind: 'digest', idField: 'user_id', itemIdField: 'coupon_id' } } });
+  });
+
+  test.each([
+    ['no event and no digest', (r: Record<string, unknown>) => void delete r['event'], /give either event .* or digest/],
+    ['a bad offset', (r: Record<string, unknown>) => void (r['before'] = ['3 days']), /"3 days" is not a duration/],
+    ['a month', (r: Record<string, unknown>) => void (r['before'] = ['P1M']), /months, weeks and years are not fixed lengths/],
+    ['the same offset twice', (r: Record<string, unknown>) => void (r['before'] = ['1d', '24h']), /the same fire point twice/],
+    ['a zero offset', (r: Record<string, unknown>) => void (r['before'] = ['0s']), /some time before the due time/],
+    ['a standard field redeclared', (r: Record<string, unknown>) => void ((r['event'] as { fields: unknown[] }).fields = [{ name: 'due_at', column: 'user_id' }]), /field 'due_at' is declared twice/],
+  ])('refused: %s', (_what, edit, message) => {
+    const file = remindingFile('single');
+    edit(file.entities[0]!.transitions[0]!.reminders as Record<string, unknown>);
+    expect(() => parseEntityFile(file, 'bad.json')).toThrow(ConfigError);
+    expect(() => parseEntityFile(file, 'bad.json')).toThrow(message);
+  });
+
+  test('refused: a digest over a table set (a user’s rows would be spread over tables)', () => {
+    const file = remindingFile('digest');
+    file.entities[0]!.table = 'coupon_{0..3}';
+    expect(() => parseEntityFile(file, 'bad.json')).toThrow(/a digest needs the entity in one table/);
+  });
+});
+
+describe('fire times', () => {
+  test('without a digest: the due time minus the offset', () => {
+    expect(reminderFireAt(transitionOf(single, 'coupon', 'expired'), T, DAY)).toBe(T - DAY);
+  });
+
+  test('with a digest: the start of the window the fire point falls in', () => {
+    const t = transitionOf(digested, 'coupon', 'expired');
+    expect(reminderFireAt(t, T, DAY)).toBe(Date.UTC(2031, 0, 9, 10, 0, 0, 0));
+    expect(reminderFireAt(t, T, 30 * MINUTE)).toBe(Date.UTC(2031, 0, 10, 10, 0, 0, 0));
+  });
+});
+
+describe('entriesFromChange with reminders', () => {
+  const coupon = entityOf(single, 'coupon');
+
+  test('a coupon issued long before its due time: the transition entry and one per fire point', () => {
+    const entries = entriesFromChange(coupon, change(row(), { tsMs: T - 5 * DAY }));
+    expect(entries).toEqual([
+      { entity: 'coupon', transition: 'expired', id: '7', expireAtMs: T },
+      { entity: 'coupon', transition: 'expired', id: '7', expireAtMs: T - 3 * DAY, remind: { dueAtMs: T, beforeMs: 3 * DAY } },
+      { entity: 'coupon', transition: 'expired', id: '7', expireAtMs: T - DAY, remind: { dueAtMs: T, beforeMs: DAY } },
+      { entity: 'coupon', transition: 'expired', id: '7', expireAtMs: T - 30 * MINUTE, remind: { dueAtMs: T, beforeMs: 30 * MINUTE } },
+    ]);
+  });
+
+  test('a coupon issued 2 hours before its due time gets only the 30-minute reminder; the others are counted as past', () => {
+    const skipped: ReminderSkip[] = [];
+    const entries = entriesFromChange(coupon, change(row(), { tsMs: T - 2 * HOUR }), undefined, (reason) => void skipped.push(reason));
+    expect(entries.filter((e) => e.remind !== undefined).map((e) => e.remind!.beforeMs)).toEqual([30 * MINUTE]);
+    expect(skipped).toEqual(['past', 'past']);
+  });
+
+  test('the commit time decides, not the clock of whoever reads the change: a replay decides the same', () => {
+    const once = entriesFromChange(coupon, change(row(), { tsMs: T - 2 * DAY }));
+    const again = entriesFromChange(coupon, change(row(), { tsMs: T - 2 * DAY }));
+    expect(again).toEqual(once);
+    expect(once.filter((e) => e.remind !== undefined)).toHaveLength(2);
+  });
+
+  test('a due time that moves yields reminders for the new time', () => {
+    const moved = entriesFromChange(coupon, change(row({ expire_time: T + DAY }), { op: 'u', before: row(), tsMs: T - 5 * DAY }));
+    expect(moved.map((e) => e.remind?.dueAtMs ?? e.expireAtMs)).toEqual([T + DAY, T + DAY, T + DAY, T + DAY]);
+  });
+
+  test('a row that leaves its from-state gets none', () => {
+    expect(entriesFromChange(coupon, change(row({ status: 'USED' }), { op: 'u', before: row(), tsMs: T - 5 * DAY }))).toEqual([]);
+  });
+
+  test('with a digest every reminder names its user, and its shard is the user’s', () => {
+    const entity = entityOf(digested, 'coupon');
+    const entries = entriesFromChange(entity, change(row(), { tsMs: T - 5 * DAY })).filter((e) => e.remind !== undefined);
+    expect(entries.map((e) => e.remind!.user)).toEqual(['42', '42', '42']);
+    for (const e of entries) expect(shardOfEntry(entity, e, 16)).toBe(shardOf('42', 16));
+    expect(shardOfEntry(entity, { id: '7' }, 16)).toBe(shardOf('7', 16));
+  });
+
+  test('a digest reminder of a row without a user is skipped (no_user); a garbage user is poison', () => {
+    const entity = entityOf(digested, 'coupon');
+    const skipped: ReminderSkip[] = [];
+    expect(entriesFromChange(entity, change(row({ user_id: null }), { tsMs: T - 5 * DAY }), undefined, (r) => void skipped.push(r))).toHaveLength(1);
+    expect(skipped).toEqual(['no_user', 'no_user', 'no_user']);
+    expect(() => entriesFromChange(entity, change(row({ user_id: 'alice' }), { tsMs: T - 5 * DAY }))).toThrow(CdcInvalidError);
+  });
+});
+
+describe('the wire format of a reminder (v4)', () => {
+  const coupon = entityOf(digested, 'coupon');
+  const [, reminder] = entriesFromChange(coupon, change(row({ id: '18446744073709551615', user_id: '18446744073709551614' }), { tsMs: T - 5 * DAY }));
+
+  test('round-trips exactly, ids past 2^53 included', () => {
+    const bytes = encodeBucketEntry(reminder!, digested);
+    expect(JSON.parse(bytes.toString())).toMatchObject({ v: 4, user: '18446744073709551614' });
+    expect(decodeBucketEntry(bytes, digested)).toEqual(reminder);
+  });
+
+  test.each([
+    ['a fire point the transition does not declare', { beforeMs: 2 * DAY }, /is not one of its fire points/],
+    ['a fire time that is not the fire point’s', { expireAtMs: T - 3 * DAY + 1 }, /fires at/],
+    ['no user where the transition digests', { user: undefined }, /names its user/],
+    ['an unknown key', { extra: 1 }, /unknown keys extra/],
+  ])('poison: %s', (_what, over, message) => {
+    const wire = { ...JSON.parse(encodeBucketEntry(reminder!, digested).toString()), ...over };
+    expect(() => decodeBucketEntry(Buffer.from(JSON.stringify(wire)), digested)).toThrow(message);
+  });
+
+  test('a reminder of a transition that has none (removed from the file) is poison', () => {
+    const bytes = encodeBucketEntry(reminder!, digested);
+    const plain = parseEntityFile({ ...remindingFile('digest'), entities: remindingFile('digest').entities.map((e) => ({ ...e, transitions: e.transitions.map(({ reminders: _r, ...t }) => t) })) }, 'plain.json');
+    expect(() => decodeBucketEntry(bytes, plain)).toThrow(/has no reminders/);
+  });
+});
