@@ -102,6 +102,31 @@ function setProblems(schema: SchemaInfo, entity: Entity, schemaNames: Readonly<R
   return problems;
 }
 
+/** A reminder's event columns exist and can be carried; a digest's user column holds integer ids, and its index starts with it. */
+function reminderProblems(at: string, name: string, table: TableInfo, entity: Entity, t: Transition): string[] {
+  const r = t.reminders;
+  if (r === null) return [];
+  const problems: string[] = [];
+  const spec = r.event ?? r.digest!.event;
+  for (const f of spec.fields) {
+    if (f.source !== 'column') continue;
+    const c = table.columns.get(f.column);
+    if (c === undefined) problems.push(`${at}: event ${spec.type} field ${f.name}: column ${f.column} does not exist`);
+    else if (!PAYLOAD.has(c.dataType)) problems.push(`${at}: event ${spec.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
+  }
+  if (r.digest !== null) {
+    const { userColumn, index } = r.digest;
+    const user = table.columns.get(userColumn);
+    if (user === undefined) problems.push(`${at}: digest user column ${userColumn} does not exist`);
+    else if (!INTEGER.has(user.dataType)) problems.push(`${at}: digest user column ${userColumn} is ${user.columnType}; it must hold integer user ids`);
+    const found = table.indexes.find((i) => i.name === index);
+    if (found === undefined || found.columns[0] !== userColumn) {
+      problems.push(`${at}: index ${index} ${found === undefined ? 'does not exist' : `starts with ${found.columns[0]}`}; the digest reads a user's rows through it: CREATE INDEX ${index} ON ${name} (${userColumn}, ${entity.status.column}, ${t.due.column})`);
+    }
+  }
+  return problems;
+}
+
 function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity: Entity, table: TableInfo, t: Transition, location: Location, schemaNames: Readonly<Record<string, string>>): string[] {
   const problems: string[] = [];
   const name = qualified(location, schemaNames);
@@ -136,6 +161,7 @@ function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, enti
       problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} is set by the server on every update, so the event would carry its old value; assign it in set ({"now": …}) or drop the field`);
     }
   }
+  problems.push(...reminderProblems(at, name, table, entity, t));
   for (const [k, fx] of t.effects.entries()) {
     const other = catalogue.entities.find((e) => e.name === fx.entity);
     // An effect's entity has one table, on this database (core/entity-file.ts).

@@ -18,6 +18,7 @@ import * as createOutboxPoison from './20261203000000-create-outbox-poison';
 import * as widenCursorAndSwitchNames from './20261210000000-widen-cursor-and-switch-names';
 import * as widenCursorForLocations from './20261215000000-widen-cursor-for-locations';
 import * as createEventOutbox from './20261220000000-create-event-outbox';
+import * as addCouponReminderColumns from './20261225000000-add-coupon-reminder-columns';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -30,13 +31,17 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261210000000-widen-cursor-and-switch-names', widenCursorAndSwitchNames],
   ['20261215000000-widen-cursor-for-locations', widenCursorForLocations],
   ['20261220000000-create-event-outbox', createEventOutbox],
+  ['20261225000000-add-coupon-reminder-columns', addCouponReminderColumns],
 ];
+
+/** The migrations of the demo tables: no-ops in production. */
+const DEMO: ReadonlySet<Migration> = new Set([createCouponsAndOrders, addCouponReminderColumns]);
 
 const noop: Migration = { up: async () => undefined, down: async () => undefined };
 
 export function migrationSource(opts: { demoTables: boolean }): Knex.MigrationSource<readonly [string, Migration]> {
   return {
-    getMigrations: async () => migrations.map(([name, m]) => [name, m === createCouponsAndOrders && !opts.demoTables ? noop : m] as const),
+    getMigrations: async () => migrations.map(([name, m]) => [name, DEMO.has(m) && !opts.demoTables ? noop : m] as const),
     getMigrationName: ([name]) => name,
     getMigration: async ([, migration]) => migration,
   };

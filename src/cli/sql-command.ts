@@ -1,0 +1,52 @@
+/**
+ * timebucket sql effective-view [--database D]
+ *
+ * Prints, per mapped table of the database, the view giving the status a reader should see
+ * (db/effective-view.ts): a wallet page or a checkout that reads it never shows an expired
+ * coupon as usable, even in the seconds before the stream gets to it. The due columns' types are
+ * read from information_schema, so the clock fits each column.
+ */
+import type { Command } from 'commander';
+import { loadConfig } from '../config';
+import { ConfigError } from '../core/errors';
+import { createDb } from '../db/knex';
+import { readEntitySchema } from '../db/check-entity-schema';
+import { effectiveViewSql } from '../db/effective-view';
+import { loadEntities } from '../ops/load-entities';
+import { createCommandLogger } from '../ops/logger';
+import { needsOf } from './command-needs';
+
+export function registerSqlCommands(program: Command): void {
+  program
+    .command('sql')
+    .description('SQL for readers of the mapped tables')
+    .command('effective-view')
+    .description('print per table a view with effective_status: a due row in a from-state reads as its transition’s to-state')
+    .option('--database <name>', "the entities file's database whose tables it covers", 'main')
+    .action(async (opts: { database: string }) => {
+      const config = loadConfig(process.env, { uses: needsOf(['sql', 'effective-view']) });
+      const catalogue = loadEntities(config.entitiesPath);
+      const target = config.databases[opts.database];
+      if (target === undefined) {
+        const problem = `no database '${opts.database}' is configured (TB_DATABASES)`;
+        throw new ConfigError(problem, { problems: [problem] });
+      }
+      const db = createDb(target, { logger: createCommandLogger(config.logLevel) });
+      try {
+        const schema = await readEntitySchema({ [opts.database]: db }, catalogue, opts.database);
+        for (const entity of catalogue.entities) {
+          for (const location of entity.locations.filter((l) => l.database === opts.database)) {
+            const table = schema.get(location.key);
+            if (table === undefined) {
+              const problem = `table ${location.table} (${entity.name}) does not exist in ${target.database}`;
+              throw new ConfigError(problem, { problems: [problem] });
+            }
+            const dueTypes = new Map(entity.transitions.map((t) => [t.name, table.columns.get(t.due.column)?.dataType ?? 'datetime']));
+            process.stdout.write(`${effectiveViewSql(entity, location, dueTypes)}\n\n`);
+          }
+        }
+      } finally {
+        await db.destroy();
+      }
+    });
+}

@@ -1,0 +1,102 @@
+/**
+ * Digests through the real stack (docs/reminders.md): a fire point 4 s before the due time, a
+ * 2 s window, on second-wide buckets. The reminders of one user whose fire points fall in one
+ * window are one USER_COUPONS_EXPIRING_SOON, made where the window's bucket is released (the
+ * entries keyed by the user's shard), listing what the user's index finds at its commit. A
+ * replay of the window's bucket writes nothing new.
+ */
+import { parseEntityFile } from '../../../src/core/entity-file';
+import { replayCommand } from '../../../src/cli/replay-run';
+import { collectEvents, SeenEvent } from '../../support/events';
+import { outboxKeys } from '../../support/outbox-rows';
+import { logger } from '../../support/stack';
+import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
+import { waitFor } from '../../support/wait-for';
+import { remindingFile } from '../../unit/reminders/reminder-files';
+
+const WINDOW = 2_000;
+const BEFORE = 4_000;
+const entities = remindingFile('digest', { before: ['4s'], window: '2s' });
+const catalogue = parseEntityFile(entities, 'digests.json');
+
+let database: TestDatabase;
+let connector: TestConnector;
+let outboxConnector: TestOutboxConnector;
+let pipeline: TestPipeline;
+let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
+
+const digests = () => events.events.filter((e) => e.headers['event_type'] === 'USER_COUPONS_EXPIRING_SOON');
+const n = (v: unknown) => Number(v);
+
+async function dbNow(): Promise<number> {
+  const [rows] = (await database.db.raw('SELECT NOW(3) AS now')) as [Array<{ now: Date }>];
+  return rows[0]!.now.getTime();
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('digests');
+  connector = await registerTestConnector(catalogue, database.name);
+  outboxConnector = await registerOutboxConnector(database.name);
+  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
+  await applyCdcTopics(pipeline);
+  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  await pipeline.start();
+});
+
+afterAll(async () => {
+  await pipeline?.stopAll();
+  await events?.stop();
+  await outboxConnector?.remove();
+  await connector?.remove();
+  await database?.drop();
+});
+
+test('one digest per user and window, listing the coupons still ACTIVE; a replay of the bucket writes nothing new', async () => {
+  // A window starting at least 3 s from now, so every row is scheduled before it begins.
+  const windowStart = Math.ceil(((await dbNow()) + 3_000) / WINDOW) * WINDOW;
+  const due = (k: number) => new Date(windowStart + BEFORE + 100 + k * 300);
+  const insert = async (user: number, k: number, face = '5.00') => {
+    const [id] = await database.db('coupons').insert({ user_id: user, status: 'ACTIVE', expire_time: due(k), face_value: face });
+    return id!;
+  };
+  const alice = [await insert(1001, 0), await insert(1001, 1), await insert(1001, 2), await insert(1001, 3), await insert(1001, 4)];
+  const bob = [await insert(1002, 1, '50.00'), await insert(1002, 5)];
+  // Used before the window: not listed.
+  const aliceUsed = await insert(1001, 2);
+  await database.db('coupons').where({ id: aliceUsed }).update({ status: 'USED' });
+  // In the next window: a digest of its own, later.
+  await database.db('coupons').insert({ user_id: 1001, status: 'ACTIVE', expire_time: new Date(windowStart + WINDOW + BEFORE + 100), face_value: '5.00' });
+
+  await waitFor('both users’ digests of the window, and the next one', () => (digests().length >= 3 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+  const ofWindow = digests().filter((d) => n(d.value['window_start']) === windowStart);
+  expect(ofWindow.map((d) => d.key).sort()).toEqual(['1001', '1002']);
+  const items = (user: string) => (ofWindow.find((d) => d.key === user)!.value['items'] as Array<Record<string, unknown>>).map((i) => n(i['coupon_id']));
+  expect(items('1001')).toEqual(alice);
+  expect(items('1002')).toEqual(bob);
+  for (const d of ofWindow) {
+    expect(d.headers['event_key']).toBe(`coupon-expired-digest-${d.key}-${BEFORE}-${windowStart}`);
+    expect(n(d.value['remind_before_ms'])).toBe(BEFORE);
+    // Sent at the window's start by the database clock, before any coupon it lists is due.
+    expect(n(d.value['occurred_at'])).toBeGreaterThanOrEqual(windowStart);
+    const items = d.value['items'] as Array<Record<string, unknown>>;
+    for (const i of items) expect(n(i['due_at'])).toBeGreaterThan(n(d.value['occurred_at']));
+  }
+  expect(digests().filter((d) => n(d.value['window_start']) === windowStart + WINDOW).map((d) => d.key)).toEqual(['1001']);
+
+  const sizes = await pipeline.metrics.digestSize.get();
+  expect(sizes.values.find((v) => v.metricName === 'timebucket_reminder_digest_rows_sum')?.value).toBe(5 + 2 + 1);
+
+  // The bucket replayed: the same keys, so nothing new in the outbox.
+  const before = await outboxKeys(database.db, catalogue);
+  const { summary } = await (async () => {
+    const lines: string[] = [];
+    const progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
+    return { summary: await replayCommand(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { atMs: windowStart, dryRun: false, json: false }, { print: (l) => lines.push(l), progress }) };
+  })();
+  expect(summary.counts.reminders).toBeGreaterThanOrEqual(7);
+  expect(await outboxKeys(database.db, catalogue)).toEqual(before);
+  expect(before.filter((k) => k.includes('-digest-'))).toHaveLength(3);
+  expect(events.undecodable).toEqual([]);
+});

@@ -1,0 +1,103 @@
+/**
+ * Reminders through the real stack (docs/reminders.md): fire points 3 s, 2 s and 1 s before a
+ * coupon's expire_time on second-wide buckets, from rows written with mysql2 through Debezium,
+ * the rings and the expirer's reminder transaction to COUPON_EXPIRING_SOON on its topic.
+ *
+ * A database of the test's own (its coupons table migrated), captured by a connector of its own
+ * as `timebucket connector config` generates it for this entities file, published by the outbox
+ * router; schemas derived from the columns.
+ */
+import { parseEntityFile } from '../../../src/core/entity-file';
+import { collectEvents, SeenEvent } from '../../support/events';
+import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
+import { waitFor } from '../../support/wait-for';
+import { remindingFile } from '../../unit/reminders/reminder-files';
+
+const entities = remindingFile('single', { before: ['3s', '2s', '1s'] });
+const catalogue = parseEntityFile(entities, 'reminders.json');
+
+let database: TestDatabase;
+let connector: TestConnector;
+let outboxConnector: TestOutboxConnector;
+let pipeline: TestPipeline;
+let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
+
+const reminders = (id: number) => events.events.filter((e) => e.headers['event_type'] === 'COUPON_EXPIRING_SOON' && e.key === String(id));
+const expired = (id: number) => events.events.filter((e) => e.headers['event_type'] === 'COUPON_EXPIRED' && e.key === String(id));
+const n = (v: unknown) => Number(v);
+
+async function dbNow(): Promise<number> {
+  const [rows] = (await database.db.raw('SELECT NOW(3) AS now')) as [Array<{ now: Date }>];
+  return rows[0]!.now.getTime();
+}
+
+async function insertCoupon(dueAtMs: number, status = 'ACTIVE'): Promise<number> {
+  const [id] = await database.db('coupons').insert({ user_id: 4242, status, expire_time: new Date(dueAtMs), face_value: '5.00' });
+  return id!;
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('reminders');
+  connector = await registerTestConnector(catalogue, database.name);
+  outboxConnector = await registerOutboxConnector(database.name);
+  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
+  await applyCdcTopics(pipeline);
+  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  await pipeline.start();
+});
+
+afterAll(async () => {
+  await pipeline?.stopAll();
+  await events?.stop();
+  await outboxConnector?.remove();
+  await connector?.remove();
+  await database?.drop();
+});
+
+test('each fire point once, in order, before the expiry; a moved due time, a used coupon and a late-issued coupon', async () => {
+  const now = await dbNow();
+  const plain = await insertCoupon(now + 8_000);
+  const moved = await insertCoupon(now + 8_000);
+  const used = await insertCoupon(now + 8_000);
+  // Issued 2.5 s before it expires: its 3 s fire point had passed when the row appeared.
+  const late = await insertCoupon(now + 2_500);
+  // Before any of their fire points (the first is 5 s away).
+  const movedDue = now + 14_000;
+  await database.db('coupons').where({ id: moved }).update({ expire_time: new Date(movedDue) });
+  await database.db('coupons').where({ id: used }).update({ status: 'USED' });
+
+  await waitFor('every coupon expired', () => ([plain, moved, late].every((id) => expired(id).length > 0) ? true : undefined), { timeoutMs: 40_000, intervalMs: 200 });
+
+  const sent = (id: number) => reminders(id).map((e) => n(e.value['remind_before_ms']));
+  expect(sent(plain)).toEqual([3_000, 2_000, 1_000]);
+  expect(sent(moved)).toEqual([3_000, 2_000, 1_000]);
+  expect(sent(late)).toEqual([2_000, 1_000]);
+  expect(sent(used)).toEqual([]);
+
+  for (const id of [plain, moved, late]) {
+    const expiry = expired(id)[0]!;
+    const due = n(expiry.value['due_at']);
+    for (const r of reminders(id)) {
+      // For the due time the row has, never before its fire point, never after the due time (database clock).
+      expect(n(r.value['due_at'])).toBe(due);
+      expect(n(r.value['occurred_at'])).toBeGreaterThanOrEqual(due - n(r.value['remind_before_ms']));
+      expect(n(r.value['occurred_at'])).toBeLessThan(due);
+      expect(n(r.value['occurred_at'])).toBeLessThanOrEqual(n(expiry.value['occurred_at']));
+      expect(r.headers['event_key']).toBe(`coupon-expired-remind-${id}-${due}-${n(r.value['remind_before_ms'])}`);
+    }
+    const times = reminders(id).map((r) => n(r.value['occurred_at']));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  }
+  expect(n(expired(moved)[0]!.value['due_at'])).toBe(movedDue);
+
+  // What the expirer counted, by reason: the used coupon's three (no longer expirable), the moved
+  // coupon's first three (moved); the late coupon's past fire point was skipped before it was scheduled.
+  const skipped = await pipeline.metrics.remindersSkipped.get();
+  const byReason = Object.fromEntries(skipped.values.map((v) => [v.labels['reason'], v.value]));
+  expect(byReason).toMatchObject({ not_expirable: 3, moved: 3, past: 1 });
+  const sentTotal = (await pipeline.metrics.remindersSent.get()).values.reduce((s, v) => s + v.value, 0);
+  expect(sentTotal).toBe(8);
+  expect(events.undecodable).toEqual([]);
+});
