@@ -109,7 +109,7 @@ export function reminderEntries(
   if (r.digest !== null) {
     const u = userOf(row, r.digest.userColumn);
     if (u === null) {
-      for (const _ of r.beforeMs) skipped?.('no_user', t);
+      r.beforeMs.forEach(() => skipped?.('no_user', t));
       return [];
     }
     user = u;

@@ -7,7 +7,9 @@
  * as `timebucket connector config` generates it for this entities file, published by the outbox
  * router; schemas derived from the columns.
  */
+import { entityOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
+import { effectiveViewSql } from '../../../src/db/effective-view';
 import { collectEvents, SeenEvent } from '../../support/events';
 import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
@@ -46,6 +48,8 @@ beforeAll(async () => {
   await applyCdcTopics(pipeline);
   events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
   await pipeline.start();
+  const coupon = entityOf(catalogue, 'coupon');
+  await database.db.raw(effectiveViewSql(coupon, coupon.locations[0]!, new Map([['expired', 'datetime']])));
 });
 
 afterAll(async () => {
@@ -100,4 +104,9 @@ test('each fire point once, in order, before the expiry; a moved due time, a use
   const sentTotal = (await pipeline.metrics.remindersSent.get()).values.reduce((s, v) => s + v.value, 0);
   expect(sentTotal).toBe(8);
   expect(events.undecodable).toEqual([]);
+
+  // The stream has caught up: what a reader of the effective view sees is what the table holds.
+  const [viewRows] = (await database.db.raw('SELECT id, status, effective_status FROM coupons_effective')) as [Array<{ status: string; effective_status: string }>];
+  expect(viewRows).toHaveLength(4);
+  expect(viewRows.map((r) => r.effective_status)).toEqual(viewRows.map((r) => r.status));
 });
