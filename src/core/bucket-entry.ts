@@ -25,7 +25,7 @@
  */
 import type { CdcChange, CdcRow } from './cdc-envelope';
 import { decodeDebeziumInstant } from './debezium-time';
-import { findEntity, findLocation, isSpread, transitionOf, type Entity, type EntityCatalogue, type Location, type StatusValue, type Transition } from './entity-catalogue';
+import { findEntity, findLocation, isDigested, isSpread, transitionOf, type Entity, type EntityCatalogue, type Location, type StatusValue, type Transition } from './entity-catalogue';
 import { CdcInvalidError } from './errors';
 
 /**
@@ -48,7 +48,7 @@ export type SkipCounter = (reason: ReminderSkip, transition: Transition) => void
 export function reminderFireAt(t: Transition, dueAtMs: number, beforeMs: number): number {
   const point = dueAtMs - beforeMs;
   const w = t.reminders?.digest?.windowMs;
-  return w === undefined ? point : Math.floor(point / w) * w;
+  return w === undefined || !isDigested(t, beforeMs) ? point : Math.floor(point / w) * w;
 }
 
 /** 2^64 - 1: ids are BIGINT UNSIGNED. */
@@ -105,23 +105,20 @@ export function reminderEntries(
 ): BucketEntry[] {
   const r = t.reminders;
   if (r === null) return [];
-  let user: string | undefined;
-  if (r.digest !== null) {
-    const u = userOf(row, r.digest.userColumn);
-    if (u === null) {
-      r.beforeMs.forEach(() => skipped?.('no_user', t));
-      return [];
-    }
-    user = u;
-  }
+  const user = r.digest === null ? null : userOf(row, r.digest.userColumn);
   const out: BucketEntry[] = [];
   for (const beforeMs of r.beforeMs) {
+    const digested = isDigested(t, beforeMs);
+    if (digested && user === null) {
+      skipped?.('no_user', t);
+      continue;
+    }
     const fireAt = reminderFireAt(t, dueAtMs, beforeMs);
     if (fireAt <= appearedAtMs) {
       skipped?.('past', t);
       continue;
     }
-    const remind = user === undefined ? { dueAtMs, beforeMs } : { dueAtMs, beforeMs, user };
+    const remind = digested && user !== null ? { dueAtMs, beforeMs, user } : { dueAtMs, beforeMs };
     out.push(Object.freeze({ ...base, expireAtMs: fireAt, remind: Object.freeze(remind) }));
   }
   return out;
@@ -330,7 +327,7 @@ function checkReminder(t: Transition, expireAtMs: number, r: Readonly<{ dueAtMs:
   if (typeof dueAtMs !== 'number' || !Number.isSafeInteger(dueAtMs) || dueAtMs < 0) throw new CdcInvalidError(`${what}: dueAtMs is not a non-negative integer: ${describe(dueAtMs)}`);
   if (typeof beforeMs !== 'number' || !t.reminders.beforeMs.includes(beforeMs)) throw new CdcInvalidError(`${what}: ${describe(beforeMs)} is not one of its fire points`);
   if (expireAtMs !== reminderFireAt(t, dueAtMs, beforeMs)) throw new CdcInvalidError(`${what}: fires at ${expireAtMs}, not at ${reminderFireAt(t, dueAtMs, beforeMs)}`);
-  const digested = t.reminders.digest !== null;
+  const digested = typeof beforeMs === 'number' && isDigested(t, beforeMs);
   if (digested !== (user !== undefined)) throw new CdcInvalidError(`${what}: ${digested ? 'a digested reminder names its user' : 'an undigested reminder names no user'}`);
   if (user !== undefined && (typeof user !== 'string' || !isUserId(user))) throw new CdcInvalidError(`${what}: user is not a user id: ${describe(user)}`);
 }

@@ -101,15 +101,21 @@ export type Transition = Readonly<{
 }>;
 
 /**
- * A transition's reminders: `beforeMs` the offsets before the due time, largest first. Exactly
- * one of `event` (a reminder per row and fire point) and `digest` (one per user and window).
+ * A transition's reminders: `beforeMs` the offsets before the due time, largest first. The fire
+ * points in `digest.beforeMs` are digested (one event per user and window); every other one is
+ * an `event` per row (present exactly when some fire point is not digested).
  */
 export type Reminders = Readonly<{
   beforeMs: readonly number[];
   event: EventSpec | null;
   /** `index`: its first column `userColumn`, through which the digest reads a user's rows. */
-  digest: Readonly<{ userColumn: string; index: string; windowMs: number; event: EventSpec }> | null;
+  digest: Readonly<{ beforeMs: readonly number[]; userColumn: string; index: string; windowMs: number; event: EventSpec }> | null;
 }>;
+
+/** Whether the fire point `beforeMs` of `t` is digested (keyed by the user, fired at its window's start). */
+export function isDigested(t: Pick<Transition, 'reminders'>, beforeMs: number): boolean {
+  return t.reminders?.digest?.beforeMs.includes(beforeMs) === true;
+}
 
 /** The connection TB_DB_* configures; other database names are connections of TB_DATABASES. */
 export const MAIN_DATABASE = 'main';

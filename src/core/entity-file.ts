@@ -93,7 +93,8 @@ const RemindersSchema = z
     before: z.array(z.string().min(1).max(32)).min(1).max(MAX_REMINDERS),
     event: ReminderEventSchema.optional(),
     // `index`: one whose first column is `user`; the digest's read goes through it.
-    digest: z.object({ user: identifier, index: identifier, window: z.string().min(1).max(32), event: DigestEventSchema }).strict().optional(),
+    // `before`: which of the fire points it digests (default: all of them).
+    digest: z.object({ before: z.array(z.string().min(1).max(32)).min(1).max(MAX_REMINDERS).optional(), user: identifier, index: identifier, window: z.string().min(1).max(32), event: DigestEventSchema }).strict().optional(),
   })
   .strict();
 
@@ -301,7 +302,6 @@ function eventFieldProblems(e: RawEntity, t: RawEntity['transitions'][number], t
 type RawReminders = z.output<typeof RemindersSchema>;
 
 function reminderProblems(e: RawEntity, t: RawEntity['transitions'][number], r: RawReminders, rp: Path, eventTypes: Set<string>, add: (p: Path, m: string) => void): void {
-  if ((r.event === undefined) === (r.digest === undefined)) add(rp, 'give either event (one per row and fire point) or digest (one per user, window and fire point)');
   const seen = new Set<number>();
   r.before.forEach((text, k) => {
     const ms = parseDurationMs(text);
@@ -325,6 +325,16 @@ function reminderProblems(e: RawEntity, t: RawEntity['transitions'][number], r: 
   if (r.event !== undefined) {
     typed(r.event.type, [...rp, 'event', 'type']);
     fields(r.event, standardFieldNames({ kind: 'reminder', idField: r.event.idField }), [...rp, 'event']);
+  }
+  const digestedMs = r.digest === undefined ? [] : (r.digest.before ?? r.before).map(parseDurationMs);
+  const plain = [...seen].filter((ms) => !digestedMs.includes(ms));
+  if (plain.length > 0 && r.event === undefined) add(rp, r.digest === undefined ? 'give event (one per row and fire point), digest (one per user and window), or both' : 'the fire points the digest does not list need event (one per row and fire point)');
+  if (plain.length === 0 && r.event !== undefined && r.digest !== undefined) add([...rp, 'event'], 'the digest lists every fire point: event would never be sent');
+  if (r.digest?.before !== undefined) {
+    r.digest.before.forEach((text, k) => {
+      const ms = parseDurationMs(text);
+      if (typeof ms === 'number' && !seen.has(ms)) add([...rp, 'digest', 'before', k], `${JSON.stringify(text)} is not one of the fire points (before)`);
+    });
   }
   if (r.digest !== undefined) {
     const d = r.digest;
@@ -394,7 +404,7 @@ function build(file: RawFile, source: string): EntityCatalogue {
     }),
   }));
   const transitions = entities.flatMap((e) => e.transitions);
-  const events = transitions.flatMap((t) => [t.event, ...(t.reminders === null ? [] : [t.reminders.event ?? t.reminders.digest!.event])]);
+  const events = transitions.flatMap((t) => [t.event, ...(t.reminders?.event ? [t.reminders.event] : []), ...(t.reminders?.digest ? [t.reminders.digest.event] : [])]);
   return { entities, transitions, events, source };
 }
 
@@ -418,11 +428,13 @@ function eventSpec(kind: EventKind, raw: RawEvent & Readonly<{ idField: string; 
 
 /** Fire points largest first: the order a row meets them in. */
 function reminders(r: RawReminders, entity: string, transition: string): Reminders {
-  const beforeMs = r.before.map((b) => parseDurationMs(b) as number).sort((a, b) => b - a);
-  if (r.event !== undefined) return { beforeMs, event: eventSpec('reminder', r.event, entity, transition), digest: null };
-  const d = r.digest!;
-  const event = eventSpec('digest', { ...d.event, idField: d.event.userField }, entity, transition);
-  return { beforeMs, event: null, digest: { userColumn: d.user, index: d.index, windowMs: parseDurationMs(d.window) as number, event } };
+  const ms = (list: readonly string[]) => list.map((b) => parseDurationMs(b) as number).sort((a, b) => b - a);
+  const beforeMs = ms(r.before);
+  const event = r.event === undefined ? null : eventSpec('reminder', r.event, entity, transition);
+  const d = r.digest;
+  if (d === undefined) return { beforeMs, event, digest: null };
+  const digestEvent = eventSpec('digest', { ...d.event, idField: d.event.userField }, entity, transition);
+  return { beforeMs, event, digest: { beforeMs: ms(d.before ?? r.before), userColumn: d.user, index: d.index, windowMs: parseDurationMs(d.window) as number, event: digestEvent } };
 }
 
 function assignments(set: Readonly<Record<string, z.output<typeof AssignmentSchema>>>): Assignment[] {

@@ -107,12 +107,13 @@ function reminderProblems(at: string, name: string, table: TableInfo, entity: En
   const r = t.reminders;
   if (r === null) return [];
   const problems: string[] = [];
-  const spec = r.event ?? r.digest!.event;
-  for (const f of spec.fields) {
-    if (f.source !== 'column') continue;
-    const c = table.columns.get(f.column);
-    if (c === undefined) problems.push(`${at}: event ${spec.type} field ${f.name}: column ${f.column} does not exist`);
-    else if (!PAYLOAD.has(c.dataType)) problems.push(`${at}: event ${spec.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
+  for (const spec of [r.event, r.digest?.event]) {
+    for (const f of spec?.fields ?? []) {
+      if (f.source !== 'column') continue;
+      const c = table.columns.get(f.column);
+      if (c === undefined) problems.push(`${at}: event ${spec!.type} field ${f.name}: column ${f.column} does not exist`);
+      else if (!PAYLOAD.has(c.dataType)) problems.push(`${at}: event ${spec!.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
+    }
   }
   if (r.digest !== null) {
     const { userColumn, index } = r.digest;

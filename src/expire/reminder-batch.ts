@@ -16,7 +16,7 @@
  */
 import type { Knex } from 'knex';
 import type { ReminderSkip } from '../core/bucket-entry';
-import { entityOf, locationOf, MAIN_DATABASE, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
+import { entityOf, locationOf, MAIN_DATABASE, type EntityCatalogue, type EventSpec, type Location, type Transition } from '../core/entity-catalogue';
 import { digestEvent, reminderEvent, type ExpiryPath } from '../core/events';
 import { planDigests, planReminders, type ReminderEntry } from '../core/reminder-plan';
 import type { BatchOutcome } from './batch-outcome';
@@ -72,9 +72,12 @@ export function createReminderBatches(
     const entity = entityOf(catalogue, t.entity);
     for (const location of entity.locations) {
       if (pools[location.database] === undefined) throw new RangeError(`no pool for database '${location.database}' (${t.ref})`);
-      const digest = t.reminders.digest;
-      const columns = (digest?.event ?? t.reminders.event!).fields.flatMap((f) => (f.source === 'column' ? [f.column] : []));
-      compiled.set(`${t.ref}@${location.key}`, digest === null ? { byId: readRemindedRows(entity, t, location, columns) } : { byUser: readDigestRows(entity, t, location, columns) });
+      const { event, digest } = t.reminders;
+      const columnsOf = (spec: EventSpec) => spec.fields.flatMap((f) => (f.source === 'column' ? [f.column] : []));
+      compiled.set(`${t.ref}@${location.key}`, {
+        ...(event !== null && { byId: readRemindedRows(entity, t, location, columnsOf(event)) }),
+        ...(digest !== null && { byUser: readDigestRows(entity, t, location, columnsOf(digest.event)) }),
+      });
     }
   }
   return {
@@ -84,7 +87,11 @@ export function createReminderBatches(
       if (c === undefined) throw new RangeError(`no reminders of '${transition.ref}' at ${at.key} in ${catalogue.source}`);
       const entries = scheduled.map(asReminder);
       const db = pools[at.database] ?? pools[MAIN_DATABASE]!;
-      const result = await db.transaction((trx) => (c.byUser === undefined ? remind(trx, transition, c.byId!, entries, path, outbox) : digest(trx, transition, c.byUser, entries, path, outbox)));
+      // A batch is all digested fire points or none (hold/expirer-sink.ts groups them apart).
+      const digested = entries[0]?.remind.user !== undefined;
+      const read = digested ? c.byUser : c.byId;
+      if (read === undefined) throw new RangeError(`${transition.ref} has no ${digested ? 'digest' : 'reminder event'}`);
+      const result = await db.transaction((trx) => (digested ? digest(trx, transition, c.byUser!, entries, path, outbox) : remind(trx, transition, c.byId!, entries, path, outbox)));
       // After the commit: what now exists.
       if (result.lateness.length > 0) opts.observer?.sent?.(transition, result.lateness);
       for (const [reason, n] of result.skipped) opts.observer?.skipped?.(transition, reason, n);

@@ -120,7 +120,8 @@ export class ExpirerSink implements HoldSink {
     const location = locationOf(entityOf(this.opts.catalogue, transition.entity), msg.entry.at);
     const at = msg.entry.expireAtMs;
     // A reminder batch is its own statement shape (expire/reminder-batch.ts): never mixed with the transition's.
-    const group = msg.entry.remind === undefined ? `${transition.ref}@${location.key}` : `${transition.ref}~remind@${location.key}`;
+    const remind = msg.entry.remind;
+    const group = remind === undefined ? `${transition.ref}@${location.key}` : `${transition.ref}~${remind.user === undefined ? 'remind' : 'digest'}@${location.key}`;
     this.queueOf(transition.entity).push(at, { msg, transition, location, group, done, attempts: 0, alone: false });
     // A timer due no later than this entry fires it, or reschedules from fire().
     if (at < this.timerAt) this.schedule();

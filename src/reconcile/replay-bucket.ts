@@ -124,7 +124,8 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
       if (opts.shard !== undefined && h.shard !== opts.shard) continue;
       counts.entries += 1;
       // Reminders apart: their own transaction (one batch is all reminders or none).
-      const key = `${h.entry.entity}.${h.entry.transition}${h.entry.remind === undefined ? '' : '~remind'}@${h.entry.at ?? ''}:${h.shard}`;
+      const kind = h.entry.remind === undefined ? '' : h.entry.remind.user === undefined ? '~remind' : '~digest';
+      const key = `${h.entry.entity}.${h.entry.transition}${kind}@${h.entry.at ?? ''}:${h.shard}`;
       let list = lists.get(key);
       // The reader decoded the entry against the catalogue: its transition and location exist.
       if (list === undefined) {

@@ -44,7 +44,7 @@ describe('the entities file declares reminders', () => {
   });
 
   test.each([
-    ['no event and no digest', (r: Record<string, unknown>) => void delete r['event'], /give either event .* or digest/],
+    ['no event and no digest', (r: Record<string, unknown>) => void delete r['event'], /give event \(one per row and fire point\), digest \(one per user and window\), or both/],
     ['a bad offset', (r: Record<string, unknown>) => void (r['before'] = ['3 days']), /"3 days" is not a duration/],
     ['a month', (r: Record<string, unknown>) => void (r['before'] = ['P1M']), /months, weeks and years are not fixed lengths/],
     ['the same offset twice', (r: Record<string, unknown>) => void (r['before'] = ['1d', '24h']), /the same fire point twice/],
@@ -55,6 +55,27 @@ describe('the entities file declares reminders', () => {
     edit(file.entities[0]!.transitions[0]!.reminders as Record<string, unknown>);
     expect(() => parseEntityFile(file, 'bad.json')).toThrow(ConfigError);
     expect(() => parseEntityFile(file, 'bad.json')).toThrow(message);
+  });
+
+  test('a digest of some fire points, events for the others: each entry says which', () => {
+    const file = remindingFile('digest');
+    const reminders = file.entities[0]!.transitions[0]!.reminders as Record<string, unknown> & { digest: Record<string, unknown> };
+    reminders.digest['before'] = ['3d', '1d'];
+    reminders['event'] = remindingFile('single').entities[0]!.transitions[0]!.reminders!['event'];
+    const both = parseEntityFile(file, 'both.json');
+    expect(both.events.map((e) => e.type)).toEqual(['COUPON_EXPIRED', 'COUPON_EXPIRING_SOON', 'USER_COUPONS_EXPIRING_SOON']);
+    const entries = entriesFromChange(entityOf(both, 'coupon'), change(row(), { tsMs: T - 5 * DAY })).filter((e) => e.remind !== undefined);
+    expect(entries.map((e) => [e.remind!.beforeMs, e.remind!.user ?? null, e.expireAtMs])).toEqual([
+      [3 * DAY, '42', Math.floor((T - 3 * DAY) / HOUR) * HOUR],
+      [DAY, '42', Math.floor((T - DAY) / HOUR) * HOUR],
+      [30 * MINUTE, null, T - 30 * MINUTE],
+    ]);
+    for (const e of entries) expect(decodeBucketEntry(encodeBucketEntry(e, both), both)).toEqual(e);
+    // The fire points the digest leaves out need the event.
+    delete reminders['event'];
+    expect(() => parseEntityFile(file, 'bad.json')).toThrow(/the fire points the digest does not list need event/);
+    reminders.digest['before'] = ['2d'];
+    expect(() => parseEntityFile(file, 'bad.json')).toThrow(/"2d" is not one of the fire points/);
   });
 
   test('refused: a digest over a table set (a user’s rows would be spread over tables)', () => {
