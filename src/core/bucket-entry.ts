@@ -37,7 +37,7 @@ export type BucketEntry = Readonly<{ entity: string; transition: string; id: str
 export type ReminderOf = Readonly<{ dueAtMs: number; beforeMs: number; user?: string }>;
 
 /** Why a fire point got no entry or, at fire time, no event (timebucket_reminders_skipped_total). */
-export type ReminderSkip = 'past' | 'no_user' | 'moved' | 'not_expirable' | 'due_passed';
+export type ReminderSkip = 'past' | 'no_user' | 'bad_user' | 'moved' | 'not_expirable' | 'due_passed' | 'reconfigured';
 export type SkipCounter = (reason: ReminderSkip, transition: Transition) => void;
 
 /**
@@ -80,14 +80,25 @@ export function entriesFromChange(entity: Entity, change: CdcChange, location?: 
     // setting the column later is an update that changes the due time, and schedules it then.
     if (expireAtMs === null) continue;
     // c, r, or an update without a before image: the row appears live, or we cannot prove otherwise.
-    if (change.op === 'u' && change.before !== null && unchangedWhileLive(entity, t, change.before, change, expireAtMs)) continue;
+    if (change.op === 'u' && change.before !== null && unchangedWhileLive(entity, t, change.before, change, expireAtMs) && !userChanged(t, change.before, after)) continue;
     const base = at === undefined ? { entity: entity.name, transition: t.name, id } : { entity: entity.name, transition: t.name, id, at };
     entries.push(Object.freeze({ ...base, expireAtMs }));
-    // Debezium always sets source.ts_ms; without it no fire point counts as past (the fire-time
-    // guard still sends nothing after the due time).
-    if (t.reminders !== null) entries.push(...reminderEntries(t, base, expireAtMs, after, change.source.tsMs ?? 0, skipped));
+    if (t.reminders !== null) entries.push(...reminderEntries(t, base, expireAtMs, after, appearedAtMs(change), skipped, change.fieldSchemas));
   }
   return entries;
+}
+
+/**
+ * When the row appeared, at the latest: Debezium's source.ts_ms is the binlog event's time,
+ * whole seconds on MariaDB (and on MySQL without commit timestamps), so a whole-second value
+ * stands for any moment of that second and its last millisecond is taken. A fire point within it
+ * is then skipped rather than sent late. Without ts_ms (Debezium always sets it) nothing counts
+ * as past, and the fire-time guard still sends nothing after the due time.
+ */
+function appearedAtMs(change: CdcChange): number {
+  const ts = change.source.tsMs;
+  if (ts === undefined) return 0;
+  return ts % 1000 === 0 ? ts + 999 : ts;
 }
 
 /**
@@ -102,15 +113,17 @@ export function reminderEntries(
   row: CdcRow,
   appearedAtMs: number,
   skipped?: SkipCounter,
+  fieldSchemas: Readonly<Record<string, string>> = {},
 ): BucketEntry[] {
   const r = t.reminders;
   if (r === null) return [];
-  const user = r.digest === null ? null : userOf(row, r.digest.userColumn);
+  // A user that cannot be read costs its digests, never the transition's own entry.
+  const user = r.digest === null ? null : userOf(row, r.digest.userColumn, fieldSchemas);
   const out: BucketEntry[] = [];
   for (const beforeMs of r.beforeMs) {
     const digested = isDigested(t, beforeMs);
-    if (digested && user === null) {
-      skipped?.('no_user', t);
+    if (digested && typeof user !== 'string') {
+      skipped?.(user === null ? 'no_user' : 'bad_user', t);
       continue;
     }
     const fireAt = reminderFireAt(t, dueAtMs, beforeMs);
@@ -118,7 +131,7 @@ export function reminderEntries(
       skipped?.('past', t);
       continue;
     }
-    const remind = digested && user !== null ? { dueAtMs, beforeMs, user } : { dueAtMs, beforeMs };
+    const remind = digested && typeof user === 'string' ? { dueAtMs, beforeMs, user } : { dueAtMs, beforeMs };
     out.push(Object.freeze({ ...base, expireAtMs: fireAt, remind: Object.freeze(remind) }));
   }
   return out;
@@ -126,16 +139,17 @@ export function reminderEntries(
 
 /**
  * A digest's user: a positive integer id within BIGINT UNSIGNED, exact (the digest's message key
- * and outbox entity id, as a row id is); NULL: none, and no reminder.
+ * and outbox entity id, as a row id is); null for NULL; `false` for anything else (0, negative,
+ * not captured, a Connect Decimal whose base64 could pass for digits, as idOf refuses).
  */
-function userOf(row: CdcRow, column: string): string | null {
+function userOf(row: CdcRow, column: string, fieldSchemas: Readonly<Record<string, string>>): string | null | false {
   const v = row[column];
   if (v === null) return null;
+  if (fieldSchemas[column] !== undefined) return false;
   if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return String(v);
   if (typeof v === 'bigint' && isUserId(String(v))) return String(v);
   if (typeof v === 'string' && isUserId(v)) return v;
-  if (v === undefined) throw new CdcInvalidError(`after.${column}: missing (the digest's user column must be captured)`);
-  throw new CdcInvalidError(`after.${column}: expected a user id (a positive integer within BIGINT UNSIGNED), got ${describe(v)}`);
+  return false;
 }
 
 const isUserId = (s: string): boolean => isDecimalId(s);
@@ -152,6 +166,12 @@ function unchangedWhileLive(entity: Entity, t: Transition, before: CdcRow, chang
     if (err instanceof CdcInvalidError) return false;
     throw err;
   }
+}
+
+/** A digested transition's row handed to another user: its reminders go to the new user's digests. */
+function userChanged(t: Transition, before: CdcRow, after: CdcRow): boolean {
+  const column = t.reminders?.digest?.userColumn;
+  return column !== undefined && String(before[column]) !== String(after[column]);
 }
 
 function inFrom(t: Transition, status: StatusValue | bigint): boolean {
@@ -322,14 +342,25 @@ function decodeReminder(o: Record<string, unknown>, catalogue: EntityCatalogue):
  */
 function checkReminder(t: Transition, expireAtMs: number, r: Readonly<{ dueAtMs: unknown; beforeMs: unknown; user?: unknown }>): void {
   const what = `bucket entry: reminder of ${t.ref}`;
-  if (t.reminders === null) throw new CdcInvalidError(`${what}: the transition has no reminders`);
   const { dueAtMs, beforeMs, user } = r;
   if (typeof dueAtMs !== 'number' || !Number.isSafeInteger(dueAtMs) || dueAtMs < 0) throw new CdcInvalidError(`${what}: dueAtMs is not a non-negative integer: ${describe(dueAtMs)}`);
-  if (typeof beforeMs !== 'number' || !t.reminders.beforeMs.includes(beforeMs)) throw new CdcInvalidError(`${what}: ${describe(beforeMs)} is not one of its fire points`);
-  if (expireAtMs !== reminderFireAt(t, dueAtMs, beforeMs)) throw new CdcInvalidError(`${what}: fires at ${expireAtMs}, not at ${reminderFireAt(t, dueAtMs, beforeMs)}`);
-  const digested = typeof beforeMs === 'number' && isDigested(t, beforeMs);
-  if (digested !== (user !== undefined)) throw new CdcInvalidError(`${what}: ${digested ? 'a digested reminder names its user' : 'an undigested reminder names no user'}`);
+  if (typeof beforeMs !== 'number' || !Number.isSafeInteger(beforeMs) || beforeMs <= 0) throw new CdcInvalidError(`${what}: beforeMs is not a positive integer: ${describe(beforeMs)}`);
+  if (expireAtMs > dueAtMs - beforeMs) throw new CdcInvalidError(`${what}: fires at ${expireAtMs}, after its fire point ${dueAtMs - beforeMs}`);
   if (user !== undefined && (typeof user !== 'string' || !isUserId(user))) throw new CdcInvalidError(`${what}: user is not a user id: ${describe(user)}`);
+}
+
+/**
+ * Whether a decoded reminder is one the catalogue declares now: one of the transition's fire
+ * points, fired where reminderFireAt puts it, with a user exactly when it is digested. An entry
+ * written before the file changed (a fire point or window edited, a digest added or removed) is
+ * not poison: it is skipped at its fire time as `reconfigured`, and the new entries of the rows'
+ * next changes follow the new file.
+ */
+export function reminderMatches(t: Transition, entry: Readonly<{ expireAtMs: number; remind: ReminderOf }>): boolean {
+  const { dueAtMs, beforeMs, user } = entry.remind;
+  if (t.reminders === null || !t.reminders.beforeMs.includes(beforeMs)) return false;
+  if (isDigested(t, beforeMs) !== (user !== undefined)) return false;
+  return entry.expireAtMs === reminderFireAt(t, dueAtMs, beforeMs);
 }
 
 function entityWord(v: number): string {

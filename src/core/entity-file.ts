@@ -339,8 +339,11 @@ function reminderProblems(e: RawEntity, t: RawEntity['transitions'][number], r: 
   if (r.digest !== undefined) {
     const d = r.digest;
     const window = parseDurationMs(d.window);
+    // A digest fires at its window's start: up to a window before a fire point, so a window wider
+    // than the nearest digested fire point could remind before "1 day before" means anything.
+    const nearest = Math.min(...digestedMs.filter((ms): ms is number => typeof ms === 'number'));
     if (typeof window === 'string') add([...rp, 'digest', 'window'], window);
-    else if (window <= 0 || window > 7 * 86_400_000) add([...rp, 'digest', 'window'], `${JSON.stringify(d.window)}: a window is more than 0 and at most 7 days`);
+    else if (window <= 0 || window > nearest) add([...rp, 'digest', 'window'], `${JSON.stringify(d.window)}: a window is more than 0 and no longer than the nearest fire point it digests`);
     if (d.user === e.id || d.user === e.status.column || d.user === t.due.column) add([...rp, 'digest', 'user'], 'the user column is none of the id, status and due columns');
     // One read per user finds the digest's rows, in one transaction with its outbox row.
     if (rawLocations(e).length !== 1 || TABLE_SET.test(rawLocations(e)[0]!.table)) add([...rp, 'digest'], 'a digest needs the entity in one table (a user\'s rows spread over tables or databases cannot be read in one transaction yet); use event instead');

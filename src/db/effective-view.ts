@@ -5,10 +5,11 @@
  * status. Exact to the millisecond whatever the stream's lag; the stream then writes the same
  * status and emits the event.
  *
- * The clock matches how timebucket reads each due kind: DATETIME holds UTC wall-clock time
- * (UTC_TIMESTAMP(3), whatever the reader's session time zone); TIMESTAMP is an instant (NOW(3),
- * converted by the session as the column is); epoch columns compare with UNIX_TIMESTAMP(NOW(3)).
- * MySQL 8 and MariaDB both have all three.
+ * The clock matches how timebucket reads each due kind and never reads the reader's session
+ * time zone: DATETIME holds UTC wall-clock time (compared with UTC_TIMESTAMP(3)); TIMESTAMP and
+ * epoch columns compare as epoch milliseconds (UNIX_TIMESTAMP of a TIMESTAMP column is its
+ * stored instant; now is UTC_TIMESTAMP(3)'s distance from the epoch). MySQL 8 and MariaDB both
+ * have these functions.
  *
  * Where an entity has several transitions and more than one is due for a row, the earliest due
  * wins (the one the stream fires first), ties in file order.
@@ -21,7 +22,7 @@ export function effectiveViewSql(entity: Entity, location: Location, dueTypes: R
   const status = `t.${quoteId(entity.status.column)}`;
   const dueNow = (t: Transition): string => {
     const col = due(t);
-    return `${status} IN (${t.from.map(literal).join(', ')}) AND ${col} IS NOT NULL AND ${col} <= ${clockOf(t, dueTypes)}`;
+    return `${status} IN (${t.from.map(literal).join(', ')}) AND ${col} IS NOT NULL AND ${duePassed(t, dueTypes)}`;
   };
   const cases = entity.transitions.map((t, i) => {
     // Another transition due earlier (or as early and first in the file) wins.
@@ -47,15 +48,18 @@ function dueMs(t: Transition, dueTypes: ReadonlyMap<string, string>): string {
   const col = due(t);
   if (t.due.kind === 'epoch_ms') return col;
   if (t.due.kind === 'epoch_s') return `${col} * 1000`;
-  // DATETIME holds UTC wall-clock time: its distance from the epoch, whatever the session zone.
+  // DATETIME holds UTC wall-clock time: its distance from the epoch. UNIX_TIMESTAMP of a
+  // TIMESTAMP column is its stored instant, unconverted. Neither reads the session's zone.
   return dueTypes.get(t.name) === 'timestamp' ? `ROUND(UNIX_TIMESTAMP(${col}) * 1000)` : `TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ${col}) DIV 1000`;
 }
 
-/** The database clock in the due column's terms. */
-function clockOf(t: Transition, dueTypes: ReadonlyMap<string, string>): string {
-  if (t.due.kind === 'epoch_ms') return 'ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000)';
-  if (t.due.kind === 'epoch_s') return 'UNIX_TIMESTAMP(NOW(3))';
-  return dueTypes.get(t.name) === 'timestamp' ? 'NOW(3)' : 'UTC_TIMESTAMP(3)';
+/** Now in epoch ms from UTC_TIMESTAMP(3): no session zone (a named one repeats an hour each autumn). */
+const NOW_MS = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000";
+
+/** `<due> <= now`, the database clock in the due column's terms. */
+function duePassed(t: Transition, dueTypes: ReadonlyMap<string, string>): string {
+  if (t.due.kind === 'datetime' && dueTypes.get(t.name) !== 'timestamp') return `${due(t)} <= UTC_TIMESTAMP(3)`;
+  return `${dueMs(t, dueTypes)} <= ${NOW_MS}`;
 }
 
 /** A status value as SQL text: an integer, or a string with quotes and backslashes escaped. */

@@ -15,7 +15,7 @@
  * metrics never count a reminder. What was sent and skipped goes to the observer.
  */
 import type { Knex } from 'knex';
-import type { ReminderSkip } from '../core/bucket-entry';
+import { reminderMatches, type ReminderSkip } from '../core/bucket-entry';
 import { entityOf, locationOf, MAIN_DATABASE, type EntityCatalogue, type EventSpec, type Location, type Transition } from '../core/entity-catalogue';
 import { digestEvent, reminderEvent, type ExpiryPath } from '../core/events';
 import { planDigests, planReminders, type ReminderEntry } from '../core/reminder-plan';
@@ -83,21 +83,25 @@ export function createReminderBatches(
   return {
     run: async (transition, scheduled, path, location) => {
       const at = location ?? locationOf(entityOf(catalogue, transition.entity), undefined);
+      const all = scheduled.map(asReminder);
+      // Entries of fire points the file no longer declares as they were (bucket-entry.ts reminderMatches).
+      const entries = all.filter((e) => reminderMatches(transition, e));
+      const reconfigured = all.length - entries.length;
+      if (reconfigured > 0) opts.observer?.skipped?.(transition, 'reconfigured', reconfigured);
+      if (entries.length === 0) return { transitioned: [], notYetDue: [], stale: all, dbNowMs: Date.now(), reminders: true };
       const c = compiled.get(`${transition.ref}@${at.key}`);
       if (c === undefined) throw new RangeError(`no reminders of '${transition.ref}' at ${at.key} in ${catalogue.source}`);
-      const entries = scheduled.map(asReminder);
       const db = pools[at.database] ?? pools[MAIN_DATABASE]!;
-      // A batch is all digested fire points or none (hold/expirer-sink.ts groups them apart).
-      const digested = entries[0]?.remind.user !== undefined;
-      const read = digested ? c.byUser : c.byId;
-      if (read === undefined) throw new RangeError(`${transition.ref} has no ${digested ? 'digest' : 'reminder event'}`);
+      // A batch is all digested fire points or none (hold/expirer-sink.ts groups them apart), and
+      // reminderMatches kept only entries whose kind the file declares.
+      const digested = entries[0]!.remind.user !== undefined;
       const result = await db.transaction((trx) => (digested ? digest(trx, transition, c.byUser!, entries, path, outbox) : remind(trx, transition, c.byId!, entries, path, outbox)));
       // After the commit: what now exists.
       if (result.lateness.length > 0) opts.observer?.sent?.(transition, result.lateness);
       for (const [reason, n] of result.skipped) opts.observer?.skipped?.(transition, reason, n);
       for (const size of result.digests) opts.observer?.digest?.(transition, size);
       const later = new Set(result.notYetDue.map((n) => n.entry));
-      return { transitioned: [], notYetDue: result.notYetDue, stale: entries.filter((e) => !later.has(e)), dbNowMs: result.dbNowMs, reminders: true };
+      return { transitioned: [], notYetDue: result.notYetDue, stale: all.filter((e) => !later.has(e)), dbNowMs: result.dbNowMs, reminders: true };
     },
   };
 }

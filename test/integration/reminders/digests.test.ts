@@ -89,14 +89,16 @@ test('one digest per user and window, listing the coupons still ACTIVE; a replay
   expect(sizes.values.find((v) => v.metricName === 'timebucket_reminder_digest_rows_sum')?.value).toBe(5 + 2 + 1);
 
   // The bucket replayed: the same keys, so nothing new in the outbox.
-  const before = await outboxKeys(database.db, catalogue);
+  // Only the digests: the coupons start expiring while the replay runs.
+  const digestKeys = async () => (await outboxKeys(database.db, catalogue)).filter((k) => k.includes('-digest-')).sort();
+  const before = await digestKeys();
   const { summary } = await (async () => {
     const lines: string[] = [];
     const progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
     return { summary: await replayCommand(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { atMs: windowStart, dryRun: false, json: false }, { print: (l) => lines.push(l), progress }) };
   })();
   expect(summary.counts.reminders).toBeGreaterThanOrEqual(7);
-  expect(await outboxKeys(database.db, catalogue)).toEqual(before);
-  expect(before.filter((k) => k.includes('-digest-'))).toHaveLength(3);
+  expect(await digestKeys()).toEqual(before);
+  expect(before).toHaveLength(3);
   expect(events.undecodable).toEqual([]);
 });

@@ -65,14 +65,23 @@ test('each fire point once, in order, before the expiry; a moved due time, a use
   const plain = await insertCoupon(now + 8_000);
   const moved = await insertCoupon(now + 8_000);
   const used = await insertCoupon(now + 8_000);
-  // Issued 2.5 s before it expires: its 3 s fire point had passed when the row appeared.
-  const late = await insertCoupon(now + 2_500);
+  // Issued after its 3 s fire point. MariaDB's binlog times are whole seconds, so "when the row
+  // appeared" is known to the second (its last millisecond is taken): the insert goes in at
+  // 550-750 ms into a second S, due at S + 3.5 s, so its 3 s fire point (S + 0.5 s) has passed
+  // and its 2 s one (S + 1.5 s) is after the second's end.
+  const second = await waitFor('the database clock 550-750 ms into a second', async () => {
+    const t = await dbNow();
+    return t % 1000 >= 550 && t % 1000 <= 750 ? t - (t % 1000) : undefined;
+  }, { timeoutMs: 3_000, intervalMs: 10 });
+  const late = await insertCoupon(second + 3_500);
   // Before any of their fire points (the first is 5 s away).
   const movedDue = now + 14_000;
   await database.db('coupons').where({ id: moved }).update({ expire_time: new Date(movedDue) });
   await database.db('coupons').where({ id: used }).update({ status: 'USED' });
 
   await waitFor('every coupon expired', () => ([plain, moved, late].every((id) => expired(id).length > 0) ? true : undefined), { timeoutMs: 40_000, intervalMs: 200 });
+  // Reminders are published on their own topic: no order with the expiries' across topics.
+  await waitFor('the reminders published', () => (reminders(plain).length + reminders(moved).length + reminders(late).length >= 8 ? true : undefined), { timeoutMs: 20_000, intervalMs: 200 });
 
   const sent = (id: number) => reminders(id).map((e) => n(e.value['remind_before_ms']));
   expect(sent(plain)).toEqual([3_000, 2_000, 1_000]);

@@ -62,7 +62,7 @@ describe('bucket entry wire format, default file', () => {
   const v1 = { v: 1, entity: 'coupon', id: '1001', expireAtMs: T };
   test.each([
     ['an unknown v', { ...v1, v: 5 }, /unsupported v 5/],
-    ['a v4 reminder of a transition without reminders', { ...v1, v: 4, transition: 'expired', dueAtMs: T + 1, beforeMs: 1 }, /the transition has no reminders/],
+    ['a v4 reminder firing after its fire point', { ...v1, v: 4, transition: 'expired', dueAtMs: T + 1, beforeMs: 2 }, /after its fire point/],
     ['v as a string', { ...v1, v: '1' }, /unsupported v "1"/],
     ['missing v', { entity: 'coupon', id: '1001', expireAtMs: T }, /unsupported v undefined/],
     ['negative expireAtMs', { ...v1, expireAtMs: -1 }, /expireAtMs/],

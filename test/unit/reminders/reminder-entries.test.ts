@@ -2,7 +2,7 @@
  * Reminders from the entities file to bucket entries: the file's declaration, the fire points a
  * CDC change yields (and skips), their wire format and their shard (docs/reminders.md).
  */
-import { decodeBucketEntry, encodeBucketEntry, entriesFromChange, reminderFireAt, type ReminderSkip } from '../../../src/core/bucket-entry';
+import { decodeBucketEntry, encodeBucketEntry, entriesFromChange, reminderFireAt, reminderMatches, type ReminderSkip } from '../../../src/core/bucket-entry';
 import type { CdcChange, CdcRow } from '../../../src/core/cdc-envelope';
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { ConfigError, CdcInvalidError } from '../../../src/core/errors';
@@ -60,6 +60,7 @@ describe('the entities file declares reminders', () => {
   test('a digest of some fire points, events for the others: each entry says which', () => {
     const file = remindingFile('digest');
     const reminders = file.entities[0]!.transitions[0]!.reminders as Record<string, unknown> & { digest: Record<string, unknown> };
+    reminders['before'] = ['3d', '1d', '30m'];
     reminders.digest['before'] = ['3d', '1d'];
     reminders['event'] = remindingFile('single').entities[0]!.transitions[0]!.reminders!['event'];
     const both = parseEntityFile(file, 'both.json');
@@ -78,6 +79,10 @@ describe('the entities file declares reminders', () => {
     expect(() => parseEntityFile(file, 'bad.json')).toThrow(/"2d" is not one of the fire points/);
   });
 
+  test('refused: a digest window longer than the nearest fire point it digests', () => {
+    expect(() => parseEntityFile(remindingFile('digest', { window: '2h', before: ['1d', '1h'] }), 'bad.json')).toThrow(/no longer than the nearest fire point it digests/);
+  });
+
   test('refused: a digest over a table set (a user’s rows would be spread over tables)', () => {
     const file = remindingFile('digest');
     file.entities[0]!.table = 'coupon_{0..3}';
@@ -93,7 +98,7 @@ describe('fire times', () => {
   test('with a digest: the start of the window the fire point falls in', () => {
     const t = transitionOf(digested, 'coupon', 'expired');
     expect(reminderFireAt(t, T, DAY)).toBe(Date.UTC(2031, 0, 9, 10, 0, 0, 0));
-    expect(reminderFireAt(t, T, 30 * MINUTE)).toBe(Date.UTC(2031, 0, 10, 10, 0, 0, 0));
+    expect(reminderFireAt(t, T, 2 * HOUR)).toBe(Date.UTC(2031, 0, 10, 8, 0, 0, 0));
   });
 });
 
@@ -141,12 +146,36 @@ describe('entriesFromChange with reminders', () => {
     expect(shardOfEntry(entity, { id: '7' }, 16)).toBe(shardOf('7', 16));
   });
 
-  test('a digest reminder of a row without a user is skipped (no_user); a garbage user is poison', () => {
+  test('a digest reminder of a row without a usable user is skipped and counted; the transition’s own entry stays', () => {
     const entity = entityOf(digested, 'coupon');
     const skipped: ReminderSkip[] = [];
-    expect(entriesFromChange(entity, change(row({ user_id: null }), { tsMs: T - 5 * DAY }), undefined, (r) => void skipped.push(r))).toHaveLength(1);
-    expect(skipped).toEqual(['no_user', 'no_user', 'no_user']);
-    expect(() => entriesFromChange(entity, change(row({ user_id: 'alice' }), { tsMs: T - 5 * DAY }))).toThrow(CdcInvalidError);
+    const count = (r: ReminderSkip) => void skipped.push(r);
+    for (const user of [null, 'alice', 0, -5]) expect(entriesFromChange(entity, change(row({ user_id: user }), { tsMs: T - 5 * DAY }), undefined, count)).toEqual([{ entity: 'coupon', transition: 'expired', id: '7', expireAtMs: T }]);
+    expect(skipped).toEqual([...Array(3).fill('no_user'), ...Array(9).fill('bad_user')]);
+    // Not captured at all: the same (the connector's column list lacks it).
+    const { user_id: _u, ...uncaptured } = row() as Record<string, unknown>;
+    expect(entriesFromChange(entity, change(uncaptured as CdcRow, { tsMs: T - 5 * DAY }))).toHaveLength(1);
+    expect(CdcInvalidError).toBeDefined();
+  });
+
+  test('a coupon handed to another user is scheduled again, so the new user’s digests list it', () => {
+    const entity = entityOf(digested, 'coupon');
+    const handed = entriesFromChange(entity, change(row({ user_id: 43 }), { op: 'u', before: row(), tsMs: T - 5 * DAY }));
+    expect(handed.filter((e) => e.remind !== undefined).map((e) => e.remind!.user)).toEqual(['43', '43', '43']);
+    // Without a digest a new user changes nothing.
+    expect(entriesFromChange(entityOf(single, 'coupon'), change(row({ user_id: 43 }), { op: 'u', before: row(), tsMs: T - 5 * DAY }))).toEqual([]);
+  });
+
+  test('a whole-second commit time (MariaDB’s binlog) stands for its last millisecond: a fire point within that second is skipped, not sent late', () => {
+    const coupon = entityOf(single, 'coupon');
+    const second = T - 30 * MINUTE - 400;
+    const s = Math.floor(second / 1000) * 1000;
+    const fired = (tsMs: number) => entriesFromChange(coupon, change(row(), { tsMs })).filter((e) => e.remind?.beforeMs === 30 * MINUTE);
+    // The fire point T - 30m lies 400 ms after the second began... unless the second is exact:
+    expect(fired(s)).toHaveLength(T - 30 * MINUTE <= s + 999 ? 0 : 1);
+    // A millisecond commit time (MySQL 8) is taken as it is.
+    expect(fired(T - 30 * MINUTE - 1)).toHaveLength(1);
+    expect(fired(T - 30 * MINUTE)).toHaveLength(0);
   });
 });
 
@@ -161,18 +190,25 @@ describe('the wire format of a reminder (v4)', () => {
   });
 
   test.each([
-    ['a fire point the transition does not declare', { beforeMs: 2 * DAY }, /is not one of its fire points/],
-    ['a fire time that is not the fire point’s', { expireAtMs: T - 3 * DAY + 1 }, /fires at/],
-    ['no user where the transition digests', { user: undefined }, /names its user/],
+    ['a fire time after its fire point', { expireAtMs: T - 3 * DAY + 1 }, /after its fire point/],
+    ['a user that is not an id', { user: 'alice' }, /user is not a user id/],
+    ['a negative offset', { beforeMs: -1 }, /beforeMs is not a positive integer/],
     ['an unknown key', { extra: 1 }, /unknown keys extra/],
   ])('poison: %s', (_what, over, message) => {
     const wire = { ...JSON.parse(encodeBucketEntry(reminder!, digested).toString()), ...over };
     expect(() => decodeBucketEntry(Buffer.from(JSON.stringify(wire)), digested)).toThrow(message);
   });
 
-  test('a reminder of a transition that has none (removed from the file) is poison', () => {
+  test('written under another file (a fire point, window or digest changed, reminders removed): read, and found not to match, so skipped at fire time rather than dead-lettered', () => {
+    const t = transitionOf(digested, 'coupon', 'expired');
+    expect(reminderMatches(t, reminder as never)).toBe(true);
     const bytes = encodeBucketEntry(reminder!, digested);
-    const plain = parseEntityFile({ ...remindingFile('digest'), entities: remindingFile('digest').entities.map((e) => ({ ...e, transitions: e.transitions.map(({ reminders: _r, ...t }) => t) })) }, 'plain.json');
-    expect(() => decodeBucketEntry(bytes, plain)).toThrow(/has no reminders/);
+    const plain = parseEntityFile({ ...remindingFile('digest'), entities: remindingFile('digest').entities.map((e) => ({ ...e, transitions: e.transitions.map(({ reminders: _r, ...rest }) => rest) })) }, 'plain.json');
+    const read = decodeBucketEntry(bytes, plain);
+    expect(reminderMatches(transitionOf(plain, 'coupon', 'expired'), read as never)).toBe(false);
+    const wider = parseEntityFile(remindingFile('digest', { window: '90m' }), 'wider.json');
+    expect(reminderMatches(transitionOf(wider, 'coupon', 'expired'), decodeBucketEntry(bytes, wider) as never)).toBe(false);
+    const undigested = decodeBucketEntry(bytes, single);
+    expect(reminderMatches(transitionOf(single, 'coupon', 'expired'), undigested as never)).toBe(false);
   });
 });

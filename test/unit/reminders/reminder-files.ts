@@ -25,9 +25,9 @@ const digestEvent = () => ({
   fields: [{ name: 'version', column: 'version' }],
 });
 
-/** `before`: the fire points (default 3d, 1d, 30m); `window`: the digest's (default 1h). */
+/** `before`: the fire points (default 3d, 1d, 30m; digested 3d, 1d, 2h); `window`: the digest's (default 1h). */
 export function remindingFile(kind: 'single' | 'digest', opts: { before?: string[]; window?: string } = {}): File {
-  const before = opts.before ?? ['1d', '3d', '30m'];
+  const before = opts.before ?? (kind === 'single' ? ['1d', '3d', '30m'] : ['1d', '3d', '2h']);
   const reminders =
     kind === 'single' ? { before, event: reminderEvent() } : { before, digest: { user: 'user_id', index: 'idx_coupons_user', window: opts.window ?? '1h', event: digestEvent() } };
   return {
