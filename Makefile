@@ -12,7 +12,7 @@ CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test \
-        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench bench-smoke
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench-reminders bench bench-smoke
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -106,6 +106,16 @@ BATCH ?= 2000
 bench-outbox-purge: build stack-up migrate
 	npx tsc -p tsconfig.bench.json
 	$(ENV) && N=$(N) BATCH=$(BATCH) node dist-bench/bench/outbox-purge.js
+
+# Benchmark (not a test): how late reminders fire, RATE coupons a second with fire points BEFORE.
+#   make bench-reminders [RATE=1000] [RUN_S=60] [LEAD_S=40] [BEFORE=30s,20s,10s]
+RATE ?= 1000
+RUN_S ?= 60
+LEAD_S ?= 40
+BEFORE ?= 30s,20s,10s
+bench-reminders: build stack-up migrate
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && RATE=$(RATE) RUN_S=$(RUN_S) LEAD_S=$(LEAD_S) BEFORE=$(BEFORE) node dist-bench/bench/reminders.js
 
 # Benchmark (not a test): timebucket side by side with the alternatives (raw SQL limit, the
 # naive poller, the compensation scanner alone, the stream), every workload, one run; writes
