@@ -8,6 +8,7 @@ import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { ConfigError, CdcInvalidError } from '../../../src/core/errors';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { shardOf, shardOfEntry } from '../../../src/core/router';
+import { capturedColumns } from '../../../src/ingest/connector-config';
 import { remindingFile, DAY, HOUR, MINUTE } from './reminder-files';
 
 const single = parseEntityFile(remindingFile('single'), 'single.json');
@@ -88,6 +89,11 @@ describe('the entities file declares reminders', () => {
     file.entities[0]!.table = 'coupon_{0..3}';
     expect(() => parseEntityFile(file, 'bad.json')).toThrow(/a digest needs the entity in one table/);
   });
+});
+
+test('the CDC connector captures a digest’s user column (its entries are keyed by it), and nothing more for per-row reminders', () => {
+  expect(capturedColumns(entityOf(digested, 'coupon'))).toEqual(['id', 'status', 'expire_time', 'user_id']);
+  expect(capturedColumns(entityOf(single, 'coupon'))).toEqual(['id', 'status', 'expire_time']);
 });
 
 describe('fire times', () => {
