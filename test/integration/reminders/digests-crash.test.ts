@@ -1,0 +1,81 @@
+/**
+ * `kill -9` the expirer while it writes a burst of digests, and start it again: the new process
+ * re-reads from the last committed offset and runs the same digests again, under the same keys,
+ * so each (user, fire point, window) has exactly one digest, listing every coupon of the user's
+ * window. The expirer runs as a real `timebucket run --roles expirer` process from dist/.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { parseEntityFile } from '../../../src/core/entity-file';
+import { outboxEvents } from '../../support/outbox-rows';
+import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
+import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { registerTestConnector, TestConnector } from '../../support/test-connector';
+import { spawnCli } from '../../support/cli';
+import { waitFor } from '../../support/wait-for';
+import { remindingFile } from '../../unit/reminders/reminder-files';
+
+const WINDOW = 2_000;
+const BEFORE = 4_000;
+const USERS = 400;
+const PER_USER = 3;
+const entities = remindingFile('digest', { before: ['4s'], window: '2s' });
+const catalogue = parseEntityFile(entities, 'digests-crash.json');
+
+let database: TestDatabase;
+let connector: TestConnector;
+let pipeline: TestPipeline;
+const children: ChildProcess[] = [];
+
+function startExpirer(): ChildProcess {
+  // Small batches, so the burst takes many transactions and the kill lands among them.
+  const { child } = spawnCli(['run', '--roles', 'expirer'], { ...pipeline.env, TB_LOG_LEVEL: 'warn', TB_HTTP_PORT: '0', TB_EXPIRER_BATCH_SIZE: '10', TB_EXPIRER_CONCURRENCY: '1' });
+  children.push(child);
+  return child;
+}
+
+const digests = () => outboxEvents(database.db, catalogue).then((es) => es.filter((e) => e.eventType === 'USER_COUPONS_EXPIRING_SOON'));
+
+beforeAll(async () => {
+  database = await createTestDatabase('digests-crash');
+  connector = await registerTestConnector(catalogue, database.name);
+  // Relay mode, no relay: the digests stay in the outbox as JSON, where the test reads them.
+  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix, TB_PUBLISH_MODE: 'relay' } });
+  await applyCdcTopics(pipeline);
+  await pipeline.start(['repartitioner', 'cascader']);
+});
+
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await pipeline?.stopAll();
+  await connector?.remove();
+  await database?.drop();
+});
+
+test('kill -9 among the digests of a window, restart: one digest per user, each complete', async () => {
+  const first = startExpirer();
+  const [now] = ((await database.db.raw('SELECT NOW(3) AS now')) as [Array<{ now: Date }>])[0];
+  const windowStart = Math.ceil((now!.now.getTime() + 4_000) / WINDOW) * WINDOW;
+  const rows = Array.from({ length: USERS * PER_USER }, (_, i) => ({
+    user_id: 5_000 + (i % USERS),
+    status: 'ACTIVE',
+    expire_time: new Date(windowStart + BEFORE + 100 + (i % 17) * 100),
+    face_value: '1.00',
+  }));
+  await database.db('coupons').insert(rows);
+
+  await waitFor('the first digests written', async () => ((await digests()).length >= 10 ? true : undefined), { timeoutMs: 30_000, intervalMs: 20 });
+  first.kill('SIGKILL');
+  await waitFor('the first expirer to die', () => (first.signalCode === 'SIGKILL' ? true : undefined));
+  const atKill = (await digests()).length;
+  expect(atKill).toBeLessThan(USERS);
+
+  startExpirer();
+  await waitFor('a digest for every user', async () => ((await digests()).length >= USERS ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+  const all = await digests();
+  expect(all).toHaveLength(USERS);
+  expect(new Set(all.map((d) => d.entityId)).size).toBe(USERS);
+  for (const d of all) {
+    expect(d.eventKey).toBe(`coupon-expired-digest-${d.entityId}-${BEFORE}-${windowStart}`);
+    expect((d.payload['items'] as unknown[]).length).toBe(PER_USER);
+  }
+});
