@@ -1,6 +1,7 @@
 /**
- * `kill -9` the expirer while it writes a burst of digests, and start it again: the new process
- * re-reads from the last committed offset and runs the same digests again, under the same keys,
+ * `kill -9` the expirer while it writes a burst of digests, and start two in its place (which
+ * rebalance the partitions between them as they join): they re-read from the last committed
+ * offsets and run the same digests again, under the same keys,
  * so each (user, fire point, window) has exactly one digest, listing every coupon of the user's
  * window. The expirer runs as a real `timebucket run --roles expirer` process from dist/.
  */
@@ -51,7 +52,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-test('kill -9 among the digests of a window, restart: one digest per user, each complete', async () => {
+test('kill -9 among the digests of a window, two expirers in its place: one digest per user, each complete', async () => {
   const first = startExpirer();
   const [now] = ((await database.db.raw('SELECT NOW(3) AS now')) as [Array<{ now: Date }>])[0];
   const windowStart = Math.ceil((now!.now.getTime() + 4_000) / WINDOW) * WINDOW;
@@ -69,6 +70,8 @@ test('kill -9 among the digests of a window, restart: one digest per user, each 
   const atKill = (await digests()).length;
   expect(atKill).toBeLessThan(USERS);
 
+  // Two in its place: their joining rebalances the partitions between them while they catch up.
+  startExpirer();
   startExpirer();
   await waitFor('a digest for every user', async () => ((await digests()).length >= USERS ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
   const all = await digests();
