@@ -29,6 +29,8 @@ async function view(timeZone = '+00:00'): Promise<Row[]> {
   return database.db.transaction(async (trx) => {
     await trx.raw('SET time_zone = ?', [timeZone]);
     const [rows] = (await trx.raw('SELECT id, status, effective_status FROM coupons_effective ORDER BY id')) as [Row[]];
+    // The pool's connections keep their session zone: give this one back as the pool set it.
+    await trx.raw("SET time_zone = '+00:00'");
     return rows;
   });
 }
