@@ -5,7 +5,7 @@
 import { decodeBucketEntry, encodeBucketEntry, entriesFromChange, reminderFireAt, reminderMatches, type ReminderSkip } from '../../../src/core/bucket-entry';
 import type { CdcChange, CdcRow } from '../../../src/core/cdc-envelope';
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
-import { ConfigError, CdcInvalidError } from '../../../src/core/errors';
+import { ConfigError } from '../../../src/core/errors';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { shardOf, shardOfEntry } from '../../../src/core/router';
 import { capturedColumns } from '../../../src/ingest/connector-config';
@@ -159,9 +159,9 @@ describe('entriesFromChange with reminders', () => {
     for (const user of [null, 'alice', 0, -5]) expect(entriesFromChange(entity, change(row({ user_id: user }), { tsMs: T - 5 * DAY }), undefined, count)).toEqual([{ entity: 'coupon', transition: 'expired', id: '7', expireAtMs: T }]);
     expect(skipped).toEqual([...Array(3).fill('no_user'), ...Array(9).fill('bad_user')]);
     // Not captured at all: the same (the connector's column list lacks it).
-    const { user_id: _u, ...uncaptured } = row() as Record<string, unknown>;
+    const uncaptured: Record<string, unknown> = { ...row() };
+    delete uncaptured['user_id'];
     expect(entriesFromChange(entity, change(uncaptured as CdcRow, { tsMs: T - 5 * DAY }))).toHaveLength(1);
-    expect(CdcInvalidError).toBeDefined();
   });
 
   test('a coupon handed to another user is scheduled again, so the new user’s digests list it', () => {
