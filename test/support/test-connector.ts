@@ -93,10 +93,24 @@ export async function registerOutboxConnector(database: string, opts: { server?:
   return connector;
 }
 
-/** PUT (create or update), then a bounded wait until the connector and its task are RUNNING. */
+/**
+ * PUT (create or update), then a bounded wait until the connector and its task are RUNNING. A
+ * worker that has just (re)started can close the connection or answer 409 (rebalancing) or 5xx
+ * while it joins: the PUT is tried again until the deadline; a 4xx other than 409 is an error.
+ */
 async function putConnector(name: string, body: Readonly<Record<string, string>>): Promise<void> {
-  const put = await fetch(`${connectUrl}/connectors/${name}/config`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-  if (!put.ok) throw new Error(`registering connector ${name}: HTTP ${put.status} ${await put.text()}`);
+  const refused = await waitFor(
+    `connector ${name} accepted by Connect`,
+    async () => {
+      const put = await fetch(`${connectUrl}/connectors/${name}/config`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+      if (put.ok) return null;
+      const text = await put.text();
+      // A refusal is final (a bad config): reported now, not retried to the deadline.
+      return put.status !== 409 && put.status < 500 ? `HTTP ${put.status} ${text}` : undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 500 },
+  );
+  if (refused !== null) throw new Error(`registering connector ${name}: ${refused}`);
   await waitFor(
     `connector ${name} and its task RUNNING`,
     async () => {
