@@ -110,7 +110,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     // and a spread entity needs a shard per database at least.
     const tables = await checkEntitySchema(databases.pools, opts.catalogue, schemaNamesOf(config.databases));
     assertShardsFit(opts.catalogue, topology);
-    const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name) });
+    const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
     // Only the roles that run transitions write events (router mode: encoded, so they need schema ids).
     const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
       ? await openOutboxWriter({

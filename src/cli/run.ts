@@ -22,7 +22,7 @@ import { startOpsServer } from '../ops/http-server';
 export const ExitCodes = { OK: 0, FAILED: 1, SIGINT: 130, SIGTERM: 143 } as const;
 
 export async function run(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<number> {
-  const metrics = createMetrics({ defaultMetrics: true, entities: catalogue.entities.map((e) => e.name) });
+  const metrics = createMetrics({ defaultMetrics: true, entities: catalogue.entities.map((e) => e.name), transitions: catalogue.transitions });
   let ready = false;
   let stopping = false;
   let running: Awaited<ReturnType<typeof startTimebucket>> | undefined = undefined;

@@ -37,7 +37,8 @@ export type BucketEntry = Readonly<{ entity: string; transition: string; id: str
 export type ReminderOf = Readonly<{ dueAtMs: number; beforeMs: number; user?: string }>;
 
 /** Why a fire point got no entry or, at fire time, no event (timebucket_reminders_skipped_total). */
-export type ReminderSkip = 'past' | 'no_user' | 'bad_user' | 'moved' | 'not_expirable' | 'due_passed' | 'reconfigured';
+export const ReminderSkips = ['past', 'no_user', 'bad_user', 'moved', 'not_expirable', 'due_passed', 'reconfigured'] as const;
+export type ReminderSkip = (typeof ReminderSkips)[number];
 export type SkipCounter = (reason: ReminderSkip, transition: Transition) => void;
 
 /**

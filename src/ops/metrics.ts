@@ -5,6 +5,7 @@
  * stage (3), code (a handful), what (the control switches: the entities and the scanner).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ReminderSkips } from '../core/bucket-entry';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -17,8 +18,11 @@ export type ControlSource = () => ReadonlyArray<Readonly<{ what: string; paused:
 
 const PATHS = ['stream', 'scanner'] as const;
 
-/** `entities`: the catalogue's entity names (entityNames), whose series start at 0. */
-export function createMetrics(opts: { entities: readonly string[]; registry?: Registry; defaultMetrics?: boolean }) {
+/**
+ * `entities`: the catalogue's entity names (entityNames), whose series start at 0;
+ * `transitions`: the catalogue's transitions, whose reminder series start at 0 too.
+ */
+export function createMetrics(opts: { entities: readonly string[]; transitions?: ReadonlyArray<Readonly<{ entity: string; name: string }>>; registry?: Registry; defaultMetrics?: boolean }) {
   const registry = opts.registry ?? new Registry();
   const registers = [registry];
   // Gauges are read when scraped, from the stages that registered a source.
@@ -303,6 +307,12 @@ export function createMetrics(opts: { entities: readonly string[]; registry?: Re
     for (const path of PATHS) metrics.transitions.inc({ entity, path }, 0);
     metrics.delay.zero({ entity });
     for (const c of [metrics.notYetDue, metrics.stale, metrics.parked, metrics.scannerCaught, metrics.scannerScanned, metrics.batchFailures]) c.inc({ entity }, 0);
+    metrics.reminderLateness.zero({ entity });
+    metrics.digestSize.zero({ entity });
+  }
+  for (const { entity, name: transition } of opts.transitions ?? []) {
+    metrics.remindersSent.inc({ entity, transition }, 0);
+    for (const reason of ReminderSkips) metrics.remindersSkipped.inc({ entity, transition, reason }, 0);
   }
   return metrics;
 }

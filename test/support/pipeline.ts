@@ -83,7 +83,7 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
   }
 
   const running: Running[] = [];
-  const metrics = createMetrics({ entities: catalogue.entities.map((e) => e.name) });
+  const metrics = createMetrics({ entities: catalogue.entities.map((e) => e.name), transitions: catalogue.transitions });
   return {
     config,
     topology,

@@ -1,6 +1,6 @@
 /**
  * Outages mid-flow, the pipeline running throughout: the database refusing the application for
- * 20 s, and the broker frozen for 12 s (its requests time out, sends fail and producers are
+ * 20 s, and the broker frozen for 8 s (its requests time out, sends fail and producers are
  * replaced). Afterwards, without a restart: every coupon transitioned exactly once and never
  * early, every event published, the circuit breakers closed again and the process healthy.
  */
@@ -93,8 +93,11 @@ test('the database refuses the application for 20 s mid-flow: the expiry breaker
   expect(running.health()).toEqual({ ok: true, problems: [] });
 });
 
-test('the broker frozen for 12 s mid-flow: sends time out, producers are replaced, nothing is lost or stuck', async () => {
-  // Requests time out after 3 s and are retried once: a send gives up well inside the freeze.
+test('the broker frozen for 8 s mid-flow: sends time out, producers are replaced, nothing is lost or stuck', async () => {
+  // Requests time out after 3 s and are retried once: a send gives up inside the freeze. The
+  // freeze stays under the broker's session timeout (9 s): a longer one fences the one-node
+  // broker from its own controller, and its partitions were seen leaderless for over a minute
+  // after it (a stack's recovery, not this process's).
   // The events are published by this process's relay (TB_PUBLISH_MODE=relay), so its producers
   // are sending while the broker is frozen: in router mode Connect publishes them, and the
   // process may have nothing to send during the freeze (the rows were routed before it).
@@ -105,7 +108,7 @@ test('the broker frozen for 12 s mid-flow: sends time out, producers are replace
 
   undo = freezeKafka();
   const frozenAt = Date.now();
-  await waitFor('12 s of frozen broker', () => (Date.now() - frozenAt >= 12_000 ? true : undefined), { timeoutMs: 15_000, intervalMs: 500 });
+  await waitFor('8 s of frozen broker', () => (Date.now() - frozenAt >= 8_000 ? true : undefined), { timeoutMs: 11_000, intervalMs: 500 });
   undo();
   undo = undefined;
 
@@ -117,4 +120,5 @@ test('the broker frozen for 12 s mid-flow: sends time out, producers are replace
   const replaced = (await pipeline.metrics.producerReplacements.get()).values[0]?.value ?? 0;
   expect(replaced).toBeGreaterThan(0);
   expect(running.health()).toEqual({ ok: true, problems: [] });
-});
+  // Its bounded waits add up past the default test timeout: a slow step then fails by its own name.
+}, 300_000);
