@@ -36,6 +36,17 @@ import { CdcInvalidError } from './errors';
 export type BucketEntry = Readonly<{ entity: string; transition: string; id: string; expireAtMs: number; at?: string; remind?: ReminderOf }>;
 export type ReminderOf = Readonly<{ dueAtMs: number; beforeMs: number; user?: string }>;
 
+/**
+ * The statement shape of the batch an entry goes in: its transition's, a reminder's or a
+ * digest's. A batch holds one kind (hold/expirer-sink.ts, replay groups them so), which is what
+ * expire/reminder-batch.ts relies on when it reads a batch's first entry.
+ */
+export type BatchKind = 'transition' | 'remind' | 'digest';
+
+export function batchKindOf(entry: Readonly<{ remind?: ReminderOf }>): BatchKind {
+  return entry.remind === undefined ? 'transition' : entry.remind.user === undefined ? 'remind' : 'digest';
+}
+
 /** Why a fire point got no entry or, at fire time, no event (timebucket_reminders_skipped_total). */
 export const ReminderSkips = ['past', 'no_user', 'bad_user', 'moved', 'not_expirable', 'due_passed', 'reconfigured'] as const;
 export type ReminderSkip = (typeof ReminderSkips)[number];

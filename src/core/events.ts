@@ -20,6 +20,7 @@
  *
  * Pure: the caller decodes the driver's values (expire/row-values.ts) before they get here.
  */
+import type { ReadRow } from './expiry-plan';
 import { digestKeyOf, eventKeyOf, reminderKeyOf, type Assignment, type EventSpec, type StatusValue, type Transition } from './entity-catalogue';
 
 /** Which path performed a transition: the bucket stream, the compensation scanner, or a replay. */
@@ -136,19 +137,18 @@ function incremented(old: ColumnValue, by: number, what: string): ColumnValue {
   throw new TypeError(`${what}: cannot increment ${JSON.stringify(old)}`);
 }
 
-/** A row as a reminder reads it: the columns its event names, unchanged (a reminder changes nothing). */
-export type RemindedRow = Readonly<{ id: DecimalId; status: StatusValue; dueAtMs: number; columns: Readonly<Record<string, ColumnValue>> }>;
 
 export type ReminderFacts = Readonly<{ occurredAtMs: number; path: ExpiryPath; beforeMs: number }>;
 
 /** COUPON_EXPIRING_SOON and its kind: one row, one fire point. */
-export function reminderEvent(t: Transition, spec: EventSpec, row: RemindedRow, facts: ReminderFacts): EventPayload {
+/** `row`: as the reminder read it (its columns unchanged: a reminder changes nothing; expireAtMs its due time). */
+export function reminderEvent(t: Transition, spec: EventSpec, row: ReadRow, facts: ReminderFacts): EventPayload {
   const payload: Record<string, PayloadValue> = {
-    event_key: reminderKeyOf(t, row.id, row.dueAtMs, facts.beforeMs),
+    event_key: reminderKeyOf(t, row.id, row.expireAtMs, facts.beforeMs),
     event_type: spec.type,
     [spec.idField]: row.id,
     status: row.status,
-    due_at: row.dueAtMs,
+    due_at: row.expireAtMs,
     remind_before_ms: facts.beforeMs,
     occurred_at: facts.occurredAtMs,
     path: facts.path,
@@ -160,12 +160,12 @@ export function reminderEvent(t: Transition, spec: EventSpec, row: RemindedRow, 
 export type DigestFacts = ReminderFacts & Readonly<{ user: string; windowStartMs: number }>;
 
 /** USER_COUPONS_EXPIRING_SOON and its kind: a user's rows for one fire point and window, by due time then id. */
-export function digestEvent(t: Transition, spec: EventSpec, rows: readonly RemindedRow[], facts: DigestFacts): EventPayload {
+export function digestEvent(t: Transition, spec: EventSpec, rows: readonly ReadRow[], facts: DigestFacts): EventPayload {
   const itemId = spec.itemIdField ?? 'id';
   const items = [...rows]
-    .sort((a, b) => a.dueAtMs - b.dueAtMs || (a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
+    .sort((a, b) => a.expireAtMs - b.expireAtMs || (a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
     .map((row) => {
-      const item: Record<string, ColumnValue> = { [itemId]: row.id, due_at: row.dueAtMs };
+      const item: Record<string, ColumnValue> = { [itemId]: row.id, due_at: row.expireAtMs };
       for (const f of spec.fields) if (f.source === 'column') item[f.name] = columnOf(t, row.columns, f.column);
       return item;
     });

@@ -17,11 +17,14 @@
  */
 import type { ReminderOf } from './bucket-entry';
 import type { StatusValue } from './entity-catalogue';
+import type { ColumnValue } from './events';
 
 /** `remind`: a reminder's entry (core/reminder-plan.ts), whose expireAtMs is its fire time. */
 export type ScheduledEntry = Readonly<{ id: string; expireAtMs: number; remind?: ReminderOf }>;
 /** `expireAtMs`: the row's due column as epoch ms (whatever its due kind). */
 export type LockedRow = Readonly<{ id: string; status: StatusValue; expireAtMs: number }>;
+/** A row as a batch reads it (the expiry's locking read, a reminder's plain read): with the columns its event names. */
+export type ReadRow = LockedRow & Readonly<{ columns: Readonly<Record<string, ColumnValue>> }>;
 
 export type ExpiryPlan<R extends LockedRow> = Readonly<{
   due: R[];

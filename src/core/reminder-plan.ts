@@ -14,19 +14,19 @@
  */
 import type { ReminderOf, ReminderSkip } from './bucket-entry';
 import type { ScheduledEntry } from './expiry-plan';
-import type { RemindedRow } from './events';
+import type { ReadRow } from './expiry-plan';
 
 export type ReminderEntry = ScheduledEntry & Readonly<{ remind: ReminderOf }>;
 
 export type ReminderPlan = Readonly<{
-  send: ReadonlyArray<Readonly<{ entry: ReminderEntry; row: RemindedRow }>>;
+  send: ReadonlyArray<Readonly<{ entry: ReminderEntry; row: ReadRow }>>;
   skipped: ReadonlyArray<Readonly<{ entry: ReminderEntry; reason: ReminderSkip }>>;
   notYetDue: ReadonlyArray<Readonly<{ entry: ReminderEntry; retryInMs: number }>>;
 }>;
 
-export function planReminders(entries: readonly ReminderEntry[], rows: readonly RemindedRow[], dbNowMs: number): ReminderPlan {
+export function planReminders(entries: readonly ReminderEntry[], rows: readonly ReadRow[], dbNowMs: number): ReminderPlan {
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const send: Array<{ entry: ReminderEntry; row: RemindedRow }> = [];
+  const send: Array<{ entry: ReminderEntry; row: ReadRow }> = [];
   const skipped: Array<{ entry: ReminderEntry; reason: ReminderSkip }> = [];
   const notYetDue: Array<{ entry: ReminderEntry; retryInMs: number }> = [];
   const seen = new Set<string>();
@@ -37,7 +37,7 @@ export function planReminders(entries: readonly ReminderEntry[], rows: readonly 
     }
     const row = byId.get(entry.id);
     const reason: ReminderSkip | undefined =
-      row === undefined ? 'not_expirable' : row.dueAtMs !== entry.remind.dueAtMs ? 'moved' : row.dueAtMs <= dbNowMs ? 'due_passed' : undefined;
+      row === undefined ? 'not_expirable' : row.expireAtMs !== entry.remind.dueAtMs ? 'moved' : row.expireAtMs <= dbNowMs ? 'due_passed' : undefined;
     if (reason !== undefined || row === undefined) {
       skipped.push({ entry, reason: reason ?? 'not_expirable' });
       continue;

@@ -15,7 +15,7 @@
  * metrics never count a reminder. What was sent and skipped goes to the observer.
  */
 import type { Knex } from 'knex';
-import { reminderMatches, type ReminderSkip } from '../core/bucket-entry';
+import { batchKindOf, reminderMatches, type ReminderSkip } from '../core/bucket-entry';
 import { entityOf, locationOf, MAIN_DATABASE, type EntityCatalogue, type EventSpec, type Location, type Transition } from '../core/entity-catalogue';
 import { digestEvent, reminderEvent, type ExpiryPath } from '../core/events';
 import { planDigests, planReminders, type ReminderEntry } from '../core/reminder-plan';
@@ -26,8 +26,7 @@ import { relayOutbox, type OutboxWriter } from './outbox-writer';
 import type { OutboxInsert } from './sql/insert-outbox';
 import { readDbNow } from './sql/read-db-now';
 import { readDigestRows, type ReadDigestRows } from './sql/read-digest-rows';
-import { readRemindedRows } from './sql/read-reminded-rows';
-import type { ReadRemindedRows } from './sql/reminded-row-values';
+import { readRemindedRows, type ReadRemindedRows } from './sql/read-reminded-rows';
 
 /** What a committed batch did, per transition (the entity and transition are metric labels). */
 export type ReminderObserver = Partial<{
@@ -43,7 +42,7 @@ export type ReminderBatches = Readonly<{ run: RunReminders }>;
 
 /** True when the batch's entries are reminders (they all are, or none: hold/expirer-sink.ts groups them apart). */
 export function isReminderBatch(entries: readonly ScheduledEntry[]): boolean {
-  return entries[0]?.remind !== undefined;
+  return entries[0] !== undefined && batchKindOf(entries[0]) !== 'transition';
 }
 
 /** The metrics of what reminder batches did. */
@@ -58,7 +57,7 @@ export function reminderObserver(metrics: Metrics): ReminderObserver {
   };
 }
 
-type Compiled = Readonly<{ byId?: ReadRemindedRows<readonly string[]>; byUser?: ReadDigestRows }>;
+type Compiled = Readonly<{ byId?: ReadRemindedRows; byUser?: ReadDigestRows }>;
 
 export function createReminderBatches(
   pools: Readonly<Record<string, Knex>>,
@@ -94,7 +93,7 @@ export function createReminderBatches(
       const db = pools[at.database] ?? pools[MAIN_DATABASE]!;
       // A batch is all digested fire points or none (hold/expirer-sink.ts groups them apart), and
       // reminderMatches kept only entries whose kind the file declares.
-      const digested = entries[0]!.remind.user !== undefined;
+      const digested = batchKindOf(entries[0]!) === 'digest';
       const result = await db.transaction((trx) => (digested ? digest(trx, transition, c.byUser!, entries, path, outbox) : remind(trx, transition, c.byId!, entries, path, outbox)));
       // After the commit: what now exists.
       if (result.lateness.length > 0) opts.observer?.sent?.(transition, result.lateness);
@@ -119,7 +118,7 @@ type Result = {
   digests: number[];
 };
 
-async function remind(trx: Knex.Transaction, t: Transition, read: ReadRemindedRows<readonly string[]>, entries: readonly ReminderEntry[], path: ExpiryPath, outbox: OutboxWriter): Promise<Result> {
+async function remind(trx: Knex.Transaction, t: Transition, read: ReadRemindedRows, entries: readonly ReminderEntry[], path: ExpiryPath, outbox: OutboxWriter): Promise<Result> {
   const dbNowMs = await readDbNow(trx);
   const ready = entries.filter((e) => e.expireAtMs <= dbNowMs);
   const rows = await read.run(trx, [...new Set(ready.map((e) => e.id))]);

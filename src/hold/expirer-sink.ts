@@ -24,6 +24,7 @@
  * rows than its token bucket allows: batches are cut to the tokens available, and it waits for a
  * batch's worth of tokens rather than firing rows one at a time.
  */
+import { batchKindOf } from '../core/bucket-entry';
 import { Clock, timerDelay } from '../core/clock';
 import { entityNames, entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
@@ -120,8 +121,7 @@ export class ExpirerSink implements HoldSink {
     const location = locationOf(entityOf(this.opts.catalogue, transition.entity), msg.entry.at);
     const at = msg.entry.expireAtMs;
     // A reminder batch is its own statement shape (expire/reminder-batch.ts): never mixed with the transition's.
-    const remind = msg.entry.remind;
-    const group = remind === undefined ? `${transition.ref}@${location.key}` : `${transition.ref}~${remind.user === undefined ? 'remind' : 'digest'}@${location.key}`;
+    const group = `${transition.ref}~${batchKindOf(msg.entry)}@${location.key}`;
     this.queueOf(transition.entity).push(at, { msg, transition, location, group, done, attempts: 0, alone: false });
     // A timer due no later than this entry fires it, or reschedules from fire().
     if (at < this.timerAt) this.schedule();

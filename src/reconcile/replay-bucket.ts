@@ -28,7 +28,8 @@ import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
 import { partitionOfShard, type Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
 import type { TransitionBatches } from '../expire/transition-batch';
-import type { ReminderBatches } from '../expire/reminder-batch';
+import { isReminderBatch, type ReminderBatches } from '../expire/reminder-batch';
+import { batchKindOf } from '../core/bucket-entry';
 import { replayGroupId, scanBucket, type PartitionScan } from './bucket-scan';
 import { bucketPhase, type BucketWindow } from './bucket-window';
 import { classifyBatch } from './replay-classify';
@@ -112,7 +113,7 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
   type Pending = { transition: Transition; location: Location; entries: ScheduledEntry[] };
   const pending = new Map<number, Map<string, Pending>>();
   const run = (p: Pending, entries: ScheduledEntry[]) => {
-    if (entries[0]?.remind !== undefined) return replayReminders(ctx, p.transition, p.location, entries);
+    if (isReminderBatch(entries)) return replayReminders(ctx, p.transition, p.location, entries);
     return opts.dryRun ? classifyOnly(ctx, p.transition, p.location, entries) : replay(ctx, p.transition, p.location, entries);
   };
 
@@ -124,8 +125,7 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
       if (opts.shard !== undefined && h.shard !== opts.shard) continue;
       counts.entries += 1;
       // Reminders apart: their own transaction (one batch is all reminders or none).
-      const kind = h.entry.remind === undefined ? '' : h.entry.remind.user === undefined ? '~remind' : '~digest';
-      const key = `${h.entry.entity}.${h.entry.transition}${kind}@${h.entry.at ?? ''}:${h.shard}`;
+      const key = `${h.entry.entity}.${h.entry.transition}~${batchKindOf(h.entry)}@${h.entry.at ?? ''}:${h.shard}`;
       let list = lists.get(key);
       // The reader decoded the entry against the catalogue: its transition and location exist.
       if (list === undefined) {

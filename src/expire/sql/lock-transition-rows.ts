@@ -20,14 +20,12 @@
  */
 import type { Knex } from 'knex';
 import type { Entity, Location, Transition } from '../../core/entity-catalogue';
-import type { LockedRow } from '../../core/expiry-plan';
-import { eventColumns, type ColumnValue } from '../../core/events';
-import { dueMsOf } from '../../db/due-value';
-import { bigintString } from '../../db/bigint-string';
+import type { ReadRow } from '../../core/expiry-plan';
+import { eventColumns } from '../../core/events';
 import { quoteId } from '../../db/quote-id';
-import { columnValueOf, fieldTypes, statusValueOf, type FieldInfo } from '../row-values';
+import { rowsDecoder, type FieldInfo } from '../row-values';
 
-export type LockedTransitionRow = LockedRow & Readonly<{ columns: Readonly<Record<string, ColumnValue>> }>;
+export type LockedTransitionRow = ReadRow;
 
 export type LockTransitionRows = Readonly<{
   sql: string;
@@ -41,26 +39,13 @@ export function lockTransitionRows(entity: Entity, t: Transition, location: Loca
   const select = [entity.idColumn, entity.status.column, t.due.column, ...extra].map(quoteId).join(', ');
   const id = quoteId(entity.idColumn);
   const sql = `SELECT ${select} FROM ${quoteId(location.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} IS NOT NULL ORDER BY ${id} FOR UPDATE`;
-  // Names for the errors of a bad value, made once: a batch decodes thousands of rows.
-  const at = (column: string): string => `${location.key}.${column}`;
-  const [idAt, statusAt, dueAt] = [at(entity.idColumn), at(entity.status.column), at(t.due.column)];
+  const decode = rowsDecoder(entity, t, location, wanted);
   return {
     sql,
     run: async (trx, ids) => {
       if (ids.length === 0) return [];
       const [rows, fields] = (await trx.raw(sql, [[...ids], [...t.from]] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
-      const types = fieldTypes(fields);
-      const typed = wanted.map((c) => [c, types.get(c), at(c)] as const);
-      return rows.map((r) => {
-        const columns: Record<string, ColumnValue> = {};
-        for (const [c, type, what] of typed) columns[c] = columnValueOf(r[c], type, what);
-        return {
-          id: bigintString(r[entity.idColumn], idAt),
-          status: statusValueOf(r[entity.status.column], entity.status.type, statusAt),
-          expireAtMs: dueMsOf(t.due.kind, r[t.due.column], dueAt),
-          columns,
-        };
-      });
+      return decode(rows, fields);
     },
   };
 }

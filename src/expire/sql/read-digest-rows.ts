@@ -9,13 +9,13 @@
  */
 import type { Knex } from 'knex';
 import type { Entity, Location, Transition } from '../../core/entity-catalogue';
-import type { RemindedRow } from '../../core/events';
+import type { ReadRow } from '../../core/expiry-plan';
 import { dueValueOf } from '../../db/due-value';
 import { bigintString } from '../../db/bigint-string';
 import { quoteId } from '../../db/quote-id';
-import { remindedRowsOf } from './reminded-row-values';
+import { rowsDecoder, type FieldInfo } from '../row-values';
 
-export type DigestRows = ReadonlyMap<string, RemindedRow[]>;
+export type DigestRows = ReadonlyMap<string, ReadRow[]>;
 
 export type ReadDigestRows = Readonly<{
   sql: string;
@@ -32,16 +32,16 @@ export function readDigestRows(entity: Entity, t: Transition, location: Location
   const sql =
     `SELECT ${select} FROM ${quoteId(location.table)} FORCE INDEX (${quoteId(digest.index)})` +
     ` WHERE ${quoteId(user)} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${due} >= ? AND ${due} < ? AND ${due} > ?`;
-  const values = remindedRowsOf(entity, t, location, columns);
+  const decode = rowsDecoder(entity, t, location, columns);
   const userAt = `${location.key}.${user}`;
   return {
     sql,
     run: async (trx, users, range) => {
-      const byUser = new Map<string, RemindedRow[]>();
+      const byUser = new Map<string, ReadRow[]>();
       if (users.length === 0) return byUser;
       const bounds = [range.fromMs, range.untilMs, range.dbNowMs].map((ms) => dueValueOf(t.due.kind, ms));
-      const [rows, fields] = (await trx.raw(sql, [[...users], [...t.from], ...bounds] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, unknown];
-      const read = values(rows, fields);
+      const [rows, fields] = (await trx.raw(sql, [[...users], [...t.from], ...bounds] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
+      const read = decode(rows, fields);
       rows.forEach((r, i) => {
         const u = bigintString(r[user], userAt);
         const list = byUser.get(u);

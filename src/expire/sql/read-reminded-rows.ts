@@ -8,21 +8,26 @@
  */
 import type { Knex } from 'knex';
 import type { Entity, Location, Transition } from '../../core/entity-catalogue';
-import type { RemindedRow } from '../../core/events';
+import type { ReadRow } from '../../core/expiry-plan';
 import { quoteId } from '../../db/quote-id';
-import { remindedRowsOf, type ReadRemindedRows } from './reminded-row-values';
+import { rowsDecoder, type FieldInfo } from '../row-values';
 
-export function readRemindedRows(entity: Entity, t: Transition, location: Location, columns: readonly string[]): ReadRemindedRows<readonly string[]> {
+export type ReadRemindedRows = Readonly<{
+  sql: string;
+  run: (trx: Knex.Transaction, ids: readonly string[]) => Promise<ReadRow[]>;
+}>;
+
+export function readRemindedRows(entity: Entity, t: Transition, location: Location, columns: readonly string[]): ReadRemindedRows {
   const select = [...new Set([entity.idColumn, entity.status.column, t.due.column, ...columns])].map(quoteId).join(', ');
   const id = quoteId(entity.idColumn);
   const sql = `SELECT ${select} FROM ${quoteId(location.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} IS NOT NULL`;
-  const values = remindedRowsOf(entity, t, location, columns);
+  const decode = rowsDecoder(entity, t, location, columns);
   return {
     sql,
-    run: async (trx, ids): Promise<RemindedRow[]> => {
+    run: async (trx, ids) => {
       if (ids.length === 0) return [];
-      const [rows, fields] = (await trx.raw(sql, [[...ids], [...t.from]] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, unknown];
-      return values(rows, fields);
+      const [rows, fields] = (await trx.raw(sql, [[...ids], [...t.from]] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
+      return decode(rows, fields);
     },
   };
 }

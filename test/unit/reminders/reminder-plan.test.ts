@@ -5,7 +5,8 @@
 import { Type } from 'avsc';
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
-import { digestEvent, reminderEvent, type RemindedRow } from '../../../src/core/events';
+import { digestEvent, reminderEvent } from '../../../src/core/events';
+import type { ReadRow } from '../../../src/core/expiry-plan';
 import { planDigests, planReminders, type ReminderEntry } from '../../../src/core/reminder-plan';
 import { deriveEventSchema, type DerivableColumn } from '../../../src/publish/derived-schema';
 import { exactLongHook } from '../../../src/publish/exact-long';
@@ -20,7 +21,7 @@ const entry = (id: string, over: Partial<{ dueAtMs: number; beforeMs: number; fi
   const beforeMs = over.beforeMs ?? DAY;
   return { id, expireAtMs: over.fireAt ?? dueAtMs - beforeMs, remind: over.user === undefined ? { dueAtMs, beforeMs } : { dueAtMs, beforeMs, user: over.user } };
 };
-const row = (id: string, dueAtMs = T): RemindedRow => ({ id, status: 'ACTIVE', dueAtMs, columns: { user_id: '42', version: 1 } });
+const row = (id: string, dueAtMs = T): ReadRow => ({ id, status: 'ACTIVE', expireAtMs: dueAtMs, columns: { user_id: '42', version: 1 } });
 
 describe('planReminders: sent only for a row still in a from-state, at the same due time, not yet due', () => {
   const now = T - DAY + 5;
