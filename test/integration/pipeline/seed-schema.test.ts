@@ -13,26 +13,23 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseEntityFile } from '../../../src/core/entity-file';
 import { createTablesFrom } from '../../support/sql-file';
 import { collectEvents, SeenEvent } from '../../support/events';
-import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { createTestDatabase, TestDatabase } from '../../support/test-database';
-import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
+import { ownDatabasePipeline, type OwnDatabasePipeline } from '../../support/own-database-pipeline';
+import type { TestPipeline } from '../../support/pipeline';
+import type { TestDatabase } from '../../support/test-database';
 import { outboxEvents } from '../../support/outbox-rows';
 import { waitFor } from '../../support/wait-for';
 
 // The shipped example: examples/shop/schema.sql and its mapping, examples/shop/entities.json.
 const shop = join(__dirname, '../../../examples/shop');
 const entities = JSON.parse(readFileSync(join(shop, 'entities.json'), 'utf8')) as unknown;
-const catalogue = parseEntityFile(entities, 'examples/shop/entities.json');
 /** Snowflake-style: beyond 2^53, where a JS number would round them. */
 const BASE = 2n ** 60n + BigInt(Math.floor(Math.random() * 1_000_000)) * 1000n;
 const id = (n: number): string => String(BASE + BigInt(n));
 
+let own: OwnDatabasePipeline;
 let database: TestDatabase;
-let connector: TestConnector;
-let outboxConnector: TestOutboxConnector | undefined;
 let pipeline: TestPipeline;
 let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
 
@@ -40,12 +37,8 @@ type Expect = { dueOrders: string[]; paidOrders: string[]; farOrders: string[]; 
 const rows: Expect = { dueOrders: [], paidOrders: [], farOrders: [], dueCoupons: [], lockedCoupons: [], usedCoupons: [] };
 
 beforeAll(async () => {
-  database = await createTestDatabase('seed-pipeline');
-  await createTablesFrom(database.db, join(shop, 'schema.sql'));
-  connector = await registerTestConnector(catalogue, database.name);
-  outboxConnector = await registerOutboxConnector(database.name);
-  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
-  await applyCdcTopics(pipeline);
+  own = await ownDatabasePipeline('seed-pipeline', entities, { tables: (db) => createTablesFrom(db, join(shop, 'schema.sql')) });
+  ({ database, pipeline } = own);
   events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
   await pipeline.start();
 
@@ -89,10 +82,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await events?.stop();
-  await pipeline?.stopAll();
-  await connector?.remove();
-  await outboxConnector?.remove();
-  await database?.drop();
+  await own?.stop();
 });
 
 test('every due row transitions once, never early by the database clock, with one outbox row and one event each', async () => {

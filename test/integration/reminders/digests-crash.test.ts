@@ -8,9 +8,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { outboxEvents } from '../../support/outbox-rows';
-import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { createTestDatabase, TestDatabase } from '../../support/test-database';
-import { registerTestConnector, TestConnector } from '../../support/test-connector';
+import { ownDatabasePipeline, type OwnDatabasePipeline } from '../../support/own-database-pipeline';
+import type { TestPipeline } from '../../support/pipeline';
+import type { TestDatabase } from '../../support/test-database';
 import { spawnCli } from '../../support/cli';
 import { waitFor } from '../../support/wait-for';
 import { remindingFile } from '../../unit/reminders/reminder-files';
@@ -24,8 +24,8 @@ const PER_USER = 3;
 const entities = remindingFile('digest', { before: ['20s'], window: '2s' });
 const catalogue = parseEntityFile(entities, 'digests-crash.json');
 
+let own: OwnDatabasePipeline;
 let database: TestDatabase;
-let connector: TestConnector;
 let pipeline: TestPipeline;
 const children: ChildProcess[] = [];
 
@@ -39,19 +39,15 @@ function startExpirer(): ChildProcess {
 const digests = () => outboxEvents(database.db, catalogue).then((es) => es.filter((e) => e.eventType === 'USER_COUPONS_EXPIRING_SOON'));
 
 beforeAll(async () => {
-  database = await createTestDatabase('digests-crash');
-  connector = await registerTestConnector(catalogue, database.name);
   // Relay mode, no relay: the digests stay in the outbox as JSON, where the test reads them.
-  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix, TB_PUBLISH_MODE: 'relay' } });
-  await applyCdcTopics(pipeline);
+  own = await ownDatabasePipeline('digests-crash', entities, { outbox: false, env: { TB_PUBLISH_MODE: 'relay' } });
+  ({ database, pipeline } = own);
   await pipeline.start(['repartitioner', 'cascader']);
 });
 
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await pipeline?.stopAll();
-  await connector?.remove();
-  await database?.drop();
+  await own?.stop();
 });
 
 test('kill -9 among the digests of a window, two expirers in its place: one digest per user, each complete', async () => {

@@ -10,9 +10,9 @@ import { replayCommand } from '../../../src/cli/replay-run';
 import { collectEvents, SeenEvent } from '../../support/events';
 import { outboxKeys } from '../../support/outbox-rows';
 import { logger } from '../../support/stack';
-import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { createTestDatabase, TestDatabase } from '../../support/test-database';
-import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
+import { ownDatabasePipeline, type OwnDatabasePipeline } from '../../support/own-database-pipeline';
+import type { TestPipeline } from '../../support/pipeline';
+import type { TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 import { remindingFile } from '../../unit/reminders/reminder-files';
 
@@ -21,9 +21,8 @@ const BEFORE = 4_000;
 const entities = remindingFile('digest', { before: ['4s'], window: '2s' });
 const catalogue = parseEntityFile(entities, 'digests.json');
 
+let own: OwnDatabasePipeline;
 let database: TestDatabase;
-let connector: TestConnector;
-let outboxConnector: TestOutboxConnector;
 let pipeline: TestPipeline;
 let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
 
@@ -36,21 +35,15 @@ async function dbNow(): Promise<number> {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('digests');
-  connector = await registerTestConnector(catalogue, database.name);
-  outboxConnector = await registerOutboxConnector(database.name);
-  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
-  await applyCdcTopics(pipeline);
+  own = await ownDatabasePipeline('digests', entities);
+  ({ database, pipeline } = own);
   events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
   await pipeline.start();
 });
 
 afterAll(async () => {
-  await pipeline?.stopAll();
   await events?.stop();
-  await outboxConnector?.remove();
-  await connector?.remove();
-  await database?.drop();
+  await own?.stop();
 });
 
 test('one digest per user and window, listing the coupons still ACTIVE; a replay of the bucket writes nothing new', async () => {

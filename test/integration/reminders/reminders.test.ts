@@ -11,18 +11,17 @@ import { entityOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { effectiveViewSql } from '../../../src/db/effective-view';
 import { collectEvents, SeenEvent } from '../../support/events';
-import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { createTestDatabase, TestDatabase } from '../../support/test-database';
-import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
+import { ownDatabasePipeline, type OwnDatabasePipeline } from '../../support/own-database-pipeline';
+import type { TestPipeline } from '../../support/pipeline';
+import type { TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 import { remindingFile } from '../../unit/reminders/reminder-files';
 
 const entities = remindingFile('single', { before: ['3s', '2s', '1s'] });
 const catalogue = parseEntityFile(entities, 'reminders.json');
 
+let own: OwnDatabasePipeline;
 let database: TestDatabase;
-let connector: TestConnector;
-let outboxConnector: TestOutboxConnector;
 let pipeline: TestPipeline;
 let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
 
@@ -41,11 +40,8 @@ async function insertCoupon(dueAtMs: number, status = 'ACTIVE'): Promise<number>
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('reminders');
-  connector = await registerTestConnector(catalogue, database.name);
-  outboxConnector = await registerOutboxConnector(database.name);
-  pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix } });
-  await applyCdcTopics(pipeline);
+  own = await ownDatabasePipeline('reminders', entities);
+  ({ database, pipeline } = own);
   events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
   await pipeline.start();
   const coupon = entityOf(catalogue, 'coupon');
@@ -53,11 +49,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await pipeline?.stopAll();
   await events?.stop();
-  await outboxConnector?.remove();
-  await connector?.remove();
-  await database?.drop();
+  await own?.stop();
 });
 
 test('each fire point once, in order, before the expiry; a moved due time, a used coupon and a late-issued coupon', async () => {
