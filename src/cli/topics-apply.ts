@@ -5,7 +5,8 @@ import { applyTopics } from '../kafka/topics-apply';
 import { pinNewGroupToEnd } from '../kafka/pin-group-start';
 import { groupIdOf } from '../kafka/group-ids';
 import type { Logger } from '../ops/logger';
-import { backoffMs, classifyFailure } from '../core/retry-policy';
+import { RetryPolicies } from '../core/retry-policy';
+import { retry } from '../ops/retry';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { cdcTopics } from '../ingest/cdc-topics';
 
@@ -31,13 +32,13 @@ export async function topicsApply(config: Config, topology: Topology, catalogue:
   await admin.connect();
   try {
     // Idempotent, so safe to try again: a topic created by the failed try counts as present.
-    const report = await retryTransient(() => applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config, catalogue)]), logger);
+    const report = await retry(() => applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config, catalogue)]), { policy: RetryPolicies.newTopics, what: 'applying the topics', logger });
     console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.drift.length} drifted`);
     for (const d of report.drift) console.log(`drift: ${d.topic} ${d.what}: declared ${d.declared}, actual ${d.actual}`);
     if (config.cdc.startFrom === 'latest') {
       // A new deployment starts reading CDC here: nothing written from now on is skipped.
       const group = groupIdOf(config.groupPrefix, 'repartitioner');
-      const outcome = await retryTransient(() => pinNewGroupToEnd(admin, group, Object.keys(cdcTopics(config, catalogue))), logger);
+      const outcome = await retry(() => pinNewGroupToEnd(admin, group, Object.keys(cdcTopics(config, catalogue))), { policy: RetryPolicies.newTopics, what: `pinning ${group} at the end of the CDC topics`, logger });
       console.log(`${group}: ${outcome === 'pinned' ? 'new group, starts at the current end of the CDC topics (existing rows: timebucket backfill)' : outcome === 'busy' ? 'running, left alone' : 'resumes from its committed offsets'}`);
     }
     return report.drift.length;
@@ -46,20 +47,3 @@ export async function topicsApply(config: Config, topology: Topology, catalogue:
   }
 }
 
-/**
- * Topics created a moment ago may not have their leaders known to every broker yet: reading
- * their configs or offsets can fail with a retriable error even after kafkajs's own retries, on
- * a loaded cluster. A few more tries, spaced out, before the command gives up (exit 1).
- */
-async function retryTransient<T>(work: () => Promise<T>, logger: Logger, attempts = 5): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await work();
-    } catch (err) {
-      if (attempt >= attempts || classifyFailure(err) !== 'retriable') throw err;
-      const delayMs = backoffMs(attempt, { baseMs: 1_000, maxMs: 8_000 });
-      logger.warn({ err, attempt, delayMs }, 'reading the new topics failed; trying again');
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
-  }
-}

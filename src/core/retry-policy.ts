@@ -60,11 +60,26 @@ const RETRIABLE_CODES: ReadonlySet<string> = new Set([
   'ESEMLOCKED', // opossum: at capacity
 ]);
 
+/**
+ * Broker refusals of a producer's state, not of the records: kafkajs calls them non-retriable
+ * because the same producer would be refused again, but the guarded producer
+ * (kafka/guarded-producer.ts) replaces a producer that failed a send, and the new one (a new
+ * producer id, fresh sequences) is accepted. Seen after a broker was killed mid-flow.
+ */
+const PRODUCER_STATE_TYPES: ReadonlySet<string> = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'DUPLICATE_SEQUENCE_NUMBER',
+  'INVALID_PRODUCER_EPOCH',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_ID_MAPPING',
+]);
+
 export function classifyFailure(err: unknown): FailureKind {
   if (err instanceof TimebucketError) return err.retriable ? 'retriable' : 'deterministic';
   if (typeof err !== 'object' || err === null) return 'deterministic';
-  const e = err as { retriable?: unknown; errno?: unknown; code?: unknown; name?: unknown; fatal?: unknown };
+  const e = err as { retriable?: unknown; errno?: unknown; code?: unknown; name?: unknown; fatal?: unknown; type?: unknown };
   if (e.retriable === true) return 'retriable'; // kafkajs
+  if (typeof e.type === 'string' && PRODUCER_STATE_TYPES.has(e.type)) return 'retriable'; // kafkajs protocol errors
   if (typeof e.errno === 'number' && RETRIABLE_ERRNOS.has(e.errno)) return 'retriable';
   if (typeof e.code === 'string' && RETRIABLE_CODES.has(e.code)) return 'retriable';
   if (e.name === 'KnexTimeoutError' || e.name === 'KafkaJSNumberOfRetriesExceeded' || e.name === 'KafkaJSConnectionError') return 'retriable';
@@ -74,6 +89,31 @@ export function classifyFailure(err: unknown): FailureKind {
 }
 
 export type Backoff = Readonly<{ baseMs: number; maxMs: number }>;
+
+/**
+ * How a piece of work is retried (ops/retry.ts runs it): retriable failures for as long as they
+ * last unless `retriableAttempts` bounds them (a command that must end), deterministic ones
+ * `deterministicAttempts` times in all (1: never retried; a misclassified blip gets a second
+ * chance with more), each wait jittered by `backoff`.
+ */
+export type RetryPolicy = Readonly<{ backoff: Backoff; deterministicAttempts: number; retriableAttempts?: number }>;
+
+/** The named policies. */
+export const RetryPolicies = {
+  /**
+   * A stage's append to the bucket topics or the DLQ: for as long as the broker is away (a
+   * stage that gives up leaves its partitions unread); a refusal of the records themselves
+   * three times, then the failure reaches kafkajs and the stage turns FAILED, loudly.
+   */
+  append: { backoff: { baseMs: 100, maxMs: 5_000 }, deterministicAttempts: 3 },
+  /** A replay's transactions and reads: an operator's command, so a long outage ends it (exit 1). */
+  replay: { backoff: { baseMs: 100, maxMs: 5_000 }, deterministicAttempts: 1, retriableAttempts: 8 },
+  /**
+   * `topics apply` reading topics it just created: their leaders may not be known to every
+   * broker yet, even after kafkajs's own retries, on a loaded cluster.
+   */
+  newTopics: { backoff: { baseMs: 1_000, maxMs: 8_000 }, deterministicAttempts: 1, retriableAttempts: 5 },
+} as const satisfies Record<string, RetryPolicy>;
 
 /**
  * Full jitter (a uniform wait in [0, min(max, base × 2^attempt)]): instances that failed together

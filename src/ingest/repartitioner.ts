@@ -26,6 +26,8 @@ import { groupJoined } from '../kafka/group-joined';
 import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
+import { retry } from '../ops/retry';
+import { RetryPolicies, type RetryPolicy } from '../core/retry-policy';
 import { locationOfChange, type CdcTopic } from './cdc-topics';
 
 export type RepartitionerOptions = Readonly<{
@@ -59,6 +61,8 @@ export type RepartitionerOptions = Readonly<{
    * (kafka/pin-group-start.ts) before joining, so nothing written while it starts up is skipped.
    */
   pinNewGroup?: () => Promise<string>;
+  /** How failed appends are retried inside the batch (default RetryPolicies.append). */
+  sendRetry?: RetryPolicy;
 }>;
 
 // Heartbeats are rate-limited by kafkajs (heartbeatInterval), so asking often costs nothing.
@@ -212,15 +216,28 @@ export class Repartitioner {
       decoded += 1;
       if (decoded % heartbeatEvery === 0) await heartbeat();
     }
-    // Throwing below fails the batch: kafkajs retries it and nothing is committed; the DLQ and
-    // the rings may then see duplicates, which are harmless.
-    if (rejected.length > 0) await this.opts.dlq.sendAll(rejected);
+    // Failed appends are retried here, heartbeating, rather than thrown to kafkajs: it restarts
+    // a consumer only for errors it calls retriable, and a producer refused after a broker
+    // failover (OUT_OF_ORDER_SEQUENCE_NUMBER) is not one of them, though a new producer is
+    // accepted. What is thrown at last fails the batch: nothing is committed, and the DLQ and
+    // the rings may see duplicates, which are harmless.
+    if (rejected.length > 0) await this.appendWithRetry('dead-lettering undecodable CDC records', () => this.opts.dlq.sendAll(rejected), heartbeat);
     if (entries.length > 0) {
-      const records = await sendRouted(this.routing, entries);
+      const records = await this.appendWithRetry('routing CDC changes', () => sendRouted(this.routing, entries), heartbeat);
       for (const r of records) this.opts.onRouted?.(r.headers['tier'] ?? 'due', 1);
     }
     const last = batch.messages.at(-1);
     if (last !== undefined) this.lagByPartition.set(partitionKey, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
     await heartbeat();
+  }
+
+  private appendWithRetry<T>(what: string, work: () => Promise<T>, heartbeat: () => Promise<void>): Promise<T> {
+    return retry(work, {
+      policy: this.opts.sendRetry ?? RetryPolicies.append,
+      what,
+      logger: this.opts.logger,
+      keepGoing: () => this.state === 'RUNNING',
+      beforeWait: () => heartbeat(),
+    });
   }
 }

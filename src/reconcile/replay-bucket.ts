@@ -24,7 +24,8 @@ import type { Clock } from '../core/clock';
 import { entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { HeldMessage } from '../core/held-record';
-import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
+import { RetryPolicies } from '../core/retry-policy';
+import { retry } from '../ops/retry';
 import { partitionOfShard, type Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
 import type { TransitionBatches } from '../expire/transition-batch';
@@ -86,10 +87,6 @@ export type ReplaySummary = Readonly<{
   partitions: readonly PartitionScan[];
   counts: Readonly<ReplayCounts>;
 }>;
-
-/** Retriable failures: jittered backoff up to 5 s apart, then give up (the replay can be run again). */
-const BACKOFF: Backoff = { baseMs: 100, maxMs: 5_000 };
-const MAX_ATTEMPTS = 8;
 
 export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> {
   const { window } = opts;
@@ -198,15 +195,7 @@ async function classifyOnly({ opts, counts, readStates }: BatchContext, t: Trans
   opts.onProgress?.(counts);
 }
 
-async function withRetry<T>(logger: Logger, what: string, fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (classifyFailure(err) !== 'retriable' || attempt >= MAX_ATTEMPTS) throw err;
-      const waitMs = backoffMs(attempt, BACKOFF);
-      logger.warn({ err, attempt, waitMs }, `${what} failed; will retry`);
-      await new Promise((r) => setTimeout(r, waitMs));
-    }
-  }
+/** Retriable failures: jittered backoff up to 5 s apart, then give up (the replay can be run again). */
+function withRetry<T>(logger: Logger, what: string, fn: () => Promise<T>): Promise<T> {
+  return retry(fn, { policy: RetryPolicies.replay, what, logger });
 }

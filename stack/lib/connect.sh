@@ -24,7 +24,14 @@ connect_healthy() {
 }
 
 connect_start() {
-  if is_running connect && connect_healthy; then log "connect already up on :$TB_CONNECT_PORT"; return 0; fi
+  # Before the worker starts: a worker started without its connectors would be left running.
+  [[ -f "$TB_ROOT/dist/cli/main.js" ]] || die "dist/cli/main.js is missing: run 'make build' (make stack-up does) before starting Connect"
+  if is_running connect; then
+    # A worker that is up but lacks a connector (an earlier start failed to register it) is
+    # kept: a second one could not bind the port, and connect_wait registers what is missing.
+    if connect_healthy; then log "connect already up on :$TB_CONNECT_PORT"; else log "connect running on :$TB_CONNECT_PORT; registering its connectors"; fi
+    return 0
+  fi
   render "$TB_ROOT/stack/conf/connect-worker.properties" "$TB_STACK_HOME/conf/connect-worker.properties"
   render "$TB_ROOT/stack/conf/log4j.properties" "$TB_STACK_HOME/conf/log4j.properties"
   mkdir -p "$TB_STACK_HOME/data/connect"

@@ -13,6 +13,9 @@ describe('classifyFailure', () => {
     ['pool exhausted', withProps({ name: 'KnexTimeoutError' })],
     ['breaker open', withProps({ code: 'EOPENBREAKER' })],
     ['kafkajs retriable', withProps({ name: 'KafkaJSProtocolError', retriable: true })],
+    // kafkajs calls it non-retriable; the guarded producer's replacement is accepted.
+    ['producer sequence refused', withProps({ name: 'KafkaJSProtocolError', type: 'OUT_OF_ORDER_SEQUENCE_NUMBER', code: 45, retriable: false })],
+    ['producer id unknown', withProps({ name: 'KafkaJSProtocolError', type: 'UNKNOWN_PRODUCER_ID', code: 59, retriable: false })],
     ['a retriable error of ours', new TimebucketError('DB_UNAVAILABLE', 'down', { retriable: true })],
   ])('%s → retriable', (_name, err) => {
     expect(classifyFailure(err)).toBe('retriable');
@@ -25,6 +28,7 @@ describe('classifyFailure', () => {
     ['a bug', new TypeError('undefined is not a function')],
     ['invalid data of ours', new CdcInvalidError('bad')],
     ['kafkajs non-retriable', withProps({ name: 'KafkaJSNonRetriableError', retriable: false })],
+    ['records refused', withProps({ name: 'KafkaJSProtocolError', type: 'MESSAGE_TOO_LARGE', code: 10, retriable: false })],
     ['not an error', 'boom'],
   ])('%s → deterministic', (_name, err) => {
     expect(classifyFailure(err)).toBe('deterministic');
