@@ -164,5 +164,7 @@ topics-apply: build
 	$(ENV) && node dist/cli/main.js topics apply
 
 # Logs at warn so the demo's summary lines stand out; TB_LOG_LEVEL=info make run for more.
+# entities/demo.json is the shipped file with its reminders in seconds (3d, 1d, 30m would not
+# fire during a demo); TB_ENTITIES=entities/default.json make run for the shipped one.
 run: install stack-up migrate topics-apply
-	$(ENV) && TB_LOG_LEVEL=$${TB_LOG_LEVEL:-warn} node dist/cli/main.js run --demo
+	$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} TB_LOG_LEVEL=$${TB_LOG_LEVEL:-warn} node dist/cli/main.js run --demo

@@ -10,8 +10,8 @@
  * consumer records event_key in its own database, in the transaction that applies the event,
  * under a unique constraint: then a duplicate is refused exactly when it would do harm.
  *
- *   node examples/consumer/consumer.js            (the local stack's brokers and registry)
- *   TB_KAFKA_BROKERS=… TB_REGISTRY_URL=… node examples/consumer/consumer.js
+ *   node examples/consumer/consumer.js            (the local stack's brokers, registry and topics)
+ *   TB_KAFKA_BROKERS=… TB_REGISTRY_URL=… TOPIC_PREFIX=timebucket node examples/consumer/consumer.js
  *
  * Over SASL_SSL with SCRAM-SHA-512, and a registry behind basic auth, as production runs them:
  *   KAFKA_SSL_CA_FILE=ca.pem (or KAFKA_SSL=on for a public CA) KAFKA_SASL_USERNAME=… KAFKA_SASL_PASSWORD=… \
@@ -86,12 +86,26 @@ async function startConsumer({ brokers, registryUrl, topics, groupId, onEvent, o
   return () => consumer.disconnect();
 }
 
-module.exports = { startConsumer, exactLong };
+/** One line per event: the entity and its due time; a digest, its user and the coupons it lists. */
+function describe(value) {
+  const due = (ms) => new Date(Number(ms)).toISOString();
+  if (Array.isArray(value.items)) {
+    const coupons = value.items.map((i) => `${i.coupon_id} due ${due(i.due_at)}`).join(', ');
+    return `user ${value.user_id}: ${value.items.length} coupon(s) expiring soon (${coupons}), via ${value.path}`;
+  }
+  const id = value.coupon_id ?? value.order_id;
+  const before = value.remind_before_ms === undefined ? '' : `, ${Number(value.remind_before_ms) / 60_000} min before`;
+  return `${id} (due ${due(value.due_at)}${before}, via ${value.path})`;
+}
+
+module.exports = { startConsumer, exactLong, describe };
 
 if (require.main === module) {
   const brokers = (process.env.TB_KAFKA_BROKERS ?? '127.0.0.1:19092').split(',');
   const registryUrl = process.env.TB_REGISTRY_URL ?? 'http://127.0.0.1:18081/apis/ccompat/v7';
-  const topics = ['timebucket.events.coupon-expired', 'timebucket.events.order-cancelled'];
+  // The local stack's topics (topics/local.json's prefix); production's prefix is timebucket.
+  const prefix = process.env.TOPIC_PREFIX ?? 'tblocal';
+  const topics = ['coupon-expired', 'order-cancelled', 'coupon-expiring-soon', 'user-coupons-expiring-soon'].map((t) => `${prefix}.events.${t}`);
   const env = process.env;
   startConsumer({
     brokers,
@@ -102,10 +116,7 @@ if (require.main === module) {
     registryAuth: env.REGISTRY_USERNAME ? { username: env.REGISTRY_USERNAME, password: env.REGISTRY_PASSWORD } : undefined,
     topics: (process.env.TOPICS ?? topics.join(',')).split(','),
     groupId: process.env.GROUP_ID ?? 'timebucket-example-consumer',
-    onEvent: ({ headers, value }) => {
-      const id = value.coupon_id ?? value.order_id;
-      console.log(`${headers['ce_time']} ${headers['event_type']} ${id} (due ${new Date(Number(value.due_at)).toISOString()}, via ${value.path})`);
-    },
+    onEvent: ({ headers, value }) => console.log(`${headers['ce_time']} ${headers['event_type']} ${describe(value)}`),
     onDuplicate: (key) => console.log(`duplicate dropped: ${key}`),
   }).then(
     (stop) => ['SIGINT', 'SIGTERM'].forEach((s) => process.once(s, () => stop().then(() => process.exit(0)))),

@@ -26,9 +26,10 @@ connect_healthy() {
 connect_start() {
   # Before the worker starts: a worker started without its connectors would be left running.
   [[ -f "$TB_ROOT/dist/cli/main.js" ]] || die "dist/cli/main.js is missing: run 'make build' (make stack-up does) before starting Connect"
-  if is_running connect; then
-    # A worker that is up but lacks a connector (an earlier start failed to register it) is
-    # kept: a second one could not bind the port, and connect_wait registers what is missing.
+  # A worker whose REST API answers is kept, even without its connectors (an earlier start
+  # failed to register them): a second one could not bind the port, and connect_wait registers
+  # what is missing. One that does not answer (killed, a zombie not yet reaped) is replaced.
+  if is_running connect && connect_rest_up; then
     if connect_healthy; then log "connect already up on :$TB_CONNECT_PORT"; else log "connect running on :$TB_CONNECT_PORT; registering its connectors"; fi
     return 0
   fi

@@ -15,7 +15,7 @@ import { registerEventSchemas } from '../../../src/publish/schemas';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
-import { catalogue } from './outbox-fixtures';
+import { catalogue, uniqueEventTopics } from './outbox-fixtures';
 
 type Topics = Record<string, string>;
 type Received = { topic: string; key: string; value: Record<string, unknown> };
@@ -33,7 +33,7 @@ async function expireAt(table: 'coupons' | 'orders', id: string): Promise<{ id: 
 
 /** Publishes every outbox row of this database to fresh topics; returns what a subscriber reads back. */
 async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRelay }> {
-  const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
+  const topics: Topics = uniqueEventTopics('big-ids');
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry);
   const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });

@@ -18,17 +18,21 @@ import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { eventSchemas, registerEventSchemas, subjectFor } from '../../../src/publish/schemas';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
-import { catalogue } from './outbox-fixtures';
+import { catalogue, uniqueEventTopics } from './outbox-fixtures';
 import { usePublishEnvironment } from './publish-environment';
 
 const env = usePublishEnvironment('derived_schemas');
 
 // The default entities file without its schema files: every event's schema is derived.
-const file = JSON.parse(readFileSync(join(__dirname, '../../../entities/default.json'), 'utf8')) as { entities: Array<{ transitions: Array<{ event: Record<string, unknown> }> }> };
-for (const t of file.entities.flatMap((e) => e.transitions)) delete t.event['schemaFile'];
+type FileEvent = Record<string, unknown>;
+type FileTransition = { event: FileEvent; reminders?: { event?: FileEvent; digest?: { event: FileEvent } } };
+const file = JSON.parse(readFileSync(join(__dirname, '../../../entities/default.json'), 'utf8')) as { entities: Array<{ transitions: FileTransition[] }> };
+for (const t of file.entities.flatMap((e) => e.transitions)) {
+  for (const event of [t.event, t.reminders?.event, t.reminders?.digest?.event]) if (event !== undefined) delete event['schemaFile'];
+}
 const derived = parseEntityFile(file, 'default.json without schema files');
 
-const newTopics = () => ({ COUPON_EXPIRED: uniqueName('tb-derived-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-derived-order-cancelled') });
+const newTopics = () => uniqueEventTopics('derived');
 
 test('the same schema, hence the same ids, on every registration; a subject holding the schema file accepts it', async () => {
   const tables = await readEntitySchema({ main: env.db }, derived);
@@ -37,8 +41,8 @@ test('the same schema, hence the same ids, on every registration; a subject hold
   const first = await registerEventSchemas(registry, derived, topics, { registry: config.registry, tables });
   await expect(registerEventSchemas(registry, derived, topics, { registry: config.registry, tables: await readEntitySchema({ main: env.db }, derived) })).resolves.toEqual(first);
   const texts = eventSchemas(derived, tables);
-  for (const type of ['COUPON_EXPIRED', 'ORDER_CANCELLED'] as const) {
-    await expect(registry.getLatestSchemaId(subjectFor(topics[type]))).resolves.toBe(first[type]);
+  for (const type of derived.events.map((e) => e.type)) {
+    await expect(registry.getLatestSchemaId(subjectFor(topics[type]!))).resolves.toBe(first[type]);
     // What the registry holds is the derived text.
     const { schema } = (await (await fetch(`${config.registry.url}/schemas/ids/${first[type]}`)).json()) as { schema: string };
     expect(JSON.parse(schema)).toEqual(JSON.parse(texts[type]!));
@@ -50,19 +54,22 @@ test('the same schema, hence the same ids, on every registration; a subject hold
   expect(order.fields.find((f) => f.name === 'version')).toMatchObject({ type: 'long' });
 
   // A team that drops its schema files: the subjects hold the hand-written schemas, the derived ones follow.
+  // (The reminders' schema files are their derived records, byte for byte: nothing new to register.)
   const moved = newTopics();
   const fromFiles = await registerEventSchemas(registry, catalogue, moved, { registry: config.registry });
   const next = await registerEventSchemas(registry, derived, moved, { registry: config.registry, tables });
   for (const type of ['COUPON_EXPIRED', 'ORDER_CANCELLED'] as const) {
     expect(next[type]).not.toBe(fromFiles[type]);
-    const res = await fetch(`${config.registry.url}/subjects/${encodeURIComponent(subjectFor(moved[type]))}/versions`);
+    const res = await fetch(`${config.registry.url}/subjects/${encodeURIComponent(subjectFor(moved[type]!))}/versions`);
     expect(await res.json()).toEqual([1, 2]);
   }
+  expect(next['COUPON_EXPIRING_SOON']).toBe(fromFiles['COUPON_EXPIRING_SOON']);
+  expect(next['USER_COUPONS_EXPIRING_SOON']).toBe(fromFiles['USER_COUPONS_EXPIRING_SOON']);
   // And BACKWARD is still enforced on them.
   const broken = JSON.parse(texts['COUPON_EXPIRED']!) as { fields: unknown[] };
   broken.fields.push({ name: 'brand_new', type: 'long' });
   await expect(
-    registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(broken) }, { subject: subjectFor(moved.COUPON_EXPIRED), compatibility: COMPATIBILITY.BACKWARD }),
+    registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(broken) }, { subject: subjectFor(moved['COUPON_EXPIRED']!), compatibility: COMPATIBILITY.BACKWARD }),
   ).rejects.toThrow(/ncompatib/);
 });
 

@@ -12,12 +12,12 @@ import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import { startConsumer } from '../../support/example-consumer';
 import { usePublishEnvironment } from './publish-environment';
-import { catalogue, eventInsert, orderCancelledInsert } from './outbox-fixtures';
+import { catalogue, couponDigestInsert, couponReminderInsert, eventInsert, orderCancelledInsert, uniqueEventTopics } from './outbox-fixtures';
 
 const env = usePublishEnvironment('example_consumer');
 
 test('every event once, with exact 64-bit ids, though each was delivered twice', async () => {
-  const topics: Record<string, string> = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
+  const topics = uniqueEventTopics('consumer');
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
   const registry = createSchemaRegistry(config.registry);
   const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
@@ -26,15 +26,19 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
   const t = { dueAtMs, occurredAtMs: dueAtMs + 40, version: 2 };
   const coupons = ['9223372036854775807', '9007199254740993', '42'].map((id) => eventInsert('coupon', 'expired', id, { ...t, columns: { user_id: '9007199254740993' } }));
   const order = orderCancelledInsert('9007199254740995', '9223372036854775806', { ...t, userId: '9007199254740993' });
-  await env.db.transaction((trx) => insertOutbox(trx, [...coupons, order]));
+  const DAY = 86_400_000;
+  const reminder = couponReminderInsert('9223372036854775805', { dueAtMs, beforeMs: 1_800_000, userId: '9007199254740993', faceValue: '12.50' });
+  const digest = couponDigestInsert('9007199254740993', { '9223372036854775804': '5.00', '42': '100.00' }, { dueAtMs, beforeMs: DAY, windowStartMs: dueAtMs - DAY - 3_600_000 });
+  const written = [...coupons, order, reminder, digest];
+  await env.db.transaction((trx) => insertOutbox(trx, written));
   const relay = new OutboxRelay({
     ...{ db: env.db, catalogue, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
     ...{ batchSize: 100, leaseMs: 30_000, idleDelayMs: 50, logger },
   });
-  await expect(relay.publishOnce()).resolves.toBe(4);
+  await expect(relay.publishOnce()).resolves.toBe(written.length);
   // As if the relay had died after Kafka's acknowledgement and before its commit: sent again.
   await env.db('outbox').update({ published_at: null });
-  await expect(relay.publishOnce()).resolves.toBe(4);
+  await expect(relay.publishOnce()).resolves.toBe(written.length);
 
   const events: Array<{ key: string; headers: Record<string, string>; value: Record<string, unknown> }> = [];
   const duplicates: string[] = [];
@@ -55,17 +59,32 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
     onDuplicate: (key) => void duplicates.push(key),
   });
   try {
-    await waitFor('8 deliveries seen', async () => (events.length + duplicates.length === 8 ? true : undefined));
+    await waitFor('every event delivered twice', async () => (events.length + duplicates.length === 2 * written.length ? true : undefined));
   } finally {
     await stop();
   }
 
   expect(failures).toBe(1);
-  expect(events.map((e) => e.headers['event_key']).sort()).toEqual([...coupons, order].map((r) => r.event.event_key).sort());
+  expect(events.map((e) => e.headers['event_key']).sort()).toEqual(written.map((r) => r.event.event_key).sort());
   expect(duplicates.sort()).toEqual(events.map((e) => e.headers['event_key']).sort());
   const coupon = events.find((e) => e.key === '9223372036854775807')!;
   expect(coupon.value).toMatchObject({ coupon_id: 9223372036854775807n, user_id: 9007199254740993n, due_at: dueAtMs, version: 2n });
   expect(coupon.headers).toMatchObject({ ce_subject: '9223372036854775807', ce_type: 'timebucket.coupon.expired' });
   const cancelled = events.find((e) => e.headers['event_type'] === 'ORDER_CANCELLED')!;
   expect(cancelled.value).toMatchObject({ order_id: 9007199254740995n, coupon_id: 9223372036854775806n, coupon_released: true });
+  const soon = events.find((e) => e.headers['event_type'] === 'COUPON_EXPIRING_SOON')!;
+  expect(soon.key).toBe('9223372036854775805');
+  expect(soon.value).toMatchObject({ coupon_id: 9223372036854775805n, user_id: 9007199254740993n, status: 'ACTIVE', due_at: dueAtMs, remind_before_ms: 1_800_000n, face_value: '12.50' });
+  const digested = events.find((e) => e.headers['event_type'] === 'USER_COUPONS_EXPIRING_SOON')!;
+  expect(digested.key).toBe('9007199254740993');
+  expect(digested.headers).toMatchObject({ ce_subject: '9007199254740993', ce_type: 'timebucket.coupon.user_expiring_soon' });
+  expect(digested.value).toMatchObject({
+    user_id: 9007199254740993n,
+    remind_before_ms: BigInt(DAY),
+    window_start: dueAtMs - DAY - 3_600_000,
+    items: [
+      { coupon_id: 42n, due_at: dueAtMs, face_value: '100.00' },
+      { coupon_id: 9223372036854775804n, due_at: dueAtMs, face_value: '5.00' },
+    ],
+  });
 });

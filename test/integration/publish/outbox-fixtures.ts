@@ -5,11 +5,12 @@
  */
 import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { findEvent, transitionOf, type EventSpec } from '../../../src/core/entity-catalogue';
-import { transitionEvent, type ColumnValue, type EventPayload, type ExpiryPath } from '../../../src/core/events';
+import { findEvent, transitionOf, type EntityCatalogue, type EventSpec } from '../../../src/core/entity-catalogue';
+import { digestEvent, reminderEvent, transitionEvent, type ColumnValue, type EventPayload, type ExpiryPath } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
 import { loadEntities } from '../../../src/ops/load-entities';
 import type { OutboxRow } from '../../../src/publish/sql/outbox-row';
+import { uniqueName } from '../../support/stack';
 
 /** The default entities file (today's coupons and orders), as the relay and the expirer read it. */
 export const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
@@ -18,6 +19,14 @@ export function eventSpec(type: string): EventSpec {
   const spec = findEvent(catalogue, type);
   if (spec === undefined) throw new RangeError(`no event ${type} in ${catalogue.source}`);
   return spec;
+}
+
+/**
+ * A fresh topic per event of `c` (default: the default catalogue), named after the event type
+ * and `label`: what eventTopics gives for a topology, unique to the test.
+ */
+export function uniqueEventTopics(label: string, c: Pick<EntityCatalogue, 'events'> = catalogue): Record<string, string> {
+  return Object.fromEntries(c.events.map((e) => [e.type, uniqueName(`tb-${label}-${e.type.toLowerCase().replace(/_/g, '-')}`)]));
 }
 
 export type EventInsert = OutboxInsert & { event: EventPayload };
@@ -38,6 +47,22 @@ export function eventInsert(
   const row = { id, status: t.from[0]!, dueAtMs: o.dueAtMs, columns };
   const event = transitionEvent(t, row, { occurredAtMs: o.occurredAtMs, path: o.path ?? 'stream', effects: o.effects ?? t.effects.map(() => false) });
   return { event, entityType: entity, entityId: id };
+}
+
+/** The outbox row of coupon `id`'s reminder `beforeMs` before its due time, as the reminder batch writes it. */
+export function couponReminderInsert(id: string, o: Readonly<{ dueAtMs: number; beforeMs: number; userId: string; faceValue: string }>): EventInsert {
+  const t = transitionOf(catalogue, 'coupon', 'expired');
+  const row = { id, status: 'ACTIVE', expireAtMs: o.dueAtMs, columns: { user_id: o.userId, face_value: o.faceValue } };
+  const event = reminderEvent(t, eventSpec('COUPON_EXPIRING_SOON'), row, { occurredAtMs: o.dueAtMs - o.beforeMs + 5, path: 'stream', beforeMs: o.beforeMs });
+  return { event, entityType: 'coupon', entityId: id };
+}
+
+/** The outbox row of user `userId`'s digest of `coupons` (id → face value), all due at `dueAtMs`. */
+export function couponDigestInsert(userId: string, coupons: Readonly<Record<string, string>>, o: Readonly<{ dueAtMs: number; beforeMs: number; windowStartMs: number }>): EventInsert {
+  const t = transitionOf(catalogue, 'coupon', 'expired');
+  const rows = Object.entries(coupons).map(([id, faceValue]) => ({ id, status: 'ACTIVE', expireAtMs: o.dueAtMs, columns: { user_id: userId, face_value: faceValue } }));
+  const event = digestEvent(t, eventSpec('USER_COUPONS_EXPIRING_SOON'), rows, { occurredAtMs: o.windowStartMs + 5, path: 'stream', beforeMs: o.beforeMs, user: userId, windowStartMs: o.windowStartMs });
+  return { event, entityType: 'coupon', entityId: userId };
 }
 
 let dueAt = Date.UTC(2031, 0, 1);

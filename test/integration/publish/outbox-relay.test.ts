@@ -16,7 +16,7 @@ import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbo
 import { OutboxRelay, OutboxRelayOptions } from '../../../src/publish/outbox-relay';
 import { loadEventSchema, registerEventSchemas, SchemaIds, subjectFor } from '../../../src/publish/schemas';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
-import { catalogue, couponExpiredInsert, EventInsert, eventSpec, orderCancelledInsert } from './outbox-fixtures';
+import { catalogue, couponExpiredInsert, EventInsert, eventSpec, orderCancelledInsert, uniqueEventTopics } from './outbox-fixtures';
 import { lockOutboxBatch } from '../../../src/publish/sql/lock-outbox-batch';
 import { redrivePoison } from '../../../src/publish/sql/redrive-poison';
 import { config, logger, uniqueName } from '../../support/stack';
@@ -52,7 +52,7 @@ afterEach(async () => {
 });
 
 async function setup(partitions = 1): Promise<{ topics: Topics; schemaIds: SchemaIds }> {
-  const topics: Topics = { COUPON_EXPIRED: uniqueName('tb-coupon-expired'), ORDER_CANCELLED: uniqueName('tb-order-cancelled') };
+  const topics: Topics = uniqueEventTopics('relay');
   await admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: partitions })), waitForLeaders: true });
   const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   return { topics, schemaIds };

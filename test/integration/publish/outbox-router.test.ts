@@ -20,7 +20,7 @@ import { stackUp } from '../../support/stack-control';
 import { registerOutboxConnector, type TestOutboxConnector } from '../../support/test-connector';
 import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
-import { catalogue, couponExpiredInsert, orderCancelledInsert, type EventInsert } from './outbox-fixtures';
+import { catalogue, couponExpiredInsert, orderCancelledInsert, type EventInsert, uniqueEventTopics } from './outbox-fixtures';
 import { readFileSync } from 'node:fs';
 import { CaptureProbe } from '../../../src/publish/capture-probe';
 import { systemClock } from '../../../src/core/clock';
@@ -41,7 +41,7 @@ afterAll(async () => {
 type Seen = { topic: string; partition: number; offset: bigint; key: string; headers: Record<string, string>; value: Buffer };
 
 async function newTopics(label: string): Promise<Record<string, string>> {
-  const topics = { COUPON_EXPIRED: uniqueName(`tb-${label}-coupon-expired`), ORDER_CANCELLED: uniqueName(`tb-${label}-order-cancelled`) };
+  const topics = uniqueEventTopics(label);
   await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 3 })), waitForLeaders: true });
   return topics;
 }

@@ -11,6 +11,8 @@ const COUPON = entityOf(catalogue, 'coupon');
 const ORDER = entityOf(catalogue, 'order');
 
 const T = Date.UTC(2031, 0, 2, 3, 4, 5, 678);
+/** The shipped file reminds of coupons too; these tests are about the transition's entries (reminders: test/unit/reminders/). */
+const transitionEntries = (entries: BucketEntry[]) => entries.filter((e) => e.remind === undefined);
 const LATER = T + 3_600_000;
 
 // ---- Debezium fixtures: what the MariaDB connector emits for the migration's coupons table ----
@@ -152,8 +154,13 @@ describe.each(Object.entries(envelopes))('entriesFromChange, coupons, %s envelop
   });
 
   test('ACTIVE → ACTIVE with only other columns changed → no entry (its entry already exists)', () => {
-    const after = coupon({ user_id: 43, version: 1, updated_at: T - 1000 });
+    const after = coupon({ version: 1, updated_at: T - 1000 });
     expect(entriesFromChange(COUPON, couponChange('u', coupon(), after))).toEqual([]);
+  });
+
+  test('ACTIVE → ACTIVE handed to another user → scheduled again (its digests go by user)', () => {
+    const after = coupon({ user_id: 43, version: 1 });
+    expect(transitionEntries(entriesFromChange(COUPON, couponChange('u', coupon(), after)))).toEqual([entry(T)]);
   });
 
   test.each([
@@ -161,7 +168,7 @@ describe.each(Object.entries(envelopes))('entriesFromChange, coupons, %s envelop
     ['pulled earlier', T - 60_000],
   ])('ACTIVE with expire_time %s → entry with the NEW time', (_how, newTime) => {
     const after = coupon({ expire_time: newTime, version: 1 });
-    expect(entriesFromChange(COUPON, couponChange('u', coupon(), after))).toEqual([entry(newTime)]);
+    expect(transitionEntries(entriesFromChange(COUPON, couponChange('u', coupon(), after)))).toEqual([entry(newTime)]);
   });
 
   test.each(['LOCKED', 'USED', 'EXPIRED', 'INVALID'])('ACTIVE → %s → no entry', (status) => {

@@ -34,7 +34,7 @@ describe('the shipped default entities file', () => {
       ['coupon.expired', ['ACTIVE'], 'EXPIRED', { column: 'expire_time', kind: 'datetime' }, 'idx_coupons_status_expire_id'],
       ['order.cancelled', ['UNPAID'], 'CANCELLED', { column: 'expire_time', kind: 'datetime' }, 'idx_orders_status_expire_id'],
     ]);
-    expect(catalogue.events.map((e) => e.type)).toEqual(['COUPON_EXPIRED', 'ORDER_CANCELLED']);
+    expect(catalogue.events.map((e) => e.type)).toEqual(['COUPON_EXPIRED', 'COUPON_EXPIRING_SOON', 'USER_COUPONS_EXPIRING_SOON', 'ORDER_CANCELLED']);
   });
 
   test("gives today's event keys", () => {
@@ -62,6 +62,21 @@ describe('the shipped default entities file', () => {
 
   test('is frozen', () => {
     expect(Object.isFrozen(catalogue.transitions[0]!.from)).toBe(true);
+  });
+});
+
+describe('the demo entities file (entities/demo.json, what make run uses)', () => {
+  test('is the shipped file with the coupon reminders in seconds, so they fire during the demo, and nothing else changed', () => {
+    const demo = JSON.parse(readFileSync(join(root, 'entities/demo.json'), 'utf8')) as Fixture;
+    const reminders = demo['entities'][0].transitions[0].reminders;
+    expect([reminders.before, reminders.digest.before, reminders.digest.window]).toEqual([['40s', '20s'], ['40s'], '10s']);
+    const shipped = defaultFile() as Fixture;
+    const asShipped = shipped['entities'][0].transitions[0].reminders;
+    Object.assign(reminders, { before: asShipped.before });
+    Object.assign(reminders.digest, { before: asShipped.digest.before, window: asShipped.digest.window });
+    expect(demo).toEqual(shipped);
+    const catalogue = parseEntityFile(readFileSync(join(root, 'entities/demo.json'), 'utf8'), 'entities/demo.json');
+    expect(transitionOf(catalogue, 'coupon', 'expired').reminders).toMatchObject({ beforeMs: [40_000, 20_000] });
   });
 });
 

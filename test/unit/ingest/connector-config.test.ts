@@ -55,7 +55,7 @@ test('the default file: the demo tables, their filter, Kafka-kept history, the C
     'database.include.list': 'shop',
     'table.include.list': 'shop\\.coupons,shop\\.orders',
     // Only what the repartitioner reads: id, status, due column.
-    'column.include.list': 'shop\\.coupons\\.(id|status|expire_time),shop\\.orders\\.(id|status|expire_time)',
+    'column.include.list': 'shop\\.coupons\\.(id|status|expire_time|user_id),shop\\.orders\\.(id|status|expire_time)',
     'topic.prefix': 'tbcdc',
     'time.precision.mode': 'adaptive_time_microseconds',
     'predicates.notExpirable.expirable.unlisted': 'pass',

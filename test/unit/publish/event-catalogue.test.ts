@@ -14,10 +14,12 @@ import { catalogue, couponExpired, orderCancelled, root } from './default-catalo
 const production = parseTopology(readFileSync(join(root, 'topics/production.json'), 'utf8'), 'topics/production.json');
 
 describe('the default catalogue\'s events', () => {
-  test('today\'s two events, each with its own type, CloudEvents type, Avro name and schema file', () => {
-    expect(catalogue.events.map((e) => [e.type, e.entity, e.transition, e.idField])).toEqual([
-      ['COUPON_EXPIRED', 'coupon', 'expired', 'coupon_id'],
-      ['ORDER_CANCELLED', 'order', 'cancelled', 'order_id'],
+  test('today\'s four events (two transitions, a coupon\'s reminder and a user\'s digest), each with its own type, CloudEvents type, Avro name and schema file', () => {
+    expect(catalogue.events.map((e) => [e.type, e.kind, e.entity, e.transition, e.idField])).toEqual([
+      ['COUPON_EXPIRED', 'transition', 'coupon', 'expired', 'coupon_id'],
+      ['COUPON_EXPIRING_SOON', 'reminder', 'coupon', 'expired', 'coupon_id'],
+      ['USER_COUPONS_EXPIRING_SOON', 'digest', 'coupon', 'expired', 'user_id'],
+      ['ORDER_CANCELLED', 'transition', 'order', 'cancelled', 'order_id'],
     ]);
     for (const field of ['type', 'ceType', 'schemaFile', 'avroName'] as const) expect(new Set(catalogue.events.map((s) => s[field])).size).toBe(catalogue.events.length);
     expect(couponExpired.ceType).toBe('timebucket.coupon.expired');
@@ -25,7 +27,12 @@ describe('the default catalogue\'s events', () => {
   });
 
   test('their topics are the ones topics/production.json declares, and it declares no other event', () => {
-    expect(eventTopics(catalogue, production)).toEqual({ COUPON_EXPIRED: 'timebucket.events.coupon-expired', ORDER_CANCELLED: 'timebucket.events.order-cancelled' });
+    expect(eventTopics(catalogue, production)).toEqual({
+      COUPON_EXPIRED: 'timebucket.events.coupon-expired',
+      COUPON_EXPIRING_SOON: 'timebucket.events.coupon-expiring-soon',
+      USER_COUPONS_EXPIRING_SOON: 'timebucket.events.user-coupons-expiring-soon',
+      ORDER_CANCELLED: 'timebucket.events.order-cancelled',
+    });
     expect(production.events.map((e) => e.type).sort()).toEqual(catalogue.events.map((e) => e.type).sort());
   });
 
@@ -60,6 +67,6 @@ test('eventTopics names every event the topology has no topic for, at once', () 
   };
   const one = thrown(production.events.filter((e) => e.type === 'COUPON_EXPIRED'));
   expect(one).toBeInstanceOf(ConfigError);
-  expect((one as ConfigError).details['problems']).toEqual(['events: no topic for ORDER_CANCELLED']);
-  expect(thrown([])).toMatchObject({ message: expect.stringMatching(/no topic for COUPON_EXPIRED, ORDER_CANCELLED$/) });
+  expect((one as ConfigError).details['problems']).toEqual(['events: no topic for COUPON_EXPIRING_SOON', 'events: no topic for USER_COUPONS_EXPIRING_SOON', 'events: no topic for ORDER_CANCELLED']);
+  expect(thrown([])).toMatchObject({ message: expect.stringMatching(/no topic for COUPON_EXPIRED, COUPON_EXPIRING_SOON, USER_COUPONS_EXPIRING_SOON, ORDER_CANCELLED$/) });
 });

@@ -6,7 +6,12 @@ import { exactLongHook } from '../../../src/publish/exact-long';
 import { eventSchemas } from '../../../src/publish/schemas';
 import { catalogue } from './default-catalogue';
 
-const topics = { COUPON_EXPIRED: 'shop.events.coupon-expired', ORDER_CANCELLED: 'shop.events.order-cancelled' };
+const topics = {
+  COUPON_EXPIRED: 'shop.events.coupon-expired',
+  COUPON_EXPIRING_SOON: 'shop.events.coupon-expiring-soon',
+  USER_COUPONS_EXPIRING_SOON: 'shop.events.user-coupons-expiring-soon',
+  ORDER_CANCELLED: 'shop.events.order-cancelled',
+};
 const registryUrl = 'https://user:secret@registry:8081/apis/ccompat/v7/';
 const texts = eventSchemas(catalogue);
 const expired = transitionOf(catalogue, 'coupon', 'expired');
@@ -57,7 +62,9 @@ describe('createEventEncoder', () => {
     e.setSchemaIds({ COUPON_EXPIRED: 1 });
     expect(e.encode(couponEvent('1'), '1').ok).toBe(true);
     expect(e.complete()).toBe(false);
-    e.setSchemaIds({ ORDER_CANCELLED: 2 });
+    e.setSchemaIds({ ORDER_CANCELLED: 2, COUPON_EXPIRING_SOON: 3 });
+    expect(e.complete()).toBe(false);
+    e.setSchemaIds({ USER_COUPONS_EXPIRING_SOON: 4 });
     expect(e.complete()).toBe(true);
   });
 

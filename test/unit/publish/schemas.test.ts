@@ -8,18 +8,25 @@ import { Type } from 'avsc';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import type { EntityCatalogue, EventSpec } from '../../../src/core/entity-catalogue';
 import { ConfigError } from '../../../src/core/errors';
-import { transitionEvent } from '../../../src/core/events';
+import { digestEvent, reminderEvent, transitionEvent } from '../../../src/core/events';
 import { exactLongHook } from '../../../src/publish/exact-long';
 import { eventSchemas, loadEventSchema, subjectFor } from '../../../src/publish/schemas';
 import { catalogue, couponExpired } from './default-catalogue';
 
 type Field = { name: string; type: unknown; doc?: string; default?: unknown };
 
-/** The payload of one transition of `spec`'s, as the expirer writes it to the outbox. */
+/** The payload of one event of `spec`'s (a transition, a reminder or a digest), as the expirer writes it to the outbox. */
 function samplePayload(spec: EventSpec): Record<string, unknown> {
   const t = transitionOf(catalogue, spec.entity, spec.transition);
-  const row = { id: '1', status: t.from[0]!, dueAtMs: 2, columns: { user_id: '2', version: 0, coupon_id: null } };
-  return { ...transitionEvent(t, row, { occurredAtMs: 3, path: 'stream', effects: t.effects.map(() => false) }) };
+  const columns = { user_id: '2', version: 0, coupon_id: null, face_value: '10.00' };
+  if (spec.kind === 'transition') {
+    const row = { id: '1', status: t.from[0]!, dueAtMs: 2, columns };
+    return { ...transitionEvent(t, row, { occurredAtMs: 3, path: 'stream', effects: t.effects.map(() => false) }) };
+  }
+  const row = { id: '1', status: t.from[0]!, expireAtMs: 5, columns };
+  const facts = { occurredAtMs: 3, path: 'stream', beforeMs: 2 } as const;
+  if (spec.kind === 'reminder') return { ...reminderEvent(t, spec, row, facts) };
+  return { ...digestEvent(t, spec, [row], { ...facts, user: '2', windowStartMs: 1 }) };
 }
 
 const timestamp = { type: 'long', logicalType: 'timestamp-millis' };
@@ -36,7 +43,7 @@ describe.each(catalogue.events.map((e) => [e.type, e] as const))('%s schema', (_
     expect(schema.fields.map((f) => f.name).sort()).toEqual(Object.keys(payload).sort());
     for (const f of schema.fields) expect([f.name, f.doc]).toEqual([f.name, expect.stringMatching(/\S/)]);
     const type = Type.forSchema(schema as never, { typeHook: exactLongHook });
-    expect(type.fromBuffer(type.toBuffer(payload))).toMatchObject({ event_key: payload['event_key'], [spec.idField]: 1n });
+    expect(type.fromBuffer(type.toBuffer(payload))).toMatchObject({ event_key: payload['event_key'], [spec.idField]: BigInt(payload[spec.idField] as string) });
   });
 
   test('uses longs for ids and timestamp-millis longs for times', () => {
@@ -44,9 +51,8 @@ describe.each(catalogue.events.map((e) => [e.type, e] as const))('%s schema', (_
       if (name.endsWith('_at')) expect([name, f.type]).toEqual([name, timestamp]);
       else if (name.endsWith('_id') && name !== 'coupon_id') expect([name, f.type]).toEqual([name, 'long']);
     }
-    const couponId = byName.get('coupon_id')!;
-    if (spec.type === 'ORDER_CANCELLED') expect(couponId).toMatchObject({ type: ['null', 'long'], default: null });
-    else expect(couponId.type).toBe('long');
+    expect(byName.get(spec.idField)!.type).toBe('long');
+    if (spec.type === 'ORDER_CANCELLED') expect(byName.get('coupon_id')).toMatchObject({ type: ['null', 'long'], default: null });
   });
 });
 
@@ -81,6 +87,8 @@ test('eventSchemas: every event\'s schema by type, or every problem of every eve
   }
   expect(problems).toEqual([
     "coupon-expired.avsc (COUPON_EXPIRED): field 'user_id' is neither a standard field nor declared in the entities file",
+    "coupon-expiring-soon.avsc (COUPON_EXPIRING_SOON): field 'user_id' is neither a standard field nor declared in the entities file",
+    'user-coupons-expiring-soon.avsc (USER_COUPONS_EXPIRING_SOON): items field "face_value" is neither a standard item field nor declared in the entities file',
     "order-cancelled.avsc (ORDER_CANCELLED): field 'user_id' is neither a standard field nor declared in the entities file",
   ]);
 });
