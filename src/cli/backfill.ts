@@ -53,6 +53,7 @@ export async function runBackfill(config: Config, topology: Topology, catalogue:
         const records = await sendRouted(routing, entries);
         return { due: records.filter((r) => r.headers['bucket_start'] === undefined).length };
       },
+      now: () => systemClock.now(),
       onStart: (t, total) => progress.start(t.ref.padEnd(width), total),
       onProgress: (p) => progress.update(p.read, { routed: p.routed, due: p.due }, p.total),
       stopRequested: () => stopping,
@@ -79,7 +80,8 @@ function printSummary(result: BackfillResult, cmd: BackfillCommand): void {
   }
   const window = `due in [${cmd.window.since ? formatUtc(cmd.window.since.getTime()) : '-∞'}, ${cmd.window.until ? formatUtc(cmd.window.until.getTime()) : '+∞'})`;
   for (const p of result.transitions) {
-    console.log(`${p.entity}.${p.transition}: ${p.read} read, ${p.routed} routed (${p.due} to the due lane, ${p.routed - p.due} into rings), ${window}`);
+    const reminders = p.reminders > 0 ? `, ${p.reminders} reminders scheduled` : '';
+    console.log(`${p.entity}.${p.transition}: ${p.read} read, ${p.routed} routed (${p.due} to the due lane, ${p.routed - p.due} into rings)${reminders}, ${window}`);
   }
   if (resume === undefined) return;
   const since = resume.since ?? (cmd.window.since ? formatUtc(cmd.window.since.getTime()) : undefined);

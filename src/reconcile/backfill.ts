@@ -16,6 +16,11 @@
  * A spread entity (a table set, several databases) reads each table's ranges the same way and
  * merges them all: ids are unique across an entity's tables, so (due, id) still orders them.
  *
+ * A transition with reminders gets the fire points still ahead of each row as well, as the
+ * repartitioner would have scheduled them from the row's change (core/bucket-entry.ts
+ * reminderEntries): "when the row appeared" is the time of the read, so a fire point already
+ * past is skipped, never sent late. They are routed after the page's transition entries.
+ *
  * Idempotent: an entry is a reminder, and the expirer's guarded update decides (I2), so running
  * it twice, or over rows the stream already scheduled, adds only no-op lookups. Run it after the
  * repartitioner group has joined: every change after that is the stream's, every row before it
@@ -23,11 +28,12 @@
  *
  * Pure orchestration: the page read and the routing are injected (tests use fakes).
  */
-import type { BucketEntry } from '../core/bucket-entry';
+import { reminderEntries, type BucketEntry, type SkipCounter } from '../core/bucket-entry';
 import { entityOf, isSpread, type EntityCatalogue, type Location, type StatusValue, type Transition } from '../core/entity-catalogue';
 import type { ExpirableRow, KeysetCursor, TimeWindow } from './sql/read-expirable-page';
 
-export type BackfillProgress = Readonly<{ entity: string; transition: string; total: number; read: number; routed: number; due: number; lastExpireAtMs?: number }>;
+/** `routed`: rows routed (their transition entries); `reminders`: fire-point entries routed for them. */
+export type BackfillProgress = Readonly<{ entity: string; transition: string; total: number; read: number; routed: number; due: number; reminders: number; lastExpireAtMs?: number }>;
 
 export type BackfillOptions = Readonly<{
   catalogue: EntityCatalogue;
@@ -39,6 +45,10 @@ export type BackfillOptions = Readonly<{
   readPage: (transition: Transition, location: Location, from: StatusValue, window: TimeWindow, cursor: KeysetCursor | null, limit: number) => Promise<ExpirableRow[]>;
   /** Routes and appends the entries (acknowledged); returns how many went to the due lane. */
   route: (entries: readonly BucketEntry[]) => Promise<{ due: number }>;
+  /** Now, for which fire points are already past (epoch ms). */
+  now: () => number;
+  /** A fire point that got no entry (past, or no user to digest by). */
+  onReminderSkipped?: SkipCounter;
   onStart?: (transition: Transition, total: number) => void;
   onProgress?: (progress: BackfillProgress) => void;
   /** Checked between pages: a stop request (SIGINT) ends the run after the page in flight. */
@@ -59,7 +69,7 @@ export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
   for (const [i, transition] of opts.transitions.entries()) {
     const total = await opts.count(transition, opts.window);
     opts.onStart?.(transition, total);
-    let progress: BackfillProgress = { entity: transition.entity, transition: transition.name, total, read: 0, routed: 0, due: 0 };
+    let progress: BackfillProgress = { entity: transition.entity, transition: transition.name, total, read: 0, routed: 0, due: 0, reminders: 0 };
     const next = mergedPages(opts, transition);
     for (;;) {
       if (opts.stopRequested?.() === true) {
@@ -69,9 +79,10 @@ export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
       const rows = await next();
       if (rows.length === 0) break;
       const spread = isSpread(entityOf(opts.catalogue, transition.entity));
-      const { due } = await opts.route(
-        rows.map((r) => ({ entity: transition.entity, transition: transition.name, id: r.id, expireAtMs: r.expireAtMs, ...(spread && { at: r.location.key }) })),
-      );
+      const bases = rows.map((r) => ({ entity: transition.entity, transition: transition.name, id: r.id, ...(spread && { at: r.location.key }) }));
+      const { due } = await opts.route(rows.map((r, j) => ({ ...bases[j]!, expireAtMs: r.expireAtMs })));
+      const reminders = remindersOf(opts, transition, rows, bases);
+      if (reminders.length > 0) await opts.route(reminders);
       const last = rows[rows.length - 1]!;
       progress = {
         ...progress,
@@ -80,6 +91,7 @@ export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
         read: progress.read + rows.length,
         routed: progress.routed + rows.length,
         due: progress.due + due,
+        reminders: progress.reminders + reminders.length,
         lastExpireAtMs: last.expireAtMs,
       };
       opts.onProgress?.(progress);
@@ -88,6 +100,14 @@ export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
     done.push(progress);
   }
   return { transitions: done, complete: true, notStarted: [] };
+}
+
+/** The fire points still ahead of each row (none for a transition without reminders). */
+function remindersOf(opts: BackfillOptions, t: Transition, rows: readonly ExpirableRow[], bases: ReadonlyArray<Parameters<typeof reminderEntries>[1]>): BucketEntry[] {
+  if (t.reminders === null) return [];
+  const nowMs = opts.now();
+  const userColumn = t.reminders.digest?.userColumn;
+  return rows.flatMap((r, j) => reminderEntries(t, bases[j]!, r.expireAtMs, userColumn === undefined ? {} : { [userColumn]: r.user ?? null }, nowMs, opts.onReminderSkipped));
 }
 
 type Range = { from: StatusValue; location: Location; cursor: KeysetCursor | null; buffer: ExpirableRow[]; exhausted: boolean };

@@ -32,14 +32,20 @@ export type KeysetShape = Readonly<{
   /** Unquoted names, to read the driver's rows. */
   idColumn: string;
   dueColumn: string;
+  /** Backfill's pages of a transition with digests also read the user column (its raw value). */
+  userColumn?: string;
 }>;
 
-/** One page row: the id as an exact decimal string, the due column as epoch ms. */
-export type KeysetRow = Readonly<{ id: string; expireAtMs: number }>;
+/** One page row: the id as an exact decimal string, the due column as epoch ms; `user` as the driver read it. */
+export type KeysetRow = Readonly<{ id: string; expireAtMs: number; user?: unknown }>;
 
-/** `location`: the table of the entity the pages read (one table per cursor). */
-export function keysetShape(entity: Entity, transition: Transition, location: Location): KeysetShape {
+/**
+ * `location`: the table of the entity the pages read (one table per cursor). `withUser`: also
+ * read the digest's user column, which costs the index-only read a row lookup per row.
+ */
+export function keysetShape(entity: Entity, transition: Transition, location: Location, opts: { withUser?: boolean } = {}): KeysetShape {
   if (entity.name !== transition.entity) throw new RangeError(`transition ${transition.ref} is not one of ${entity.name}'s`);
+  const userColumn = opts.withUser === true ? transition.reminders?.digest?.userColumn : undefined;
   return {
     ref: transition.ref,
     kind: transition.due.kind,
@@ -50,12 +56,14 @@ export function keysetShape(entity: Entity, transition: Transition, location: Lo
     due: quoteId(transition.due.column),
     idColumn: entity.idColumn,
     dueColumn: transition.due.column,
+    ...(userColumn !== undefined && { userColumn }),
   };
 }
 
 /** `SELECT id, due FROM table FORCE INDEX (index)`: the head of every page read. */
 export function selectFrom(s: KeysetShape): string {
-  return `SELECT ${s.id}, ${s.due} FROM ${s.table} FORCE INDEX (${s.index})`;
+  const user = s.userColumn === undefined || s.userColumn === s.idColumn || s.userColumn === s.dueColumn ? '' : `, ${quoteId(s.userColumn)}`;
+  return `SELECT ${s.id}, ${s.due}${user} FROM ${s.table} FORCE INDEX (${s.index})`;
 }
 
 /** After the cursor in (due, id) order; bindings: cursorBindings. */
@@ -73,5 +81,6 @@ export function orderByIndex(s: KeysetShape): string {
 }
 
 export function keysetRowOf(s: KeysetShape, r: Record<string, unknown>): KeysetRow {
-  return { id: bigintString(r[s.idColumn], `${s.ref} id`), expireAtMs: dueMsOf(s.kind, r[s.dueColumn], `${s.ref} ${s.dueColumn}`) };
+  const row = { id: bigintString(r[s.idColumn], `${s.ref} id`), expireAtMs: dueMsOf(s.kind, r[s.dueColumn], `${s.ref} ${s.dueColumn}`) };
+  return s.userColumn === undefined ? row : { ...row, user: r[s.userColumn] };
 }

@@ -3,7 +3,8 @@
  * [since, until), a page at a time after a keyset cursor, in index order; and the count of the
  * window for the progress bar. Inputs: the entity and transition (their table, index, columns
  * and values from the entities file), the window, the cursor, the page size. Output: ids as
- * exact decimal strings, due times as epoch ms.
+ * exact decimal strings, due times as epoch ms, and for a transition with digests the user
+ * column as the driver read it (the page then looks each row up: the index lacks it).
  *
  * A plain read (no locks, READ COMMITTED): backfill only schedules reminders, and a row that
  * changes after being read produces its own CDC change, so a stale read costs at most a no-op
@@ -34,7 +35,8 @@ export type ExpirableReads = Readonly<{
 export type Query = Readonly<{ sql: string; bindings: Knex.RawBinding[] }>;
 
 export function expirableReads(db: Knex, entity: Entity, transition: Transition, location: Location): ExpirableReads {
-  const shape = keysetShape(entity, transition, location);
+  // Reminders are scheduled from these rows too; a digest's needs the row's user.
+  const shape = keysetShape(entity, transition, location, { withUser: true });
   return {
     count: async (window) => {
       const q = countQuery(shape, transition.from, window);

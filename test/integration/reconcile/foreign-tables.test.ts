@@ -228,6 +228,7 @@ test('backfill reads exactly the window of each transition, in (due, id) order, 
       routed.push(...entries);
       return { due: 0 };
     },
+    now: () => Date.now(),
   });
   // [base + 1 s, base + 4 s): due times 1, 1, 2, 2, 3, 3 s (ids 2..7); the row at 4 s is out.
   expect(routed.map((e) => [e.id, e.expireAtMs - base])).toEqual([2, 3, 4, 5, 6, 7].map((i) => [String(BIG + BigInt(i)), Math.floor(i / 2) * 1_000]));

@@ -33,6 +33,8 @@ function options(rows: ExpirableRow[] | ReadonlyMap<StatusValue, ExpirableRow[]>
       routed.push([...entries]);
       return { due: entries.filter((e) => e.expireAtMs < 1_000).length };
     },
+    // Long after every row's fire points (the shipped file reminds 3d, 1d, 30m before): none scheduled.
+    now: () => 10 * 86_400_000,
     ...overrides,
   };
   return { opts, routed, reads: t.reads };
@@ -55,7 +57,7 @@ test('pages through every row once, in index order, routing each as an entry of 
   expect(routed.map((page) => page.map((e) => e.id))).toEqual([['9007199254740992', '9007199254740993', '7'], ['8', '1', '2'], ['3']]);
   expect(routed.flat().every((e) => e.entity === 'coupon' && e.transition === 'expired')).toBe(true);
   expect(reads.map((r) => r.cursor)).toEqual([null, { expireAtMs: 2_000, id: '7' }, { expireAtMs: 4_000, id: '2' }]);
-  expect(result).toEqual({ complete: true, notStarted: [], transitions: [{ entity: 'coupon', transition: 'expired', total: 7, read: 7, routed: 7, due: 2, lastExpireAtMs: 5_000 }] });
+  expect(result).toEqual({ complete: true, notStarted: [], transitions: [{ entity: 'coupon', transition: 'expired', total: 7, read: 7, routed: 7, due: 2, reminders: 0, lastExpireAtMs: 5_000 }] });
 });
 
 test('a full last page costs one more (empty) read; an empty table none after the first', async () => {
@@ -65,7 +67,7 @@ test('a full last page costs one more (empty) read; an empty table none after th
   const empty = options([]);
   const result = await backfill(empty.opts);
   expect(empty.routed).toEqual([]);
-  expect(result.transitions).toEqual([{ entity: 'coupon', transition: 'expired', total: 0, read: 0, routed: 0, due: 0 }]);
+  expect(result.transitions).toEqual([{ entity: 'coupon', transition: 'expired', total: 0, read: 0, routed: 0, due: 0, reminders: 0 }]);
 });
 
 test('each transition in turn, with its own progress', async () => {
@@ -126,6 +128,35 @@ test('a failed append fails the run (nothing is reported routed that was not)', 
   await expect(backfill(opts)).rejects.toThrow('broker down');
 });
 
+test('the fire points still ahead of each row are scheduled after its transition entry; past ones and digests without a user are skipped and counted', async () => {
+  const DAY = 86_400_000;
+  const now = 100 * DAY;
+  const ahead: ExpirableRow[] = [
+    { id: '1', expireAtMs: now + 2 * DAY, user: '9007199254740993' }, // 3d past; 1d digest and 30m ahead
+    { id: '2', expireAtMs: now + 2 * DAY + 1, user: null }, // no user: its digest cannot be keyed
+    { id: '3', expireAtMs: now + 10 * 60_000, user: 5 }, // every fire point past
+  ];
+  const skipped: string[] = [];
+  const { opts, routed } = options(ahead, { now: () => now, onReminderSkipped: (reason) => void skipped.push(reason) });
+  const result = await backfill(opts);
+  const [transitions, reminders] = routed;
+  expect(transitions!.map((e) => [e.id, e.expireAtMs, e.remind])).toEqual([
+    ['3', now + 10 * 60_000, undefined],
+    ['1', now + 2 * DAY, undefined],
+    ['2', now + 2 * DAY + 1, undefined],
+  ]);
+  // The 1d digest fires at the start of its hour (the shipped window), the 30m reminder at its own time.
+  const hourStart = (ms: number) => Math.floor(ms / 3_600_000) * 3_600_000;
+  expect(reminders!.map((e) => [e.id, e.expireAtMs, e.remind])).toEqual([
+    ['1', hourStart(now + DAY), { dueAtMs: now + 2 * DAY, beforeMs: DAY, user: '9007199254740993' }],
+    ['1', now + 2 * DAY - 30 * 60_000, { dueAtMs: now + 2 * DAY, beforeMs: 30 * 60_000 }],
+    ['2', now + 2 * DAY + 1 - 30 * 60_000, { dueAtMs: now + 2 * DAY + 1, beforeMs: 30 * 60_000 }],
+  ]);
+  expect(routed).toHaveLength(2);
+  expect(skipped.sort()).toEqual(['no_user', 'no_user', 'past', 'past', 'past', 'past']);
+  expect(result.transitions[0]).toMatchObject({ read: 3, routed: 3, reminders: 3 });
+});
+
 test.each([0, -1, 1.5])('page size %p is refused', async (pageSize) => {
   await expect(backfill(options(rows, { pageSize }).opts).then(() => undefined)).rejects.toThrow(RangeError);
 });
@@ -142,6 +173,13 @@ describe('the page read', () => {
         ' AND (`expire_time` > ? OR (`expire_time` = ? AND `id` > ?)) ORDER BY `status`, `expire_time`, `id` LIMIT ?',
     );
     expect(q.bindings).toEqual(['ACTIVE', new Date(1_500), new Date(9_000), new Date(2_000), new Date(2_000), '7', 100]);
+  });
+
+  test('with digests, backfill\'s read also selects the user column (the digest is keyed by it); the scanner\'s shape does not', () => {
+    const withUser = keysetShape(defaults.entities[0]!, couponExpired, defaults.entities[0]!.locations[0]!, { withUser: true });
+    expect(pageQuery(withUser, 'ACTIVE', {}, null, 10).sql).toMatch(/^SELECT `id`, `expire_time`, `user_id` FROM `coupons` FORCE INDEX/);
+    expect(keysetShape(defaults.entities[1]!, orderCancelled, defaults.entities[1]!.locations[0]!, { withUser: true }).userColumn).toBeUndefined();
+    expect(coupon.userColumn).toBeUndefined();
   });
 
   test('an epoch_ms due column is bounded and keyed in ms; an integer status is bound as a number', () => {
