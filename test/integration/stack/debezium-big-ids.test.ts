@@ -96,9 +96,18 @@ test('coupons 2^53 + 1 and 2^63 - 1 arrive from Debezium as exact ids and become
   for (const id of [ABOVE_2_53, MAX_SIGNED] as const) {
     const event = created.get(id)!;
     expect(event).toMatchObject({ kind: 'change', op: 'c', after: { id: BigInt(id), status: 'ACTIVE' } });
-    // user_id (the other big id) is not captured: the connector carries id, status and due alone.
-    expect(event.kind === 'change' && event.after?.['user_id']).toBeUndefined();
+    // user_id, the other big id, is captured as well (the coupons' digests go by it), exact.
+    const user = id === ABOVE_2_53 ? MAX_SIGNED : ABOVE_2_53;
+    expect(event.kind === 'change' && event.after?.['user_id']).toBe(BigInt(user));
     if (event.kind !== 'change') throw new Error('not a change');
-    expect(entriesFromChange(entityOf(defaultCatalogue, 'coupon'), event)).toEqual([{ entity: 'coupon', transition: 'expired', id, expireAtMs: expireTime.getTime() }]);
+    const dueAtMs = expireTime.getTime();
+    const [transition, ...reminders] = entriesFromChange(entityOf(defaultCatalogue, 'coupon'), event);
+    expect(transition).toEqual({ entity: 'coupon', transition: 'expired', id, expireAtMs: dueAtMs });
+    // Its fire points (3d and 1d digested by the user, 30m its own) are years ahead.
+    expect(reminders.map((r) => [r.id, r.remind])).toEqual([
+      [id, { dueAtMs, beforeMs: 3 * 86_400_000, user }],
+      [id, { dueAtMs, beforeMs: 86_400_000, user }],
+      [id, { dueAtMs, beforeMs: 30 * 60_000 }],
+    ]);
   }
 });

@@ -98,8 +98,9 @@ test('changes that leave a coupon expirable arrive as c and u; the others are fi
   expect(seen.map((s) => (s.event.kind === 'change' ? `${s.event.op}:${String(s.event.after?.['status'])}` : s.event.kind))).toEqual(['c:ACTIVE', 'u:ACTIVE', 'c:ACTIVE']);
   const [created, reactivated] = seen.map((s) => s.event);
   expect(created).toMatchObject({ kind: 'change', op: 'c', before: null, after: { id, status: 'ACTIVE' } });
-  // The connector carries only the columns timebucket reads (column.include.list): id, status, due.
-  expect(created?.kind === 'change' && Object.keys(created.after ?? {}).sort()).toEqual(['expire_time', 'id', 'status']);
+  // The connector carries only the columns timebucket reads (column.include.list): id, status,
+  // due, and the user its reminders are digested by.
+  expect(created?.kind === 'change' && Object.keys(created.after ?? {}).sort()).toEqual(['expire_time', 'id', 'status', 'user_id']);
   // DATETIME(3) arrives as epoch milliseconds of the UTC wall-clock value that was written.
   expect(created?.kind === 'change' && created.after?.['expire_time']).toBe(expireTime.getTime());
   expect(created).toMatchObject({ source: { table: 'coupons', db: config.db.database } });

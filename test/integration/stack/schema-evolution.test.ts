@@ -43,7 +43,7 @@ describe.each(events.map((e) => [e.type, e] as const))('%s', (type, spec) => {
   test('a new required field, or a field whose type changes, is refused: old events could not be read', async () => {
     const required: AvroRecord = { ...current, fields: [...current.fields, { name: 'campaign', type: 'string' }] };
     await expect(registered(subject, required)).rejects.toThrow(/incompatible|409|compatib/i);
-    const retyped: AvroRecord = { ...current, fields: current.fields.map((f) => (f.name === 'due_at' ? { ...f, type: 'string' } : f)) };
+    const retyped: AvroRecord = { ...current, fields: current.fields.map((f) => (f.name === 'occurred_at' ? { ...f, type: 'string' } : f)) };
     await expect(registered(subject, retyped)).rejects.toThrow(/incompatible|409|compatib/i);
     // The subject still holds only the original.
     const res = await fetch(`${config.registry.url}/subjects/${encodeURIComponent(subject)}/versions`);
