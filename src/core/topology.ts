@@ -54,7 +54,10 @@ const BaseSchema = z
   .object({
     prefix: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
     shards: count,
-    tiers: z.array(TierSchema).min(1),
+    // The finest tier's releases are held until their entries fire: an entry beyond its horizon
+    // would pin its partition's commit point until then. A coarser tier takes such entries, and
+    // its cascader re-routes (and so commits) those still beyond every horizon.
+    tiers: z.array(TierSchema).min(2, 'at least two tiers: the finest holds entries until they fire, a coarser one takes (and re-routes) those beyond its horizon'),
     due: z.object({ partitions: count }).strict(),
     replayWindowMs: duration,
     dlq: z.object({ partitions: count, retentionMs: count }).strict(),

@@ -85,6 +85,8 @@ describe('parseTopology', () => {
     ['an upper-case tier name', withTiers([{ name: 'Minute' }]), /^tiers\.0\.name: /],
     ['an unknown key (a typo)', withTiers([{ leadMS: 0 } as Partial<TierJson>]), /^tiers\.0: Unrecognized key/],
     ['no tiers', { ...productionJson, tiers: [] }, /^tiers: /],
+    // One far-future entry in the only tier would be held, pinning its partition's commit point.
+    ['a single tier', { ...productionJson, tiers: productionJson.tiers.slice(0, 1) }, /^tiers: at least two tiers: the finest holds entries until they fire/],
     [
       'an event topic that is also a ring topic',
       { ...productionJson, events: [{ ...productionJson.events[0], topic: 'tb.minute.007' }] },
