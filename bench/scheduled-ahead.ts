@@ -27,7 +27,7 @@ import type { EntityCatalogue } from '../src/core/entity-catalogue';
 import { bucketRecord, byTopic } from '../src/core/bucket-record';
 import { bucketStartOf, declaredTopics, Topology } from '../src/core/topology';
 import { createKafka } from '../src/kafka/client';
-import { groupIdOf } from '../src/kafka/group-ids';
+import { groupIdOf } from '../src/roles';
 import { applyTopics } from '../src/kafka/topics-apply';
 import { createLogger } from '../src/ops/logger';
 import { loadEntities } from '../src/ops/load-entities';

@@ -13,7 +13,6 @@ import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityCatalogue } from './core/entity-catalogue';
 import { cdcTopics } from './ingest/cdc-topics';
-import type { ErrorCode } from './core/errors';
 import { dlqTopic, dueTopic, ringTopics, Topology } from './core/topology';
 import { heldRecordReader } from './core/held-record';
 import type { Db } from './db/knex';
@@ -21,7 +20,7 @@ import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
 import { pinGroup, startPositions } from './kafka/pin-group-start';
-import { groupIdOf } from './kafka/group-ids';
+import { DeadLetterCodes, groupIdOf, Roles, tiersReadBy, type Role } from './roles';
 import { Repartitioner } from './ingest/repartitioner';
 import { HoldConsumer } from './hold/hold-consumer';
 import type { ConsumerHealth } from './kafka/consumer-watch';
@@ -48,15 +47,8 @@ import { startControl } from './ops/control-start';
 import type { TransitionGate } from './ops/control-gate';
 import type { SwitchSummary } from './ops/control-switch-state';
 
-export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay', 'scanner'] as const;
-export type Role = (typeof Roles)[number];
+export { Roles, type Role } from './roles';
 
-/** What each stage dead-letters: bad CDC records, bad bucket records, entries parked after failing alone. */
-const DLQ_CODES: Partial<Record<Role, readonly ErrorCode[]>> = {
-  repartitioner: ['CDC_UNDECODABLE', 'CDC_INVALID'],
-  expirer: ['BUCKET_INVALID', 'EXPIRY_PARKED'],
-  cascader: ['BUCKET_INVALID'],
-};
 
 export type Running = Readonly<{
   /** Resolves once every started consumer has joined its group. */
@@ -147,10 +139,12 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     controlSummary = control.summary;
     const dlqFor = (stage: Role) => {
       // At 0 from the start, so the DLQ alert and panel have series before the first dead letter.
-      for (const code of DLQ_CODES[stage] ?? []) metrics.deadLetters.inc({ stage, code }, 0);
+      const codes = DeadLetterCodes[stage] ?? [];
+      for (const code of codes) metrics.deadLetters.inc({ stage, code }, 0);
       return createDlqWriter({
         producer,
         topic: dlqTopic(topology),
+        otherCode: codes[0] ?? 'BUCKET_INVALID',
         logger: opts.logger.child({ role: stage }),
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
@@ -296,7 +290,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
         parked: (entity) => ctx.metrics.parked.inc({ entity }),
       },
     });
-    const started = await startHoldStage(ctx, role, [...ringTopics(ctx.topology, [0]), dueTopic(ctx.topology)], sink, logger);
+    const started = await startHoldStage(ctx, role, [...ringTopics(ctx.topology, tiersReadBy(role, ctx.topology)), dueTopic(ctx.topology)], sink, logger);
     return {
       ...started,
       stop: async () => {
@@ -308,7 +302,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
 
   async cascader(ctx) {
     const role = 'cascader';
-    const coarser = ctx.topology.tiers.map((_, i) => i).slice(1);
+    const coarser = tiersReadBy(role, ctx.topology);
     if (coarser.length === 0) return { stop: async () => undefined };
     const logger = ctx.logger.child({ role });
     const sink = new CascaderSink({

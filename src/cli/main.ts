@@ -26,7 +26,7 @@ import { migrate } from './migrate';
 import { cdcTail } from './cdc-tail';
 import { topicsApply } from './topics-apply';
 import { run } from './run';
-import { Role, Roles } from '../main';
+import { Role, Roles } from '../roles';
 import { registerBackfillCommand } from './backfill-command';
 import { registerReplayCommands } from './replay-command';
 import { registerCtlCommands } from './ctl-command';

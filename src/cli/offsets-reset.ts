@@ -15,6 +15,8 @@ import { offsetsResetJson, offsetsResetLines } from './replay-output';
 
 /** The group has members: stop the stage, then run the reset again. */
 export const OFFSETS_RESET_REFUSED = 4;
+/** Some partitions did not read back at their target after the reset: run it again. */
+export const OFFSETS_RESET_INCOMPLETE = 5;
 
 export type OffsetsResetCliOptions = Readonly<{ atMs: number; tier?: string; dryRun: boolean; json: boolean }>;
 
@@ -52,5 +54,5 @@ export async function offsetsResetCommand(
   }
   if (opts.json) print(JSON.stringify(offsetsResetJson(result, opts.dryRun, config.kafka.brokers)));
   else for (const line of offsetsResetLines(result, opts.dryRun, config.kafka.brokers)) print(line);
-  return { result, exitCode: 0 };
+  return { result, exitCode: result.unmoved.length > 0 ? OFFSETS_RESET_INCOMPLETE : 0 };
 }

@@ -81,6 +81,7 @@ export function offsetsResetJson(r: OffsetsResetResult, dryRun: boolean, brokers
     refused: r.refused,
     applied: r.applied,
     partitions: r.partitions.map((p) => ({ partition: p.partition, committed: p.committed, first: p.first ?? null, target: p.target ?? null })),
+    unmoved: r.unmoved,
     stockCommands: stockResetCommands(brokers, r),
   };
 }
@@ -91,7 +92,9 @@ export function offsetsResetLines(r: OffsetsResetResult, dryRun: boolean, broker
     ? `dry run: nothing was changed; would move ${moves.length} partition(s)`
     : r.applied
       ? `offsets reset: ${moves.length} partition(s) moved`
-      : 'nothing to reset: no partition has read past a record of the bucket';
+      : r.unmoved.length > 0
+        ? `offsets reset INCOMPLETE: ${moves.length - r.unmoved.length} of ${moves.length} partition(s) moved; ${r.unmoved.map((u) => `partition ${u.partition} reads back ${committedText(u.committed)}, not ${u.target}`).join('; ')}: run the command again`
+        : 'nothing to reset: no partition has read past a record of the bucket';
   return [
     `group: ${r.group}`,
     bucketLine(r.window),

@@ -13,7 +13,8 @@
 import type { Config } from '../config';
 import type { Topology } from '../core/topology';
 import type { EntityCatalogue } from '../core/entity-catalogue';
-import { Role, startTimebucket } from '../main';
+import { startTimebucket } from '../main';
+import type { Role } from '../roles';
 import type { Logger } from '../ops/logger';
 import { startDemo } from './demo';
 import { createMetrics } from '../ops/metrics';

@@ -3,7 +3,7 @@ import { declaredTopics, TopicDeclaration, Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
 import { applyTopics } from '../kafka/topics-apply';
 import { pinNewGroupToEnd } from '../kafka/pin-group-start';
-import { groupIdOf } from '../kafka/group-ids';
+import { groupIdOf } from '../roles';
 import type { Logger } from '../ops/logger';
 import { RetryPolicies } from '../core/retry-policy';
 import { retry } from '../ops/retry';

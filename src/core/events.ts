@@ -20,7 +20,7 @@
  *
  * Pure: the caller decodes the driver's values (expire/row-values.ts) before they get here.
  */
-import type { ReadRow } from './expiry-plan';
+import type { ColumnValue, ReadRow } from './expiry-plan';
 import { digestKeyOf, eventKeyOf, reminderKeyOf, type Assignment, type EventSpec, type StatusValue, type Transition } from './entity-catalogue';
 
 /** Which path performed a transition: the bucket stream, the compensation scanner, or a replay. */
@@ -30,8 +30,7 @@ export type ExpiryPath = (typeof ExpiryPaths)[number];
 /** A BIGINT id as its canonical decimal string ("9223372036854775807"). */
 export type DecimalId = string;
 
-/** A column value as read from the locked row, decoded: BIGINT → decimal string, DATETIME → epoch ms. */
-export type ColumnValue = string | number | null;
+export type { ColumnValue } from './expiry-plan';
 /** A digest's `items` are records of column values. */
 export type PayloadItem = Readonly<Record<string, ColumnValue>>;
 export type PayloadValue = ColumnValue | boolean | readonly PayloadItem[];

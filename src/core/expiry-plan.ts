@@ -17,10 +17,12 @@
  */
 import type { ReminderOf } from './bucket-entry';
 import type { StatusValue } from './entity-catalogue';
-import type { ColumnValue } from './events';
 
 /** `remind`: a reminder's entry (core/reminder-plan.ts), whose expireAtMs is its fire time. */
 export type ScheduledEntry = Readonly<{ id: string; expireAtMs: number; remind?: ReminderOf }>;
+/** A column value as read from the locked row, decoded: BIGINT → decimal string, DATETIME → epoch ms. */
+export type ColumnValue = string | number | null;
+
 /** `expireAtMs`: the row's due column as epoch ms (whatever its due kind). */
 export type LockedRow = Readonly<{ id: string; status: StatusValue; expireAtMs: number }>;
 /** A row as a batch reads it (the expiry's locking read, a reminder's plain read): with the columns its event names. */

@@ -7,7 +7,7 @@
  * upstream, a bad deploy) must cost about what the good records would, not one round trip each.
  */
 import type { KafkaMessage, Message, Producer } from 'kafkajs';
-import { TimebucketError } from '../core/errors';
+import { TimebucketError, type ErrorCode } from '../core/errors';
 import type { Logger } from '../ops/logger';
 
 export type DlqRecord = Readonly<{ topic: string; partition: number; message: KafkaMessage; error: unknown }>;
@@ -24,10 +24,16 @@ export function createDlqWriter(opts: {
   producer: Pick<Producer, 'send'>;
   topic: string;
   logger: Logger;
-  onDeadLetter?: (sourceTopic: string, code: string) => void;
+  /**
+   * The code of a failure that is not one of ours (a library's, a bug's): the stage's own
+   * "could not read this record" (CDC_UNDECODABLE for CDC records, BUCKET_INVALID for bucket
+   * records), so every dead letter carries a listed code and its series exists from the start.
+   */
+  otherCode: ErrorCode;
+  onDeadLetter?: (sourceTopic: string, code: ErrorCode) => void;
 }): DlqWriter {
-  const toMessage = ({ topic, partition, message, error }: DlqRecord): { message: Message; code: string; reason: string } => {
-    const code = error instanceof TimebucketError ? error.code : 'UNDECODABLE';
+  const toMessage = ({ topic, partition, message, error }: DlqRecord): { message: Message; code: ErrorCode; reason: string } => {
+    const code = error instanceof TimebucketError ? error.code : opts.otherCode;
     const reason = error instanceof Error ? error.message : String(error);
     return {
       code,

@@ -14,6 +14,11 @@
  * or before the bucket's first record has yet to read the bucket, and moving it forward would
  * skip unread records (I3); with no committed offset the stage starts from the log's beginning,
  * also before the bucket. Both are left alone and reported.
+ *
+ * The offsets are read back after they are set: kafkajs's setOffsets commits them through a
+ * temporary member of the group and silently skips the partitions that member is not assigned,
+ * so a reset counts as applied only for the partitions that read back at their target; the
+ * others are reported (`unmoved`) and the command says to run it again.
  */
 import type { Admin, Kafka } from 'kafkajs';
 import type { Clock } from '../core/clock';
@@ -59,8 +64,11 @@ export type OffsetsResetResult = Readonly<{
   members: readonly string[];
   /** Refused: the group has members (never set in a dry run, which only reports them). */
   refused: boolean;
+  /** Every partition to move read back at its target. */
   applied: boolean;
   partitions: readonly PartitionReset[];
+  /** Partitions to move whose committed offset did not read back at the target (with what it read). */
+  unmoved: ReadonlyArray<Readonly<{ partition: number; target: string; committed: string }>>;
 }>;
 
 export async function resetOffsetsToBucket(opts: OffsetsResetOptions): Promise<OffsetsResetResult> {
@@ -69,7 +77,7 @@ export async function resetOffsetsToBucket(opts: OffsetsResetOptions): Promise<O
   await admin.connect();
   try {
     const before = await membersOf(admin, group);
-    if (before.length > 0 && !opts.dryRun) return { group, window: opts.window, members: before, refused: true, applied: false, partitions: [] };
+    if (before.length > 0 && !opts.dryRun) return { group, window: opts.window, members: before, refused: true, applied: false, partitions: [], unmoved: [] };
     const scans = await scanBucket({
       kafka: opts.kafka,
       topology: opts.topology,
@@ -86,14 +94,18 @@ export async function resetOffsetsToBucket(opts: OffsetsResetOptions): Promise<O
       return { partition: scan.partition, committed: c, first: scan.firstOffset, target: resetTarget(c, scan.firstOffset), scan };
     });
     const moves = partitions.filter((p) => p.target !== undefined);
-    if (opts.dryRun || moves.length === 0) return { group, window: opts.window, members: before, refused: false, applied: false, partitions };
+    if (opts.dryRun || moves.length === 0) return { group, window: opts.window, members: before, refused: false, applied: false, partitions, unmoved: [] };
     // Looked at again: a member may have joined during the scan. (A member joining after this
     // makes setOffsets fail: the broker refuses offsets from outside a group's generation.)
     const now = await membersOf(admin, group);
-    if (now.length > 0) return { group, window: opts.window, members: now, refused: true, applied: false, partitions };
+    if (now.length > 0) return { group, window: opts.window, members: now, refused: true, applied: false, partitions, unmoved: [] };
     await admin.setOffsets({ groupId: group, topic: opts.window.topic, partitions: moves.map((p) => ({ partition: p.partition, offset: p.target! })) });
-    opts.logger.info({ group, topic: opts.window.topic, offsets: moves.map((p) => ({ partition: p.partition, from: p.committed, to: p.target })) }, 'group offsets reset to the bucket');
-    return { group, window: opts.window, members: [], refused: false, applied: true, partitions };
+    const readBack = await committedOffsets(admin, group, opts.window.topic);
+    const unmoved = moves.map((p) => ({ partition: p.partition, target: p.target!, committed: readBack.get(p.partition) ?? '-1' })).filter((p) => p.committed !== p.target);
+    const offsets = moves.map((p) => ({ partition: p.partition, from: p.committed, to: p.target }));
+    if (unmoved.length > 0) opts.logger.warn({ group, topic: opts.window.topic, offsets, unmoved }, 'group offsets reset only in part: some partitions did not read back at their target');
+    else opts.logger.info({ group, topic: opts.window.topic, offsets }, 'group offsets reset to the bucket');
+    return { group, window: opts.window, members: [], refused: false, applied: unmoved.length === 0, partitions, unmoved };
   } finally {
     await admin.disconnect();
   }

@@ -26,7 +26,7 @@
  * Records of earlier buckets (the previous lap's tail) are skipped.
  */
 import { bucketStartOf, horizonMs, ringIndex, ringTopic, type Tier, type Topology } from '../core/topology';
-import { groupIdOf } from '../kafka/group-ids';
+import { groupIdOf, holdRoleOfTier } from '../roles';
 
 export type BucketWindow = Readonly<{
   tierIndex: number;
@@ -94,5 +94,5 @@ export function bucketPhase(window: BucketWindow, nowMs: number): 'future' | 'op
  * tier, the cascader every coarser one.
  */
 export function liveGroupOfTier(groupPrefix: string, tierIndex: number): string {
-  return groupIdOf(groupPrefix, tierIndex === 0 ? 'expirer' : 'cascader');
+  return groupIdOf(groupPrefix, holdRoleOfTier(tierIndex));
 }

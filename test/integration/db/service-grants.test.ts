@@ -19,6 +19,7 @@ import { purgeCutoff, purgePublishedPage } from '../../../src/publish/sql/purge-
 import { scanCursorsOf, scanPageClaim } from '../../../src/reconcile/sql/claim-scan-page';
 import { readSwitches, setPaused } from '../../../src/ops/control-switch-store';
 import { config } from '../../support/stack';
+import { classifyFailure } from '../../../src/core/retry-policy';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 const serviceUser = process.env['TB_DB_SERVICE_USER'] ?? 'timebucket_app';
@@ -89,4 +90,23 @@ test.each([
   ['DROP DATABASE <this database>', 1044],
 ])('refused: %s', async (sql, errno) => {
   await expect(service.raw(sql.replace('<this database>', `\`${owner.name}\``))).rejects.toMatchObject({ errno });
+});
+
+test('a column grant revoked under the service (an operator\'s slip, a grants rollout half done) makes the expiry wait, not park: it succeeds once the grant is back', async () => {
+  const coupon = await dueRow('coupons', { status: 'ACTIVE' });
+  const expired = transitionOf(defaultCatalogue, 'coupon', 'expired');
+  const batches = createTransitionBatches(service, defaultCatalogue);
+  const revoke = (verb: 'GRANT' | 'REVOKE') =>
+    Promise.all(['%', 'localhost'].map((host) => owner.db.raw(`${verb} UPDATE (\`expired_at\`) ON \`${owner.name}\`.\`coupons\` ${verb === 'GRANT' ? 'TO' : 'FROM'} ?@?`, [serviceUser, host])));
+  await revoke('REVOKE');
+  try {
+    const failure = await batches.run(expired, [coupon], 'stream').then(() => undefined, (err: unknown) => err);
+    // ER_COLUMNACCESS_DENIED_ERROR: the same for every entry, and an operator's to fix. Parking
+    // each entry after a few tries would empty the stream into the DLQ meanwhile.
+    expect(failure).toMatchObject({ errno: 1143 });
+    expect(classifyFailure(failure)).toBe('retriable');
+  } finally {
+    await revoke('GRANT');
+  }
+  expect((await batches.run(expired, [coupon], 'stream')).transitioned).toHaveLength(1);
 });

@@ -83,7 +83,7 @@ test('an append refused with OUT_OF_ORDER_SEQUENCE_NUMBER is retried on a new pr
     cdcTopics: { [cdc]: { topic: cdc, entity, database: 'main', tables: new Map(entity.locations.map((l) => [l.table, l])), routed: false } },
     catalogue,
     topology,
-    dlq: createDlqWriter({ producer, topic: dlqTopic(topology), logger }),
+    dlq: createDlqWriter({ producer, topic: dlqTopic(topology), logger, otherCode: 'CDC_UNDECODABLE' }),
     clock: systemClock,
     logger,
     listTopics: () => admin.listTopics(),

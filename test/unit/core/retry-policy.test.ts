@@ -16,7 +16,7 @@ describe('classifyFailure', () => {
     // kafkajs calls it non-retriable; the guarded producer's replacement is accepted.
     ['producer sequence refused', withProps({ name: 'KafkaJSProtocolError', type: 'OUT_OF_ORDER_SEQUENCE_NUMBER', code: 45, retriable: false })],
     ['producer id unknown', withProps({ name: 'KafkaJSProtocolError', type: 'UNKNOWN_PRODUCER_ID', code: 59, retriable: false })],
-    ['a retriable error of ours', new TimebucketError('DB_UNAVAILABLE', 'down', { retriable: true })],
+    ['a retriable error of ours', new TimebucketError('CONNECT_UNAVAILABLE', 'down', { retriable: true })],
   ])('%s → retriable', (_name, err) => {
     expect(classifyFailure(err)).toBe('retriable');
   });

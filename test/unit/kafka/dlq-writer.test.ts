@@ -1,5 +1,5 @@
 import type { KafkaMessage, ProducerRecord } from 'kafkajs';
-import { CdcInvalidError } from '../../../src/core/errors';
+import { CdcInvalidError, ErrorCodes } from '../../../src/core/errors';
 import { createDlqWriter } from '../../../src/kafka/dlq-writer';
 import { createLogger } from '../../../src/ops/logger';
 
@@ -26,6 +26,7 @@ function harness() {
     },
     topic: 'tb.dlq',
     logger: createLogger('silent'),
+    otherCode: 'CDC_UNDECODABLE',
     onDeadLetter: (topic, code) => void counted.push([topic, code]),
   });
   return { dlq, sends, counted };
@@ -52,10 +53,12 @@ test('a DLQ record keeps the key and headers and says why and where from', async
   expect(h.counted).toEqual([['cdc.coupons', 'CDC_INVALID']]);
 });
 
-test('an error that is not ours is coded UNDECODABLE', async () => {
+test('an error that is not ours gets the stage\'s own code, one of the listed codes', async () => {
   const h = harness();
   await h.dlq.send({ topic: 't', partition: 0, message: source(1), error: new SyntaxError('nope') });
-  expect(h.sends[0]!.messages[0]!.headers!['dlq_error_code']).toBe('UNDECODABLE');
+  expect(h.sends[0]!.messages[0]!.headers!['dlq_error_code']).toBe('CDC_UNDECODABLE');
+  expect(ErrorCodes).toContain('CDC_UNDECODABLE');
+  expect(h.counted).toEqual([['t', 'CDC_UNDECODABLE']]);
 });
 
 test('a storm goes out in few sends, each under the size cap, every record counted', async () => {

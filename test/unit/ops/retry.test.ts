@@ -4,7 +4,7 @@ import { createLogger } from '../../../src/ops/logger';
 import { retry } from '../../../src/ops/retry';
 
 const policy: RetryPolicy = { backoff: { baseMs: 100, maxMs: 400 }, deterministicAttempts: 3 };
-const retriable = () => new TimebucketError('KAFKA_UNAVAILABLE', 'broker away', { retriable: true });
+const retriable = () => new TimebucketError('REGISTRY_UNAVAILABLE', 'registry away', { retriable: true });
 const logger = createLogger('silent');
 
 /** Work that fails with each of `failures` in turn, then returns the attempt it succeeded on. */

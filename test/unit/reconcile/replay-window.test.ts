@@ -178,6 +178,7 @@ describe('output', () => {
         { partition: 1, committed: '25', first: '12', target: '12', scan },
         { partition: 2, committed: '9', first: '12', scan },
       ],
+      unmoved: [],
     };
     const brokers = ['127.0.0.1:19092', '127.0.0.1:19102'];
     expect(stockResetCommands(brokers, result)).toEqual([
@@ -188,6 +189,9 @@ describe('output', () => {
     expect(lines).toContain('partition 1: 25 -> 12 (the bucket\'s first record)');
     expect(lines).toContain('partition 2: 9 is not past the bucket\'s first record 12 (the bucket is still to be read); left');
     expect(lines).toContain('offsets reset: 1 partition(s) moved');
+    // A partition that did not read back at its target: not applied, and said so.
+    const partial = offsetsResetLines({ ...result, applied: false, unmoved: [{ partition: 1, target: '12', committed: '25' }] }, false, brokers);
+    expect(partial).toContain('offsets reset INCOMPLETE: 0 of 1 partition(s) moved; partition 1 reads back 25, not 12: run the command again');
   });
 
   test('offsets only move back: never past unread records, never from "no committed offset"', () => {
