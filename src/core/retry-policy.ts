@@ -4,7 +4,7 @@
  *   retriable       the database or broker is unreachable or busy, or a transaction lost a lock
  *                   race: deadlock (1213), lock wait timeout (1205), lost or refused
  *                   connections, server going away, a pool that could not hand out a
- *                   connection, access denied or a read-only server (an operator's fix, the
+ *                   connection, access denied (database, table or column) or a read-only server (an operator's fix, the
  *                   same for every entry), retriable Kafka errors, an open circuit breaker.
  *                   Retried for as long as it lasts, with jittered backoff; nothing is ever
  *                   dropped for it.
@@ -37,6 +37,7 @@ const RETRIABLE_ERRNOS: ReadonlySet<number> = new Set([
   1044, // ER_DBACCESS_DENIED_ERROR
   1045, // ER_ACCESS_DENIED_ERROR
   1142, // ER_TABLEACCESS_DENIED_ERROR
+  1143, // ER_COLUMNACCESS_DENIED_ERROR: a column grant revoked (the service's grants are per column)
   1290, // ER_OPTION_PREVENTS_STATEMENT (read-only replica after a failover)
   1792, // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
   1836, // ER_READ_ONLY_MODE

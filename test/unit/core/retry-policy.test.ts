@@ -8,6 +8,7 @@ describe('classifyFailure', () => {
     ['deadlock', withProps({ errno: 1213, code: 'ER_LOCK_DEADLOCK' })],
     ['lock wait timeout', withProps({ errno: 1205 })],
     ['server gone', withProps({ errno: 2006 })],
+    ['a column grant revoked', withProps({ errno: 1143, code: 'ER_COLUMNACCESS_DENIED_ERROR' })],
     ['connection lost', withProps({ code: 'PROTOCOL_CONNECTION_LOST', fatal: true })],
     ['connection refused', withProps({ code: 'ECONNREFUSED' })],
     ['pool exhausted', withProps({ name: 'KnexTimeoutError' })],
