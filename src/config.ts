@@ -202,6 +202,8 @@ export type Config = Readonly<{
   shutdownTimeoutMs: number;
   /** This process's name in client ids and relay loop names. */
   instanceId: string;
+  /** Whether TB_INSTANCE_ID named it (else it is a generated name with a random suffix). */
+  instanceIdGiven: boolean;
 }>;
 
 /**
@@ -288,6 +290,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     httpPort: e.TB_HTTP_PORT,
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
+    instanceIdGiven: e.TB_INSTANCE_ID !== undefined,
   });
 }
 

@@ -6,6 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
+import { needsOf } from './command-needs';
 import { entityNames, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
 import { loadEntities } from '../ops/load-entities';
 import { loadTopology } from '../ops/load-topology';
@@ -26,7 +27,7 @@ export function registerBackfillCommand(program: Command): void {
     .option('--page-size <n>', 'rows per database page and per append', positiveIntArg, 1_000)
     .option('--json', 'print the summary as one JSON line')
     .action(async (opts: BackfillFlags, cmd: Command) => {
-      const config = loadConfig(process.env);
+      const config = loadConfig(process.env, { uses: needsOf(['backfill']) });
       const catalogue = loadEntities(config.entitiesPath);
       const transitions = selectTransitions(catalogue, opts, (message) => cmd.error(message));
       const complete = await runBackfill(config, loadTopology(config.topologyPath), catalogue, createCommandLogger(config.logLevel), {

@@ -14,10 +14,18 @@ const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
   'connector config': ['db', 'kafka', 'entities'],
   check: ['db', 'entities'],
   'sql effective-view': ['db', 'entities'],
+  // The switches live in the database; their names are the entities file's.
+  ctl: ['db', 'entities'],
+  // Reads the rows, routes them into the rings.
+  backfill: ['db', 'kafka', 'topology', 'entities'],
+  // Reads the bucket from its ring topic and moves the live group; no database.
+  'offsets reset': ['kafka', 'topology', 'entities'],
+  // replay runs the expiry transactions and writes their events (encoded: the registry too),
+  // so it needs every part, as `run` does.
 };
 
 /** The parts a command line needs (`['topics', 'apply']` → kafka, topology); every part when unknown. */
 export function needsOf(args: readonly string[]): readonly ConfigPart[] {
-  const command = args[0] === 'topics' || args[0] === 'connector' || args[0] === 'sql' ? `${args[0]} ${args[1] ?? ''}` : (args[0] ?? '');
+  const command = args[0] === 'topics' || args[0] === 'connector' || args[0] === 'sql' || args[0] === 'offsets' ? `${args[0]} ${args[1] ?? ''}` : (args[0] ?? '');
   return NEEDS[command] ?? ConfigParts;
 }

@@ -22,6 +22,7 @@ import { entityNames } from '../core/entity-catalogue';
 import { formatUtc } from '../core/utc-time';
 import { z } from 'zod';
 import { Config, loadConfig } from '../config';
+import { needsOf } from './command-needs';
 import { createDb, Db } from '../db/knex';
 import { loadEntities } from '../ops/load-entities';
 import { createCommandLogger } from '../ops/logger';
@@ -53,7 +54,7 @@ export function registerCtlCommands(program: Command): void {
     .description('print every switch with who changed it, when (UTC) and why')
     .option('--json', 'print one JSON object')
     .action(async (opts: { json?: boolean }) => {
-      const config = loadConfig(process.env);
+      const config = loadConfig(process.env, { uses: needsOf(['ctl']) });
       const names = namesOf(config, 'switches');
       const read = await withDb(config, (db) => readSwitches(db, config.groupPrefix, names));
       const switches = [...read.switches.values()];
@@ -79,7 +80,7 @@ function namesOf(config: Config, which: Names): SwitchName[] {
 }
 
 async function change(cmd: Command, which: Names, opts: ChangeOptions, write: (db: Db, change: SwitchChange) => Promise<void>): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadConfig(process.env, { uses: needsOf(['ctl']) });
   const names = namesOf(config, which);
   // Checked before anything is written: a typo must not leave a row no process reads.
   if (!names.includes(opts.what)) cmd.error(`error: option '--what <name>' argument '${opts.what}' is invalid. Allowed choices are ${names.join(', ')}.`);
@@ -96,7 +97,7 @@ async function change(cmd: Command, which: Names, opts: ChangeOptions, write: (d
  * instance id carries a random suffix, which would name a different operator on every call).
  */
 function operator(config: Config): string {
-  if (process.env['TB_INSTANCE_ID'] !== undefined) return config.instanceId;
+  if (config.instanceIdGiven) return config.instanceId;
   let user = 'unknown';
   try {
     user = userInfo().username;

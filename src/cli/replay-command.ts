@@ -12,6 +12,7 @@
  */
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
+import { needsOf } from './command-needs';
 import { entityNames } from '../core/entity-catalogue';
 import { createCommandLogger } from '../ops/logger';
 import { loadEntities } from '../ops/load-entities';
@@ -21,8 +22,8 @@ import { offsetsResetCommand } from './offsets-reset';
 import { replayCommand } from './replay-run';
 
 /** Logs on stderr: stdout carries only the result (parseable with --json). */
-function setUp() {
-  const config = loadConfig(process.env);
+function setUp(uses?: ReturnType<typeof needsOf>) {
+  const config = loadConfig(process.env, uses === undefined ? {} : { uses });
   return { config, topology: loadTopology(config.topologyPath), catalogue: loadEntities(config.entitiesPath), logger: createCommandLogger(config.logLevel) };
 }
 
@@ -58,7 +59,7 @@ export function registerReplayCommands(program: Command): void {
     .option('--dry-run', 'print what would be done, changing nothing')
     .option('--json', 'print the result as one JSON object')
     .action(async (opts: { at: number; tier?: string; dryRun?: boolean; json?: boolean }) => {
-      const { config, topology, catalogue, logger } = setUp();
+      const { config, topology, catalogue, logger } = setUp(needsOf(['offsets', 'reset']));
       const { exitCode } = await offsetsResetCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true });
       process.exitCode = exitCode;
     });
