@@ -21,7 +21,7 @@ export const OFFSETS_RESET_INCOMPLETE = 5;
 export type OffsetsResetCliOptions = Readonly<{ atMs: number; tier?: string; dryRun: boolean; json: boolean }>;
 
 /** Where the results go (stdout, the refusal on stderr) and the clock: replaced in tests. */
-export type OffsetsResetIo = Readonly<{ print: (line: string) => void; printError: (line: string) => void; clock: Clock }>;
+export type OffsetsResetIo = Readonly<{ print: (line: string) => void; printError: (line: string) => void; clock: Clock; signal: AbortSignal }>;
 
 export async function offsetsResetCommand(
   config: Config,
@@ -43,6 +43,7 @@ export async function offsetsResetCommand(
     dryRun: opts.dryRun,
     clock: io.clock ?? systemClock,
     logger,
+    ...(io.signal && { signal: io.signal }),
   });
   if (result.refused) {
     printError(

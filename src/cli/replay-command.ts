@@ -13,6 +13,7 @@
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
 import { needsOf } from './command-needs';
+import { interruptible } from './interrupt';
 import { entityNames } from '../core/entity-catalogue';
 import { createCommandLogger } from '../ops/logger';
 import { loadEntities } from '../ops/load-entities';
@@ -46,7 +47,9 @@ export function registerReplayCommands(program: Command): void {
       if (opts.entity !== undefined && !names.includes(opts.entity)) {
         cmd.error(`error: option '--entity <name>' argument '${opts.entity}' is invalid. Allowed choices are ${names.join(', ')}.`);
       }
-      await replayCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, entity: opts.entity, shard: opts.shard, dryRun: opts.dryRun === true, json: opts.json === true });
+      await interruptible((signal) =>
+        replayCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, entity: opts.entity, shard: opts.shard, dryRun: opts.dryRun === true, json: opts.json === true }, { signal }),
+      );
     });
 
   program
@@ -60,7 +63,9 @@ export function registerReplayCommands(program: Command): void {
     .option('--json', 'print the result as one JSON object')
     .action(async (opts: { at: number; tier?: string; dryRun?: boolean; json?: boolean }) => {
       const { config, topology, catalogue, logger } = setUp(needsOf(['offsets', 'reset']));
-      const { exitCode } = await offsetsResetCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true });
-      process.exitCode = exitCode;
+      const outcome = await interruptible((signal) =>
+        offsetsResetCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true }, { signal }),
+      );
+      if (outcome !== undefined) process.exitCode = outcome.exitCode;
     });
 }

@@ -18,7 +18,7 @@ import { commandProgress, type CommandProgress } from './progress';
 export type ReplayCliOptions = Readonly<{ atMs: number; tier?: string; entity?: string; shard?: number; dryRun: boolean; json: boolean }>;
 
 /** Where the results go (stdout, progress on stderr) and the clock: replaced in tests. */
-export type ReplayIo = Readonly<{ print: (line: string) => void; progress: CommandProgress; clock: Clock }>;
+export type ReplayIo = Readonly<{ print: (line: string) => void; progress: CommandProgress; clock: Clock; signal: AbortSignal }>;
 
 export async function replayCommand(
   config: Config,
@@ -56,6 +56,7 @@ export async function replayCommand(
       clock,
       logger,
       onProgress: (c) => progress.update(c.entries, c),
+      ...(io.signal && { signal: io.signal }),
     });
     progress.stop();
     if (opts.json) print(JSON.stringify(replayJson(summary)));

@@ -10,6 +10,7 @@ export const ErrorCodes = [
   'BUCKET_INVALID',
   'CONSUMER_CRASHED',
   'EXPIRY_PARKED',
+  'INTERRUPTED',
   'REGISTRY_UNAVAILABLE',
   'CONNECT_UNAVAILABLE',
 ] as const;
@@ -69,5 +70,12 @@ export class ExpiryParkedError extends TimebucketError {
   constructor(attempts: number, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause);
     super('EXPIRY_PARKED', `expiry failed ${attempts} times on its own: ${why}`, { retriable: false, cause });
+  }
+}
+
+/** An operator's command stopped on request (Ctrl-C, SIGTERM) before it finished; it cleaned up. */
+export class InterruptedError extends TimebucketError {
+  constructor(what: string) {
+    super('INTERRUPTED', `${what} interrupted`, { retriable: false });
   }
 }

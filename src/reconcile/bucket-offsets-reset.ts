@@ -38,6 +38,8 @@ export type OffsetsResetOptions = Readonly<{
   dryRun: boolean;
   clock: Clock;
   logger: Logger;
+  /** Ctrl-C: the scan stops and its group is deleted; nothing has been reset then. */
+  signal?: AbortSignal;
 }>;
 
 export type PartitionReset = Readonly<{
@@ -87,6 +89,7 @@ export async function resetOffsetsToBucket(opts: OffsetsResetOptions): Promise<O
       firstOnly: true,
       clock: opts.clock,
       logger: opts.logger,
+      ...(opts.signal && { signal: opts.signal }),
     });
     const committed = await committedOffsets(admin, group, opts.window.topic);
     const partitions = scans.map((scan) => {

@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Clock } from '../core/clock';
-import { BucketRecordInvalidError, CdcInvalidError } from '../core/errors';
+import { BucketRecordInvalidError, CdcInvalidError, InterruptedError } from '../core/errors';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { heldRecordReader, type HeldMessage } from '../core/held-record';
 import type { Topology } from '../core/topology';
@@ -67,6 +67,11 @@ export type BucketScanOptions = Readonly<{
   clock: Clock;
   /** How long joining the group may take before the scan gives up. */
   joinTimeoutMs?: number;
+  /**
+   * An abort (the operator's Ctrl-C) ends the scan after the batch in hand: reading stops, the
+   * throwaway group is deleted, and the scan rejects with InterruptedError.
+   */
+  signal?: AbortSignal;
   logger: Logger;
 }>;
 
@@ -84,16 +89,26 @@ export async function scanBucket(opts: BucketScanOptions): Promise<PartitionScan
     const toRead = scans.filter((s) => s.stop === undefined);
     for (const s of scans.filter((x) => x.stop !== undefined)) await opts.onPartitionDone?.(s.partition);
     if (toRead.length === 0) return scans;
-    await admin.setOffsets({ groupId: opts.groupId, topic: window.topic, partitions: scans.map((s) => ({ partition: s.partition, offset: s.stop === undefined ? s.fromOffset : s.endOffset })) });
+    if (opts.signal?.aborted === true) throw new InterruptedError('the bucket scan');
+    // setOffsets inside: a failure half-way through it can leave the group behind too.
     try {
+      await admin.setOffsets({ groupId: opts.groupId, topic: window.topic, partitions: scans.map((s) => ({ partition: s.partition, offset: s.stop === undefined ? s.fromOffset : s.endOffset })) });
       await read(opts, toRead);
     } finally {
-      await admin.deleteGroups([opts.groupId]).catch((err: unknown) => opts.logger.warn({ err, group: opts.groupId }, 'could not delete the scan group; delete it by hand'));
+      await deleteScanGroup(admin, opts);
     }
     return scans;
   } finally {
     await admin.disconnect();
   }
+}
+
+/** The throwaway group goes, whatever ended the scan; one that was never created is no news. */
+async function deleteScanGroup(admin: Admin, opts: BucketScanOptions): Promise<void> {
+  await admin.deleteGroups([opts.groupId]).catch((err: unknown) => {
+    const missing = (err as { groups?: Array<{ error?: { type?: string } }> }).groups?.every((g) => g.error?.type === 'GROUP_ID_NOT_FOUND') === true;
+    if (!missing) opts.logger.warn({ err, group: opts.groupId }, 'could not delete the scan group; delete it by hand');
+  });
 }
 
 /** Per partition: where reading starts and ends; partitions with nothing to read are finished. */
@@ -137,6 +152,8 @@ async function read(opts: BucketScanOptions, toRead: PartitionScan[]): Promise<v
   const joinTimer = setTimeout(() => settle.reject(new Error(`the scan consumer did not join group ${opts.groupId} within ${opts.joinTimeoutMs ?? 60_000} ms`)), opts.joinTimeoutMs ?? 60_000);
   consumer.on(consumer.events.GROUP_JOIN, () => clearTimeout(joinTimer));
   consumer.on(consumer.events.CRASH, (e) => settle.reject(e.payload.error));
+  const onAbort = () => settle.reject(new InterruptedError('the bucket scan'));
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   const finish = async (partition: number, stop: ScanStop) => {
     const state = byPartition.get(partition);
@@ -219,6 +236,7 @@ async function read(opts: BucketScanOptions, toRead: PartitionScan[]): Promise<v
     await finished;
   } finally {
     clearTimeout(joinTimer);
+    opts.signal?.removeEventListener('abort', onAbort);
     await consumer.disconnect();
   }
 }

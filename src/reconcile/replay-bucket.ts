@@ -55,6 +55,8 @@ export type ReplayOptions = Readonly<{
   batchSize: number;
   clock: Clock;
   logger: Logger;
+  /** Ctrl-C: the scan stops after the batch in hand and its group is deleted (bucket-scan.ts). */
+  signal?: AbortSignal;
   /** After every batch: the figures so far. */
   onProgress?: (counts: Readonly<ReplayCounts>) => void;
 }>;
@@ -149,6 +151,7 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
     onPartitionDone,
     clock: opts.clock,
     logger: opts.logger,
+    ...(opts.signal && { signal: opts.signal }),
   });
   counts.invalid = partitions.reduce((n, p) => n + p.invalid, 0);
   const summary: ReplaySummary = { dryRun: opts.dryRun, window, phase: bucketPhase(window, opts.clock.now()), entity: opts.entity, shard: opts.shard, partitions, counts };
