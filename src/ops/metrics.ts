@@ -96,6 +96,12 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
       labelNames: ['entity'] as const,
       registers,
     }),
+    scannerPageFailures: new Counter({
+      name: 'timebucket_scanner_page_failures_total',
+      help: 'Scanner pages that failed (claim, read or transaction); their rows stay overdue and are read again',
+      labelNames: ['entity'] as const,
+      registers,
+    }),
     scannerLastPass: new Gauge({
       name: 'timebucket_scanner_last_pass_completed_timestamp_seconds',
       help: 'When this instance last finished a scanner pass (Unix time)',
@@ -306,7 +312,7 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
   for (const entity of opts.entities) {
     for (const path of PATHS) metrics.transitions.inc({ entity, path }, 0);
     metrics.delay.zero({ entity });
-    for (const c of [metrics.notYetDue, metrics.stale, metrics.parked, metrics.scannerCaught, metrics.scannerScanned, metrics.batchFailures]) c.inc({ entity }, 0);
+    for (const c of [metrics.notYetDue, metrics.stale, metrics.parked, metrics.scannerCaught, metrics.scannerScanned, metrics.scannerPageFailures, metrics.batchFailures]) c.inc({ entity }, 0);
     metrics.reminderLateness.zero({ entity });
     metrics.digestSize.zero({ entity });
   }

@@ -45,6 +45,7 @@ export function startScanner(ctx: ScannerContext): () => Promise<void> {
     gate: ctx.gate,
     observer: {
       scanned: (cursor, rows) => ctx.metrics.scannerScanned.inc({ entity: cursor.transition.entity }, rows),
+      failed: (cursor) => ctx.metrics.scannerPageFailures.inc({ entity: cursor.transition.entity }),
       caught: (cursor, outcome) => {
         const entity = cursor.transition.entity;
         ctx.metrics.scannerCaught.inc({ entity }, outcome.transitioned.length);

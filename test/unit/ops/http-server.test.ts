@@ -54,5 +54,6 @@ test("the entity series start at 0 for the catalogue's entities, whatever they a
   const text = await m.registry.metrics();
   expect(text).toMatch(/timebucket_transitions_total\{entity="ticket",path="scanner"\} 0/);
   expect(text).toMatch(/timebucket_scanner_caught_total\{entity="voucher"\} 0/);
+  expect(text).toMatch(/timebucket_scanner_page_failures_total\{entity="ticket"\} 0/);
   expect(text).not.toMatch(/entity="coupon"/);
 });
