@@ -11,6 +11,7 @@ export const ErrorCodes = [
   'CONSUMER_CRASHED',
   'EXPIRY_PARKED',
   'INTERRUPTED',
+  'KAFKA_UNAVAILABLE',
   'REGISTRY_UNAVAILABLE',
   'CONNECT_UNAVAILABLE',
 ] as const;
@@ -77,5 +78,12 @@ export class ExpiryParkedError extends TimebucketError {
 export class InterruptedError extends TimebucketError {
   constructor(what: string) {
     super('INTERRUPTED', `${what} interrupted`, { retriable: false });
+  }
+}
+
+/** The brokers did not do in time what a command waits for (a group join, topic leaders): worth another try. */
+export class KafkaUnavailableError extends TimebucketError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super('KAFKA_UNAVAILABLE', message, { retriable: true, details });
   }
 }

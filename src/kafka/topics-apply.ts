@@ -5,6 +5,7 @@
  * partitions, so drift is for an operator to decide. Idempotent.
  */
 import { Admin, ConfigResourceTypes } from 'kafkajs';
+import { KafkaUnavailableError } from '../core/errors';
 import type { TopicDeclaration } from '../core/topology';
 
 export type TopicDrift = Readonly<{ topic: string; what: string; declared: string; actual: string }>;
@@ -47,7 +48,7 @@ async function waitForLeaders(admin: Admin, topics: readonly string[], timeoutMs
       if (Date.now() >= deadline) throw err;
     }
     if (pending.length === 0) return;
-    if (Date.now() >= deadline) throw new Error(`no leader after ${timeoutMs} ms for ${pending.length} topic(s), e.g. ${pending[0]}`);
+    if (Date.now() >= deadline) throw new KafkaUnavailableError(`no leader after ${timeoutMs} ms for ${pending.length} topic(s), e.g. ${pending[0]}`, { topics: pending.length });
     await new Promise((r) => setTimeout(r, 200));
   }
 }

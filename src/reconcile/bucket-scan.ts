@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Clock } from '../core/clock';
-import { BucketRecordInvalidError, CdcInvalidError, InterruptedError } from '../core/errors';
+import { BucketRecordInvalidError, CdcInvalidError, InterruptedError, KafkaUnavailableError } from '../core/errors';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { heldRecordReader, type HeldMessage } from '../core/held-record';
 import type { Topology } from '../core/topology';
@@ -149,7 +149,7 @@ async function read(opts: BucketScanOptions, toRead: PartitionScan[]): Promise<v
     // A crash ends the scan: a restarted consumer would read from the start again and count twice.
     retry: { restartOnFailure: async () => false },
   });
-  const joinTimer = setTimeout(() => settle.reject(new Error(`the scan consumer did not join group ${opts.groupId} within ${opts.joinTimeoutMs ?? 60_000} ms`)), opts.joinTimeoutMs ?? 60_000);
+  const joinTimer = setTimeout(() => settle.reject(new KafkaUnavailableError(`the scan consumer did not join group ${opts.groupId} within ${opts.joinTimeoutMs ?? 60_000} ms`, { group: opts.groupId })), opts.joinTimeoutMs ?? 60_000);
   consumer.on(consumer.events.GROUP_JOIN, () => clearTimeout(joinTimer));
   consumer.on(consumer.events.CRASH, (e) => settle.reject(e.payload.error));
   const onAbort = () => settle.reject(new InterruptedError('the bucket scan'));

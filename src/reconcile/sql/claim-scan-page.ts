@@ -34,6 +34,7 @@
  * dies before transitioning it is not lost: its rows stay overdue and the next pass reads them.
  */
 import type { Knex } from 'knex';
+import { ConfigError } from '../../core/errors';
 import { isSpread, type EntityCatalogue, type Entity, type Location, type StatusValue, type Transition } from '../../core/entity-catalogue';
 import { bigintString } from '../../db/bigint-string';
 import { dueValueOf } from '../../db/due-value';
@@ -104,7 +105,10 @@ export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOption
         [opts.intervalMs * 1000, opts.graceMs * 1000, key],
       )) as [[CursorRow | undefined]];
       // INSERT IGNORE truncates a key too long for an unmigrated column (VARCHAR(16)) instead of failing.
-      if (row === undefined) throw new Error(`scanner_cursors has no row '${key}' after inserting it: the column is too narrow; run \`timebucket migrate\``);
+      if (row === undefined) {
+        const problem = `scanner_cursors has no row '${key}' after inserting it: the column is too narrow; run \`timebucket migrate\``;
+        throw new ConfigError(problem, { problems: [problem] });
+      }
       let until = row.pass_until;
       if (until === null) {
         if (Number(row.may_start) !== 1) return { rows: [], inPass: false, passComplete: false };
