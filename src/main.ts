@@ -8,6 +8,7 @@
  *   relay          outbox → event topics (Avro, registry)
  *   scanner        the compensation scanner: overdue rows the stream missed → the same expiry
  */
+import { Backoffs } from './core/retry-policy';
 import { Kafka, Partitioners } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
@@ -66,7 +67,6 @@ export type Health = Readonly<{ ok: boolean; problems: readonly string[] }>;
 
 const BREAKER_VALUES: Readonly<Record<BreakerState, number>> = { closed: 0, 'half-open': 1, open: 2 };
 /** Expiry retries: jittered, up to 5 s apart; a deterministic failure parks after 3 tries alone. */
-const EXPIRY_BACKOFF = { baseMs: 100, maxMs: 5_000 } as const;
 const PARK_AFTER_ATTEMPTS = 3;
 
 type Started = Readonly<{
@@ -276,7 +276,7 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
       clock: ctx.clock,
       maxBatchSize: ctx.config.expirer.batchSize,
       maxConcurrentBatches: ctx.config.expirer.concurrency,
-      backoff: EXPIRY_BACKOFF,
+      backoff: Backoffs.expiry,
       maxAttempts: PARK_AFTER_ATTEMPTS,
       park: parkToDlq(ctx.dlqFor(role), PARK_AFTER_ATTEMPTS, ctx.catalogue),
       logger,

@@ -99,6 +99,25 @@ export type Backoff = Readonly<{ baseMs: number; maxMs: number }>;
  */
 export type RetryPolicy = Readonly<{ backoff: Backoff; deterministicAttempts: number; retriableAttempts?: number }>;
 
+/**
+ * The named backoffs of the loops that wait on their own (a sink's timer, a polling loop): one
+ * place to read how hard each part retries.
+ */
+export const Backoffs = {
+  /** Expiry batches, requeued as a batch (the expirer sink). */
+  expiry: { baseMs: 100, maxMs: 5_000 },
+  /** The cascader's failed appends. */
+  cascade: { baseMs: 100, maxMs: 5_000 },
+  /** Scanner pages. */
+  scanner: { baseMs: 200, maxMs: 10_000 },
+  /** Schema registration in the background (publishing waits; transitions never do). */
+  registry: { baseMs: 500, maxMs: 10_000 },
+  /** The outbox capture probe's reads. */
+  captureProbe: { baseMs: 1_000, maxMs: 30_000 },
+  /** Outbox retention's purge pages (its ceiling is configurable). */
+  retention: { baseMs: 1_000, maxMs: 60_000 },
+} as const satisfies Record<string, Backoff>;
+
 /** The named policies. */
 export const RetryPolicies = {
   /**

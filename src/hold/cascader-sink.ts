@@ -14,11 +14,10 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
-import { Backoff, backoffMs } from '../core/retry-policy';
+import { Backoff, backoffMs, Backoffs } from '../core/retry-policy';
 
 type Pending = { msg: HeldMessage; done: () => void };
 
-const DEFAULT_BACKOFF: Backoff = { baseMs: 100, maxMs: 5_000 };
 
 export type CascaderSinkOptions = Readonly<{
   producer: Pick<Producer, 'sendBatch'>;
@@ -96,7 +95,7 @@ export class CascaderSink implements HoldSink {
     } finally {
       this.inFlight = 0;
       this.flushing = false;
-      if (this.buffer.length > 0) this.arm(this.failures > 0 ? backoffMs(this.failures, this.opts.backoff ?? DEFAULT_BACKOFF, this.opts.random) : 0);
+      if (this.buffer.length > 0) this.arm(this.failures > 0 ? backoffMs(this.failures, this.opts.backoff ?? Backoffs.cascade, this.opts.random) : 0);
     }
   }
 }

@@ -17,12 +17,11 @@ import { randomBytes } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
-import { backoffMs, type Backoff } from '../core/retry-policy';
+import { backoffMs, Backoffs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 
 const MAX_PENDING = 1_000;
-const READ_BACKOFF: Backoff = { baseMs: 1_000, maxMs: 30_000 };
 export const PROBE_EVENT_TYPE = 'OUTBOX_PROBE';
 
 export type CaptureProbeOptions = Readonly<{
@@ -95,7 +94,7 @@ export class CaptureProbe {
       } catch (err) {
         this.log.warn({ err, topic, attempt }, 'capture probe cannot read its topic yet; retried (the lag grows meanwhile)');
         await consumer.disconnect().catch(() => undefined);
-        await this.sleeps.sleep(backoffMs(attempt, READ_BACKOFF));
+        await this.sleeps.sleep(backoffMs(attempt, Backoffs.captureProbe));
       }
     }
   }

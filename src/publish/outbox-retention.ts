@@ -17,7 +17,7 @@
 import type { Knex } from 'knex';
 import { ConfigError } from '../core/errors';
 import type { Lifecycle } from '../core/lifecycle';
-import { backoffMs } from '../core/retry-policy';
+import { backoffMs, Backoffs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 import { purgeCutoff, purgePublishedPage, type PurgeCursor, type PurgePage } from './sql/purge-published-outbox';
@@ -121,7 +121,7 @@ export class OutboxRetention<C = PurgeCursor> {
         failures = 0;
       } catch (err) {
         failures += 1;
-        delayMs = backoffMs(failures, { baseMs: 1_000, maxMs: this.opts.maxBackoffMs ?? 60_000 });
+        delayMs = backoffMs(failures, { ...Backoffs.retention, ...(this.opts.maxBackoffMs !== undefined && { maxMs: this.opts.maxBackoffMs }) });
         this.log.error({ err, failures, backoffMs: delayMs }, 'outbox retention pass failed; retried');
       }
       if (this.state === 'RUNNING') await this.sleeps.sleep(delayMs);

@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { EventTopics } from '../core/event-catalogue';
-import { backoffMs, classifyFailure, type Backoff } from '../core/retry-policy';
+import { backoffMs, Backoffs, classifyFailure } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import { ConfigError } from '../core/errors';
 import type { Logger } from '../ops/logger';
@@ -26,7 +26,6 @@ import { dataSchemaUri } from './event-headers';
 import { createSchemaRegistry } from './schema-registry';
 import { eventSchemas, registerEventSchemas, subjectFor, type EventTables, type SchemaIds } from './schemas';
 
-const REGISTRY_BACKOFF: Backoff = { baseMs: 500, maxMs: 10_000 };
 
 export function schemaFingerprint(schemaText: string): string {
   return createHash('sha256').update(schemaText).digest('hex');
@@ -99,7 +98,7 @@ export async function startEventEncoding(ctx: Readonly<{
   let stopping = false;
   const attempts = (async () => {
     for (let attempt = 1; !stopping; attempt += 1) {
-      await sleeps.sleep(backoffMs(attempt, REGISTRY_BACKOFF));
+      await sleeps.sleep(backoffMs(attempt, Backoffs.registry));
       if (stopping) return;
       try {
         await register();

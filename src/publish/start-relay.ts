@@ -26,7 +26,7 @@ import { eventTopics } from '../core/event-catalogue';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
 import { EventTables, registerEventSchemas, type SchemaIds } from './schemas';
-import { backoffMs, classifyFailure, type Backoff } from '../core/retry-policy';
+import { backoffMs, Backoffs, classifyFailure } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import { createSchemaRegistry } from './schema-registry';
 import { OutboxRelay } from './outbox-relay';
@@ -45,7 +45,6 @@ const RETENTION_BATCH_SIZE = 1_000;
 const RETENTION_PAUSE_MS = 100;
 const RETENTION_INTERVAL_MS = 60_000;
 /** While the registry cannot be reached at start: retried up to every 10 s. */
-const REGISTRY_BACKOFF: Backoff = { baseMs: 500, maxMs: 10_000 };
 
 export async function startRelay(ctx: {
   config: Config;
@@ -162,7 +161,7 @@ function startLater(
   let stopLoops: (() => Promise<void>) | undefined;
   const attempts = (async () => {
     for (let attempt = 1; !stopping; attempt += 1) {
-      await sleeps.sleep(backoffMs(attempt, REGISTRY_BACKOFF));
+      await sleeps.sleep(backoffMs(attempt, Backoffs.registry));
       if (stopping) return;
       try {
         const ids = await register();

@@ -2,6 +2,7 @@
  * Wires the scanner role: a shared-cursor page claim per scan cursor of the catalogue, the
  * transitions' batch transactions with path 'scanner', metrics per entity, the switches.
  */
+import { Backoffs } from '../core/retry-policy';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Clock } from '../core/clock';
@@ -39,7 +40,7 @@ export function startScanner(ctx: ScannerContext): () => Promise<void> {
     expireBatch: (cursor, entries) => ctx.batches.run(cursor.transition, entries, 'scanner', cursor.location),
     intervalMs: cfg.intervalMs,
     maxPagesPerSecond: cfg.maxPagesPerSecond,
-    backoff: { baseMs: 200, maxMs: 10_000 },
+    backoff: Backoffs.scanner,
     clock: ctx.clock,
     logger: ctx.logger.child({ role: 'scanner' }),
     gate: ctx.gate,
