@@ -23,7 +23,9 @@ let producer: Producer;
 beforeAll(async () => {
   kafka = createKafka(config.kafka, logger, '-test-scan-interrupt');
   admin = kafka.admin();
-  producer = kafka.producer();
+  // Idempotent, as the stages' producers are: the first append to topics created a moment ago may
+  // be retried past a leader election, and a plain producer would then write some records twice.
+  producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await Promise.all([admin.connect(), producer.connect()]);
 });
 
