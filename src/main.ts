@@ -48,7 +48,6 @@ import { startControl } from './ops/control-start';
 import type { TransitionGate } from './ops/control-gate';
 import type { SwitchSummary } from './ops/control-switch-state';
 
-export { Roles, type Role } from './roles';
 
 
 export type Running = Readonly<{
