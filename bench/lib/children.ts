@@ -7,6 +7,7 @@ import { ChildProcess, fork, spawn } from 'node:child_process';
 import { createWriteStream, WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
+import { deployedNodeFlags, deploymentOfRoles } from './deployed-node-flags';
 import { cliPath } from './paths';
 import { sleep } from './log';
 
@@ -21,20 +22,29 @@ export type Child = Readonly<{
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * `timebucket run --roles <roles>`, the CLI compiled beside the bench, as it is deployed.
- * BENCH_ROLE_NODE_ARGS adds node flags to these processes only, e.g. to profile them:
+ * `timebucket run --roles <roles>`, the CLI compiled beside the bench, as it is deployed: with
+ * the node flags of its deployment (deployed-node-flags.ts). BENCH_ROLE_NODE_ARGS adds node flags
+ * to these processes only, e.g. to profile them:
  * `BENCH_ROLE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"` (node refuses --cpu-prof in NODE_OPTIONS).
  */
 export function startRoles(name: string, roles: string, env: Env, logFile: string, onLine?: (line: string) => void): Child {
-  const nodeArgs = (process.env['BENCH_ROLE_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0);
+  const nodeArgs = [...deployedNodeFlags(deploymentOfRoles(roles)), ...extraNodeArgs()];
   const child = spawn(process.execPath, [...nodeArgs, cliPath, 'run', '--roles', roles], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return track(name, child, logFile, onLine);
 }
 
-/** A bench worker module (compiled JS) with an IPC channel to this process. */
-export function forkWorker(name: string, modulePath: string, env: Env, logFile: string): Child {
-  const child = fork(modulePath, [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+/**
+ * A bench worker module (compiled JS) with an IPC channel to this process. `as`: the deployment
+ * whose node flags it runs with (raw runs the expirer's transactions, so the expirer's).
+ */
+export function forkWorker(name: string, modulePath: string, env: Env, logFile: string, as?: string): Child {
+  const execArgv = as === undefined ? [] : [...deployedNodeFlags(as), ...extraNodeArgs()];
+  const child = fork(modulePath, [], { env, execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   return track(name, child, logFile);
+}
+
+function extraNodeArgs(): string[] {
+  return (process.env['BENCH_ROLE_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0);
 }
 
 function track(name: string, child: ChildProcess, logFile: string, onLine?: (line: string) => void): Child {

@@ -53,10 +53,14 @@ export type HeldRecordReader = (record: RawRecord, nowMs: number) => HeldMessage
 export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue): HeldRecordReader {
   const finest = topology.tiers[0]!;
   const skewMs = finest.guard * finest.widthMs;
-  const lanes = new Map<string, ReturnType<typeof parseTopic>>();
+  const lanes = new Map<string, ReturnType<typeof parseTopic> | null>();
   const laneOf = (topic: string) => {
-    if (!lanes.has(topic)) lanes.set(topic, parseTopic(topology, topic));
-    return lanes.get(topic);
+    let lane = lanes.get(topic);
+    if (lane === undefined) {
+      lane = parseTopic(topology, topic) ?? null;
+      lanes.set(topic, lane);
+    }
+    return lane ?? undefined;
   };
 
   return (record, nowMs) => {
@@ -72,14 +76,15 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
       const expected = shardOfEntry(entity, entry, topology.shards);
       if (shard !== expected) throw invalid(`key shard ${shard} is not the shard of ${entry.entity} ${entry.id} (${expected})`);
     }
-    const base = { topic: record.topic, partition: record.partition, offset: record.offset, shard, entry };
+    // One object per record, built once (this runs for every entry the expirer reads).
+    const held = (bucketStartMs: number, releaseAtMs: number): HeldMessage => ({ topic: record.topic, partition: record.partition, offset: record.offset, shard, bucketStartMs, releaseAtMs, entry });
 
     if (lane.lane === 'due') {
       checkPartition(record.partition, shard, topology.due.partitions);
       if (entry.expireAtMs > nowMs + skewMs) {
         throw invalid(`due-lane entry is ${entry.expireAtMs - nowMs} ms in the future (more than the ${skewMs} ms clock-skew budget)`);
       }
-      return { ...base, bucketStartMs: entry.expireAtMs, releaseAtMs: 0 };
+      return held(entry.expireAtMs, 0);
     }
 
     const tier = topology.tiers[lane.tierIndex]!;
@@ -97,21 +102,42 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     if (bucketStartMs > nowMs + horizonMs(tier) + skewMs) {
       throw invalid(`bucket ${bucketStartMs} is ${bucketStartMs - nowMs} ms ahead, beyond the ${tier.name} horizon plus the clock-skew budget`);
     }
-    return { ...base, bucketStartMs, releaseAtMs: bucketStartMs - tier.leadMs };
+    return held(bucketStartMs, bucketStartMs - tier.leadMs);
   };
 }
 
 function readShard(key: RawRecord['key'], shards: number): number {
-  const text = key === null || key === undefined ? '' : key.toString();
-  if (!/^(0|[1-9][0-9]{0,9})$/.test(text) || Number(text) >= shards) throw invalid(`key ${JSON.stringify(text)} is not a shard in [0, ${shards})`);
-  return Number(text);
+  const n = key === null || key === undefined ? -1 : canonicalDecimal(key, 10);
+  if (n < 0 || n >= shards) throw invalid(`key ${JSON.stringify(key?.toString() ?? '')} is not a shard in [0, ${shards})`);
+  return n;
 }
 
 function readBucketStart(header: Buffer | string | (Buffer | string)[] | undefined): number {
   if (header === undefined) throw invalid('ring record without a bucket_start header');
-  const text = (Array.isArray(header) ? header[0] : header)?.toString() ?? '';
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) throw invalid(`bucket_start ${JSON.stringify(text)} is not epoch milliseconds`);
-  return Number(text);
+  const value = Array.isArray(header) ? header[0] : header;
+  const n = value === undefined ? -1 : canonicalDecimal(value, 16);
+  if (n < 0 || !Number.isSafeInteger(n)) throw invalid(`bucket_start ${JSON.stringify(value?.toString() ?? '')} is not epoch milliseconds`);
+  return n;
+}
+
+/**
+ * The value of `text` (bytes or a string) if it is a canonical decimal (0, or no leading zero)
+ * of at most `maxDigits` digits, else -1. Read byte by byte: a key and a header per record,
+ * without a string or a regular expression each.
+ */
+function canonicalDecimal(text: Buffer | string, maxDigits: number): number {
+  const length = text.length;
+  if (length === 0 || length > maxDigits) return -1;
+  const bytes = typeof text === 'string' ? undefined : text;
+  const codeAt = (i: number): number => (bytes === undefined ? (text as string).charCodeAt(i) : bytes[i]!);
+  if (length > 1 && codeAt(0) === 48) return -1;
+  let n = 0;
+  for (let i = 0; i < length; i += 1) {
+    const c = codeAt(i);
+    if (c < 48 || c > 57) return -1;
+    n = n * 10 + (c - 48);
+  }
+  return n;
 }
 
 function checkPartition(partition: number, shard: number, partitions: number): void {

@@ -7,6 +7,8 @@
 export class FireQueue<T> {
   private heap: Array<{ at: number; seq: number; item: T }> = [];
   private seq = 0;
+  /** No item is later than this (the latest pushed since the queue was last empty). */
+  private latestAt = Number.NEGATIVE_INFINITY;
 
   get size(): number {
     return this.heap.length;
@@ -14,6 +16,7 @@ export class FireQueue<T> {
 
   push(at: number, item: T): void {
     this.heap.push({ at, seq: this.seq++, item });
+    if (at > this.latestAt) this.latestAt = at;
     this.up(this.heap.length - 1);
   }
 
@@ -25,9 +28,11 @@ export class FireQueue<T> {
   /**
    * How many items are due at `now`, for metrics. A walk of the heap that skips every subtree
    * whose root is not due (a child is never earlier than its parent): it visits the due items
-   * and their children, not the whole queue.
+   * and their children, not the whole queue. When even the latest item is due (a released hot
+   * minute, all due at one instant), every item is: no walk at all.
    */
   countDue(now: number): number {
+    if (this.latestAt <= now) return this.heap.length;
     let n = 0;
     const stack: number[] = this.heap.length > 0 ? [0] : [];
     while (stack.length > 0) {
@@ -53,6 +58,7 @@ export class FireQueue<T> {
   /** Drops items for which `keep` is false (e.g. entries of partitions lost in a rebalance). */
   retain(keep: (item: T) => boolean): void {
     this.heap = this.heap.filter((e) => keep(e.item));
+    this.latestAt = this.heap.reduce((m, e) => Math.max(m, e.at), Number.NEGATIVE_INFINITY);
     for (let i = (this.heap.length >> 1) - 1; i >= 0; i -= 1) this.down(i);
   }
 
@@ -60,6 +66,7 @@ export class FireQueue<T> {
     const top = this.heap[0];
     const last = this.heap.pop();
     if (top === undefined || last === undefined) return undefined;
+    if (this.heap.length === 0) this.latestAt = Number.NEGATIVE_INFINITY;
     if (this.heap.length > 0) {
       this.heap[0] = last;
       this.down(0);

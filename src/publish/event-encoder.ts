@@ -57,12 +57,24 @@ function frame(p: Prepared, event: EventPayload): Buffer {
     p.frame!.copy(scratch, 0);
     end = p.type.encode(event, scratch, 5);
   }
-  return Buffer.from(scratch.subarray(0, end));
+  const out = Buffer.allocUnsafe(end);
+  scratch.copy(out, 0, 0, end);
+  return out;
 }
 
 /** `schemaTexts`: eventSchemas(catalogue, tables), the texts registered; `registryUrl`: for ce_dataschema. */
 export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; topics: EventTopics; schemaTexts: Readonly<Record<string, string>>; registryUrl: string }>): EventEncoder {
   const prepared = new Map<string, Prepared>();
+  // A batch's events share one occurred_at (the transaction's db-now): its text once a batch.
+  let lastTimeMs = Number.NaN;
+  let lastTime = '';
+  const ceTimeOf = (ms: number): string => {
+    if (ms !== lastTimeMs) {
+      lastTime = new Date(ms).toISOString();
+      lastTimeMs = ms;
+    }
+    return lastTime;
+  };
   for (const spec of opts.catalogue.events) {
     const text = opts.schemaTexts[spec.type];
     const topic = opts.topics[spec.type];
@@ -103,7 +115,7 @@ export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; 
           entityId,
           eventType: event.event_type,
           ceType: p.spec.ceType,
-          ceTime: new Date(occurredAtMs).toISOString(),
+          ceTime: ceTimeOf(occurredAtMs),
           dataSchema: p.dataSchema,
           payload: frame(p, event),
         },

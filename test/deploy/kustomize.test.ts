@@ -133,8 +133,10 @@ describe('Deployments', () => {
       ...(/relay|expirer|scanner/.test(c!.args!.at(-1)!) ? [{ secretRef: { name: 'timebucket-registry', optional: true } }] : []),
     ]);
     expect(configMap('timebucket-config').metadata.name).toMatch(/^timebucket-config-[a-z0-9]{10}$/);
-    // The heap is capped below the memory limit.
-    const heapMb = Number(/--max-old-space-size=(\d+)/.exec(c!.env!.find((e) => e.name === 'NODE_OPTIONS')!.value!)![1]);
+    // The heap is capped below the memory limit: the old generation and the young one (three semi-spaces).
+    const nodeOptions = c!.env!.find((e) => e.name === 'NODE_OPTIONS')!.value!;
+    const semiSpaceMb = Number(/--max-semi-space-size=(\d+)/.exec(nodeOptions)?.[1] ?? 16);
+    const heapMb = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions)![1]) + 3 * semiSpaceMb;
     const limitMb = Number(/^(\d+)Gi$/.exec(c!.resources!.limits!['memory']!)?.[1] ?? 0) * 1024 || Number(/^(\d+)Mi$/.exec(c!.resources!.limits!['memory']!)![1]);
     expect(heapMb).toBeLessThanOrEqual(limitMb * 0.8);
   });

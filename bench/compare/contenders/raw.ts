@@ -8,7 +8,7 @@ export const raw: Contender = {
   name: 'raw',
   needsCdc: false,
   async start(ctx) {
-    const child = forkWorker('raw', join(__dirname, 'raw-worker.js'), { ...process.env, TB_DB_NAME: ctx.dbName }, `${ctx.logPrefix}-raw.log`);
+    const child = forkWorker('raw', join(__dirname, 'raw-worker.js'), { ...process.env, TB_DB_NAME: ctx.dbName }, `${ctx.logPrefix}-raw.log`, 'expirer');
     let transitioned = 0;
     await followWorker(child.process, (n) => (transitioned = n)).catch(async (err: unknown) => {
       await child.stop();

@@ -7,6 +7,13 @@
  *
  * Safe to re-run: INSERT IGNORE on the unique event_key, so a replayed batch adds nothing
  * (invariant I4). The connector publishes what the binlog holds; no row is ever updated.
+ *
+ * A prepared statement (mysql2's execute, on the transaction's own connection): a batch of
+ * 2,000 events is 16,000 values, and as text each was expanded by knex, escaped by mysql2 (the
+ * Avro payloads as hex, twice their size) and parsed again by the server; binary parameters
+ * skip all three. mysql2 keeps the statements it prepared per connection, the least recently
+ * used closed beyond `maxPreparedStatements` (db/knex.ts), so the server's count stays bounded
+ * (MySQL's and MariaDB's max_prepared_stmt_count is per server).
  */
 import type { Knex } from 'knex';
 import type { EncodedEvent } from '../../publish/event-encoder';
@@ -38,6 +45,27 @@ export async function insertEventOutbox(trx: Knex.Transaction, rows: readonly En
     values[i++] = r.dataSchema;
     values[i++] = r.payload;
   }
-  const [result] = (await trx.raw(statementFor(rows.length), values as Knex.RawBinding[])) as [{ affectedRows: number }];
-  return result.affectedRows;
+  const sql = statementFor(rows.length);
+  const connection = await preparingConnectionOf(trx);
+  if (connection === undefined) {
+    const [result] = (await trx.raw(sql, values as Knex.RawBinding[])) as [{ affectedRows: number }];
+    return result.affectedRows;
+  }
+  return new Promise((resolve, reject) => {
+    connection.execute(sql, values, (err, result) => (err ? reject(err) : resolve((result as { affectedRows: number }).affectedRows)));
+  });
+}
+
+type PreparingConnection = { execute(sql: string, values: unknown[], cb: (err: Error | null, result: unknown) => void): void };
+
+/**
+ * The mysql2 connection a knex transaction runs on: knex's transaction client hands out that one
+ * connection (and nothing else runs on it while this statement does: the transaction's
+ * statements are sequential). A stand-in transaction without one (a unit test's) gets text.
+ */
+async function preparingConnectionOf(trx: Knex.Transaction): Promise<PreparingConnection | undefined> {
+  const client = (trx as Partial<Pick<Knex.Transaction, 'client'>>).client as { acquireConnection?: () => Promise<unknown> } | undefined;
+  if (typeof client?.acquireConnection !== 'function') return undefined;
+  const connection = (await client.acquireConnection()) as Partial<PreparingConnection> | undefined;
+  return typeof connection?.execute === 'function' ? (connection as PreparingConnection) : undefined;
 }

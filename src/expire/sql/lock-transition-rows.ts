@@ -6,7 +6,7 @@
  * time any more (its deadline removed): stale for the plan.
  *
  *   SELECT `id`, `status`, `<due>`, <event columns> FROM `<table>` FORCE INDEX (PRIMARY)
- *    WHERE `id` IN (?ids) AND `status` IN (?from) AND `<due>` IS NOT NULL ORDER BY `id` FOR UPDATE
+ *    WHERE `id` IN (<ids as literals>) AND `status` IN (?from) AND `<due>` IS NOT NULL ORDER BY `id` FOR UPDATE
  *
  * Every row returned is in a from-state by the database's own comparison (the column's
  * collation): the plan takes it as such, so a stored 'active' under a case-insensitive collation
@@ -22,6 +22,7 @@ import type { Knex } from 'knex';
 import type { Entity, Location, Transition } from '../../core/entity-catalogue';
 import type { ReadRow } from '../../core/expiry-plan';
 import { eventColumns } from '../../core/events';
+import { idList } from '../../db/id-list';
 import { quoteId } from '../../db/quote-id';
 import { rowsDecoder, type FieldInfo } from '../row-values';
 
@@ -38,13 +39,15 @@ export function lockTransitionRows(entity: Entity, t: Transition, location: Loca
   const extra = wanted.filter((c) => c !== entity.idColumn && c !== entity.status.column && c !== t.due.column);
   const select = [entity.idColumn, entity.status.column, t.due.column, ...extra].map(quoteId).join(', ');
   const id = quoteId(entity.idColumn);
-  const sql = `SELECT ${select} FROM ${quoteId(location.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} IS NOT NULL ORDER BY ${id} FOR UPDATE`;
+  // The ids go in as literals between the two halves (db/id-list.ts); `sql` shows their place as `?`.
+  const head = `SELECT ${select} FROM ${quoteId(location.table)} FORCE INDEX (PRIMARY) WHERE ${id} IN (`;
+  const tail = `) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} IS NOT NULL ORDER BY ${id} FOR UPDATE`;
   const decode = rowsDecoder(entity, t, location, wanted);
   return {
-    sql,
+    sql: `${head}?${tail}`,
     run: async (trx, ids) => {
       if (ids.length === 0) return [];
-      const [rows, fields] = (await trx.raw(sql, [[...ids], [...t.from]] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
+      const [rows, fields] = (await trx.raw(head + idList(ids) + tail, [[...t.from]] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
       return decode(rows, fields);
     },
   };

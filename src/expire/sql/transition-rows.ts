@@ -4,7 +4,7 @@
  * transaction. Output: affected row count.
  *
  *   UPDATE `<table>` FORCE INDEX (PRIMARY) SET `status` = ?to, <assignments>
- *    WHERE `id` IN (?ids) AND `status` IN (?from) AND `<due>` <= ?db-now
+ *    WHERE `id` IN (<ids as literals>) AND `status` IN (?from) AND `<due>` <= ?db-now
  *
  * Safe to re-run: guarded by status and due time (compare-and-set), so a row that moved on
  * (used, paid, already expired) or had its due time pushed out meanwhile is not touched. The
@@ -17,6 +17,7 @@
 import type { Knex } from 'knex';
 import type { Entity, Location, Transition } from '../../core/entity-catalogue';
 import { dueValueOf } from '../../db/due-value';
+import { idList } from '../../db/id-list';
 import { quoteId } from '../../db/quote-id';
 import { setClause } from '../set-clause';
 
@@ -27,14 +28,14 @@ export type TransitionRows = Readonly<{
 
 export function transitionRows(entity: Entity, t: Transition, location: Location): TransitionRows {
   const set = setClause(entity.status.column, t.to, t.set);
-  const sql =
-    `UPDATE ${quoteId(location.table)} FORCE INDEX (PRIMARY) SET ${set.sql}` +
-    ` WHERE ${quoteId(entity.idColumn)} IN (?) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} <= ?`;
+  // The ids go in as literals between the two halves (db/id-list.ts); `sql` shows their place as `?`.
+  const head = `UPDATE ${quoteId(location.table)} FORCE INDEX (PRIMARY) SET ${set.sql} WHERE ${quoteId(entity.idColumn)} IN (`;
+  const tail = `) AND ${quoteId(entity.status.column)} IN (?) AND ${quoteId(t.due.column)} <= ?`;
   return {
-    sql,
+    sql: `${head}?${tail}`,
     run: async (trx, ids, dbNowMs) => {
       if (ids.length === 0) return 0;
-      const [result] = (await trx.raw(sql, [...set.values(dbNowMs), [...ids], [...t.from], dueValueOf(t.due.kind, dbNowMs)] as Knex.RawBinding[])) as [{ affectedRows: number }];
+      const [result] = (await trx.raw(head + idList(ids) + tail, [...set.values(dbNowMs), [...t.from], dueValueOf(t.due.kind, dbNowMs)] as Knex.RawBinding[])) as [{ affectedRows: number }];
       return result.affectedRows;
     },
   };

@@ -85,6 +85,21 @@ describe('FireQueue', () => {
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('retain' as const), mod: fc.integer({ min: 2, max: 4 }) }) },
   );
 
+  test('countDue counts the due items, with or without undue ones behind them', () => {
+    const q = queueOf([
+      [30, 'c'],
+      [10, 'a'],
+      [20, 'b'],
+    ]);
+    expect(q.countDue(9)).toBe(0);
+    expect(q.countDue(20)).toBe(2);
+    expect(q.countDue(30)).toBe(3);
+    q.popDue(30);
+    q.push(5, 'd');
+    expect(q.countDue(4)).toBe(0);
+    expect(q.countDue(5)).toBe(1);
+  });
+
   test('property: behaves like a stable-sorted array', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
@@ -110,6 +125,7 @@ describe('FireQueue', () => {
           }
           expect(q.size).toBe(model.length);
           expect(q.peekAt()).toBe(model[0]?.at);
+          for (const now of [-1, 7, 25, 50]) expect(q.countDue(now)).toBe(model.filter((e) => e.at <= now).length);
         }
         expect(q.popDue(Number.POSITIVE_INFINITY)).toEqual(model.map((e) => e.id));
       }),
