@@ -12,6 +12,7 @@ import { loadEntities } from '../ops/load-entities';
 import { loadTopology } from '../ops/load-topology';
 import { createCommandLogger } from '../ops/logger';
 import { runBackfill } from './backfill';
+import { interruptible } from './interrupt';
 import { isoTimeArg, positiveIntArg } from './options';
 
 type BackfillFlags = { entity?: string; transition?: string; since?: number; until?: number; pageSize: number; json?: boolean };
@@ -30,14 +31,11 @@ export function registerBackfillCommand(program: Command): void {
       const config = loadConfig(process.env, { uses: needsOf(['backfill']) });
       const catalogue = loadEntities(config.entitiesPath);
       const transitions = selectTransitions(catalogue, opts, (message) => cmd.error(message));
-      const complete = await runBackfill(config, loadTopology(config.topologyPath), catalogue, createCommandLogger(config.logLevel), {
-        transitions,
-        window: { ...(opts.since !== undefined && { since: new Date(opts.since) }), ...(opts.until !== undefined && { until: new Date(opts.until) }) },
-        pageSize: opts.pageSize,
-        json: opts.json === true,
-      });
-      // Interrupted: the summary says where to resume; 130 like any interrupted command.
-      if (!complete) process.exitCode = 130;
+      const topology = loadTopology(config.topologyPath);
+      const logger = createCommandLogger(config.logLevel);
+      const window = { ...(opts.since !== undefined && { since: new Date(opts.since) }), ...(opts.until !== undefined && { until: new Date(opts.until) }) };
+      // Interrupted: the summary says how to finish; interruptible exits 130 (SIGINT) or 143 (SIGTERM).
+      await interruptible((signal) => runBackfill(config, topology, catalogue, logger, { transitions, window, pageSize: opts.pageSize, json: opts.json === true }, signal));
     });
 }
 

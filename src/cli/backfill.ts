@@ -2,8 +2,8 @@
  * `timebucket backfill`: reads the rows in a transition's from-states and routes them into the
  * rings (see reconcile/backfill.ts for why and when). A progress bar per transition (rows read
  * and routed, rate, ETA) on a terminal; a log line every few seconds otherwise. SIGINT/SIGTERM
- * stop after the page in flight, and the summary gives the `--transition … --since` to resume
- * from (re-routing a few rows twice is harmless) and the transitions not yet started.
+ * stop after the page in flight, and the summary gives the commands that finish the run
+ * (cli/backfill-resume.ts).
  */
 import { Partitioners } from 'kafkajs';
 import type { Config } from '../config';
@@ -17,12 +17,17 @@ import type { Logger } from '../ops/logger';
 import { backfill, BackfillResult } from '../reconcile/backfill';
 import { expirableReads, TimeWindow } from '../reconcile/sql/read-expirable-page';
 import { formatUtc } from '../core/utc-time';
+import { resumeHint } from './backfill-resume';
+import { InterruptedError } from '../core/errors';
 import { commandProgress } from './progress';
 
 export type BackfillCommand = Readonly<{ transitions: readonly Transition[]; window: TimeWindow; pageSize: number; json: boolean }>;
 
-/** Returns whether the run completed (false: interrupted). */
-export async function runBackfill(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, cmd: BackfillCommand): Promise<boolean> {
+/**
+ * Routes every row of the window. `stop`: aborted by Ctrl-C or SIGTERM (cli/interrupt.ts), the
+ * run ends after the page in flight, prints how to finish and throws InterruptedError.
+ */
+export async function runBackfill(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, cmd: BackfillCommand, stop?: AbortSignal): Promise<void> {
   const dbs = openDatabases(config, catalogue, logger);
   const producer = createKafka(config.kafka, logger, '-backfill').producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
   // One reader per transition and table, on the table's database.
@@ -33,10 +38,6 @@ export async function runBackfill(config: Config, topology: Topology, catalogue:
     }),
   );
   const readsOf = (t: Transition) => entityOf(catalogue, t.entity).locations.map((l) => reads.get(`${t.ref}@${l.key}`)!);
-  let stopping = false;
-  const onSignal = () => (stopping = true);
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
   const progress = commandProgress({ line: '{value}/{total} read, {routed} routed | ETA {eta_formatted}', logger, interactive: !cmd.json });
   const width = Math.max(...cmd.transitions.map((t) => t.ref.length));
   try {
@@ -56,23 +57,20 @@ export async function runBackfill(config: Config, topology: Topology, catalogue:
       now: () => systemClock.now(),
       onStart: (t, total) => progress.start(t.ref.padEnd(width), total),
       onProgress: (p) => progress.update(p.read, { routed: p.routed, due: p.due }, p.total),
-      stopRequested: () => stopping,
+      stopRequested: () => stop?.aborted === true,
     });
     progress.stop();
     printSummary(result, cmd);
-    return result.complete;
+    if (!result.complete) throw new InterruptedError('the backfill', 'the commands above finish it');
   } finally {
     progress.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     await producer.disconnect().catch(() => undefined);
     await dbs.destroy();
   }
 }
 
 function printSummary(result: BackfillResult, cmd: BackfillCommand): void {
-  const last = result.complete ? undefined : result.transitions[result.transitions.length - 1];
-  const resume = last === undefined ? undefined : { entity: last.entity, transition: last.transition, since: last.lastExpireAtMs === undefined ? undefined : formatUtc(last.lastExpireAtMs), then: result.notStarted };
+  const resume = resumeHint(result, cmd.window);
   if (cmd.json) {
     // `entities`: one item per transition (the name kept for the scripts reading it).
     console.log(JSON.stringify({ complete: result.complete, entities: result.transitions, ...(resume && { resume }) }));
@@ -84,7 +82,7 @@ function printSummary(result: BackfillResult, cmd: BackfillCommand): void {
     console.log(`${p.entity}.${p.transition}: ${p.read} read, ${p.routed} routed (${p.due} to the due lane, ${p.routed - p.due} into rings)${reminders}, ${window}`);
   }
   if (resume === undefined) return;
-  const since = resume.since ?? (cmd.window.since ? formatUtc(cmd.window.since.getTime()) : undefined);
-  console.log(`interrupted: resume with --transition ${resume.entity}.${resume.transition}${since ? ` --since ${since}` : ''}`);
-  for (const ref of resume.then) console.log(`  then (not started): --transition ${ref}`);
+  const [first, ...rest] = resume.commands;
+  console.log(`interrupted: resume with ${first}`);
+  for (const args of rest) console.log(`  then (not started): ${args}`);
 }

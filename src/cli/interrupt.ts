@@ -1,8 +1,9 @@
 /**
- * Ctrl-C (SIGINT) or SIGTERM during a one-off command that scans a bucket (replay, offsets
- * reset): the command is asked to stop through an AbortSignal, so that it deletes its throwaway
- * consumer group before it exits (130 or 143, as `run` and `backfill` do). A second signal
- * exits at once.
+ * Ctrl-C (SIGINT) or SIGTERM during a one-off command (replay, offsets reset, backfill): the
+ * command is asked to stop through an AbortSignal. Once it has stopped cleanly (a scan deleted
+ * its throwaway consumer group, backfill finished the page in flight and printed how to resume)
+ * it throws InterruptedError, whose hint is printed here, and the process exits 130 or 143 (as
+ * `run` does). A second signal exits at once.
  */
 import { InterruptedError } from '../core/errors';
 
@@ -24,7 +25,7 @@ export async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>
     return await work(controller.signal);
   } catch (err) {
     if (!(err instanceof InterruptedError) || received === undefined) throw err;
-    printError(`${err.message} by ${received}: its consumer group was deleted; run the command again to finish`);
+    printError(`${err.message} by ${received}${err.hint === undefined ? '' : `: ${err.hint}`}`);
     process.exitCode = EXIT_CODES[received];
     return undefined;
   } finally {

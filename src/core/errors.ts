@@ -76,7 +76,11 @@ export class ExpiryParkedError extends TimebucketError {
 
 /** An operator's command stopped on request (Ctrl-C, SIGTERM) before it finished; it cleaned up. */
 export class InterruptedError extends TimebucketError {
-  constructor(what: string) {
+  /** `hint`: what the operator does next (printed by cli/interrupt.ts). */
+  constructor(
+    what: string,
+    readonly hint?: string,
+  ) {
     super('INTERRUPTED', `${what} interrupted`, { retriable: false });
   }
 }

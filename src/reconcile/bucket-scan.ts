@@ -20,6 +20,8 @@ import { randomBytes } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { BucketRecordInvalidError, CdcInvalidError, InterruptedError, KafkaUnavailableError } from '../core/errors';
+
+const SCAN_INTERRUPTED_HINT = 'its consumer group was deleted; run the command again to finish';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { heldRecordReader, type HeldMessage } from '../core/held-record';
 import type { Topology } from '../core/topology';
@@ -89,7 +91,7 @@ export async function scanBucket(opts: BucketScanOptions): Promise<PartitionScan
     const toRead = scans.filter((s) => s.stop === undefined);
     for (const s of scans.filter((x) => x.stop !== undefined)) await opts.onPartitionDone?.(s.partition);
     if (toRead.length === 0) return scans;
-    if (opts.signal?.aborted === true) throw new InterruptedError('the bucket scan');
+    if (opts.signal?.aborted === true) throw new InterruptedError('the bucket scan', SCAN_INTERRUPTED_HINT);
     // setOffsets inside: a failure half-way through it can leave the group behind too.
     try {
       await admin.setOffsets({ groupId: opts.groupId, topic: window.topic, partitions: scans.map((s) => ({ partition: s.partition, offset: s.stop === undefined ? s.fromOffset : s.endOffset })) });
@@ -152,7 +154,7 @@ async function read(opts: BucketScanOptions, toRead: PartitionScan[]): Promise<v
   const joinTimer = setTimeout(() => settle.reject(new KafkaUnavailableError(`the scan consumer did not join group ${opts.groupId} within ${opts.joinTimeoutMs ?? 60_000} ms`, { group: opts.groupId })), opts.joinTimeoutMs ?? 60_000);
   consumer.on(consumer.events.GROUP_JOIN, () => clearTimeout(joinTimer));
   consumer.on(consumer.events.CRASH, (e) => settle.reject(e.payload.error));
-  const onAbort = () => settle.reject(new InterruptedError('the bucket scan'));
+  const onAbort = () => settle.reject(new InterruptedError('the bucket scan', SCAN_INTERRUPTED_HINT));
   opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   const finish = async (partition: number, stop: ScanStop) => {

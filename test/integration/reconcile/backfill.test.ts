@@ -16,6 +16,7 @@ import { spawnCli } from '../../support/cli';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
+import { route } from '../../../src/core/router';
 
 const inMs = (db: Knex, ms: number) => db.raw('NOW(3) + INTERVAL ? MICROSECOND', [ms * 1000]);
 const count = async (db: Knex, table: 'coupons' | 'orders', status: string, ids?: readonly number[]) => {
@@ -97,6 +98,62 @@ describe('backfill on a database without CDC', () => {
     expect(await count(db, 'coupons', 'ACTIVE')).toBe(5);
     expect(await count(db, 'coupons', 'USED')).toBe(1);
     expect(await count(db, 'orders', 'PAID')).toBe(1);
+  });
+
+  test('interrupted by SIGTERM, it stops after the page in flight, exits 143 and prints the commands that finish its window exactly', async () => {
+    const { db } = testDb;
+    const HOUR = 3_600_000;
+    // Every coupon at a due time of its own, so the resumed run re-reads exactly the last one routed.
+    await db('coupons').insert(Array.from({ length: 2_000 }, (_, i) => ({ user_id: 7, status: 'ACTIVE', expire_time: inMs(db, 2 * HOUR + i) })));
+    await db('orders').insert(Array.from({ length: 10 }, (_, i) => ({ user_id: 7, status: 'UNPAID', expire_time: inMs(db, 2 * HOUR + i) })));
+    // Past the window's end: no run may read them.
+    await db('coupons').insert(Array.from({ length: 5 }, () => ({ user_id: 7, status: 'ACTIVE', expire_time: inMs(db, 3 * HOUR) })));
+    const [[{ now }]] = (await db.raw('SELECT NOW(3) AS now')) as [[{ now: Date }]];
+    const since = new Date(now.getTime() + 1.5 * HOUR).toISOString();
+    const until = new Date(now.getTime() + 2.5 * HOUR).toISOString();
+    const env = { ...pipeline.env, TB_DB_NAME: testDb.name, TB_LOG_LEVEL: 'info' };
+
+    // One row a page: the run is still in its first transition when its first entries reach the
+    // ring they are routed to (the rows' first and last due times may fall in two buckets).
+    const admin = createKafka(stackConfig.kafka, logger, '-test-backfill').admin();
+    await admin.connect();
+    const ringOf = (ms: number) => route(pipeline.topology, ms, now.getTime()).topic;
+    const rings = [...new Set([ringOf(now.getTime() + 2 * HOUR), ringOf(now.getTime() + 2 * HOUR + 2_000)])];
+    const appended = async () => (await Promise.all(rings.map((t) => admin.fetchTopicOffsets(t)))).flat().reduce((n, p) => n + Number(p.high), 0);
+    let run: ReturnType<typeof spawnCli>;
+    try {
+      const before = await appended();
+      run = spawnCli(['backfill', '--json', '--page-size', '1', '--since', since, '--until', until], env);
+      await waitFor('the first entries appended', async () => ((await appended()) > before ? true : undefined), { timeoutMs: 30_000, intervalMs: 20 });
+      run.child.kill('SIGTERM');
+    } finally {
+      await admin.disconnect();
+    }
+    expect((await run.exited).code).toBe(143);
+    expect(run.stderr()).toMatch(/the backfill interrupted by SIGTERM: the commands above finish it/);
+    const summary = JSON.parse(run.stdout()) as { complete: boolean; entities: Array<{ entity: string; read: number }>; resume: { since: string; until: string; then: string[]; commands: string[] } };
+    expect(summary.complete).toBe(false);
+    expect(summary.entities).toEqual([expect.objectContaining({ entity: 'coupon' })]);
+    const firstRead = summary.entities[0]!.read;
+    expect(firstRead).toBeGreaterThan(0);
+    expect(firstRead).toBeLessThan(2_000);
+    expect(summary.resume.then).toEqual(['order.cancelled']);
+    expect(summary.resume.commands).toEqual([
+      `--transition coupon.expired --since ${summary.resume.since} --until ${summary.resume.until}`,
+      expect.stringMatching(/^--transition order\.cancelled --since \S+ --until \S+$/),
+    ]);
+    expect(new Date(summary.resume.until).getTime()).toBe(new Date(until).getTime());
+    expect(new Date(summary.resume.commands[1]!.split(' ')[3]!).getTime()).toBe(new Date(since).getTime());
+
+    // The printed commands, as an operator would run them: together they read the window once,
+    // the last row routed before the signal a second time, nothing past --until.
+    const reads: number[] = [];
+    for (const args of summary.resume.commands) {
+      const done = await backfillCli(env, args.split(' '));
+      expect(done.complete).toBe(true);
+      reads.push(done.entities[0]!.read);
+    }
+    expect([firstRead + reads[0]!, reads[1]]).toEqual([2_001, 10]);
   });
 
   test('a bad time is refused with the reason, before anything is read', async () => {
