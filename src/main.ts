@@ -318,11 +318,11 @@ const starters: Record<Role, (ctx: Ctx) => Promise<Started>> = {
   },
 
   async relay(ctx) {
-    return { stop: await startRelay(ctx) };
+    return startRelay(ctx);
   },
 
   async scanner(ctx) {
-    return { stop: startScanner(ctx) };
+    return startScanner(ctx);
   },
 };
 

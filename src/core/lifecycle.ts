@@ -1,5 +1,6 @@
 /**
- * The lifecycle every long-running part reports (hold consumers, the repartitioner, the relay):
+ * The lifecycle every long-running part reports (hold consumers, the repartitioner, the relay,
+ * the polling loops of ops/poll-loop.ts):
  *
  *   NEW → RUNNING → STOPPING → STOPPED
  *           └────→ FAILED      it can no longer do its work (e.g. its Kafka consumer crashed and

@@ -211,6 +211,12 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
       help: 'Published outbox rows deleted by retention (older than TB_OUTBOX_RETENTION_MS)',
       registers,
     }),
+    retentionFailures: new Counter({
+      name: 'timebucket_outbox_retention_failures_total',
+      help: 'Outbox retention passes that failed, by kind: retriable ones are retried with backoff; deterministic ones in a row turn the relay role FAILED (/healthz)',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
     outboxBacklog: new Gauge({
       name: 'timebucket_outbox_backlog_rows',
       help: 'Unpublished outbox rows, counted up to 10000 per scrape (10000 means at least that many)',
@@ -309,6 +315,7 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
   };
   // Series that exist from the start, at 0, rather than appearing with their first event: a
   // rate() or an alert over them then has data (and a dashboard a line) from the first scrape.
+  for (const kind of ['retriable', 'deterministic'] as const) metrics.retentionFailures.inc({ kind }, 0);
   for (const entity of opts.entities) {
     for (const path of PATHS) metrics.transitions.inc({ entity, path }, 0);
     metrics.delay.zero({ entity });

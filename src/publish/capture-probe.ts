@@ -20,6 +20,7 @@ import type { Clock } from '../core/clock';
 import { backoffMs, Backoffs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
+import { PollLoop } from '../ops/poll-loop';
 
 const MAX_PENDING = 1_000;
 export const PROBE_EVENT_TYPE = 'OUTBOX_PROBE';
@@ -42,12 +43,23 @@ export class CaptureProbe {
   private readonly sleeps = new WakeableSleeps();
   private sequence = 0;
   private stopping = false;
-  private loop: Promise<void> = Promise.resolve();
+  private reading: Promise<void> = Promise.resolve();
+  private readonly writing: PollLoop;
   private readonly log: Logger;
 
   constructor(private readonly opts: CaptureProbeOptions) {
     this.log = opts.logger.child({ component: 'capture-probe' });
     for (const name of Object.keys(opts.dbs)) this.pending.set(name, new Map());
+    // A tick never throws (a probe not written is counted and logged): the loop only paces.
+    this.writing = new PollLoop({
+      name: 'capture probe',
+      tick: async () => {
+        for (const [name, db] of Object.entries(opts.dbs)) await this.writeProbe(name, db);
+      },
+      intervalMs: opts.intervalMs,
+      backoff: Backoffs.captureProbe,
+      logger: this.log,
+    });
   }
 
   /** Seconds since the oldest probe not yet seen was written, per database (0: none pending). */
@@ -67,12 +79,14 @@ export class CaptureProbe {
    * lag grows, which is the truth, since nothing confirms the capture meanwhile.
    */
   start(): void {
-    this.loop = Promise.all([this.readLoop(), this.writeLoop()]).then(() => undefined);
+    this.reading = this.readLoop();
+    this.writing.start();
   }
+
   async stop(): Promise<void> {
     this.stopping = true;
     this.sleeps.wakeAll();
-    await this.loop;
+    await Promise.all([this.reading, this.writing.stop()]);
     await this.opts.consumer.disconnect().catch(() => undefined);
   }
 
@@ -96,13 +110,6 @@ export class CaptureProbe {
         await consumer.disconnect().catch(() => undefined);
         await this.sleeps.sleep(backoffMs(attempt, Backoffs.captureProbe));
       }
-    }
-  }
-
-  private async writeLoop(): Promise<void> {
-    while (!this.stopping) {
-      for (const [name, db] of Object.entries(this.opts.dbs)) await this.writeProbe(name, db);
-      await this.sleeps.sleep(this.opts.intervalMs);
     }
   }
 

@@ -11,15 +11,18 @@
  * re-checked, so two instances purging at once only repeat some reads, never delete a row that
  * should stay. Unpublished rows are never touched, nor is outbox_poison.
  *
- * Lifecycle: NEW → RUNNING → STOPPING → STOPPED. Errors are logged and retried after a jittered
- * back-off; stop() wakes any pause and waits for the page in flight.
+ * The passes run in a PollLoop (ops/poll-loop.ts): NEW → RUNNING → STOPPING → STOPPED, or
+ * FAILED after deterministic failures in a row (a missing table, a revoked DELETE grant), which
+ * the relay role reports on /healthz; a failed pass is counted (onFailure) and a retriable one
+ * retried after a jittered back-off. stop() wakes any pause and waits for the page in flight.
  */
 import type { Knex } from 'knex';
 import { ConfigError } from '../core/errors';
 import type { Lifecycle } from '../core/lifecycle';
-import { backoffMs, Backoffs } from '../core/retry-policy';
-import { WakeableSleeps } from '../core/wakeable-sleeps';
+import { Backoffs, type FailureKind } from '../core/retry-policy';
+import type { ConsumerHealth } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
+import { PollLoop, type TickContext } from '../ops/poll-loop';
 import { purgeCutoff, purgePublishedPage, type PurgeCursor, type PurgePage } from './sql/purge-published-outbox';
 
 /** One page of a pass after a cursor of the page function's own (null: the first page). */
@@ -38,16 +41,17 @@ export type OutboxRetentionOptions<C = PurgeCursor> = Readonly<{
   /** From the end of a pass to the start of the next. */
   intervalMs: number;
   logger: Logger;
-  /** Told of every page's deleted rows (metrics). */
-  observer?: Partial<{ purged: (rows: number) => void }>;
+  /** Told of every page's deleted rows and of every failed pass (metrics). */
+  observer?: Partial<{ purged: (rows: number) => void; failed: (err: unknown, kind: FailureKind) => void }>;
   /** Back-off ceiling after a failed pass. Default 60 s. */
   maxBackoffMs?: number;
 }>;
 
+/** Outside a loop (purgeOnce from tests and tooling): plain pauses, never asked to stop. */
+const UNLOOPED: TickContext = { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), stopping: () => false };
+
 export class OutboxRetention<C = PurgeCursor> {
-  private state: Exclude<Lifecycle, 'FAILED'> = 'NEW';
-  private loopDone: Promise<void> = Promise.resolve();
-  private readonly sleeps = new WakeableSleeps();
+  private readonly loop: PollLoop;
   private purgedRows = 0;
   private readonly log: Logger;
 
@@ -60,34 +64,45 @@ export class OutboxRetention<C = PurgeCursor> {
       Number.isInteger(opts.intervalMs) && opts.intervalMs >= 1 ? null : 'intervalMs: an integer >= 1',
     ].filter((p): p is string => p !== null);
     if (problems.length > 0) throw new ConfigError(`invalid outbox retention options: ${problems.join('; ')}`, { problems });
+    this.loop = new PollLoop({
+      name: 'outbox retention',
+      tick: async (ctx) => void (await this.purgeOnce(ctx)),
+      intervalMs: opts.intervalMs,
+      backoff: { ...Backoffs.retention, ...(opts.maxBackoffMs !== undefined && { maxMs: opts.maxBackoffMs }) },
+      logger: this.log,
+      onFailure: (err, kind) => opts.observer?.failed?.(err, kind),
+    });
   }
 
-  get lifecycle(): Exclude<Lifecycle, 'FAILED'> {
-    return this.state;
+  get lifecycle(): Lifecycle {
+    return this.loop.lifecycle;
+  }
+
+  health(): ConsumerHealth {
+    return this.loop.health();
+  }
+
+  /** Resolves when the loop is FAILED. */
+  get failed(): Promise<Error> {
+    return this.loop.failed;
   }
   /** Rows this instance deleted. */
   get purged(): number {
     return this.purgedRows;
   }
 
+  /** A second start does nothing. */
   start(): void {
-    if (this.state !== 'NEW') throw new Error(`OutboxRetention.start() in state ${this.state}: it starts once`);
-    this.state = 'RUNNING';
-    this.loopDone = this.loop();
+    this.loop.start();
   }
 
   /** Idempotent: wakes any pause, then waits for the page in flight. */
-  async stop(): Promise<void> {
-    if (this.state === 'NEW') this.state = 'STOPPED';
-    if (this.state === 'STOPPED') return;
-    this.state = 'STOPPING';
-    this.sleeps.wakeAll();
-    await this.loopDone;
-    this.state = 'STOPPED';
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  /** One whole pass (for tests and tooling): returns the rows deleted. Errors are thrown. */
-  async purgeOnce(): Promise<number> {
+  /** One whole pass (for tests and tooling, or a tick of the loop): returns the rows deleted. Errors are thrown. */
+  async purgeOnce(ctx: TickContext = UNLOOPED): Promise<number> {
     const cutoff = await purgeCutoff(this.opts.db, this.opts.retentionMs);
     // Without a page function C is PurgeCursor, the default's own cursor.
     const purgePage = this.opts.purgePage ?? (purgePublishedPage as unknown as PurgePageFn<C>);
@@ -99,33 +114,11 @@ export class OutboxRetention<C = PurgeCursor> {
       this.purgedRows += page.deleted;
       if (page.deleted > 0) this.opts.observer?.purged?.(page.deleted);
       cursor = page.next;
-      if (!page.full || this.isStopping()) break;
-      if (this.opts.pauseMs > 0) await this.sleeps.sleep(this.opts.pauseMs);
-      if (this.isStopping()) break;
+      if (!page.full || ctx.stopping()) break;
+      if (this.opts.pauseMs > 0) await ctx.sleep(this.opts.pauseMs);
+      if (ctx.stopping()) break;
     }
     if (deleted > 0) this.log.info({ deleted, cutoff }, 'outbox retention pass deleted published rows');
     return deleted;
   }
-
-  /** A method, not an inline check: the state changes across the awaits in between. */
-  private isStopping(): boolean {
-    return this.state === 'STOPPING';
-  }
-
-  private async loop(): Promise<void> {
-    let failures = 0;
-    while (this.state === 'RUNNING') {
-      let delayMs = this.opts.intervalMs;
-      try {
-        await this.purgeOnce();
-        failures = 0;
-      } catch (err) {
-        failures += 1;
-        delayMs = backoffMs(failures, { ...Backoffs.retention, ...(this.opts.maxBackoffMs !== undefined && { maxMs: this.opts.maxBackoffMs }) });
-        this.log.error({ err, failures, backoffMs: delayMs }, 'outbox retention pass failed; retried');
-      }
-      if (this.state === 'RUNNING') await this.sleeps.sleep(delayMs);
-    }
-  }
-
 }

@@ -37,6 +37,8 @@ import { purgeEventOutboxPage } from './sql/purge-event-outbox';
 import { CaptureProbe } from './capture-probe';
 import { probeTopic } from '../core/topology';
 import type { Metrics } from '../ops/metrics';
+import { FailureWatch } from '../ops/failure-watch';
+import type { ConsumerHealth } from '../kafka/consumer-watch';
 
 // Retention pages: 1000 rows are one short DELETE; the pause keeps a day's worth of a hot minute
 // (a million rows) from crowding the database, at several thousand rows a second. A pass that
@@ -62,7 +64,8 @@ export async function startRelay(ctx: {
   logger: Logger;
   instanceId: string;
   metrics: Metrics;
-}): Promise<() => Promise<void>> {
+}): Promise<RelayRole> {
+  const watch = new FailureWatch();
   const topicsByEventType = eventTopics(ctx.catalogue, ctx.topology);
   const registry = createSchemaRegistry(ctx.config.registry);
   const logger = ctx.logger.child({ role: 'relay' });
@@ -71,7 +74,7 @@ export async function startRelay(ctx: {
     const stops: Array<() => Promise<void>> = [];
     try {
       for (const [index, [name, db]] of Object.entries(ctx.dbs).entries()) {
-        stops.push(await startOutbox(ctx, { name, index, db, schemaIds, registry, topicsByEventType, logger: name === 'main' ? logger : logger.child({ database: name }) }));
+        stops.push(await startOutbox(ctx, { name, index, db, schemaIds, registry, topicsByEventType, watch, logger: name === 'main' ? logger : logger.child({ database: name }) }));
       }
     } catch (err) {
       await Promise.all(stops.map((stop) => stop()));
@@ -85,11 +88,15 @@ export async function startRelay(ctx: {
   // as a misconfiguration should. A registry that cannot be reached only holds publishing: the
   // other roles of the process (expiries, the cascader, the scanner) start and run without it.
   // Router mode: event_outbox's retention, by age alone, and the capture probe need no registry.
-  const eventRetentions = startEventOutboxRetention(ctx, logger);
+  const eventRetentions = startEventOutboxRetention(ctx, watch, logger);
   const probe = startCaptureProbe(ctx, logger);
-  const withRetentions = (stop: () => Promise<void>) => async () => {
-    await Promise.all([stop(), ...eventRetentions.map((r) => r.stop()), probe?.stop()]);
-  };
+  const withRetentions = (stop: () => Promise<void>): RelayRole => ({
+    stop: async () => {
+      await Promise.all([stop(), ...eventRetentions.map((r) => r.stop()), probe?.stop()]);
+    },
+    health: () => watch.health(),
+    failed: () => watch.failed,
+  });
   let schemaIds: SchemaIds;
   try {
     schemaIds = await register();
@@ -105,9 +112,12 @@ export async function startRelay(ctx: {
   return withRetentions(await startAll(schemaIds));
 }
 
-/** One table's retention, paced as every other (the relay outbox's by default). */
-function retentionOf<C>(ctx: Parameters<typeof startRelay>[0], db: Knex, logger: Logger, purgePage?: PurgePageFn<C>): OutboxRetention<C> {
-  return new OutboxRetention<C>({
+/** The relay role: its parts stopped together; a retention FAILED fails the role (/healthz, exit 1). */
+export type RelayRole = Readonly<{ stop: () => Promise<void>; health: () => ConsumerHealth; failed: () => Promise<Error> }>;
+
+/** One table's retention, paced as every other (the relay outbox's by default), watched by the role. */
+function retentionOf<C>(ctx: Parameters<typeof startRelay>[0], watch: FailureWatch, db: Knex, logger: Logger, purgePage?: PurgePageFn<C>): OutboxRetention<C> {
+  return watch.add(new OutboxRetention<C>({
     db,
     purgePage,
     retentionMs: ctx.config.relay.retentionMs,
@@ -115,8 +125,8 @@ function retentionOf<C>(ctx: Parameters<typeof startRelay>[0], db: Knex, logger:
     pauseMs: RETENTION_PAUSE_MS,
     intervalMs: RETENTION_INTERVAL_MS,
     logger,
-    observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows) },
-  });
+    observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows), failed: (_err, kind) => ctx.metrics.retentionFailures.inc({ kind }) },
+  }));
 }
 
 /** In router mode, the capture probe over every database's event_outbox, its lag a gauge. */
@@ -138,12 +148,12 @@ function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: Logger
 }
 
 /** In router mode, each database's event_outbox loses its rows older than TB_OUTBOX_RETENTION_MS. */
-function startEventOutboxRetention(ctx: Parameters<typeof startRelay>[0], logger: Logger): Array<OutboxRetention<{ id: string }>> {
+function startEventOutboxRetention(ctx: Parameters<typeof startRelay>[0], watch: FailureWatch, logger: Logger): Array<OutboxRetention<{ id: string }>> {
   const { relay: cfg } = ctx.config;
   if (ctx.config.publish.mode !== 'router' || cfg.retentionMs === 0) return [];
   const retentions = Object.entries(ctx.dbs).map(
     ([name, db]) =>
-      retentionOf(ctx, db, logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }), purgeEventOutboxPage),
+      retentionOf(ctx, watch, db, logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }), purgeEventOutboxPage),
   );
   for (const r of retentions) r.start();
   return retentions;
@@ -192,6 +202,8 @@ type OutboxTarget = Readonly<{
   schemaIds: Awaited<ReturnType<typeof registerEventSchemas>>;
   registry: ReturnType<typeof createSchemaRegistry>;
   topicsByEventType: ReturnType<typeof eventTopics>;
+  /** The role's: this outbox's retention joins it. */
+  watch: FailureWatch;
   logger: Logger;
 }>;
 
@@ -242,7 +254,7 @@ function startLoops(ctx: Parameters<typeof startRelay>[0], target: OutboxTarget,
   );
   const retention =
     cfg.retentionMs > 0
-      ? retentionOf(ctx, db, logger)
+      ? retentionOf(ctx, target.watch, db, logger)
       : undefined;
   for (const loop of loops) loop.start();
   retention?.start();

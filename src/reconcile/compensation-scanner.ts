@@ -11,8 +11,12 @@
  *
  *   claim a page (shared cursor)  → nothing: the pass is over, wait `intervalMs`
  *                                 → rows: run the transition on them, count the catches, next page
- *   failure                       → the retry policy's backoff; the page's rows stay overdue
- *                                   and the next pass reads them again (nothing is lost, I3)
+ *   failure                       → counted; the retry policy's backoff; the page's rows stay
+ *                                   overdue and the next pass reads them again (nothing is
+ *                                   lost, I3). Deterministic failures in a row (a page that can
+ *                                   never be read or transitioned) turn it FAILED: /healthz and
+ *                                   the exit code say so, instead of a safety net that quietly
+ *                                   does nothing
  *
  * Limits: one page at a time per cursor and instance, at most `maxPagesPerSecond` each, so it
  * never competes with the online path; with a healthy stream a pass reads an empty index range
@@ -25,12 +29,16 @@
  * its rows stay overdue and the next pass reads them. A throttled entity's pages (of all its
  * transitions) go in slices of the tokens available, waiting for more in between.
  *
- * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED. The loop never crashes.
+ * Each cursor's loop is a PollLoop (ops/poll-loop.ts). Lifecycle (core/lifecycle.ts): NEW →
+ * RUNNING → STOPPING → STOPPED, or FAILED as soon as one cursor's loop is.
  */
 import type { Clock } from '../core/clock';
 import type { Lifecycle } from '../core/lifecycle';
-import { Backoff, backoffMs } from '../core/retry-policy';
+import type { Backoff } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
+import type { ConsumerHealth } from '../kafka/consumer-watch';
+import { FailureWatch } from '../ops/failure-watch';
+import { PollLoop, type TickContext } from '../ops/poll-loop';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
 import type { Logger } from '../ops/logger';
@@ -62,9 +70,9 @@ export type ScannerOptions = Readonly<{
 
 export class CompensationScanner {
   private state: Lifecycle = 'NEW';
-  private loops: Promise<void>[] = [];
-  private readonly sleeps = new WakeableSleeps();
-  /** Loops waiting out a pause or a throttle: woken by any change of the switches too. */
+  private readonly loops: PollLoop[];
+  private readonly watch = new FailureWatch();
+  /** Loops waiting out a pause or a throttle: woken by any change of the switches, and by stop(). */
   private readonly pauseSleeps = new WakeableSleeps();
   private readonly gate: TransitionGate;
   private unsubscribe: () => void = () => undefined;
@@ -72,10 +80,34 @@ export class CompensationScanner {
   constructor(private readonly opts: ScannerOptions) {
     if (!(opts.maxPagesPerSecond > 0)) throw new RangeError('maxPagesPerSecond must be > 0');
     this.gate = opts.gate ?? openGate;
+    this.loops = opts.cursors.map((cursor) =>
+      this.watch.add(
+        new PollLoop({
+          name: `scanner ${cursor.key}`,
+          tick: (ctx) => this.tick(cursor, ctx),
+          intervalMs: opts.intervalMs,
+          backoff: opts.backoff,
+          logger: opts.logger.child(where(cursor)),
+          onFailure: (err) => opts.observer?.failed?.(cursor, err),
+        }),
+      ),
+    );
+    void this.watch.failed.then(() => {
+      if (this.state === 'RUNNING') this.state = 'FAILED';
+    });
   }
 
   get lifecycle(): Lifecycle {
     return this.state;
+  }
+
+  health(): ConsumerHealth {
+    return this.watch.health();
+  }
+
+  /** Resolves when a cursor's loop is FAILED. */
+  get failed(): Promise<Error> {
+    return this.watch.failed;
   }
 
   start(): void {
@@ -84,45 +116,34 @@ export class CompensationScanner {
     this.unsubscribe = this.gate.onChange(() => {
       this.pauseSleeps.wakeAll();
     });
-    this.loops = this.opts.cursors.map((cursor) => this.loop(cursor));
+    for (const loop of this.loops) loop.start();
   }
 
   async stop(): Promise<void> {
-    if (this.state !== 'RUNNING') return;
+    if (this.state !== 'RUNNING' && this.state !== 'FAILED') return;
+    const failed = this.state === 'FAILED';
     this.state = 'STOPPING';
     this.unsubscribe();
-    this.sleeps.wakeAll();
+    const stopping = Promise.all(this.loops.map((loop) => loop.stop()));
     this.pauseSleeps.wakeAll();
-    await Promise.all(this.loops);
-    this.state = 'STOPPED';
+    await stopping;
+    this.state = failed ? 'FAILED' : 'STOPPED';
   }
 
-  private async loop(cursor: ScanCursor): Promise<void> {
-    const minPageMs = 1_000 / this.opts.maxPagesPerSecond;
-    let failures = 0;
-    while (this.state === 'RUNNING') {
-      if (this.paused(cursor)) {
-        // Checked again at least every interval, and at once when a switch changes.
-        await this.sleep(this.opts.intervalMs, this.pauseSleeps);
-        continue;
-      }
-      const startedAt = this.opts.clock.now();
-      let waitMs: number;
-      try {
-        const page = await this.opts.claimPage(cursor);
-        if (page.rows.length > 0) await this.transition(cursor, page);
-        if (page.passComplete) this.opts.observer?.passComplete?.(cursor, this.opts.clock.now());
-        failures = 0;
-        // More pages in this pass: go on at the rate limit; otherwise wait for the next pass.
-        waitMs = page.inPass && !page.passComplete ? Math.max(0, minPageMs - (this.opts.clock.now() - startedAt)) : this.opts.intervalMs;
-      } catch (err) {
-        failures += 1;
-        this.opts.observer?.failed?.(cursor, err);
-        waitMs = backoffMs(failures, this.opts.backoff);
-        this.opts.logger.warn({ err, ...where(cursor), failures, backoffMs: waitMs }, 'scanner page failed; its rows stay overdue and are read again');
-      }
-      if (waitMs > 0) await this.sleep(waitMs);
+  /** One page of the cursor's pass; returns the wait before the next (the rate limit, or the next pass). */
+  private async tick(cursor: ScanCursor, ctx: TickContext): Promise<number> {
+    if (this.paused(cursor)) {
+      // Checked again at least every interval, and at once when a switch changes.
+      await this.sleep(this.opts.intervalMs, ctx);
+      return 0;
     }
+    const minPageMs = 1_000 / this.opts.maxPagesPerSecond;
+    const startedAt = this.opts.clock.now();
+    const page = await this.opts.claimPage(cursor);
+    if (page.rows.length > 0) await this.transition(cursor, page, ctx);
+    if (page.passComplete) this.opts.observer?.passComplete?.(cursor, this.opts.clock.now());
+    // More pages in this pass: go on at the rate limit; otherwise wait for the next pass.
+    return page.inPass && !page.passComplete ? Math.max(0, minPageMs - (this.opts.clock.now() - startedAt)) : this.opts.intervalMs;
   }
 
   private paused(cursor: ScanCursor): boolean {
@@ -130,18 +151,18 @@ export class CompensationScanner {
   }
 
   /** The page in slices the throttle allows; a pause mid-page leaves the rest to the next pass. */
-  private async transition(cursor: ScanCursor, page: ScanPage): Promise<void> {
+  private async transition(cursor: ScanCursor, page: ScanPage, ctx: TickContext): Promise<void> {
     this.opts.observer?.scanned?.(cursor, page.rows.length);
     const { entity } = cursor.transition;
     let rows = page.rows;
-    while (rows.length > 0 && this.state === 'RUNNING') {
+    while (rows.length > 0 && !ctx.stopping()) {
       if (this.paused(cursor)) {
         this.opts.logger.info({ ...where(cursor), left: rows.length }, 'scanner paused mid-page; the rest stays overdue for the next pass');
         return;
       }
       const allowed = Math.min(rows.length, this.gate.allowance(entity));
       if (allowed < 1) {
-        await this.sleep(this.gate.msUntilAllowed(entity, rows.length), this.pauseSleeps);
+        await this.sleep(this.gate.msUntilAllowed(entity, rows.length), ctx);
         continue;
       }
       const slice = rows.slice(0, allowed);
@@ -163,11 +184,11 @@ export class CompensationScanner {
     }
   }
 
-  /** Sleeps `ms` or until woken: stop() wakes every sleeper, a switch change those on pauseSleeps. */
-  private sleep(ms: number, on: WakeableSleeps = this.sleeps): Promise<void> {
+  /** A pause's or a throttle's wait: `ms`, or until a switch changes or stop() wakes it. */
+  private sleep(ms: number, ctx: TickContext): Promise<void> {
     // A loop that was busy when stop() woke the sleepers must not start a new wait.
-    if (this.state !== 'RUNNING') return Promise.resolve();
-    return on.sleep(ms);
+    if (ctx.stopping()) return Promise.resolve();
+    return this.pauseSleeps.sleep(ms);
   }
 }
 

@@ -12,6 +12,7 @@ import type { Metrics } from '../ops/metrics';
 import type { TransitionGate } from '../ops/control-gate';
 import type { TransitionBatches } from '../expire/transition-batch';
 import { CompensationScanner } from './compensation-scanner';
+import type { ConsumerHealth } from '../kafka/consumer-watch';
 import { scanCursorsOf, scanPageClaim, ScanCursor } from './sql/claim-scan-page';
 
 export type ScannerContext = Readonly<{
@@ -29,7 +30,10 @@ export type ScannerContext = Readonly<{
   gate?: TransitionGate;
 }>;
 
-export function startScanner(ctx: ScannerContext): () => Promise<void> {
+/** The scanner role: stopped as one; a cursor's loop FAILED fails the role (/healthz, exit 1). */
+export type ScannerRole = Readonly<{ stop: () => Promise<void>; health: () => ConsumerHealth; failed: () => Promise<Error> }>;
+
+export function startScanner(ctx: ScannerContext): ScannerRole {
   const { scanner: cfg } = ctx.config;
   const cursors = scanCursorsOf(ctx.catalogue);
   const claims = new Map(cursors.map((c) => [c.key, scanPageClaim(ctx.db, c, cfg, ctx.dbs[c.location.database])]));
@@ -59,7 +63,7 @@ export function startScanner(ctx: ScannerContext): () => Promise<void> {
     },
   });
   scanner.start();
-  return () => scanner.stop();
+  return { stop: () => scanner.stop(), health: () => scanner.health(), failed: () => scanner.failed };
 }
 
 /**

@@ -82,10 +82,8 @@ test('a pass deletes exactly the rows published before now − retention, in pag
 
   await expect(retention.purgeOnce()).resolves.toBe(old.length);
   expect(await remaining()).toEqual([...recent, ...unpublished, ...leased]);
-  // Pages of at most 7 rows (batchSize), adding up to the pass, and the instance's counter.
-  expect(purged.every((n) => n >= 1 && n <= 7)).toBe(true);
-  expect(purged.length).toBeGreaterThanOrEqual(Math.ceil(old.length / 7));
-  expect(purged.reduce((a, b) => a + b, 0)).toBe(old.length);
+  // Pages of batchSize (7) rows until the last, short one ends the pass: 40 = 5 × 7 + 5.
+  expect(purged).toEqual([7, 7, 7, 7, 7, 5]);
   expect(retention.purged).toBe(old.length);
   // Set-aside rows are not the outbox's to purge.
   await expect(db('outbox_poison').count({ n: '*' })).resolves.toEqual([{ n: 1 }]);
@@ -108,13 +106,35 @@ test('several instances purging at once delete each row once between them and no
 
 test('started, it purges on its own; stop() ends it between pages', async () => {
   const { old } = await seed();
-  const retention = newRetention({ batchSize: 5, pauseMs: 20 });
+  const running = newRetention({ batchSize: 5, pauseMs: 20 });
+  running.start();
+  running.start(); // a second start does nothing
+  await waitFor('the old rows purged', () => (running.purged === old.length ? true : undefined));
+  await running.stop();
+  expect(running.lifecycle).toBe('STOPPED');
+
+  // Between pages: a pause of an hour after the first page, cut short by stop(); no second page.
+  await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM outbox_poison');
+  await seed();
+  const paused = newRetention({ batchSize: 5, pauseMs: 3_600_000 });
+  paused.start();
+  await waitFor('the first page deleted', () => (paused.purged === 5 ? true : undefined));
+  await paused.stop();
+  await paused.stop();
+  expect(paused.lifecycle).toBe('STOPPED');
+  expect(paused.purged).toBe(5);
+  expect((await remaining()).length).toBe(70 - 5);
+});
+
+test('a pass that cannot work (its table is gone) is counted and, three times in a row, turns the retention FAILED', async () => {
+  const failures: string[] = [];
+  const retention = newRetention({ intervalMs: 1, maxBackoffMs: 1, purgePage: async () => db.raw('SELECT * FROM no_such_outbox').then(() => ({ deleted: 0, next: null, full: false })), observer: { failed: (_err, kind) => failures.push(kind) } });
   retention.start();
-  expect(() => retention.start()).toThrow(/starts once/);
-  await waitFor('the old rows purged', () => (retention.purged === old.length ? true : undefined));
-  await retention.stop();
-  await retention.stop();
-  expect(retention.lifecycle).toBe('STOPPED');
+  await expect(retention.failed).resolves.toMatchObject({ errno: 1146 });
+  expect(retention.lifecycle).toBe('FAILED');
+  expect(failures).toEqual(['deterministic', 'deterministic', 'deterministic']);
+  expect(retention.health()).toMatchObject({ ok: false, reason: expect.stringMatching(/^outbox retention FAILED: .*no_such_outbox/) });
 });
 
 test('a page read is a range of idx_outbox_unpublished in index order, with no filesort', async () => {

@@ -149,7 +149,7 @@ test('the scanner transitions every overdue row of both tables once (path = scan
   await insertCoupons(BIG + 200n, 2, USED, () => now - 5_000);
 
   const metrics = createMetrics({ entities: ['order', 'coupon'] });
-  const stop = startScanner({
+  const scanner = startScanner({
     // One pass only (the next would wait a minute): every row must be caught by it, page after
     // page of 7 through the keyset cursors (the epoch-ms one stored in DATETIME(3)), ties included.
     config: { ...config, scanner: { graceMs: 1_000, intervalMs: 60_000, pageSize: 7, maxPagesPerSecond: 200 } },
@@ -171,7 +171,7 @@ test('the scanner transitions every overdue row of both tables once (path = scan
     );
     await waitFor('a pass completed per entity', async () => ((await metrics.scannerLastPass.get()).values.length === 2 ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
   } finally {
-    await stop();
+    await scanner.stop();
   }
   const orders = (await db('t_order').where({ status: 'CANCELLED' }).select(db.raw('CAST(id AS CHAR) AS id'), 'cancel_reason', 'version', 'expire_time')) as Array<{ id: string; cancel_reason: string; version: number; expire_time: Date }>;
   expect(orders.every((o) => o.cancel_reason === 'TIMEOUT' && o.version === 1)).toBe(true);

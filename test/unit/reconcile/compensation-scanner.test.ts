@@ -69,12 +69,31 @@ test('pages are claimed no faster than maxPagesPerSecond', async () => {
   expect(span).toBeGreaterThanOrEqual(5 * 50 - 10);
 });
 
-test('a failing claim backs off and is tried again; the loop never dies', async () => {
-  const h = harness([new Error('db down'), new Error('db down'), page(['1'], { passComplete: true })]);
+const dbDown = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+const noTable = () => Object.assign(new Error("Table 'scanner_cursors' doesn't exist"), { errno: 1146 });
+
+test('a claim failing while the database is away is counted, backed off and tried again for as long as it lasts', async () => {
+  const failed: unknown[] = [];
+  const h = harness([dbDown(), dbDown(), dbDown(), dbDown(), page(['1'], { passComplete: true })], { observer: { failed: (_c, err) => void failed.push(err) } });
   h.scanner.start();
   await waitFor('the page after the failures', () => (h.batches.length === 1 ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
-  expect(h.claims).toHaveLength(3);
+  expect(h.claims).toHaveLength(5);
+  expect(failed).toHaveLength(4);
+  expect(h.scanner.health()).toEqual({ ok: true });
   await h.scanner.stop();
+  expect(h.scanner.lifecycle).toBe('STOPPED');
+});
+
+test('a claim that can never work turns the scanner FAILED after three tries in a row: named in health, no more claims', async () => {
+  const h = harness([noTable()]);
+  h.scanner.start();
+  await expect(h.scanner.failed).resolves.toMatchObject({ errno: 1146 });
+  expect(h.scanner.lifecycle).toBe('FAILED');
+  expect(h.claims).toHaveLength(3);
+  expect(h.scanner.health()).toEqual({ ok: false, reason: "scanner coupon FAILED: Table 'scanner_cursors' doesn't exist" });
+  await h.scanner.stop();
+  expect(h.scanner.lifecycle).toBe('FAILED');
+  expect(h.claims).toHaveLength(3);
 });
 
 test('cursors: one per transition, keyed by the entity for its first (today\'s rows) and by the ref otherwise; one per from-value', () => {

@@ -1,0 +1,26 @@
+/**
+ * The parts of a role that can fail for good (a PollLoop: ops/poll-loop.ts), watched together:
+ * health() names every failed one, and `failed` resolves at the first, which the process turns
+ * into /healthz 503 and exit 1 (main.ts). Parts started later (after a registry came back) are
+ * added as they start.
+ */
+import type { ConsumerHealth } from '../kafka/consumer-watch';
+
+export type Failable = Readonly<{ health: () => ConsumerHealth; failed: Promise<Error> }>;
+
+export class FailureWatch {
+  private readonly parts: Failable[] = [];
+  private resolveFailed!: (err: Error) => void;
+  readonly failed: Promise<Error> = new Promise((resolve) => (this.resolveFailed = resolve));
+
+  add<T extends Failable>(part: T): T {
+    this.parts.push(part);
+    void part.failed.then((err) => this.resolveFailed(err));
+    return part;
+  }
+
+  health(): ConsumerHealth {
+    const reasons = this.parts.map((p) => p.health()).flatMap((h) => (h.ok ? [] : [h.reason]));
+    return reasons.length === 0 ? { ok: true } : { ok: false, reason: reasons.join('; ') };
+  }
+}
