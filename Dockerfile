@@ -3,7 +3,8 @@
 # `topics apply`. Build: docker build -t timebucket:$(node -p "require('./package.json').version") .
 # Checked statically in make test (test/deploy/dockerfile.test.ts): no Docker engine runs there.
 
-ARG NODE_IMAGE=node:20.20-bookworm-slim
+# The exact Node.js release the tests run on (a tag that no later patch release moves).
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 
 # Build with the dev dependencies (TypeScript), then throw them away.
 FROM ${NODE_IMAGE} AS build

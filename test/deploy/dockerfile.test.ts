@@ -46,7 +46,7 @@ describe('Dockerfile', () => {
     expect(all.length).toBeGreaterThanOrEqual(2);
   });
 
-  test('every base image is pinned to a version (no latest, no bare name)', () => {
+  test('every base image is pinned to a full version or a digest (no latest, no bare name, no floating major or minor tag)', () => {
     const argDefaults = new Map(
       instructions.filter((i) => keyword(i) === 'ARG').map((i) => {
         const [name, value] = (args(i)[0] ?? '').split('=');
@@ -55,7 +55,8 @@ describe('Dockerfile', () => {
     );
     for (const from of instructions.filter((i) => keyword(i) === 'FROM')) {
       const image = args(from)[0]!.replace(/^\$\{?(\w+)\}?$/, (_, name: string) => argDefaults.get(name) ?? '');
-      expect(image).toMatch(/^[\w./-]+:\d+[\w.-]*$/);
+      // node:20 or node:20.20-slim moves under the same tag; node:20.20.2-bookworm-slim or @sha256:… does not.
+      expect(image).toMatch(/^[\w./-]+(:\d+\.\d+\.\d+(-[\w.-]+)?|@sha256:[0-9a-f]{64})$/);
     }
   });
 

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, PRODUCTION_REQUIRED } from '../../src/config';
 import { needsOf } from '../../src/cli/command-needs';
+import { dueTopic } from '../../src/core/topology';
+import { groupIdOf } from '../../src/roles';
 import { schemaErrors, typeErrors } from './k8s-schemas';
 import { K8sObject, kustomize, repoRoot } from './tools';
 
@@ -23,10 +25,12 @@ type Container = {
   ports?: Array<{ name?: string; containerPort: number }>;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; privileged?: boolean; capabilities?: { drop?: string[]; add?: string[] } };
-  startupProbe?: { httpGet?: { path: string } };
-  readinessProbe?: { httpGet?: { path: string } };
-  livenessProbe?: { httpGet?: { path: string } };
+  startupProbe?: Probe;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
 };
+type Probe = { httpGet?: { path: string; port?: string | number } };
+type DisruptionBudget = K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; maxUnavailable?: number | string; minAvailable?: number | string } };
 type PodSpec = {
   containers: Container[];
   initContainers?: Container[];
@@ -98,7 +102,7 @@ describe('the restricted Pod Security Standard, on every pod template', () => {
 });
 
 describe('Deployments', () => {
-  const topology = JSON.parse(configMap('timebucket-topology').data['topology.json']!) as { tiers: Array<{ partitions: number }>; due: { partitions: number } };
+  const topology = JSON.parse(configMap('timebucket-topology').data['topology.json']!) as { prefix: string; tiers: Array<{ partitions: number }>; due: { partitions: number } };
   const shutdownMs = Number(configMap('timebucket-config').data['TB_SHUTDOWN_TIMEOUT_MS']);
 
   test('one per role group, covering every role', () => {
@@ -113,14 +117,22 @@ describe('Deployments', () => {
     expect(c!.readinessProbe?.httpGet?.path).toBe('/readyz');
     expect(c!.livenessProbe?.httpGet?.path).toBe('/healthz');
     expect(c!.ports).toContainEqual({ name: 'metrics', containerPort: 9464 });
+    // Every probe asks a port the container declares, by its name (a renamed port would leave a probe asking nothing).
+    const declared = (c!.ports ?? []).map((p) => p.name);
+    for (const probe of [c!.startupProbe, c!.readinessProbe, c!.livenessProbe]) expect(declared).toContain(probe?.httpGet?.port);
     expect(c!.resources?.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
     expect(c!.resources?.limits?.['memory']).toEqual(expect.any(String));
     // A stopping pod gets to its own shutdown deadline, plus margin, before it is killed.
     expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThanOrEqual(shutdownMs + 5_000);
     expect(pod.topologySpreadConstraints?.map((t) => t.topologyKey)).toEqual(['topology.kubernetes.io/zone', 'kubernetes.io/hostname']);
     for (const t of pod.topologySpreadConstraints!) expect(d.spec.template.metadata.labels).toMatchObject(t.labelSelector.matchLabels);
-    const pdbs = ofKind<K8sObject & { spec: { selector: { matchLabels: Record<string, string> } } }>('PodDisruptionBudget');
-    expect(pdbs.filter((p) => Object.entries(p.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v))).toHaveLength(1);
+    const pdbs = ofKind<DisruptionBudget>('PodDisruptionBudget').filter((p) => Object.entries(p.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v));
+    expect(pdbs).toHaveLength(1);
+    // The budget lets a node drain: at the fewest replicas the Deployment runs (KEDA's minimum for the expirer), one pod may go.
+    const fewest = d.spec.replicas ?? ofKind<ScaledObject>('ScaledObject').find((o) => o.spec.scaleTargetRef.name === d.metadata.name)!.spec.minReplicaCount!;
+    const { maxUnavailable, minAvailable } = pdbs[0]!.spec;
+    const mayGo = maxUnavailable !== undefined ? Number(maxUnavailable) : fewest - Number(minAvailable);
+    expect(Number.isInteger(mayGo) && mayGo >= 1 && mayGo < fewest).toBe(true);
     // The overlay's image, pinned to a version.
     expect(c!.image).toMatch(/^[\w./-]+:\d+\.\d+\.\d+$/);
     // Settings from the generated ConfigMap (its hashed name: a change rolls the pods), secrets by reference.
@@ -155,7 +167,8 @@ describe('Deployments', () => {
       // KEDA reads trigger metadata as strings: a bare number or boolean in YAML is rejected or misread.
       for (const t of s.spec.triggers) for (const [key, value] of Object.entries(t.metadata)) expect({ key, type: typeof value }).toEqual({ key, type: 'string' });
       const kafka = s.spec.triggers.find((t) => t.type === 'kafka')!.metadata;
-      expect(kafka).toMatchObject({ consumerGroup: 'timebucket.expirer', topic: 'tb.due' });
+      // The group and the lane the expirer reads, from the settings and the topology it runs with.
+      expect(kafka).toMatchObject({ consumerGroup: groupIdOf(configMap('timebucket-config').data['TB_GROUP_PREFIX']!, 'expirer'), topic: dueTopic(topology) });
       const prometheus = s.spec.triggers.find((t) => t.type === 'prometheus')!.metadata;
       expect(prometheus['query']).toMatch(/^sum\(timebucket_due_lag_messages\{[^}]*stage="expirer"[^}]*\}\)$/);
       // Scoped to this deployment: a Prometheus scraping several environments must not mix their lag.
