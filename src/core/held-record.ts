@@ -76,15 +76,13 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
       const expected = shardOfEntry(entity, entry, topology.shards);
       if (shard !== expected) throw invalid(`key shard ${shard} is not the shard of ${entry.entity} ${entry.id} (${expected})`);
     }
-    // One object per record, built once (this runs for every entry the expirer reads).
-    const held = (bucketStartMs: number, releaseAtMs: number): HeldMessage => ({ topic: record.topic, partition: record.partition, offset: record.offset, shard, bucketStartMs, releaseAtMs, entry });
 
     if (lane.lane === 'due') {
       checkPartition(record.partition, shard, topology.due.partitions);
       if (entry.expireAtMs > nowMs + skewMs) {
         throw invalid(`due-lane entry is ${entry.expireAtMs - nowMs} ms in the future (more than the ${skewMs} ms clock-skew budget)`);
       }
-      return held(entry.expireAtMs, 0);
+      return heldMessage(record, shard, entry, entry.expireAtMs, 0);
     }
 
     const tier = topology.tiers[lane.tierIndex]!;
@@ -102,8 +100,13 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     if (bucketStartMs > nowMs + horizonMs(tier) + skewMs) {
       throw invalid(`bucket ${bucketStartMs} is ${bucketStartMs - nowMs} ms ahead, beyond the ${tier.name} horizon plus the clock-skew budget`);
     }
-    return held(bucketStartMs, bucketStartMs - tier.leadMs);
+    return heldMessage(record, shard, entry, bucketStartMs, bucketStartMs - tier.leadMs);
   };
+}
+
+/** One object per record, built once (this runs for every entry the expirer reads). */
+function heldMessage(record: RawRecord, shard: number, entry: BucketEntry, bucketStartMs: number, releaseAtMs: number): HeldMessage {
+  return { topic: record.topic, partition: record.partition, offset: record.offset, shard, bucketStartMs, releaseAtMs, entry };
 }
 
 function readShard(key: RawRecord['key'], shards: number): number {
@@ -128,12 +131,11 @@ function readBucketStart(header: Buffer | string | (Buffer | string)[] | undefin
 function canonicalDecimal(text: Buffer | string, maxDigits: number): number {
   const length = text.length;
   if (length === 0 || length > maxDigits) return -1;
-  const bytes = typeof text === 'string' ? undefined : text;
-  const codeAt = (i: number): number => (bytes === undefined ? (text as string).charCodeAt(i) : bytes[i]!);
-  if (length > 1 && codeAt(0) === 48) return -1;
+  const first = typeof text === 'string' ? text.charCodeAt(0) : text[0]!;
+  if (length > 1 && first === 48) return -1;
   let n = 0;
   for (let i = 0; i < length; i += 1) {
-    const c = codeAt(i);
+    const c = typeof text === 'string' ? text.charCodeAt(i) : text[i]!;
     if (c < 48 || c > 57) return -1;
     n = n * 10 + (c - 48);
   }

@@ -15,11 +15,9 @@ export function idList(ids: readonly string[]): string {
   return ids.join(', ');
 }
 
+/** 1 to 20 digits: BIGINT UNSIGNED's widest, nothing else. */
+const DIGITS = /^[0-9]{1,20}$/;
+
 function isDigits(s: string): boolean {
-  if (typeof s !== 'string' || s.length === 0 || s.length > 20) return false;
-  for (let i = 0; i < s.length; i += 1) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
+  return typeof s === 'string' && DIGITS.test(s);
 }

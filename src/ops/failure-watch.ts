@@ -8,6 +8,9 @@ import type { ConsumerHealth } from '../kafka/consumer-watch';
 
 export type Failable = Readonly<{ health: () => ConsumerHealth; failed: Promise<Error> }>;
 
+/** What a role made of watched parts hands main.ts: stopped as one, its health, its first failure. */
+export type WatchedRole = Readonly<{ stop: () => Promise<void>; health: () => ConsumerHealth; failed: () => Promise<Error> }>;
+
 export class FailureWatch {
   private readonly parts: Failable[] = [];
   private resolveFailed!: (err: Error) => void;

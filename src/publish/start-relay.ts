@@ -37,8 +37,7 @@ import { purgeEventOutboxPage } from './sql/purge-event-outbox';
 import { CaptureProbe } from './capture-probe';
 import { probeTopic } from '../core/topology';
 import type { Metrics } from '../ops/metrics';
-import { FailureWatch } from '../ops/failure-watch';
-import type { ConsumerHealth } from '../kafka/consumer-watch';
+import { FailureWatch, type WatchedRole } from '../ops/failure-watch';
 
 // Retention pages: 1000 rows are one short DELETE; the pause keeps a day's worth of a hot minute
 // (a million rows) from crowding the database, at several thousand rows a second. A pass that
@@ -64,7 +63,7 @@ export async function startRelay(ctx: {
   logger: Logger;
   instanceId: string;
   metrics: Metrics;
-}): Promise<RelayRole> {
+}): Promise<WatchedRole> {
   const watch = new FailureWatch();
   const topicsByEventType = eventTopics(ctx.catalogue, ctx.topology);
   const registry = createSchemaRegistry(ctx.config.registry);
@@ -90,7 +89,7 @@ export async function startRelay(ctx: {
   // Router mode: event_outbox's retention, by age alone, and the capture probe need no registry.
   const eventRetentions = startEventOutboxRetention(ctx, watch, logger);
   const probe = startCaptureProbe(ctx, logger);
-  const withRetentions = (stop: () => Promise<void>): RelayRole => ({
+  const withRetentions = (stop: () => Promise<void>): WatchedRole => ({
     stop: async () => {
       await Promise.all([stop(), ...eventRetentions.map((r) => r.stop()), probe?.stop()]);
     },
@@ -112,10 +111,7 @@ export async function startRelay(ctx: {
   return withRetentions(await startAll(schemaIds));
 }
 
-/** The relay role: its parts stopped together; a retention FAILED fails the role (/healthz, exit 1). */
-export type RelayRole = Readonly<{ stop: () => Promise<void>; health: () => ConsumerHealth; failed: () => Promise<Error> }>;
-
-/** One table's retention, paced as every other (the relay outbox's by default), watched by the role. */
+/** One table's retention, paced as every other (the relay outbox's by default), watched by the role: a retention FAILED fails it (/healthz, exit 1). */
 function retentionOf<C>(ctx: Parameters<typeof startRelay>[0], watch: FailureWatch, db: Knex, logger: Logger, purgePage?: PurgePageFn<C>): OutboxRetention<C> {
   return watch.add(new OutboxRetention<C>({
     db,

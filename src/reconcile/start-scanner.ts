@@ -12,7 +12,7 @@ import type { Metrics } from '../ops/metrics';
 import type { TransitionGate } from '../ops/control-gate';
 import type { TransitionBatches } from '../expire/transition-batch';
 import { CompensationScanner } from './compensation-scanner';
-import type { ConsumerHealth } from '../kafka/consumer-watch';
+import type { WatchedRole } from '../ops/failure-watch';
 import { scanCursorsOf, scanPageClaim, ScanCursor } from './sql/claim-scan-page';
 
 export type ScannerContext = Readonly<{
@@ -30,10 +30,8 @@ export type ScannerContext = Readonly<{
   gate?: TransitionGate;
 }>;
 
-/** The scanner role: stopped as one; a cursor's loop FAILED fails the role (/healthz, exit 1). */
-export type ScannerRole = Readonly<{ stop: () => Promise<void>; health: () => ConsumerHealth; failed: () => Promise<Error> }>;
-
-export function startScanner(ctx: ScannerContext): ScannerRole {
+/** A cursor's loop FAILED fails the role (/healthz, exit 1). */
+export function startScanner(ctx: ScannerContext): WatchedRole {
   const { scanner: cfg } = ctx.config;
   const cursors = scanCursorsOf(ctx.catalogue);
   const claims = new Map(cursors.map((c) => [c.key, scanPageClaim(ctx.db, c, cfg, ctx.dbs[c.location.database])]));
