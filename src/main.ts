@@ -331,6 +331,19 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
   // Only for the due-lag metric of partitions paused at the memory cap (HoldConsumer.fetchEnds).
   const admin = ctx.kafka.admin();
   await admin.connect();
+  // Entries this topology would not have put where they are (a topology change, a writer clock
+  // far ahead) are routed again, as the cascader routes released ones (core/held-record.ts).
+  const reroute = new CascaderSink({
+    producer: ctx.producer,
+    topology: ctx.topology,
+    catalogue: ctx.catalogue,
+    clock: ctx.clock,
+    flushIntervalMs: 50,
+    maxBatchSize: 1_000,
+    logger: logger.child({ component: 'reroute' }),
+    onCascaded: (count) => ctx.metrics.rerouted.inc({ stage: role }, count),
+  });
+  ctx.metrics.rerouted.inc({ stage: role }, 0);
   const stage = new HoldConsumer({
     fetchEnds: (topic) => admin.fetchTopicOffsets(topic),
     consumer: consumerFor(ctx, role),
@@ -338,6 +351,7 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
     group: groupOf(ctx, role),
     read: heldRecordReader(ctx.topology, ctx.catalogue),
     sink,
+    reroute,
     // The expirer's finest tier is released early; its entries are due from their bucket on.
     dueFrom: role === 'expirer' ? 'bucket' : 'release',
     dlq: ctx.dlqFor(role),
@@ -357,6 +371,7 @@ async function startHoldStage(ctx: Ctx, role: Role, topics: string[], sink: Expi
   const stop = async () => {
     await stage.stop();
     sink.close();
+    reroute.close();
     await admin.disconnect();
   };
   return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };

@@ -29,11 +29,12 @@ export function tiersReadBy(role: HoldRole, topology: Pick<Topology, 'tiers'>): 
 }
 
 /**
- * What each stage dead-letters: bad CDC records, bad bucket records, entries parked after
- * failing alone. The first code of each is what a failure that is not one of ours is filed as.
+ * What each stage dead-letters: bad CDC records, bucket records that hold no readable entry
+ * (CDC_INVALID: the entry decoder's), entries parked after failing alone. The first code of
+ * each is what a failure that is not one of ours is filed as.
  */
 export const DeadLetterCodes: Readonly<Partial<Record<Role, readonly [ErrorCode, ...ErrorCode[]]>>> = {
   repartitioner: ['CDC_UNDECODABLE', 'CDC_INVALID'],
-  expirer: ['BUCKET_INVALID', 'EXPIRY_PARKED'],
-  cascader: ['BUCKET_INVALID'],
+  expirer: ['BUCKET_INVALID', 'CDC_INVALID', 'EXPIRY_PARKED'],
+  cascader: ['BUCKET_INVALID', 'CDC_INVALID'],
 };

@@ -3,7 +3,7 @@
  * The `timebucket` command.
  *   timebucket run [--roles a,b]    run roles (default: all) until SIGINT/SIGTERM
  *   timebucket migrate [--down]     apply (or roll back) the database migrations
- *   timebucket topics apply         create missing declared topics, report drift
+ *   timebucket topics apply         create missing declared topics, report drift [--grow-partitions]
  *   timebucket cdc-tail             print CDC events of the mapped tables
  *   timebucket connector config     print the Debezium connector for the mapped tables
  *   timebucket check                the database, the account and the connectors against the entities file
@@ -75,10 +75,11 @@ async function main(argv: string[]): Promise<void> {
     .command('topics')
     .description('topics declared in the topology file')
     .command('apply')
-    .description('create missing topics and report drift (idempotent)')
-    .action(async () => {
+    .description('create missing topics, report drift and what a topology change implies (idempotent)')
+    .option('--grow-partitions', 'add the partitions a topic declares beyond what it has (a shard or partition count raised)')
+    .action(async (opts: { growPartitions?: boolean }) => {
       const config = loadConfig(process.env, { uses: needsOf(['topics', 'apply']) });
-      const drift = await topicsApply(config, loadTopology(config.topologyPath), loadEntities(config.entitiesPath), createLogger(config.logLevel));
+      const drift = await topicsApply(config, loadTopology(config.topologyPath), loadEntities(config.entitiesPath), createLogger(config.logLevel), { growPartitions: opts.growPartitions === true });
       if (drift > 0) process.exitCode = 3;
     });
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import { declaredTopics, TopicDeclaration, Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
-import { applyTopics } from '../kafka/topics-apply';
+import { applyTopics, type ApplyReport } from '../kafka/topics-apply';
 import { pinNewGroupToEnd } from '../kafka/pin-group-start';
 import { groupIdOf } from '../roles';
 import type { Logger } from '../ops/logger';
@@ -23,18 +23,43 @@ export function cdcTopicDeclarations(config: Config, catalogue: EntityCatalogue)
 }
 
 /**
+ * What a topology change implies, one line each: the partitions grown or left to grow, settings
+ * that differ, and ring topics no role reads any more (docs/operations.md, "Changing the topology").
+ */
+export function topologyChangeReport(report: ApplyReport): string[] {
+  const lines: string[] = [];
+  for (const d of report.grown) lines.push(`grown: ${d.topic} partitions ${d.actual} -> ${d.declared}`);
+  for (const d of report.drift) lines.push(`drift: ${d.topic} ${d.what}: declared ${d.declared}, actual ${d.actual}`);
+  const growable = report.drift.filter((d) => d.what === 'partitions' && Number(d.declared) > Number(d.actual));
+  if (growable.length > 0) {
+    lines.push(
+      `implies: ${growable.length} topic(s) declare more partitions than they have; \`topics apply --grow-partitions\` adds them (entries in flight stay where they are, new ones go by the new count)`,
+    );
+  }
+  if (report.orphans.length > 0) {
+    lines.push(
+      `implies: ${report.orphans.length} ring topic(s) are no longer in the topology (${report.orphans.slice(0, 3).join(', ')}${report.orphans.length > 3 ? ', …' : ''}): ` +
+        'no role of this topology reads them; keep the previous version running until their consumer lag is 0, or the rows they hold wait for the compensation scanner',
+    );
+  }
+  return lines;
+}
+
+/**
  * Prints what was created and any drift; returns the number of drifted settings. With
  * TB_CDC_START_FROM=latest it also pins a new repartitioner group at the current end of the CDC
  * topics (kafka/pin-group-start.ts): a deployment reads every change made after this command.
  */
-export async function topicsApply(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger): Promise<number> {
+export async function topicsApply(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, opts: { growPartitions?: boolean } = {}): Promise<number> {
   const admin = createKafka(config.kafka, logger, '-topics').admin();
   await admin.connect();
   try {
     // Idempotent, so safe to try again: a topic created by the failed try counts as present.
-    const report = await retry(() => applyTopics(admin, [...declaredTopics(topology), ...cdcTopicDeclarations(config, catalogue)]), { policy: RetryPolicies.newTopics, what: 'applying the topics', logger });
-    console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.drift.length} drifted`);
-    for (const d of report.drift) console.log(`drift: ${d.topic} ${d.what}: declared ${d.declared}, actual ${d.actual}`);
+    const declared = [...declaredTopics(topology), ...cdcTopicDeclarations(config, catalogue)];
+    const applyOptions = { growPartitions: opts.growPartitions === true, prefix: topology.prefix };
+    const report = await retry(() => applyTopics(admin, declared, applyOptions), { policy: RetryPolicies.newTopics, what: 'applying the topics', logger });
+    console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.grown.length} grown, ${report.drift.length} drifted`);
+    for (const line of topologyChangeReport(report)) console.log(line);
     if (config.cdc.startFrom === 'latest') {
       // A new deployment starts reading CDC here: nothing written from now on is skipped.
       const group = groupIdOf(config.groupPrefix, 'repartitioner');

@@ -1,30 +1,40 @@
 /**
  * Reading a bucket record back: what a hold consumer may do with a message of a ring or of the
- * due lane, checked against everything the writer (router.ts, bucket-record.ts) promises. A
- * record that breaks a promise is rejected with BucketRecordInvalidError and goes to the DLQ:
- * trusting it could freeze a partition (an entry held in memory far beyond its bucket pins the
- * commit point, and the memory cap then pauses the partition for good), violating I5.
+ * due lane, checked against what the writer (router.ts, bucket-record.ts) promises under THIS
+ * process's topology and clock. Three outcomes:
  *
- * Promises checked, with `now` the reader's clock and `skew` = guard × width of the finest tier
+ *   in place    the record sits where the router would put it: held until its release.
+ *   misplaced   the entry is readable but this topology or clock would not have put it here (a
+ *               writer with another topology during a rollout, a shard count, ring size, width
+ *               or tier changed under entries in flight, a writer clock far ahead): it is
+ *               released at once and re-routed by this process's router (the hold consumer's
+ *               `reroute` sink), never held (an entry held far beyond its bucket would pin the
+ *               commit point, I5) and never dead-lettered (it is a good entry, I3).
+ *   invalid     the entry cannot be read at all (not JSON, an entity or transition this
+ *               catalogue does not know): BucketRecordInvalidError / CdcInvalidError, to the DLQ.
+ *
+ * Placement, with `now` the reader's clock and `skew` = guard × width of the finest tier
  * (the clock disagreement the I1 proof already budgets for):
- *   every lane  key = shard = shardOfEntry(entry) (for a spread entity: any shard, see below);
- *               partition = shard mod the lane's partitions
  *   ring        bucket_start is an integer multiple of the tier width whose ring index is this
  *               topic's; the entry lies in that bucket (the coarsest tier also takes the entries
  *               clamped to its last writable bucket, which lie after it); the bucket starts at
  *               most horizon + skew after now (no writer's clock runs further ahead)
  *   due lane    the entry is due by now + skew (the writer thought it due)
+ * The key and partition are NOT placement: a record whose key is not the entry's shard under
+ * this topology (the shard count changed, or a spread entity's databases were reordered) is
+ * held where it is, under the shard the entry has now. That is safe because I1 is a property
+ * of the records in a partition, whichever shard mapping wrote them: every writer of a ring
+ * with this width and size respects the same write window. Re-routing it instead would make
+ * two processes with different shard counts bounce the entry between them during a rollout.
  *
- * Release: a ring record at bucket_start − lead; a due-lane record at once.
- * The entry itself is decoded against the catalogue: an entity or transition this process does
- * not know is CdcInvalidError, to the DLQ like any other broken promise (I5).
+ * Release: a ring record at bucket_start − lead; a due-lane or misplaced record at once.
  * Pure: no clock of its own, no I/O.
  */
 import { BucketEntry, decodeBucketEntry } from './bucket-entry';
 import { entityOf, isSpread, type EntityCatalogue } from './entity-catalogue';
 import { BucketRecordInvalidError } from './errors';
 import { shardOfEntry } from './router';
-import { horizonMs, parseTopic, partitionOfShard, ringIndex, Topology } from './topology';
+import { horizonMs, parseTopic, ringIndex, Topology } from './topology';
 
 /** A bucket record ready to hold: where it came from, its bucket and when it may be released. */
 export type HeldMessage = Readonly<{
@@ -37,6 +47,8 @@ export type HeldMessage = Readonly<{
   /** When the record may be handed on: bucket start − lead for a ring, 0 for the due lane. */
   releaseAtMs: number;
   entry: BucketEntry;
+  /** Why this topology would not have put the entry here: the consumer re-routes it at once. */
+  misplaced?: string;
 }>;
 
 export type RawRecord = Readonly<{
@@ -67,41 +79,46 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     const lane = laneOf(record.topic);
     if (lane === undefined) throw invalid(`topic ${record.topic} is not a lane of topology ${topology.prefix}`);
     const entry = decodeBucketEntry(record.value, catalogue);
-    const shard = readShard(record.key, topology.shards);
-    // A spread entity's shard depends on the order of its databases in the file: a reordered or
-    // added database must not turn every entry in flight into a dead letter. Any shard in range
-    // is placed correctly by the checks below; the entry's `at` says where its row is.
-    const entity = entityOf(catalogue, entry.entity);
-    if (!isSpread(entity)) {
-      const expected = shardOfEntry(entity, entry, topology.shards);
-      if (shard !== expected) throw invalid(`key shard ${shard} is not the shard of ${entry.entity} ${entry.id} (${expected})`);
-    }
+    const shard = shardOf(record.key, entry);
 
     if (lane.lane === 'due') {
-      checkPartition(record.partition, shard, topology.due.partitions);
       if (entry.expireAtMs > nowMs + skewMs) {
-        throw invalid(`due-lane entry is ${entry.expireAtMs - nowMs} ms in the future (more than the ${skewMs} ms clock-skew budget)`);
+        return misplaced(record, shard, entry, `due-lane entry is ${entry.expireAtMs - nowMs} ms in the future (more than the ${skewMs} ms clock-skew budget)`);
       }
       return heldMessage(record, shard, entry, entry.expireAtMs, 0);
     }
 
     const tier = topology.tiers[lane.tierIndex]!;
-    checkPartition(record.partition, shard, tier.partitions);
     const bucketStartMs = readBucketStart(record.headers?.['bucket_start']);
-    if (bucketStartMs % tier.widthMs !== 0) throw invalid(`bucket_start ${bucketStartMs} is not a multiple of the ${tier.name} width ${tier.widthMs}`);
+    if (bucketStartMs === undefined) return misplaced(record, shard, entry, 'ring record without a bucket_start header in epoch milliseconds');
+    if (bucketStartMs % tier.widthMs !== 0) return misplaced(record, shard, entry, `bucket_start ${bucketStartMs} is not a multiple of the ${tier.name} width ${tier.widthMs}`);
     if (ringIndex(tier, bucketStartMs) !== lane.ringIndex) {
-      throw invalid(`bucket_start ${bucketStartMs} belongs to ring index ${ringIndex(tier, bucketStartMs)}, not ${lane.ringIndex}`);
+      return misplaced(record, shard, entry, `bucket_start ${bucketStartMs} belongs to ring index ${ringIndex(tier, bucketStartMs)}, not ${lane.ringIndex}`);
     }
     const coarsest = lane.tierIndex === topology.tiers.length - 1;
     const bucketEnd = bucketStartMs + tier.widthMs;
     if (entry.expireAtMs < bucketStartMs || (!coarsest && entry.expireAtMs >= bucketEnd)) {
-      throw invalid(`entry time ${entry.expireAtMs} lies outside its bucket [${bucketStartMs}, ${bucketEnd})`);
+      return misplaced(record, shard, entry, `entry time ${entry.expireAtMs} lies outside its bucket [${bucketStartMs}, ${bucketEnd})`);
     }
     if (bucketStartMs > nowMs + horizonMs(tier) + skewMs) {
-      throw invalid(`bucket ${bucketStartMs} is ${bucketStartMs - nowMs} ms ahead, beyond the ${tier.name} horizon plus the clock-skew budget`);
+      return misplaced(record, shard, entry, `bucket ${bucketStartMs} is ${bucketStartMs - nowMs} ms ahead, beyond the ${tier.name} horizon plus the clock-skew budget`);
     }
     return heldMessage(record, shard, entry, bucketStartMs, bucketStartMs - tier.leadMs);
   };
+
+  /**
+   * The entry's shard under this topology. A spread entity's shard depends on the order of its
+   * databases in the file, so any key shard in range stands (the entry's `at` says where its
+   * row is); otherwise the shard is recomputed, whatever the key says.
+   */
+  function shardOf(key: RawRecord['key'], entry: BucketEntry): number {
+    const entity = entityOf(catalogue, entry.entity);
+    if (isSpread(entity)) {
+      const keyed = key === null || key === undefined ? -1 : canonicalDecimal(key, 10);
+      if (keyed >= 0 && keyed < topology.shards) return keyed;
+    }
+    return shardOfEntry(entity, entry, topology.shards);
+  }
 }
 
 /** One object per record, built once (this runs for every entry the expirer reads). */
@@ -109,18 +126,16 @@ function heldMessage(record: RawRecord, shard: number, entry: BucketEntry, bucke
   return { topic: record.topic, partition: record.partition, offset: record.offset, shard, bucketStartMs, releaseAtMs, entry };
 }
 
-function readShard(key: RawRecord['key'], shards: number): number {
-  const n = key === null || key === undefined ? -1 : canonicalDecimal(key, 10);
-  if (n < 0 || n >= shards) throw invalid(`key ${JSON.stringify(key?.toString() ?? '')} is not a shard in [0, ${shards})`);
-  return n;
+/** Released at once, to be re-routed: its bucket is its own time (due lag counts it as due). */
+function misplaced(record: RawRecord, shard: number, entry: BucketEntry, reason: string): HeldMessage {
+  return { ...heldMessage(record, shard, entry, entry.expireAtMs, 0), misplaced: reason };
 }
 
-function readBucketStart(header: Buffer | string | (Buffer | string)[] | undefined): number {
-  if (header === undefined) throw invalid('ring record without a bucket_start header');
+/** The bucket_start header in epoch milliseconds, or undefined when missing or not such a number. */
+function readBucketStart(header: Buffer | string | (Buffer | string)[] | undefined): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   const n = value === undefined ? -1 : canonicalDecimal(value, 16);
-  if (n < 0 || !Number.isSafeInteger(n)) throw invalid(`bucket_start ${JSON.stringify(value?.toString() ?? '')} is not epoch milliseconds`);
-  return n;
+  return n < 0 || !Number.isSafeInteger(n) ? undefined : n;
 }
 
 /**
@@ -140,11 +155,6 @@ function canonicalDecimal(text: Buffer | string, maxDigits: number): number {
     n = n * 10 + (c - 48);
   }
   return n;
-}
-
-function checkPartition(partition: number, shard: number, partitions: number): void {
-  const expected = partitionOfShard(shard, partitions);
-  if (partition !== expected) throw invalid(`shard ${shard} belongs to partition ${expected}, found in ${partition}`);
 }
 
 function invalid(reason: string): BucketRecordInvalidError {

@@ -46,8 +46,9 @@ const utf8 = new TextEncoder();
 
 /**
  * The shard of an entity: FNV-1a 32-bit over the UTF-8 bytes of its decimal id, unsigned,
- * mod shards. It decides message keys (so partitions) and the DB shard of every entry in
- * flight and at rest: it must never change, and neither may `shards` of a running system.
+ * mod shards. It decides message keys, so partitions: one entity's entries share a partition.
+ * The hash must never change. `shards` may: entries in flight keyed by the old count are held
+ * where they are under their new shard (core/held-record.ts), and new ones go by the new count.
  */
 export function shardOf(entityId: string, shards: number): number {
   if (!Number.isSafeInteger(shards) || shards < 1) throw new RangeError(`shards must be a positive integer, got ${shards}`);

@@ -5,7 +5,9 @@
  *   head released         → hand it to the sink (which fires it, or re-routes it) and read on
  *   sink finished         → commit only the contiguous finished prefix (OffsetTracker)
  *   memory cap reached    → pause, resume once the partition drains below half
- *   record breaks a rule  → DLQ with the reason (held-record.ts), the partition moves on (I5)
+ *   record misplaced      → handed at once to the `reroute` sink, which writes it where this
+ *                           process's router puts it (a topology change, a writer clock ahead)
+ *   record unreadable     → DLQ with the reason (held-record.ts), the partition moves on (I5)
  *
  * Where reading resumes. The read position of a partition is kafkajs's resolved offset: the
  * next fetch of a partition starts after the last offset resolved, and kafkajs fetches again
@@ -57,6 +59,11 @@ export type HoldConsumerOptions = Readonly<{
   /** Decodes and checks a record (held-record.ts); a throw sends the record to the DLQ. */
   read: HeldRecordReader;
   sink: HoldSink;
+  /**
+   * Takes the entries the reader finds misplaced (HeldMessage.misplaced): released at once and
+   * routed again (a CascaderSink), finished like any other entry once its new record is written.
+   */
+  reroute: HoldSink;
   dlq: DlqWriter;
   clock: Clock;
   maxInMemoryPerPartition: number;
@@ -150,7 +157,7 @@ export class HoldConsumer {
       if (p.heldUntil !== undefined) heldPartitions += 1;
       else if (!byBucket || p.lastBucketStartMs <= now) unreadReleased += Math.max(0, p.highWatermark - p.nextOffset);
     }
-    return { heldPartitions, inMemory, largestPartitionInMemory, dueLag: unreadReleased + this.opts.sink.dueCount(now) };
+    return { heldPartitions, inMemory, largestPartitionInMemory, dueLag: unreadReleased + this.opts.sink.dueCount(now) + this.opts.reroute.dueCount(now) };
   }
 
   async start(): Promise<void> {
@@ -199,6 +206,7 @@ export class HoldConsumer {
     } finally {
       await this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
       this.opts.sink.reset();
+      this.opts.reroute.reset();
       this.state = 'STOPPED';
     }
   }
@@ -208,6 +216,7 @@ export class HoldConsumer {
     for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
     this.partitions.clear();
     this.opts.sink.reset();
+    this.opts.reroute.reset();
     const topics = Object.entries(assignment).map(([topic, partitions]) => ({ topic, partitions }));
     if (topics.length > 0) this.opts.consumer.resume(topics);
     this.opts.logger.info({ generation: this.generation, assignment }, 'assignment changed: holding recomputed from committed offsets');
@@ -259,11 +268,18 @@ export class HoldConsumer {
       const { offset } = message;
       state.tracker.add(offset);
       state.nextOffset = Number(offset) + 1;
-      state.lastBucketStartMs = held.bucketStartMs;
       resolveOffset(offset);
       // done() closes over the offset, not the message: a message's buffers are slices of its
       // whole fetch response, which an unfinished entry would otherwise keep alive.
-      this.opts.sink.take(held, () => this.done(generation, topic, partition, offset));
+      const done = () => this.done(generation, topic, partition, offset);
+      if (held.misplaced !== undefined) {
+        // Not this partition's bucket order: it says nothing of what follows (lastBucketStartMs).
+        this.opts.logger.debug({ topic, partition, offset, reason: held.misplaced }, 'misplaced entry re-routed');
+        this.opts.reroute.take(held, done);
+        continue;
+      }
+      state.lastBucketStartMs = held.bucketStartMs;
+      this.opts.sink.take(held, done);
     }
     await heartbeat();
   }

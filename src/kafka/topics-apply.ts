@@ -1,18 +1,33 @@
 /**
  * `timebucket topics apply`: creates every declared topic that is missing and reports drift
- * (partition counts or configs that differ from the declaration) without changing existing
- * topics: shrinking partitions is impossible and growing them would move shards between
- * partitions, so drift is for an operator to decide. Idempotent.
+ * (partition counts or configs that differ from the declaration). Existing topics are changed
+ * only when asked: `growPartitions` adds the partitions a topic declares beyond what it has
+ * (safe for bucket lanes: entries in flight are held where they are, core/held-record.ts;
+ * shrinking is impossible). `prefix` also reports the orphans: topics of that prefix's lanes
+ * that the declaration no longer has (a ring shrunk, a tier renamed or removed), which no role
+ * reads any more. Idempotent.
  */
 import { Admin, ConfigResourceTypes } from 'kafkajs';
 import { KafkaUnavailableError } from '../core/errors';
 import type { TopicDeclaration } from '../core/topology';
 
 export type TopicDrift = Readonly<{ topic: string; what: string; declared: string; actual: string }>;
-export type ApplyReport = Readonly<{ created: string[]; existing: string[]; drift: TopicDrift[] }>;
+export type ApplyReport = Readonly<{
+  created: string[];
+  existing: string[];
+  /** Differences left as they are (partition growth not asked for, configs). */
+  drift: TopicDrift[];
+  /** Topics given the partitions they declare (growPartitions). */
+  grown: TopicDrift[];
+  /** Ring topics of `prefix` that nothing declared reads any more. */
+  orphans: string[];
+}>;
 
-export async function applyTopics(admin: Admin, declared: readonly TopicDeclaration[]): Promise<ApplyReport> {
-  const present = new Set(await admin.listTopics());
+export type ApplyOptions = Readonly<{ growPartitions?: boolean; prefix?: string }>;
+
+export async function applyTopics(admin: Admin, declared: readonly TopicDeclaration[], opts: ApplyOptions = {}): Promise<ApplyReport> {
+  const listed = await admin.listTopics();
+  const present = new Set(listed);
   const missing = declared.filter((d) => !present.has(d.topic));
   const existing = declared.filter((d) => present.has(d.topic));
   // Chunked: one request creating hundreds of topics can outlast the request timeout. Leaders
@@ -31,7 +46,26 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
     });
   }
   await waitForLeaders(admin, missing.map((d) => d.topic));
-  return { created: missing.map((d) => d.topic), existing: existing.map((d) => d.topic), drift: await findDrift(admin, existing) };
+  const found = await findDrift(admin, existing);
+  const growable = opts.growPartitions === true ? found.filter((d) => d.what === 'partitions' && Number(d.declared) > Number(d.actual)) : [];
+  if (growable.length > 0) {
+    await admin.createPartitions({ timeout: 60_000, topicPartitions: growable.map((d) => ({ topic: d.topic, count: Number(d.declared) })) });
+    await waitForLeaders(admin, growable.map((d) => d.topic));
+  }
+  return {
+    created: missing.map((d) => d.topic),
+    existing: existing.map((d) => d.topic),
+    drift: found.filter((d) => !growable.includes(d)),
+    grown: growable,
+    orphans: opts.prefix === undefined ? [] : orphanRingTopics(listed, declared, opts.prefix),
+  };
+}
+
+/** `<prefix>.<tier>.<digits>` topics that are not declared: a ring's or a tier's that went. */
+function orphanRingTopics(listed: readonly string[], declared: readonly TopicDeclaration[], prefix: string): string[] {
+  const names = new Set(declared.map((d) => d.topic));
+  const ring = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.[a-z0-9]+\\.[0-9]+$`);
+  return listed.filter((t) => ring.test(t) && !names.has(t)).sort();
 }
 
 /** Bounded wait until every partition of `topics` has a leader. */

@@ -142,6 +142,12 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
       help: 'Entries of coarse buckets re-routed by the cascader',
       registers,
     }),
+    rerouted: new Counter({
+      name: 'timebucket_rerouted_entries_total',
+      help: 'Entries found where this topology would not put them (a topology change, a writer clock ahead) and routed again, by the stage that read them',
+      labelNames: ['stage'] as const,
+      registers,
+    }),
     dueLag: holdGauge(
       'timebucket_due_lag_messages',
       'Messages whose bucket has been released but are not finished (the scaling signal; raw lag counts scheduled work too)',

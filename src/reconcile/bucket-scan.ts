@@ -14,7 +14,8 @@
  * from the start offsets; records already seen are skipped, so nothing is counted twice.
  *
  * Records are checked as the live hold stages check them (core/held-record.ts); a record that
- * fails (the live stage sent it to the DLQ) is counted as invalid and skipped.
+ * fails (the live stage sent it to the DLQ) or is misplaced (the live stage routed it again, to
+ * the bucket it belongs to) is counted as invalid and skipped.
  */
 import { randomBytes } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
@@ -45,7 +46,7 @@ export type PartitionScan = {
   records: number;
   /** Records of the bucket among them. */
   entries: number;
-  /** Records that break their lane's rules (skipped; the live stage sent them to the DLQ). */
+  /** Records unreadable or misplaced (skipped; the live stage dead-lettered or re-routed them). */
   invalid: number;
   stop?: ScanStop;
 };
@@ -194,6 +195,10 @@ async function read(opts: BucketScanOptions, toRead: PartitionScan[]): Promise<v
         held = reader({ topic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers }, opts.clock.now());
       } catch (err) {
         if (!(err instanceof BucketRecordInvalidError || err instanceof CdcInvalidError)) throw err;
+        scan.invalid += 1;
+        continue;
+      }
+      if (held.misplaced !== undefined) {
         scan.invalid += 1;
         continue;
       }

@@ -39,13 +39,26 @@ export type TestPipeline = Readonly<{
  * `entities`: an entities file's content (written to a temporary file, TB_ENTITIES), for a
  * pipeline on tables other than the demo ones; the topology then declares its events' topics.
  */
-export async function createTestPipeline(opts: { topologyFile?: string; env?: Record<string, string>; entities?: unknown } = {}): Promise<TestPipeline> {
-  const prefix = uniqueName('tbt').replace(/-/g, '');
-  const raw = JSON.parse(readFileSync(join(__dirname, '../../topics', opts.topologyFile ?? 'test.json'), 'utf8')) as {
-    prefix: string;
-    events: Array<{ type: string; topic: string; partitions: number; retentionMs: number }>;
-  };
+/** The topology file as read, for `editTopology` to change before it is parsed. */
+export type RawTopology = {
+  prefix: string;
+  shards: number;
+  tiers: Array<{ name: string; widthMs: number; ring: number; guard: number; leadMs: number; partitions: number }>;
+  due: { partitions: number };
+  events: Array<{ type: string; topic: string; partitions: number; retentionMs: number }>;
+};
+
+/**
+ * `prefix`: another pipeline's (its topics and groups), for a test that changes the topology
+ * under entries in flight; `editTopology` changes the file before it is parsed.
+ */
+export async function createTestPipeline(
+  opts: { topologyFile?: string; env?: Record<string, string>; entities?: unknown; prefix?: string; editTopology?: (raw: RawTopology) => void } = {},
+): Promise<TestPipeline> {
+  const prefix = opts.prefix ?? uniqueName('tbt').replace(/-/g, '');
+  const raw = JSON.parse(readFileSync(join(__dirname, '../../topics', opts.topologyFile ?? 'test.json'), 'utf8')) as RawTopology;
   raw.prefix = prefix;
+  opts.editTopology?.(raw);
   const entitiesPath = opts.entities === undefined ? defaultEntitiesPath : join(tmpdir(), `${prefix}.entities.json`);
   if (opts.entities !== undefined) writeFileSync(entitiesPath, JSON.stringify(opts.entities));
   const catalogue = loadEntities(entitiesPath);
@@ -70,7 +83,8 @@ export async function createTestPipeline(opts: { topologyFile?: string; env?: Re
   const admin = createKafka(config.kafka, logger, '-test-topics').admin();
   await admin.connect();
   try {
-    await applyTopics(admin, declaredTopics(topology));
+    // Grown, for a test that raises a partition count under another pipeline's entries.
+    await applyTopics(admin, declaredTopics(topology), { growPartitions: true });
     // The test's repartitioner starts at the current end of the CDC topics: a long-lived dev
     // stack holds millions of older changes (benchmarks) that would only delay the test.
     // (A pipeline on a test database of its own has no CDC topics: Debezium captures `timebucket`.)

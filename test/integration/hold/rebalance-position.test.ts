@@ -82,6 +82,7 @@ test('after a rebalance detected right after a hold, the partition is re-read fr
     topics: [topic],
     read: readReleaseHeader,
     sink,
+    reroute: { take: () => undefined, reset: () => undefined, dueCount: () => 0 },
     dlq: { send: async () => undefined, sendAll: async () => undefined },
     clock: systemClock,
     maxInMemoryPerPartition: 1_000,

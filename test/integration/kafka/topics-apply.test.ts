@@ -55,3 +55,34 @@ test('creates every declared topic once, then reports partition and config drift
 
   await admin.deleteTopics({ topics: declared.map((d) => d.topic) });
 });
+
+test('grows partitions only when asked, and names the ring topics a shrunk ring leaves behind', async () => {
+  type Raw = { prefix: string; tiers: Array<{ ring: number; partitions: number }>; events: Array<{ topic: string }> };
+  const raw = JSON.parse(readFileSync(join(__dirname, '../../../topics/test.json'), 'utf8')) as Raw;
+  raw.prefix = uniqueName('tbg').replace(/-/g, '');
+  raw.events.forEach((e, i) => (e.topic = `${raw.prefix}.events.${i}`));
+  const before = declaredTopics(parseTopology(raw, 'test'));
+  await applyTopics(admin, before);
+  // The minute ring: 12 → 10 topics, 4 → 6 partitions each.
+  raw.tiers[0]!.ring = 10;
+  raw.tiers[0]!.partitions = 6;
+  const after = declaredTopics(parseTopology(raw, 'test'));
+  const minutes = after.filter((d) => d.topic.startsWith(`${raw.prefix}.minute.`)).map((d) => d.topic);
+  expect(minutes).toHaveLength(10);
+
+  const asked = await applyTopics(admin, after, { prefix: raw.prefix });
+  expect(asked.grown).toEqual([]);
+  expect(asked.drift.filter((d) => d.what === 'partitions').map((d) => [d.topic, d.declared, d.actual])).toEqual(minutes.map((t) => [t, '6', '4']));
+  expect(asked.orphans).toEqual([`${raw.prefix}.minute.10`, `${raw.prefix}.minute.11`]);
+
+  const grown = await applyTopics(admin, after, { prefix: raw.prefix, growPartitions: true });
+  expect(grown.grown.map((d) => [d.topic, d.declared, d.actual])).toEqual(minutes.map((t) => [t, '6', '4']));
+  // A ring's retention is a lap plus the replay window: the resized ring's is drift, left to the operator.
+  expect(grown.drift.map((d) => [d.topic, d.what])).toEqual(minutes.map((t) => [t, 'retention.ms']));
+  const meta = await admin.fetchTopicMetadata({ topics: minutes });
+  expect(meta.topics.map((t) => t.partitions.length)).toEqual(minutes.map(() => 6));
+  const again = await applyTopics(admin, after, { prefix: raw.prefix, growPartitions: true });
+  expect(again).toMatchObject({ created: [], grown: [], drift: grown.drift, orphans: [`${raw.prefix}.minute.10`, `${raw.prefix}.minute.11`] });
+
+  await admin.deleteTopics({ topics: before.map((d) => d.topic) });
+});

@@ -63,53 +63,73 @@ describe('heldRecordReader accepts what the router writes', () => {
   });
 });
 
-describe('heldRecordReader rejects records that would block a partition', () => {
+describe('heldRecordReader finds misplaced records: released at once, to be routed again, never held', () => {
   const good = written(entry(NOW + 2_500));
+  /** The reason a record is misplaced; fails when it is held in place. */
+  function misplacement(record: RawRecord, now = NOW): string {
+    const held = read(record, now);
+    expect(held).toMatchObject({ releaseAtMs: 0, bucketStartMs: held.entry.expireAtMs, shard: shardOf(held.entry.id, 4) });
+    expect(held.misplaced).toEqual(expect.any(String));
+    return held.misplaced!;
+  }
 
   test('missing bucket_start on a ring', () => {
-    expect(rejection({ ...good, headers: {} })).toMatch(/without a bucket_start/);
+    expect(misplacement({ ...good, headers: {} })).toMatch(/without a bucket_start/);
   });
 
   test('bucket_start that is not a number', () => {
-    expect(rejection({ ...good, headers: { bucket_start: 'soon' } })).toMatch(/not epoch milliseconds/);
+    expect(misplacement({ ...good, headers: { bucket_start: 'soon' } })).toMatch(/without a bucket_start header in epoch milliseconds/);
   });
 
-  test('bucket_start not on a bucket boundary', () => {
-    expect(rejection({ ...good, headers: { bucket_start: String(NOW + 2_001) } })).toMatch(/not a multiple/);
+  test('bucket_start not on a bucket boundary (the tier width changed)', () => {
+    expect(misplacement({ ...good, headers: { bucket_start: String(NOW + 2_001) } })).toMatch(/not a multiple/);
   });
 
-  test('bucket_start of another ring index (wrong topic)', () => {
-    expect(rejection({ ...good, headers: { bucket_start: String(NOW + 3_000) } })).toMatch(/ring index/);
+  test('bucket_start of another ring index (the ring size changed: another topic)', () => {
+    expect(misplacement({ ...good, headers: { bucket_start: String(NOW + 3_000) } })).toMatch(/ring index/);
   });
 
   test('an entry outside its bucket in the finest tier', () => {
     const e = entry(NOW + 2_000 + 12_000 * 5); // same ring index, five laps later
-    expect(rejection({ ...good, value: encodeBucketEntry(e, catalogue) })).toMatch(/outside its bucket/);
+    expect(misplacement({ ...good, value: encodeBucketEntry(e, catalogue) })).toMatch(/outside its bucket/);
   });
 
   test('a far-future bucket in the finest tier (writer clock far ahead)', () => {
     const far = NOW + 2_000 + 12_000 * 100; // same ring index, a hundred laps later
-    expect(rejection({ ...good, value: encodeBucketEntry(entry(far + 100), catalogue), headers: { bucket_start: String(far) } })).toMatch(/beyond the minute horizon/);
+    expect(misplacement({ ...good, value: encodeBucketEntry(entry(far + 100), catalogue), headers: { bucket_start: String(far) } })).toMatch(/beyond the minute horizon/);
   });
 
   test('a due-lane entry from a clock far ahead', () => {
     const due = written(entry(NOW - 1_000));
-    expect(rejection({ ...due, value: encodeBucketEntry(entry(NOW + 60_000), catalogue) })).toMatch(/due-lane entry is 60000 ms in the future/);
+    expect(misplacement({ ...due, value: encodeBucketEntry(entry(NOW + 60_000), catalogue) })).toMatch(/due-lane entry is 60000 ms in the future/);
   });
+});
 
-  test('a key that is not the entry shard', () => {
+describe('heldRecordReader holds in place a record keyed by another shard mapping (the shard count changed)', () => {
+  const good = written(entry(NOW + 2_500));
+  const inPlace = { releaseAtMs: NOW + 1_700, bucketStartMs: NOW + 2_000, shard: shardOf('42', 4), entry: entry(NOW + 2_500) };
+
+  test('a key that is not the entry shard: the shard is the entry\'s own under this topology', () => {
     const other = (shardOf('42', 4) + 1) % 4;
-    expect(rejection({ ...good, key: String(other) })).toMatch(/is not the shard/);
+    const held = read({ ...good, key: String(other) }, NOW);
+    expect(held).toMatchObject(inPlace);
+    expect(held.misplaced).toBeUndefined();
   });
 
-  test('a key that is not a shard at all', () => {
-    expect(rejection({ ...good, key: '17' })).toMatch(/not a shard in \[0, 4\)/);
-    expect(rejection({ ...good, key: null })).toMatch(/not a shard/);
+  test('a key beyond this topology\'s shards, or none at all', () => {
+    expect(read({ ...good, key: '17' }, NOW)).toMatchObject(inPlace);
+    expect(read({ ...good, key: null }, NOW)).toMatchObject(inPlace);
   });
 
-  test('a shard in the wrong partition', () => {
-    expect(rejection({ ...good, partition: (good.partition + 1) % 4 })).toMatch(/belongs to partition/);
+  test('a shard in another partition (the partition count changed)', () => {
+    const held = read({ ...good, partition: (good.partition + 1) % 4 }, NOW);
+    expect(held).toMatchObject(inPlace);
+    expect(held.misplaced).toBeUndefined();
   });
+});
+
+describe('heldRecordReader rejects what it cannot read (to the DLQ)', () => {
+  const good = written(entry(NOW + 2_500));
 
   test('a topic that is not a lane of the topology', () => {
     expect(rejection({ ...good, topic: 'other.minute.03' })).toMatch(/not a lane/);

@@ -91,6 +91,7 @@ async function withStage(
     topics: [topic],
     read: reader,
     sink: { take: (_, done) => void taken.push(done), reset: () => undefined, dueCount: () => 0 },
+    reroute: { take: () => undefined, reset: () => undefined, dueCount: () => 0 },
     dlq: { send: async () => undefined, sendAll: async () => undefined },
     clock: { now: () => Date.now() },
     maxInMemoryPerPartition: 100,

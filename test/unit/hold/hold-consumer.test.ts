@@ -22,11 +22,13 @@ class RecordingSink implements HoldSink {
   }
 }
 
-/** Release time from a header; a `bad` header makes the record invalid. */
+/** Release time from a header; a `bad` header makes the record invalid, a `misplaced` one misplaced. */
 const reader: HeldRecordReader = (r) => {
   if (r.headers?.['bad'] !== undefined) throw new Error('bad record');
   const bucketStartMs = Number(r.headers?.['bucket_start'] ?? 0);
-  return { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs, releaseAtMs: Number(r.headers?.['release_at'] ?? 0), entry: { entity: 'coupon', transition: 'expired', id: r.offset, expireAtMs: bucketStartMs } };
+  const misplaced = r.headers?.['misplaced']?.toString();
+  const held = { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs, releaseAtMs: Number(r.headers?.['release_at'] ?? 0), entry: { entity: 'coupon', transition: 'expired', id: r.offset, expireAtMs: bucketStartMs } };
+  return misplaced === undefined ? held : { ...held, releaseAtMs: 0, misplaced };
 };
 
 const released = (offset: number) => message(offset, { headers: { release_at: '0' } });
@@ -35,6 +37,7 @@ const undue = (offset: number, inMs: number) => message(offset, { headers: { rel
 async function started(opts: Partial<HoldConsumerOptions> = {}) {
   const fake = fakeConsumer();
   const sink = new RecordingSink();
+  const reroute = new RecordingSink();
   const dlq: DlqRecord[] = [];
   const stage = new HoldConsumer({
     consumer: fake.consumer,
@@ -42,6 +45,7 @@ async function started(opts: Partial<HoldConsumerOptions> = {}) {
     topics: [topic],
     read: reader,
     sink,
+    reroute,
     dlq: { send: async (r) => void dlq.push(r), sendAll: async (rs) => void dlq.push(...rs) },
     clock: { now: () => Date.now() },
     maxInMemoryPerPartition: 100,
@@ -52,7 +56,7 @@ async function started(opts: Partial<HoldConsumerOptions> = {}) {
   });
   await stage.start();
   fake.joinGroup({ [topic]: [0] });
-  return { fake, sink, dlq, stage };
+  return { fake, sink, reroute, dlq, stage };
 }
 
 const lastCommit = (fake: ReturnType<typeof fakeConsumer>) => fake.commits[fake.commits.length - 1]?.[0]?.offset;
@@ -67,6 +71,28 @@ test('an undue head pauses the partition without a seek and is resumed at its re
   expect(stage.stats().heldPartitions).toBe(1);
   await waitFor('the timer to resume the partition', () => (fake.paused.has(`${topic}:0`) ? undefined : true), { timeoutMs: 2_000, intervalMs: 10 });
   expect(stage.stats().heldPartitions).toBe(0);
+  await stage.stop();
+});
+
+test('a misplaced record is re-routed at once, never held nor dead-lettered, and committed once its new record is written', async () => {
+  const { fake, sink, reroute, dlq, stage } = await started();
+  // Its header says an hour ahead; a held record would pause the partition for that hour.
+  const misplaced = message(1, { headers: { release_at: String(Date.now() + 3_600_000), misplaced: 'ring index' } });
+  const seen = await fake.feed(topic, 0, [released(0), misplaced, released(2)]);
+  expect([...sink.taken.keys()]).toEqual(['0', '2']);
+  expect([...reroute.taken.keys()]).toEqual(['1']);
+  expect(seen.resolved).toEqual(['0', '1', '2']);
+  expect(fake.paused.has(`${topic}:0`)).toBe(false);
+  expect(dlq).toEqual([]);
+  expect(stage.stats().dueLag).toBe(3);
+  sink.taken.get('0')!();
+  sink.taken.get('2')!();
+  await waitFor('the prefix before the re-routed entry committed', () => (lastCommit(fake) === '1' ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
+  reroute.taken.get('1')!();
+  await waitFor('everything committed once the entry is re-routed', () => (lastCommit(fake) === '3' ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
+  const resets = reroute.resets;
+  fake.joinGroup({ [topic]: [0] });
+  expect(reroute.resets).toBe(resets + 1);
   await stage.stop();
 });
 
