@@ -79,7 +79,7 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     const lane = laneOf(record.topic);
     if (lane === undefined) throw invalid(`topic ${record.topic} is not a lane of topology ${topology.prefix}`);
     const entry = decodeBucketEntry(record.value, catalogue);
-    const shard = shardOf(record.key, entry);
+    const shard = entryShard(record.key, entry);
 
     if (lane.lane === 'due') {
       if (entry.expireAtMs > nowMs + skewMs) {
@@ -111,7 +111,7 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
    * databases in the file, so any key shard in range stands (the entry's `at` says where its
    * row is); otherwise the shard is recomputed, whatever the key says.
    */
-  function shardOf(key: RawRecord['key'], entry: BucketEntry): number {
+  function entryShard(key: RawRecord['key'], entry: BucketEntry): number {
     const entity = entityOf(catalogue, entry.entity);
     if (isSpread(entity)) {
       const keyed = key === null || key === undefined ? -1 : canonicalDecimal(key, 10);

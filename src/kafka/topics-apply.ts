@@ -50,7 +50,8 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
   const growable = opts.growPartitions === true ? found.filter((d) => d.what === 'partitions' && Number(d.declared) > Number(d.actual)) : [];
   if (growable.length > 0) {
     await admin.createPartitions({ timeout: 60_000, topicPartitions: growable.map((d) => ({ topic: d.topic, count: Number(d.declared) })) });
-    await waitForLeaders(admin, growable.map((d) => d.topic));
+    // Until the metadata shows the new partitions, with leaders: the old ones have them already.
+    await waitForLeaders(admin, growable.map((d) => d.topic), new Map(growable.map((d) => [d.topic, Number(d.declared)])));
   }
   return {
     created: missing.map((d) => d.topic),
@@ -68,14 +69,15 @@ function orphanRingTopics(listed: readonly string[], declared: readonly TopicDec
   return listed.filter((t) => ring.test(t) && !names.has(t)).sort();
 }
 
-/** Bounded wait until every partition of `topics` has a leader. */
-async function waitForLeaders(admin: Admin, topics: readonly string[], timeoutMs = 120_000): Promise<void> {
+/** Bounded wait until every partition of `topics` has a leader (and each topic `partitions` of them, when given). */
+async function waitForLeaders(admin: Admin, topics: readonly string[], partitions?: ReadonlyMap<string, number>, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let pending = [...topics];
   while (pending.length > 0) {
     try {
       const meta = await admin.fetchTopicMetadata({ topics: pending });
-      const ready = new Set(meta.topics.filter((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)).map((t) => t.name));
+      const complete = (t: (typeof meta.topics)[number]) => t.partitions.length >= (partitions?.get(t.name) ?? 1) && t.partitions.every((p) => p.leader >= 0);
+      const ready = new Set(meta.topics.filter(complete).map((t) => t.name));
       pending = pending.filter((t) => !ready.has(t));
     } catch (err) {
       // Topics not yet known to the broker's metadata: ask again.
