@@ -31,7 +31,7 @@ export type ScannerContext = Readonly<{
 }>;
 
 /** A cursor's loop FAILED fails the role (/healthz, exit 1). */
-export function startScanner(ctx: ScannerContext): WatchedRole {
+export async function startScanner(ctx: ScannerContext): Promise<WatchedRole> {
   const { scanner: cfg } = ctx.config;
   const cursors = scanCursorsOf(ctx.catalogue);
   const claims = new Map(cursors.map((c) => [c.key, scanPageClaim(ctx.db, c, cfg, ctx.dbs[c.location.database])]));

@@ -149,7 +149,7 @@ test('the scanner transitions every overdue row of both tables once (path = scan
   await insertCoupons(BIG + 200n, 2, USED, () => now - 5_000);
 
   const metrics = createMetrics({ entities: ['order', 'coupon'] });
-  const scanner = startScanner({
+  const scanner = await startScanner({
     // One pass only (the next would wait a minute): every row must be caught by it, page after
     // page of 7 through the keyset cursors (the epoch-ms one stored in DATETIME(3)), ties included.
     config: { ...config, scanner: { graceMs: 1_000, intervalMs: 60_000, pageSize: 7, maxPagesPerSecond: 200 } },

@@ -1,0 +1,68 @@
+/**
+ * Wires the expirer role: a circuit breaker per database around the expiry and reminder
+ * transactions, the expirer sink (fire each entry at its own time, in batches, parked after
+ * failing alone) and a hold consumer over the finest ring and the due lane.
+ */
+import type { ScheduledEntry } from '../core/expiry-plan';
+import type { Location, Transition } from '../core/entity-catalogue';
+import { dueTopic, ringTopics } from '../core/topology';
+import { Backoffs } from '../core/retry-policy';
+import { isReminderBatch } from '../expire/reminder-batch';
+import { createBreaker } from '../ops/breaker';
+import { tiersReadBy } from '../roles';
+import type { RoleStarter } from '../role-context';
+import { ExpirerSink } from './expirer-sink';
+import { observeExpiryBatch } from './observe-expiry-batch';
+import { parkToDlq } from './park-to-dlq';
+import { startHoldStage } from './start-hold-stage';
+
+/** Expiry retries: jittered, up to 5 s apart; a deterministic failure parks after 3 tries alone. */
+const PARK_AFTER_ATTEMPTS = 3;
+
+export const startExpirer: RoleStarter = async (ctx) => {
+  const role = 'expirer';
+  const logger = ctx.logger.child({ role });
+  // A breaker per database: one that is down opens its own breaker, and only the batches of its
+  // tables (so its shards' partitions) wait; the other databases' go on.
+  const breakers = new Map(
+    Object.keys(ctx.dbs).map((name) => {
+      const breakerName = name === 'main' ? 'expiry' : `expiry-${name}`;
+      ctx.onBreakerStateChange(breakerName, 'closed');
+      const breaker = createBreaker(
+        // A batch is all reminders or none (the sink groups them apart).
+        (transition: Transition, entries: readonly ScheduledEntry[], location: Location) =>
+          isReminderBatch(entries) ? ctx.reminders.run(transition, entries, 'stream', location) : ctx.batches.run(transition, entries, 'stream', location),
+        { name: breakerName, logger, onStateChange: ctx.onBreakerStateChange },
+      );
+      return [name, breaker] as const;
+    }),
+  );
+  const sink = new ExpirerSink({
+    catalogue: ctx.catalogue,
+    expireBatch: (transition, entries, location) => breakers.get(location.database)!.fire(transition, entries, location),
+    clock: ctx.clock,
+    maxBatchSize: ctx.config.expirer.batchSize,
+    maxConcurrentBatches: ctx.config.expirer.concurrency,
+    backoff: Backoffs.expiry,
+    maxAttempts: PARK_AFTER_ATTEMPTS,
+    park: parkToDlq(ctx.dlqFor(role), PARK_AFTER_ATTEMPTS, ctx.catalogue),
+    logger,
+    gate: ctx.gate,
+    observer: {
+      batch: (entity, outcome) => {
+        // A reminder batch transitions nothing; reminderObserver counts what it sent.
+        if (outcome.reminders !== true) observeExpiryBatch(ctx.metrics, entity, outcome);
+      },
+      failed: (entity) => ctx.metrics.batchFailures.inc({ entity }),
+      parked: (entity) => ctx.metrics.parked.inc({ entity }),
+    },
+  });
+  const started = await startHoldStage(ctx, role, [...ringTopics(ctx.topology, tiersReadBy(role, ctx.topology)), dueTopic(ctx.topology)], sink, logger);
+  return {
+    ...started,
+    stop: async () => {
+      await started.stop();
+      for (const b of breakers.values()) b.shutdown();
+    },
+  };
+};

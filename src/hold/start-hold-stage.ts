@@ -1,0 +1,58 @@
+import { heldRecordReader } from '../core/held-record';
+import type { Logger } from '../ops/logger';
+import { groupIdOf, type HoldRole } from '../roles';
+import { roleConsumer, type RoleContext, type StartedRole } from '../role-context';
+import { CascaderSink } from './cascader-sink';
+import type { ExpirerSink } from './expirer-sink';
+import { HoldConsumer } from './hold-consumer';
+
+/** A hold consumer over `topics` feeding `sink`: the shared shape of the expirer and the cascader. */
+export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: string[], sink: ExpirerSink | CascaderSink, logger: Logger): Promise<StartedRole> {
+  // Only for the due-lag metric of partitions paused at the memory cap (HoldConsumer.fetchEnds).
+  const admin = ctx.kafka.admin();
+  await admin.connect();
+  // Entries this topology would not have put where they are (a topology change, a writer clock
+  // far ahead) are routed again, as the cascader routes released ones (core/held-record.ts).
+  const reroute = new CascaderSink({
+    producer: ctx.producer,
+    topology: ctx.topology,
+    catalogue: ctx.catalogue,
+    clock: ctx.clock,
+    flushIntervalMs: 50,
+    maxBatchSize: 1_000,
+    logger: logger.child({ component: 'reroute' }),
+    onCascaded: (count) => ctx.metrics.rerouted.inc({ stage: role }, count),
+  });
+  ctx.metrics.rerouted.inc({ stage: role }, 0);
+  const stage = new HoldConsumer({
+    fetchEnds: (topic) => admin.fetchTopicOffsets(topic),
+    consumer: roleConsumer(ctx, role),
+    topics,
+    group: groupIdOf(ctx.config.groupPrefix, role),
+    read: heldRecordReader(ctx.topology, ctx.catalogue),
+    sink,
+    reroute,
+    // The expirer's finest tier is released early; its entries are due from their bucket on.
+    dueFrom: role === 'expirer' ? 'bucket' : 'release',
+    dlq: ctx.dlqFor(role),
+    clock: ctx.clock,
+    maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
+    commitIntervalMs: ctx.config.expirer.commitIntervalMs,
+    stallMs: ctx.config.consumer.stallMs,
+    logger,
+  });
+  try {
+    await stage.start();
+  } catch (err) {
+    await admin.disconnect().catch(() => undefined);
+    throw err;
+  }
+  ctx.metrics.trackHold(role, () => stage.stats());
+  const stop = async () => {
+    await stage.stop();
+    sink.close();
+    reroute.close();
+    await admin.disconnect();
+  };
+  return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
+}

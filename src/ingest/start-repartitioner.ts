@@ -1,0 +1,42 @@
+/**
+ * Wires the repartitioner role: the CDC topics of the catalogue, a new group pinned where the
+ * stream starts (TB_CDC_START_FROM), the stage itself (ingest/repartitioner.ts) and its metrics.
+ */
+import { cdcTopics } from './cdc-topics';
+import { Repartitioner } from './repartitioner';
+import { pinGroup, startPositions } from '../kafka/pin-group-start';
+import { groupIdOf } from '../roles';
+import { roleConsumer, type RoleStarter } from '../role-context';
+
+export const startRepartitioner: RoleStarter = async (ctx) => {
+  const byTopic = cdcTopics(ctx.config, ctx.catalogue);
+  const admin = ctx.kafka.admin();
+  await admin.connect();
+  const group = groupIdOf(ctx.config.groupPrefix, 'repartitioner');
+  // Taken before start-up returns: a row written after that is never skipped (pin-group-start.ts).
+  const positions = ctx.config.cdc.startFrom === 'latest' ? await startPositions(admin, group, Object.keys(byTopic)) : undefined;
+  const stage = new Repartitioner({
+    listTopics: () => admin.listTopics(),
+    consumer: roleConsumer(ctx, 'repartitioner'),
+    group,
+    stallMs: ctx.config.consumer.stallMs,
+    startFrom: ctx.config.cdc.startFrom,
+    ...(positions && { pinNewGroup: () => pinGroup(admin, group, positions) }),
+    producer: ctx.producer,
+    cdcTopics: byTopic,
+    catalogue: ctx.catalogue,
+    topology: ctx.topology,
+    dlq: ctx.dlqFor('repartitioner'),
+    clock: ctx.clock,
+    logger: ctx.logger.child({ role: 'repartitioner' }),
+    onRouted: (lane, count) => ctx.metrics.routed.inc({ lane }, count),
+    onReminderSkipped: (reason, t) => ctx.metrics.remindersSkipped.inc({ entity: t.entity, transition: t.name, reason }),
+  });
+  ctx.metrics.trackCdcLag(() => stage.cdcLag());
+  await stage.start();
+  const stop = async () => {
+    await stage.stop();
+    await admin.disconnect();
+  };
+  return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
+};
