@@ -61,9 +61,11 @@ describe('backfill on a database without CDC', () => {
     await db('orders').insert({ user_id: 4, status: 'PAID', expire_time: inMs(db, 6_000) });
 
     const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+    let firstRunAt = 0;
     try {
       // No repartitioner: this database has no CDC, so every entry comes from backfill.
       await pipeline.start(['expirer', 'cascader', 'relay']);
+      firstRunAt = Date.now();
       const first = await backfillCli({ ...pipeline.env, TB_DB_NAME: testDb.name });
       expect(first).toEqual({
         complete: true,
@@ -72,13 +74,20 @@ describe('backfill on a database without CDC', () => {
           expect.objectContaining({ entity: 'order', read: 20, routed: 20, due: 0 }),
         ],
       });
-      // Again, at once: every row it still finds expirable is routed a second time (the overdue
-      // ones may already have expired through the first run's due-lane entries).
+      // The overdue ones go at once, through the first run's due-lane entries.
+      await waitFor('the overdue coupons expired', async () => ((await count(db, 'coupons', 'EXPIRED')) === 10 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+      // Again: every row it still finds expirable (the 60 not yet due, the 5 an hour ahead, the
+      // 20 orders) is routed a second time.
       const second = await backfillCli({ ...pipeline.env, TB_DB_NAME: testDb.name });
-      const [coupons, orders] = second.entities;
-      expect(coupons!.read).toBeGreaterThanOrEqual(65);
-      expect(orders!.read).toBe(20);
-      const duplicates = coupons!.read - 5 + orders!.read;
+      expect(second).toEqual({
+        complete: true,
+        entities: [
+          expect.objectContaining({ entity: 'coupon', read: 65, routed: 65, due: 0 }),
+          expect.objectContaining({ entity: 'order', read: 20, routed: 20, due: 0 }),
+        ],
+      });
+      // The copies that fall due while the test runs (not the 5 an hour ahead) are found done.
+      const duplicates = 60 + 20;
 
       await waitFor('every due row transitioned', async () => ((await count(db, 'coupons', 'EXPIRED')) === 70 && (await count(db, 'orders', 'CANCELLED')) === 20 ? true : undefined), {
         timeoutMs: 60_000,
@@ -86,6 +95,7 @@ describe('backfill on a database without CDC', () => {
       });
       // The second run's copies of the transitioned rows have all been looked at, as no-ops.
       await waitFor('the duplicate entries processed', async () => ((await metricTotal(pipeline.metrics.stale)) >= duplicates ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+      expect(await metricTotal(pipeline.metrics.stale)).toBe(duplicates);
       await waitFor('every event published', () => (events.events.length >= 90 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
     } finally {
       await events.stop();
@@ -93,8 +103,15 @@ describe('backfill on a database without CDC', () => {
     expect(await outboxCount(db, pipeline.catalogue)).toEqual({ rows: 90, keys: 90 });
     expect(events.events).toHaveLength(90);
     expect(events.events.every((e) => e.value['path'] === 'stream')).toBe(true);
-    // On time by the database clock: none before its due time.
+    // On time by the database clock: none before its due time, the rows backfilled ahead of it
+    // within 2 s after, the overdue ones within 5 s of the first run's start.
     expect(events.events.filter((e) => Number(e.value['occurred_at']) < Number(e.value['due_at']))).toEqual([]);
+    const ahead = events.events.filter((e) => Number(e.value['due_at']) >= firstRunAt);
+    expect(ahead).toHaveLength(80);
+    expect(ahead.filter((e) => Number(e.value['occurred_at']) - Number(e.value['due_at']) > 2_000)).toEqual([]);
+    const overdue = events.events.filter((e) => Number(e.value['due_at']) < firstRunAt);
+    expect(overdue).toHaveLength(10);
+    expect(overdue.filter((e) => Number(e.value['occurred_at']) - firstRunAt > 5_000)).toEqual([]);
     expect(await count(db, 'coupons', 'ACTIVE')).toBe(5);
     expect(await count(db, 'coupons', 'USED')).toBe(1);
     expect(await count(db, 'orders', 'PAID')).toBe(1);
