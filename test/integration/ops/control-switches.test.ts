@@ -23,6 +23,7 @@ import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { CliRun, freePort, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
+import { setPaused, setThrottle } from '../../../src/ops/control-switch-store';
 
 type Instance = Readonly<{ name: string; run: CliRun; port: number }>;
 
@@ -58,6 +59,21 @@ beforeAll(async () => {
     },
     { timeoutMs: 60_000, intervalMs: 250 },
   );
+});
+
+// Each test starts with every switch off, whatever the one before it left (it may have failed
+// half-way, a pause still on): lifted in the store, then awaited on both instances.
+afterEach(async () => {
+  for (const what of pipeline.catalogue.entities.map((e) => e.name)) {
+    await setPaused(db, { scope, what, by: 'test cleanup' }, false);
+    await setThrottle(db, { scope, what, by: 'test cleanup' }, null);
+  }
+  const off = { known: true, paused: [], throttled: {} };
+  // Compared as JSON: fetch's objects come from another realm than the test's literals.
+  await waitFor('every switch off on both instances', async () => ((await Promise.all(instances.map(readyz))).every((r) => JSON.stringify(r?.body.control) === JSON.stringify(off)) ? true : undefined), {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+  });
 });
 
 afterAll(async () => {
