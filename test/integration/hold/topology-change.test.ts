@@ -14,6 +14,7 @@ import { createTestPipeline, RawTopology, TestPipeline } from '../../support/pip
 import { waitFor } from '../../support/wait-for';
 import { defaultCatalogue } from '../../support/catalogue';
 import type { Metrics } from '../../../src/ops/metrics';
+import { countInStatus, metricSum } from '../../support/counts';
 
 let db: Db;
 const pipelines: TestPipeline[] = [];
@@ -42,10 +43,6 @@ async function insertCoupons(count: number, fromMs: number, spreadMs: number): P
   return ids;
 }
 
-async function sumOf(metric: { get: () => Promise<{ values: Array<{ value: number; labels: Record<string, string | number> }> }> }, labels: Record<string, string> = {}): Promise<number> {
-  const { values } = await metric.get();
-  return values.filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want)).reduce((n, v) => n + v.value, 0);
-}
 
 /**
  * Routes coupons with `before`'s topology (its repartitioner only, stopped once every one is
@@ -58,10 +55,10 @@ async function routeThenChange(after: (raw: RawTopology) => void): Promise<{ ids
   pipelines.push(first);
   await first.start(['repartitioner']);
   const ids = [...(await insertCoupons(10, -1_000, 500)), ...(await insertCoupons(40, 5_000, 2_000)), ...(await insertCoupons(20, 11_000, 2_000))];
-  await waitFor('the first pipeline to route every coupon', async () => ((await sumOf(first.metrics.routed)) >= ids.length ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
-  expect(await sumOf(first.metrics.routed, { lane: 'minute' })).toBeGreaterThan(0);
-  expect(await sumOf(first.metrics.routed, { lane: 'hour' })).toBeGreaterThan(0);
-  expect(await sumOf(first.metrics.routed, { lane: 'due' })).toBe(10);
+  await waitFor('the first pipeline to route every coupon', async () => ((await metricSum(first.metrics.routed)) >= ids.length ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+  expect(await metricSum(first.metrics.routed, { lane: 'minute' })).toBeGreaterThan(0);
+  expect(await metricSum(first.metrics.routed, { lane: 'hour' })).toBeGreaterThan(0);
+  expect(await metricSum(first.metrics.routed, { lane: 'due' })).toBe(10);
   await first.stopAll();
 
   const next = await createTestPipeline({ prefix: first.topology.prefix, editTopology: after });
@@ -73,15 +70,14 @@ async function routeThenChange(after: (raw: RawTopology) => void): Promise<{ ids
 /** Every coupon expired, none before its time, none later than the switch allows; one event each; no dead letter. */
 async function expectAllExpiredOnTime(ids: number[], switchedAt: number, metrics: Metrics): Promise<void> {
   await waitFor('every coupon expired', async () => {
-    const [row] = await db('coupons').whereIn('id', ids).where({ status: 'EXPIRED' }).count({ n: '*' });
-    return Number(row!.n) === ids.length ? true : undefined;
+    return (await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined;
   }, { timeoutMs: 60_000, intervalMs: 250 });
   const rows = (await db('coupons').whereIn('id', ids).select('id', 'expire_time', 'expired_at')) as Array<{ id: number; expire_time: Date; expired_at: Date }>;
   const late = rows.filter((r) => r.expired_at.getTime() > Math.max(r.expire_time.getTime(), switchedAt) + 2_000);
   expect(late).toEqual([]);
   expect(rows.filter((r) => r.expired_at < r.expire_time)).toEqual([]);
   expect(await outboxCount(db, defaultCatalogue, { entity: 'coupon', ids })).toEqual({ rows: ids.length, keys: ids.length });
-  expect(await sumOf(metrics.deadLetters)).toBe(0);
+  expect(await metricSum(metrics.deadLetters)).toBe(0);
 }
 
 test('shards 4 → 8 and the minute and due partitions 4 → 8 under entries in flight: each expires on time where it was written', async () => {
@@ -94,7 +90,7 @@ test('shards 4 → 8 and the minute and due partitions 4 → 8 under entries in 
   expect(ids.filter((id) => shardOf(String(id), 4) !== shardOf(String(id), 8)).length).toBeGreaterThan(10);
   await expectAllExpiredOnTime(ids, switchedAt, next.metrics);
   // Held in place, not routed again.
-  expect(await sumOf(next.metrics.rerouted)).toBe(0);
+  expect(await metricSum(next.metrics.rerouted)).toBe(0);
 });
 
 test('the minute ring resized 12 → 16 under entries in flight: the entries it no longer places are routed again and expire on time', async () => {
@@ -102,5 +98,5 @@ test('the minute ring resized 12 → 16 under entries in flight: the entries it 
     raw.tiers[0]!.ring = 16;
   });
   await expectAllExpiredOnTime(ids, switchedAt, next.metrics);
-  expect(await sumOf(next.metrics.rerouted, { stage: 'expirer' })).toBeGreaterThan(0);
+  expect(await metricSum(next.metrics.rerouted, { stage: 'expirer' })).toBeGreaterThan(0);
 });

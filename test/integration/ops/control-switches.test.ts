@@ -24,6 +24,7 @@ import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { CliRun, freePort, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
 import { setPaused, setThrottle } from '../../../src/ops/control-switch-store';
+import { countInStatus } from '../../support/counts';
 
 type Instance = Readonly<{ name: string; run: CliRun; port: number }>;
 
@@ -144,7 +145,7 @@ async function insertRows(table: 'coupons' | 'orders', count: number, offsetMs: 
   return ids;
 }
 
-const countStatus = async (table: 'coupons' | 'orders', ids: number[], status: string) => Number((await db(table).whereIn('id', ids).where({ status }).count({ n: '*' }))[0]!.n);
+const countStatus = (table: 'coupons' | 'orders', ids: number[], status: string) => countInStatus(db, table, status, ids);
 
 test('pause holds every due coupon on both instances while orders cancel; resume fires each exactly once', async () => {
   const couponTransitionsBefore = await sum('timebucket_transitions_total', { entity: 'coupon' });

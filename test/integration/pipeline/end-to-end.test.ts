@@ -10,6 +10,7 @@ import { outboxCount, outboxKeys } from '../../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { collectEvents, SeenEvent } from '../../support/events';
 import { waitFor } from '../../support/wait-for';
+import { countInStatus, metricSum } from '../../support/counts';
 
 let db: Db;
 let pipeline: TestPipeline;
@@ -93,9 +94,9 @@ describe('end to end through Debezium', () => {
     await waitFor(
       'all due coupons expired and orders cancelled',
       async () => {
-        const c = await db('coupons').whereIn('id', couponIds).where({ status: 'EXPIRED' }).count({ n: '*' });
-        const o = await db('orders').whereIn('id', orderIds).where({ status: 'CANCELLED' }).count({ n: '*' });
-        return Number(c[0]!.n) === couponIds.length && Number(o[0]!.n) === orderIds.length ? true : undefined;
+        const c = await countInStatus(db, 'coupons', 'EXPIRED', couponIds);
+        const o = await countInStatus(db, 'orders', 'CANCELLED', orderIds);
+        return c === couponIds.length && o === orderIds.length ? true : undefined;
       },
       { timeoutMs: 120_000, intervalMs: 500 },
     );
@@ -161,8 +162,7 @@ describe('end to end through Debezium', () => {
       await waitFor(
         `the ${BURST} burst coupons expired`,
         async () => {
-          const [row] = await db('coupons').whereIn('id', burst).where({ status: 'EXPIRED' }).count({ n: '*' });
-          return Number(row!.n) === BURST ? true : undefined;
+          return (await countInStatus(db, 'coupons', 'EXPIRED', burst)) === BURST ? true : undefined;
         },
         { timeoutMs: 60_000, intervalMs: 100 },
       );
@@ -174,8 +174,8 @@ describe('end to end through Debezium', () => {
     expect(peakLag).toBeGreaterThan(0);
     expect(peakLag).toBeLessThanOrEqual(BURST + 1_000); // no more than was ever due at once
 
-    const transitions = await pipeline.metrics.transitions.get();
-    const count = (entity: string) => transitions.values.filter((v) => v.labels['entity'] === entity && v.labels['path'] === 'stream').reduce((a, v) => a + v.value, 0);
+    const byEntity = new Map(await Promise.all(['coupon', 'order'].map(async (entity) => [entity, await metricSum(pipeline.metrics.transitions, { entity, path: 'stream' })] as const)));
+    const count = (entity: string) => byEntity.get(entity)!;
     // At least ours: the pipeline also expires rows of other runs against the same stack that fall due.
     expect(count('coupon')).toBeGreaterThanOrEqual(bulkCoupons.length + farCoupons.length + lockedPairs.length + 1 + BURST);
     expect(count('order')).toBeGreaterThanOrEqual(bulkOrders.length + lockedPairs.length);
@@ -205,7 +205,7 @@ describe('end to end through Debezium', () => {
       for (const { topic } of pipeline.topology.events) for (const p of await admin.fetchTopicOffsets(topic)) n += Number(p.high);
       return n;
     };
-    const published = async (): Promise<number> => (await pipeline.metrics.eventsWritten.get()).values.reduce((a, v) => a + v.value, 0);
+    const published = async (): Promise<number> => metricSum(pipeline.metrics.eventsWritten);
     let counts = { published: -1, onTopics: -2 };
     try {
       // The topics trail the counter by the connector's capture.

@@ -16,6 +16,7 @@ import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
 import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
 import { defaultCatalogue } from '../../support/catalogue';
+import { countInStatus, metricSum } from '../../support/counts';
 
 let db: Db;
 let kafka: Kafka;
@@ -47,8 +48,7 @@ async function insertCoupons(count: number, fromMs: number, spreadMs: number): P
 }
 
 async function allExpired(ids: number[]): Promise<true | undefined> {
-  const [row] = await db('coupons').whereIn('id', ids).where({ status: 'EXPIRED' }).count({ n: '*' });
-  return Number(row!.n) === ids.length ? true : undefined;
+  return (await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined;
 }
 
 test('an expirer whose clock runs 3 s ahead of the database never expires early and drops nothing', async () => {
@@ -67,7 +67,7 @@ test('an expirer whose clock runs 3 s ahead of the database never expires early 
   // back as not yet due (I2's rescheduling path). An expirer on the system clock never does.
   // Every coupon due 4 s or more after its write reaches the expirer well before its clock,
   // 3 s ahead, calls it due: at least half of them are fired early, however slow CDC is today.
-  const notYetDue = (await pipeline.metrics.notYetDue.get()).values.filter((v) => v.labels['entity'] === 'coupon').reduce((a, v) => a + v.value, 0);
+  const notYetDue = await metricSum(pipeline.metrics.notYetDue, { entity: 'coupon' });
   logger.info(`clock skew: ${notYetDue} coupon entries found not yet due by the database and rescheduled`);
   expect(notYetDue).toBeGreaterThanOrEqual(ids.length / 2);
 });
@@ -155,7 +155,7 @@ test('bucket records a writer clock far ahead misplaced are routed again, never 
   await waitFor('the coupons behind the misplaced records expired', () => allExpired(ids), { timeoutMs: 90_000, intervalMs: 250 });
   const rows = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at')) as Array<{ expire_time: Date; expired_at: Date }>;
   for (const r of rows) expect(r.expired_at.getTime() - r.expire_time.getTime()).toBeLessThan(5_000);
-  const rerouted = async () => (await pipeline!.metrics.rerouted.get()).values.filter((v) => v.labels['stage'] === 'expirer').reduce((a, v) => a + v.value, 0);
+  const rerouted = () => metricSum(pipeline!.metrics.rerouted, { stage: 'expirer' });
   await waitFor('every misplaced record routed again', async () => ((await rerouted()) >= misplaced.length ? true : undefined), { timeoutMs: 30_000 });
   expect(await rerouted()).toBe(misplaced.length);
 
@@ -177,7 +177,7 @@ test('bucket records a writer clock far ahead misplaced are routed again, never 
     await consumer.disconnect();
   }
   expect(dead).toEqual(unreadable.map(() => ({ code: 'CDC_INVALID', reason: 'bucket entry: not JSON', source: dueTopic(topology) })));
-  const metric = (await pipeline.metrics.deadLetters.get()).values.reduce((a, v) => a + v.value, 0);
+  const metric = await metricSum(pipeline.metrics.deadLetters);
   expect(metric).toBe(unreadable.length);
 });
 

@@ -11,6 +11,7 @@ import { config as baseConfig } from '../../support/stack';
 import { outboxCount } from '../../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
+import { countInStatus, metricSum } from '../../support/counts';
 
 let db: Db;
 let pipeline: TestPipeline;
@@ -62,7 +63,7 @@ test('orders holding coupons cancelled while coupons of the same shards expire: 
     }
   })();
 
-  const count = async (table: 'coupons' | 'orders', ids: number[], status: string) => Number((await db(table).whereIn('id', ids).where({ status }).count({ n: '*' }))[0]!.n);
+  const count = (table: 'coupons' | 'orders', ids: number[], status: string) => countInStatus(db, table, status, ids);
   try {
     await waitFor(
       'every order cancelled and every coupon expired',
@@ -87,6 +88,6 @@ test('orders holding coupons cancelled while coupons of the same shards expire: 
   const orderEvents = await outboxCount(db, pipeline.catalogue, { entity: 'order', ids: orders });
   const couponEvents = await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids: [...heldCoupons, ...freeCoupons] });
   expect(orderEvents.rows + couponEvents.rows).toBe(pairs + pairs + 300);
-  const parked = (await pipeline.metrics.parked.get()).values.reduce((a, v) => a + v.value, 0);
+  const parked = await metricSum(pipeline.metrics.parked);
   expect(parked).toBe(0);
 });

@@ -12,6 +12,7 @@ import { outboxKeys } from '../../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { freezeKafka, lockOutApplication } from '../../support/stack-control';
 import { waitFor } from '../../support/wait-for';
+import { countInStatus } from '../../support/counts';
 
 let db: Db;
 let pipeline: TestPipeline | undefined;
@@ -43,10 +44,7 @@ async function insertCoupons(count: number, fromMs: number, spreadMs: number): P
   return rows.map((_, i) => first! + i);
 }
 
-async function countExpired(ids: number[]): Promise<number> {
-  const [row] = await db('coupons').whereIn('id', ids).where({ status: 'EXPIRED' }).count({ n: '*' });
-  return Number(row!.n);
-}
+const countExpired = (ids: number[]) => countInStatus(db, 'coupons', 'EXPIRED', ids);
 
 async function breakerState(name: string): Promise<number | undefined> {
   const metric = await pipeline!.metrics.breakerState.get();

@@ -10,6 +10,7 @@ import { outboxCount } from '../../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { CliRun, isRunning, killRunning, spawnCli } from '../../support/cli';
 import { waitFor } from '../../support/wait-for';
+import { countInStatus } from '../../support/counts';
 
 let db: Db;
 let pipeline: TestPipeline;
@@ -32,10 +33,7 @@ function startExpirer(): CliRun {
 
 const alive = () => runs.filter(isRunning);
 
-async function countExpired(ids: number[]): Promise<number> {
-  const [row] = await db('coupons').whereIn('id', ids).where({ status: 'EXPIRED' }).count({ n: '*' });
-  return Number(row!.n);
-}
+const countExpired = (ids: number[]) => countInStatus(db, 'coupons', 'EXPIRED', ids);
 
 beforeAll(async () => {
   db = createDb(baseConfig.db);

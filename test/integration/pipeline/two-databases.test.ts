@@ -28,6 +28,7 @@ import { createTestDatabase, secondServer, TestDatabase } from '../../support/te
 import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
 import { outboxEvents } from '../../support/outbox-rows';
 import { waitFor } from '../../support/wait-for';
+import { countInStatus } from '../../support/counts';
 
 const shop = join(__dirname, '../../../examples/shop');
 const entities = JSON.parse(readFileSync(join(shop, 'entities-split.json'), 'utf8')) as unknown;
@@ -128,10 +129,7 @@ async function couponsOf(k: number, ids: readonly string[]): Promise<CouponRow[]
   return (await dbOf(k)(`user_coupon_${k}`).whereIn('id', ids).select('id', 'status', 'expire_at_ms', 'lock_order_no')) as CouponRow[];
 }
 
-async function countIn(k: number, ids: readonly string[], status: string): Promise<number> {
-  const [row] = await dbOf(k)(`user_coupon_${k}`).whereIn('id', ids).where({ status }).count({ n: '*' });
-  return Number(row!.n);
-}
+const countIn = (k: number, ids: readonly string[], status: string) => countInStatus(dbOf(k), `user_coupon_${k}`, status, ids);
 
 /** Waits until every id of `byTable[k]` is EXPIRED in table k, for all four tables. */
 async function waitAllExpired(what: string, byTable: readonly (readonly string[])[], timeoutMs: number): Promise<void> {

@@ -14,6 +14,7 @@ import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { config } from '../../support/stack';
 import { stackUp, stopRegistry } from '../../support/stack-control';
 import { waitFor } from '../../support/wait-for';
+import { metricSum } from '../../support/counts';
 
 let db: Db;
 let pipeline: TestPipeline;
@@ -46,8 +47,8 @@ test('with the registry down at start, every role starts, due coupons expire on 
   // Written with the transition. The schemas of this pipeline's topics were never registered,
   // so no saved id fits: the router defers each event to the relay's outbox, which waits.
   expect(await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids })).toEqual({ rows: ids.length, keys: ids.length });
-  expect(await metricTotal(pipeline.metrics.outboxDeferred)).toBe(ids.length);
-  expect(await metricTotal(pipeline.metrics.missingSchemaIds)).toBe(pipeline.catalogue.events.length);
+  expect(await metricSum(pipeline.metrics.outboxDeferred)).toBe(ids.length);
+  expect(await metricSum(pipeline.metrics.missingSchemaIds)).toBe(pipeline.catalogue.events.length);
   expect(Number((await db('outbox').where({ entity_type: 'coupon' }).whereIn('entity_id', ids).whereNotNull('published_at').count({ n: '*' }))[0]!.n)).toBe(0);
   expect(running.health()).toMatchObject({ ok: true });
 
@@ -62,7 +63,7 @@ test('with the registry down at start, every role starts, due coupons expire on 
     expect(events.undecodable).toEqual([]);
     // The expirer's own registration retries with backoff (up to 10 s): until it succeeds its
     // events still go the relay's way. Once it has every id, none does.
-    await waitFor('every schema id known to the expirer', async () => ((await metricTotal(pipeline.metrics.missingSchemaIds)) === 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 250 });
+    await waitFor('every schema id known to the expirer', async () => ((await metricSum(pipeline.metrics.missingSchemaIds)) === 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 250 });
 
     // Mid-flow: the schemas are registered and their ids known, so an outage holds nothing: the
     // events are encoded in the transaction and the router publishes them.
@@ -71,13 +72,9 @@ test('with the registry down at start, every role starts, due coupons expire on 
     const [next] = await db('coupons').insert(more);
     const moreIds = more.map((_, i) => next! + i);
     await waitFor('the next coupons expired and published with the registry down again', () => (published(moreIds) === moreIds.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
-    expect(await metricTotal(pipeline.metrics.outboxDeferred)).toBe(ids.length);
+    expect(await metricSum(pipeline.metrics.outboxDeferred)).toBe(ids.length);
     expect(events.undecodable).toEqual([]);
   } finally {
     await events.stop();
   }
 }, 240_000);
-
-async function metricTotal(metric: { get: () => Promise<{ values: Array<{ value: number }> }> }): Promise<number> {
-  return (await metric.get()).values.reduce((a, v) => a + v.value, 0);
-}

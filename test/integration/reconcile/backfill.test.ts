@@ -17,14 +17,10 @@ import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
 import { route } from '../../../src/core/router';
+import { countInStatus, metricSum } from '../../support/counts';
 
 const inMs = (db: Knex, ms: number) => db.raw('NOW(3) + INTERVAL ? MICROSECOND', [ms * 1000]);
-const count = async (db: Knex, table: 'coupons' | 'orders', status: string, ids?: readonly number[]) => {
-  const q = db(table).where({ status });
-  if (ids) void q.whereIn('id', ids);
-  return Number((await q.count({ n: '*' }))[0]!.n);
-};
-const metricTotal = async (metric: { get: () => Promise<{ values: Array<{ value: number }> }> }) => (await metric.get()).values.reduce((a, v) => a + v.value, 0);
+const count = (db: Knex, table: 'coupons' | 'orders', status: string, ids?: readonly number[]) => countInStatus(db, table, status, ids);
 
 async function backfillCli(env: Readonly<Record<string, string>>, args: readonly string[] = []) {
   const run = spawnCli(['backfill', '--json', '--page-size', '25', ...args], env);
@@ -94,8 +90,8 @@ describe('backfill on a database without CDC', () => {
         intervalMs: 200,
       });
       // The second run's copies of the transitioned rows have all been looked at, as no-ops.
-      await waitFor('the duplicate entries processed', async () => ((await metricTotal(pipeline.metrics.stale)) >= duplicates ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
-      expect(await metricTotal(pipeline.metrics.stale)).toBe(duplicates);
+      await waitFor('the duplicate entries processed', async () => ((await metricSum(pipeline.metrics.stale)) >= duplicates ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+      expect(await metricSum(pipeline.metrics.stale)).toBe(duplicates);
       await waitFor('every event published', () => (events.events.length >= 90 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
     } finally {
       await events.stop();

@@ -37,6 +37,7 @@ import { collectEvents, SeenEvent } from '../../support/events';
 import { mariadbRoot } from '../../support/stack-control';
 import { spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
+import { countInStatus } from '../../support/counts';
 
 let own: OwnDatabasePipeline;
 let db: Db;
@@ -87,8 +88,7 @@ async function insertIn(bucketStartMs: number, coupons: number, orders: number, 
   return ours;
 }
 
-const count = async (table: 'coupons' | 'orders', ids: number[], status: string) =>
-  ids.length === 0 ? 0 : Number((await db(table).whereIn('id', ids).where({ status }).count({ n: '*' }))[0]!.n);
+const count = (table: 'coupons' | 'orders', ids: number[], status: string) => countInStatus(db, table, status, ids);
 
 async function waitTransitioned(ours: Ours, what: string): Promise<void> {
   await waitFor(

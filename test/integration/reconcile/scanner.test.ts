@@ -15,6 +15,7 @@ import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { collectEvents } from '../../support/events';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
+import { countInStatus, metricSum } from '../../support/counts';
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -47,8 +48,8 @@ beforeEach(async () => {
 });
 
 const overdue = (ms: number) => db.raw('NOW(3) - INTERVAL ? MICROSECOND', [ms * 1000]);
-const count = async (table: 'coupons' | 'orders', status: string) => Number((await db(table).where({ status }).count({ n: '*' }))[0]!.n);
-const metricSum = async (metrics: Metrics, entity: string) => (await metrics.scannerCaught.get()).values.filter((v) => v.labels['entity'] === entity).reduce((a, v) => a + v.value, 0);
+const count = (table: 'coupons' | 'orders', status: string) => countInStatus(db, table, status);
+const caughtOf = (metrics: Metrics, entity: string) => metricSum(metrics.scannerCaught, { entity });
 
 test('with the stream down, the scanner alone transitions every overdue coupon and order once, with path = scanner', async () => {
   await db('coupons').insert(Array.from({ length: 100 }, () => ({ user_id: 1, status: 'ACTIVE', expire_time: overdue(5_000) })));
@@ -89,8 +90,8 @@ test('with the stream down, the scanner alone transitions every overdue coupon a
   expect(await count('orders', 'PAID')).toBe(1);
   const releasedThenExpired = (await db('coupons').whereIn('id', held).select('status', 'version', 'locked_order_id')) as Array<{ status: string; version: number; locked_order_id: number | null }>;
   expect(releasedThenExpired.every((c) => c.status === 'EXPIRED' && c.version === 2 && c.locked_order_id === null)).toBe(true);
-  expect(await metricSum(pipeline.metrics, 'coupon')).toBe(110);
-  expect(await metricSum(pipeline.metrics, 'order')).toBe(30);
+  expect(await caughtOf(pipeline.metrics, 'coupon')).toBe(110);
+  expect(await caughtOf(pipeline.metrics, 'order')).toBe(30);
 });
 
 test('two scanner instances split the work: every row once, both of them catching', async () => {
@@ -101,7 +102,7 @@ test('two scanner instances split the work: every row once, both of them catchin
   }
   await waitFor('every coupon expired', async () => ((await count('coupons', 'EXPIRED')) === 1_000 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
   expect(await outboxCount(db, pipeline.catalogue)).toEqual({ rows: 1_000, keys: 1_000 });
-  const caught = await Promise.all(metrics.map((m) => metricSum(m, 'coupon')));
+  const caught = await Promise.all(metrics.map((m) => caughtOf(m, 'coupon')));
   expect(caught[0]! + caught[1]!).toBe(1_000);
   expect(caught[0]).toBeGreaterThan(0);
   expect(caught[1]).toBeGreaterThan(0);
