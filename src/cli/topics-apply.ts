@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import { declaredTopics, TopicDeclaration, Topology } from '../core/topology';
+import { declaredTopics, isBucketLane, TopicDeclaration, Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
 import { applyTopics, type ApplyReport } from '../kafka/topics-apply';
 import { pinNewGroupToEnd } from '../kafka/pin-group-start';
@@ -33,7 +33,7 @@ export function topologyChangeReport(report: ApplyReport): string[] {
   const growable = report.drift.filter((d) => d.what === 'partitions' && Number(d.declared) > Number(d.actual));
   if (growable.length > 0) {
     lines.push(
-      `implies: ${growable.length} topic(s) declare more partitions than they have; \`topics apply --grow-partitions\` adds them (entries in flight stay where they are, new ones go by the new count)`,
+      `implies: ${growable.length} topic(s) declare more partitions than they have; \`topics apply --grow-partitions\` adds them to the bucket lanes (entries in flight stay where they are, new ones go by the new count); a CDC or event topic is grown by hand, if at all: its keys would change partitions`,
     );
   }
   if (report.orphans.length > 0) {
@@ -56,7 +56,8 @@ export async function topicsApply(config: Config, topology: Topology, catalogue:
   try {
     // Idempotent, so safe to try again: a topic created by the failed try counts as present.
     const declared = [...declaredTopics(topology), ...cdcTopicDeclarations(config, catalogue)];
-    const applyOptions = { growPartitions: opts.growPartitions === true, prefix: topology.prefix };
+    // Only the bucket lanes grow: a CDC or event topic's keys would move between partitions.
+    const applyOptions = { growPartitions: (topic: string) => opts.growPartitions === true && isBucketLane(topology, topic), prefix: topology.prefix };
     const report = await retry(() => applyTopics(admin, declared, applyOptions), { policy: RetryPolicies.newTopics, what: 'applying the topics', logger });
     console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.grown.length} grown, ${report.drift.length} drifted`);
     for (const line of topologyChangeReport(report)) console.log(line);

@@ -253,6 +253,11 @@ export function ringTopics(topology: Topology, tierIndexes: readonly number[]): 
   });
 }
 
+/** A ring topic or the due lane of this topology: what the hold stages read. */
+export function isBucketLane(topology: Topology, topic: string): boolean {
+  return parseTopic(topology, topic) !== undefined;
+}
+
 /** The lane of a topic name this topology declares, or undefined (DLQ, events, foreign topics). */
 export function parseTopic(topology: Topology, topic: string): ParsedTopic | undefined {
   const head = `${topology.prefix}.`;

@@ -1,9 +1,10 @@
 /**
  * `timebucket topics apply`: creates every declared topic that is missing and reports drift
  * (partition counts or configs that differ from the declaration). Existing topics are changed
- * only when asked: `growPartitions` adds the partitions a topic declares beyond what it has
- * (safe for bucket lanes: entries in flight are held where they are, core/held-record.ts;
- * shrinking is impossible). `prefix` also reports the orphans: topics of that prefix's lanes
+ * only when asked: `growPartitions` names the topics that may be given the partitions they
+ * declare beyond what they have: the bucket lanes, where entries in flight are held where they
+ * are (core/held-record.ts); never a CDC or event topic, whose keys' partitions (a row's order,
+ * an entity's order for subscribers) would move. Shrinking is impossible. `prefix` also reports the orphans: topics of that prefix's lanes
  * that the declaration no longer has (a ring shrunk, a tier renamed or removed), which no role
  * reads any more. Idempotent.
  */
@@ -23,7 +24,7 @@ export type ApplyReport = Readonly<{
   orphans: string[];
 }>;
 
-export type ApplyOptions = Readonly<{ growPartitions?: boolean; prefix?: string }>;
+export type ApplyOptions = Readonly<{ growPartitions?: (topic: string) => boolean; prefix?: string }>;
 
 export async function applyTopics(admin: Admin, declared: readonly TopicDeclaration[], opts: ApplyOptions = {}): Promise<ApplyReport> {
   const listed = await admin.listTopics();
@@ -47,7 +48,8 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
   }
   await waitForLeaders(admin, missing.map((d) => d.topic));
   const found = await findDrift(admin, existing);
-  const growable = opts.growPartitions === true ? found.filter((d) => d.what === 'partitions' && Number(d.declared) > Number(d.actual)) : [];
+  const grows = opts.growPartitions ?? (() => false);
+  const growable = found.filter((d) => d.what === 'partitions' && Number(d.declared) > Number(d.actual) && grows(d.topic));
   if (growable.length > 0) {
     await admin.createPartitions({ timeout: 60_000, topicPartitions: growable.map((d) => ({ topic: d.topic, count: Number(d.declared) })) });
     // Until the metadata shows the new partitions, with leaders: the old ones have them already.

@@ -2,7 +2,7 @@
 import { Admin, ConfigResourceTypes } from 'kafkajs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { declaredTopics, parseTopology } from '../../../src/core/topology';
+import { declaredTopics, isBucketLane, parseTopology } from '../../../src/core/topology';
 import { createKafka } from '../../../src/kafka/client';
 import { applyTopics } from '../../../src/kafka/topics-apply';
 import { config, logger, uniqueName } from '../../support/stack';
@@ -57,7 +57,7 @@ test('creates every declared topic once, then reports partition and config drift
 });
 
 test('grows partitions only when asked, and names the ring topics a shrunk ring leaves behind', async () => {
-  type Raw = { prefix: string; tiers: Array<{ ring: number; partitions: number }>; events: Array<{ topic: string }> };
+  type Raw = { prefix: string; tiers: Array<{ ring: number; partitions: number }>; events: Array<{ topic: string; partitions: number }> };
   const raw = JSON.parse(readFileSync(join(__dirname, '../../../topics/test.json'), 'utf8')) as Raw;
   raw.prefix = uniqueName('tbg').replace(/-/g, '');
   raw.events.forEach((e, i) => (e.topic = `${raw.prefix}.events.${i}`));
@@ -66,22 +66,30 @@ test('grows partitions only when asked, and names the ring topics a shrunk ring 
   // The minute ring: 12 → 10 topics, 4 → 6 partitions each.
   raw.tiers[0]!.ring = 10;
   raw.tiers[0]!.partitions = 6;
+  // An event topic too: never grown (an entity's events would change partition under subscribers).
+  raw.events[0]!.partitions += 1;
+  const eventTopic = raw.events[0]!.topic;
   const after = declaredTopics(parseTopology(raw, 'test'));
   const minutes = after.filter((d) => d.topic.startsWith(`${raw.prefix}.minute.`)).map((d) => d.topic);
   expect(minutes).toHaveLength(10);
 
   const asked = await applyTopics(admin, after, { prefix: raw.prefix });
   expect(asked.grown).toEqual([]);
-  expect(asked.drift.filter((d) => d.what === 'partitions').map((d) => [d.topic, d.declared, d.actual])).toEqual(minutes.map((t) => [t, '6', '4']));
+  expect(asked.drift.filter((d) => d.what === 'partitions').map((d) => [d.topic, d.declared, d.actual])).toEqual([
+    ...minutes.map((t) => [t, '6', '4']),
+    [eventTopic, String(raw.events[0]!.partitions), String(raw.events[0]!.partitions - 1)],
+  ]);
   expect(asked.orphans).toEqual([`${raw.prefix}.minute.10`, `${raw.prefix}.minute.11`]);
 
-  const grown = await applyTopics(admin, after, { prefix: raw.prefix, growPartitions: true });
+  const topology = parseTopology(raw, 'test');
+  const grown = await applyTopics(admin, after, { prefix: raw.prefix, growPartitions: (topic) => isBucketLane(topology, topic) });
   expect(grown.grown.map((d) => [d.topic, d.declared, d.actual])).toEqual(minutes.map((t) => [t, '6', '4']));
   // A ring's retention is a lap plus the replay window: the resized ring's is drift, left to the operator.
-  expect(grown.drift.map((d) => [d.topic, d.what])).toEqual(minutes.map((t) => [t, 'retention.ms']));
+  expect(grown.drift.map((d) => [d.topic, d.what])).toEqual([...minutes.map((t) => [t, 'retention.ms']), [eventTopic, 'partitions']]);
+  expect((await admin.fetchTopicMetadata({ topics: [eventTopic] })).topics[0]!.partitions).toHaveLength(raw.events[0]!.partitions - 1);
   const meta = await admin.fetchTopicMetadata({ topics: minutes });
   expect(meta.topics.map((t) => t.partitions.length)).toEqual(minutes.map(() => 6));
-  const again = await applyTopics(admin, after, { prefix: raw.prefix, growPartitions: true });
+  const again = await applyTopics(admin, after, { prefix: raw.prefix, growPartitions: (topic) => isBucketLane(topology, topic) });
   expect(again).toMatchObject({ created: [], grown: [], drift: grown.drift, orphans: [`${raw.prefix}.minute.10`, `${raw.prefix}.minute.11`] });
 
   await admin.deleteTopics({ topics: before.map((d) => d.topic) });

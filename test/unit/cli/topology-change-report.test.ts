@@ -10,7 +10,7 @@ test('partitions to grow: the drift, and the flag that grows them', () => {
   const lines = topologyChangeReport({ ...empty, drift: [{ topic: 'tb.minute.000', what: 'partitions', declared: '32', actual: '16' }] });
   expect(lines).toEqual([
     'drift: tb.minute.000 partitions: declared 32, actual 16',
-    'implies: 1 topic(s) declare more partitions than they have; `topics apply --grow-partitions` adds them (entries in flight stay where they are, new ones go by the new count)',
+    'implies: 1 topic(s) declare more partitions than they have; `topics apply --grow-partitions` adds them to the bucket lanes (entries in flight stay where they are, new ones go by the new count); a CDC or event topic is grown by hand, if at all: its keys would change partitions',
   ]);
 });
 
