@@ -1,0 +1,163 @@
+/**
+ * The configuration's variables as one zod schema (types, ranges, local-stack defaults), the
+ * parts a command may need, and the rules across fields. Read by loadConfig (config.ts) alone.
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65535);
+
+const BROKER = /^[^:\s]+:\d{1,5}$/;
+/** As an entities file names a database (core/entity-file.ts). */
+const DATABASE_NAME = /^[a-z][a-z0-9_]{0,15}$/;
+const RESERVED_DATABASE_NAMES: readonly string[] = ['main', 'service'];
+
+/** What a command connects to or reads; production requires explicit settings for these only. */
+export const ConfigParts = ['kafka', 'db', 'registry', 'topology', 'entities'] as const;
+export type ConfigPart = (typeof ConfigParts)[number];
+
+/** Settings with a local-stack default that production must give explicitly, by part. */
+export const PRODUCTION_REQUIRED_BY_PART: Readonly<Record<ConfigPart, readonly string[]>> = {
+  kafka: ['TB_KAFKA_BROKERS'],
+  db: ['TB_DB_HOST', 'TB_DB_USER', 'TB_DB_PASSWORD'],
+  registry: ['TB_REGISTRY_URL'],
+  topology: ['TB_TOPOLOGY'],
+  entities: ['TB_ENTITIES'],
+};
+export const PRODUCTION_REQUIRED: readonly string[] = ConfigParts.flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
+
+// Named once: the schema's defaults, and the heartbeat rule when a variable is not given.
+const DEFAULT_SESSION_TIMEOUT_MS = 30_000;
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 3_000;
+
+export const EnvSchema = z.object({
+  TB_ENV: z.enum(['local', 'production']).default('local'),
+  TB_KAFKA_PORT: port.default(19092),
+  TB_KAFKA_BROKERS: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || splitList(v).length > 0 && splitList(v).every((b) => BROKER.test(b)), 'expected host:port[,host:port]'),
+  TB_KAFKA_CLIENT_ID: z.string().min(1).default('timebucket'),
+  // TLS to the brokers: the certificate verified against the system's CAs or, when
+  // TB_KAFKA_SSL_CA_FILE is set, against that CA alone.
+  TB_KAFKA_SSL: z.enum(['off', 'on']).default('off'),
+  TB_KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
+  // SASL: set the mechanism, and the user name and password with it (or their _FILE paths).
+  TB_KAFKA_SASL_MECHANISM: z.enum(['scram-sha-512', 'scram-sha-256', 'plain']).optional(),
+  TB_KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  TB_KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
+  // How long a request to a broker may take before kafkajs gives up on it (and retries).
+  TB_KAFKA_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  // How often kafkajs retries a failed request (backoff 200 ms doubling to 5 s) before it gives up.
+  TB_KAFKA_RETRIES: z.coerce.number().int().min(0).max(20).default(8),
+  TB_MARIADB_PORT: port.default(13306),
+  TB_DB_HOST: z.string().min(1).default('127.0.0.1'),
+  TB_DB_PORT: port.optional(),
+  TB_DB_NAME: z.string().regex(/^[A-Za-z0-9_]+$/, 'letters, digits and _ only').default('timebucket'),
+  TB_DB_USER: z.string().min(1).default('timebucket'),
+  TB_DB_PASSWORD: z.string().default('timebucket'),
+  TB_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // `timebucket migrate`, run as the owner: then grant this user (name or name@host, host
+  // default %) exactly what the running service needs (db/service-grants.ts).
+  TB_DB_SERVICE_USER: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+(@[A-Za-z0-9_.%-]+)?$/, 'a user name, or name@host')
+    .optional(),
+  // TLS to the database: off (the local stack), or on with the server's certificate verified
+  // against the system's CAs or, when TB_DB_TLS_CA_FILE is set, against that CA alone.
+  TB_DB_TLS: z.enum(['off', 'on']).default('off'),
+  TB_DB_TLS_CA_FILE: z.string().min(1).optional(),
+  // More databases an entities file may name (locations[].database), comma-separated. Each name N
+  // is configured by TB_DB_<N>_HOST, _PORT, _NAME, _USER, _PASSWORD (the last three default to
+  // the main database's), and _CDC_TOPIC_PREFIX (its connector's topic.prefix, default
+  // <TB_CDC_TOPIC_PREFIX>_<n>); TLS and the pool size are the main database's.
+  TB_DATABASES: z
+    .string()
+    .default('')
+    // Not main (TB_DB_*), nor service, whose TB_DB_SERVICE_USER is migrate's service account.
+    .refine((v) => splitList(v).every((n) => DATABASE_NAME.test(n) && !RESERVED_DATABASE_NAMES.includes(n)), 'names of lower-case letters, digits and _ (at most 16), not main or service'),
+  // The local stack's second MariaDB server (stack/env.sh): the local default of TB_DB_<N>_PORT.
+  TB_MARIADB2_PORT: port.default(13307),
+  TB_REGISTRY_PORT: port.default(18081),
+  TB_REGISTRY_URL: z.string().url().optional(),
+  // Basic auth to the registry; credentials in TB_REGISTRY_URL (https://user:pass@host) work too.
+  TB_REGISTRY_USERNAME: z.string().min(1).optional(),
+  TB_REGISTRY_PASSWORD: z.string().min(1).optional(),
+  TB_CDC_TOPIC_PREFIX: z.string().min(1).default('tbcdc'),
+  // The CDC topics as `topics apply` creates them when Debezium has not yet (it creates a table's
+  // topic only with the table's first change); the same as the connector's topic.creation.
+  TB_CDC_PARTITIONS: z.coerce.number().int().min(1).default(4),
+  TB_CDC_RETENTION_MS: z.coerce.number().int().min(1).default(604_800_000),
+  // Where a repartitioner group with no committed offsets starts: at the end of the CDC topics
+  // (rows that already exist are scheduled by `timebucket backfill`), or replaying their history.
+  TB_CDC_START_FROM: z.enum(['latest', 'earliest']).default('latest'),
+  TB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TB_TOPOLOGY: z.string().min(1).default('topics/local.json'),
+  TB_ENTITIES: z.string().min(1).default('entities/default.json'),
+  TB_GROUP_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+$/).default('timebucket'),
+  // 2000: a hot minute of 1M coupons drained in 109 s with it, 129 s with 500 (an early hot-minute bench).
+  TB_EXPIRER_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(2_000),
+  TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
+  TB_COMMIT_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
+  // How events reach their topics (expire/outbox-writer.ts): `router` writes them encoded into
+  // event_outbox, which Debezium's Outbox Event Router publishes from the binlog (its connector:
+  // `timebucket connector config --outbox`); `relay` writes JSON into the outbox, which the
+  // polling relay encodes, sends and marks.
+  TB_PUBLISH_MODE: z.enum(['router', 'relay']).default('router'),
+  // Router mode: how often each relay process writes a capture probe into each event_outbox
+  // (timebucket_outbox_capture_lag_seconds is the age of the oldest not yet back from Kafka).
+  TB_OUTBOX_PROBE_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  // Rows per relay batch; each loop sends them in requests under 768 KiB (publish/send-chunks.ts).
+  TB_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(2_000),
+  // How long a relay loop may hold its locked batch waiting on Kafka before the database ends its
+  // transaction and frees the rows for other loops (idle_transaction_timeout, whole seconds).
+  TB_RELAY_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
+  TB_RELAY_IDLE_MS: z.coerce.number().int().min(10).default(200),
+  // Relay loops per process, each claiming and sending its own batches (claims skip each other's rows).
+  // 2: a hot minute of 200,000 (an early hot-minute bench) published the last event 22-24 s after T with 2 loops,
+  // 20-21 s with 4 and 29 s with the old single loop, but 4 loops slowed the expiry drain from
+  // 10 s to 14 s (2 loops: 12 s) on a 2-core machine where they share the database's CPU.
+  TB_RELAY_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  // Published outbox rows older than this are deleted by the relay processes; 0 keeps them for ever.
+  TB_OUTBOX_RETENTION_MS: z.coerce.number().int().min(0).default(86_400_000),
+  TB_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  // The compensation scanner: rows overdue by more than the grace period (far above the stream's
+  // normal delay) are the stream's misses; passes start at most every interval.
+  TB_SCANNER_GRACE_MS: z.coerce.number().int().min(0).default(60_000),
+  TB_SCANNER_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
+  TB_SCANNER_PAGE_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
+  TB_SCANNER_MAX_PAGES_PER_SECOND: z.coerce.number().min(0.01).max(1_000).default(5),
+  // How often every process reads the operator's pause/throttle switches (`timebucket ctl`): a
+  // primary-key read of at most three rows, so a second is cheap and is how fast a pause lands.
+  TB_CONTROL_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  TB_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).default(DEFAULT_SESSION_TIMEOUT_MS),
+  TB_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(DEFAULT_HEARTBEAT_INTERVAL_MS),
+  // Above kafkajs's rebalance timeout (60 s) plus a session: a long rebalance is not a stall.
+  TB_CONSUMER_STALL_MS: z.coerce.number().int().min(1_000).default(90_000),
+  // Below Kubernetes' default grace period (30 s), so a SIGTERM never ends in a SIGKILL.
+  TB_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+  // Names this process in client ids and relay loops; default: host name (the pod name) + random suffix.
+  TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
+  });
+
+export type ParsedEnv = z.output<typeof EnvSchema>;
+
+export function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
+}
+
+/**
+ * kafkajs's rule of thumb: a session survives at least three missed heartbeats. Checked on the
+ * raw values, so it is reported together with field problems (values that do not parse are
+ * reported by the schema).
+ */
+export function heartbeatProblem(env: Record<string, string | undefined>): string | undefined {
+  const heartbeat = Number(env['TB_HEARTBEAT_INTERVAL_MS'] ?? DEFAULT_HEARTBEAT_INTERVAL_MS);
+  const session = Number(env['TB_SESSION_TIMEOUT_MS'] ?? DEFAULT_SESSION_TIMEOUT_MS);
+  if (!Number.isFinite(heartbeat) || !Number.isFinite(session)) return undefined;
+  return heartbeat * 3 > session ? 'TB_HEARTBEAT_INTERVAL_MS: must be at most a third of TB_SESSION_TIMEOUT_MS' : undefined;
+}
+
