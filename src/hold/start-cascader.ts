@@ -5,23 +5,13 @@
 import { ringTopics } from '../core/topology';
 import { tiersReadBy } from '../roles';
 import type { RoleStarter } from '../role-context';
-import { CascaderSink } from './cascader-sink';
-import { startHoldStage } from './start-hold-stage';
+import { routingSink, startHoldStage } from './start-hold-stage';
 
 export const startCascader: RoleStarter = async (ctx) => {
   const role = 'cascader';
   const coarser = tiersReadBy(role, ctx.topology);
   if (coarser.length === 0) return { stop: async () => undefined };
   const logger = ctx.logger.child({ role });
-  const sink = new CascaderSink({
-    producer: ctx.producer,
-    topology: ctx.topology,
-    catalogue: ctx.catalogue,
-    clock: ctx.clock,
-    flushIntervalMs: 50,
-    maxBatchSize: 1_000,
-    logger,
-    onCascaded: (count) => ctx.metrics.cascaded.inc(count),
-  });
+  const sink = routingSink(ctx, logger, (count) => ctx.metrics.cascaded.inc(count));
   return startHoldStage(ctx, role, ringTopics(ctx.topology, coarser), sink, logger);
 };

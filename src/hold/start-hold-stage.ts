@@ -1,3 +1,7 @@
+/**
+ * The shared shape of the expirer and the cascader: a hold consumer over their topics feeding
+ * their sink, with misplaced entries routed again (core/held-record.ts) and the due-lag metrics.
+ */
 import { heldRecordReader } from '../core/held-record';
 import type { Logger } from '../ops/logger';
 import { groupIdOf, type HoldRole } from '../roles';
@@ -13,16 +17,7 @@ export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: s
   await admin.connect();
   // Entries this topology would not have put where they are (a topology change, a writer clock
   // far ahead) are routed again, as the cascader routes released ones (core/held-record.ts).
-  const reroute = new CascaderSink({
-    producer: ctx.producer,
-    topology: ctx.topology,
-    catalogue: ctx.catalogue,
-    clock: ctx.clock,
-    flushIntervalMs: 50,
-    maxBatchSize: 1_000,
-    logger: logger.child({ component: 'reroute' }),
-    onCascaded: (count) => ctx.metrics.rerouted.inc({ stage: role }, count),
-  });
+  const reroute = routingSink(ctx, logger.child({ component: 'reroute' }), (count) => ctx.metrics.rerouted.inc({ stage: role }, count));
   ctx.metrics.rerouted.inc({ stage: role }, 0);
   const stage = new HoldConsumer({
     fetchEnds: (topic) => admin.fetchTopicOffsets(topic),
@@ -55,4 +50,18 @@ export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: s
     await admin.disconnect();
   };
   return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
+}
+
+/** A sink that routes each entry it takes again, at this process's clock: the cascader's, and every hold stage's re-routing. */
+export function routingSink(ctx: RoleContext, logger: Logger, onRouted: (count: number) => void): CascaderSink {
+  return new CascaderSink({
+    producer: ctx.producer,
+    topology: ctx.topology,
+    catalogue: ctx.catalogue,
+    clock: ctx.clock,
+    flushIntervalMs: 50,
+    maxBatchSize: 1_000,
+    logger,
+    onCascaded: onRouted,
+  });
 }
