@@ -15,6 +15,7 @@ import { waitFor } from '../../support/wait-for';
 import { defaultCatalogue } from '../../support/catalogue';
 import type { Metrics } from '../../../src/ops/metrics';
 import { countInStatus, metricSum } from '../../support/counts';
+import { insertDueCoupons } from '../../support/due-coupons';
 
 let db: Db;
 const pipelines: TestPipeline[] = [];
@@ -32,16 +33,7 @@ afterAll(async () => {
   await db.destroy();
 });
 
-/** `count` coupons due from `fromMs` to `fromMs + spreadMs` after the database's now. */
-async function insertCoupons(count: number, fromMs: number, spreadMs: number): Promise<number[]> {
-  const ids: number[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const offsetUs = Math.floor((fromMs + (spreadMs * i) / count) * 1000);
-    const [id] = await db('coupons').insert({ user_id: marker, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [offsetUs]) });
-    ids.push(id!);
-  }
-  return ids;
-}
+const insertCoupons = (count: number, fromMs: number, spreadMs: number) => insertDueCoupons(db, marker, count, fromMs, spreadMs);
 
 
 /**

@@ -17,6 +17,7 @@ import { waitFor } from '../../support/wait-for';
 import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
 import { defaultCatalogue } from '../../support/catalogue';
 import { countInStatus, metricSum } from '../../support/counts';
+import { insertDueCoupons } from '../../support/due-coupons';
 
 let db: Db;
 let kafka: Kafka;
@@ -37,15 +38,7 @@ afterAll(async () => {
   await db.destroy();
 });
 
-async function insertCoupons(count: number, fromMs: number, spreadMs: number): Promise<number[]> {
-  const ids: number[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const offsetUs = Math.floor((fromMs + (spreadMs * i) / count) * 1000);
-    const [id] = await db('coupons').insert({ user_id: marker, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [offsetUs]) });
-    ids.push(id!);
-  }
-  return ids;
-}
+const insertCoupons = (count: number, fromMs: number, spreadMs: number) => insertDueCoupons(db, marker, count, fromMs, spreadMs);
 
 async function allExpired(ids: number[]): Promise<true | undefined> {
   return (await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined;
