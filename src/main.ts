@@ -114,7 +114,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     metrics.trackOutbox(() => readOutboxBacklogs(databases.pools));
     // Read before any role starts: a restarted process must not fire what the operator paused.
     const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
-    stops.push(async () => control.stop());
+    stops.push(() => control.stop());
     controlSummary = control.summary;
     const dlqFor = (stage: Role) => {
       // At 0 from the start, so the DLQ alert and panel have series before the first dead letter.

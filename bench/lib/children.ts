@@ -81,16 +81,30 @@ function track(name: string, child: ChildProcess, logFile: string, onLine?: (lin
   return { name, process: child, exit: () => exited, stop };
 }
 
-/** A TCP port nothing listens on right now, for a child's /readyz. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port nothing listens on right now, for a child's /readyz. Below the kernel's ephemeral
+ * range (32768 and up): a port the kernel hands out for listen(0) is one it may give the very
+ * next outgoing connection of any process (the children connecting to Kafka and the database
+ * while their siblings start), and the child that binds it a moment later then fails with
+ * EADDRINUSE. Never the same port twice in this process.
+ */
+const handedOut = new Set<number>();
+
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port) || !(await listenable(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no free TCP port found in 20000..31999 after 100 tries');
+}
+
+function listenable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 

@@ -31,7 +31,7 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { Clock, timerDelay } from '../core/clock';
 import type { HeldMessage, HeldRecordReader } from '../core/held-record';
-import type { Lifecycle } from '../core/lifecycle';
+import type { Component, Lifecycle } from '../core/lifecycle';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
@@ -105,7 +105,7 @@ type PartitionState = {
   lastBucketStartMs: number;
 };
 
-export class HoldConsumer {
+export class HoldConsumer implements Component {
   private state: Lifecycle = 'NEW';
   private watch?: ConsumerWatch;
   private failure: Promise<Error> = new Promise(() => undefined);

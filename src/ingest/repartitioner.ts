@@ -19,7 +19,7 @@ import { decodeCdcValue } from '../core/cdc-envelope';
 import { BucketEntry, entriesFromChange, type SkipCounter } from '../core/bucket-entry';
 import { findEntity, type EntityCatalogue } from '../core/entity-catalogue';
 import { CdcInvalidError, ConfigError } from '../core/errors';
-import type { Lifecycle } from '../core/lifecycle';
+import type { Component, Lifecycle } from '../core/lifecycle';
 import type { Topology } from '../core/topology';
 import type { DlqRecord, DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
@@ -68,7 +68,7 @@ export type RepartitionerOptions = Readonly<{
 // Heartbeats are rate-limited by kafkajs (heartbeatInterval), so asking often costs nothing.
 const heartbeatEvery = 500;
 
-export class Repartitioner {
+export class Repartitioner implements Component {
   private state: Lifecycle = 'NEW';
   private watch?: ConsumerWatch;
   private failure: Promise<Error> = new Promise(() => undefined);

@@ -14,8 +14,10 @@
 import type { Consumer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { ConsumerCrashedError } from '../core/errors';
+import type { Health } from '../core/lifecycle';
 
-export type ConsumerHealth = Readonly<{ ok: true } | { ok: false; reason: string }>;
+/** A consumer's health: the one Health of every component (core/lifecycle.ts). */
+export type ConsumerHealth = Health;
 
 export type ConsumerWatch = Readonly<{
   health: () => ConsumerHealth;

@@ -14,7 +14,7 @@ import { readSwitches } from './control-switch-store';
 import { createTransitionGate, TransitionGate } from './control-gate';
 import { summarize, switchNamesOf, SwitchSummary } from './control-switch-state';
 
-export type Control = Readonly<{ gate: TransitionGate; summary: () => SwitchSummary; stop: () => void }>;
+export type Control = Readonly<{ gate: TransitionGate; summary: () => SwitchSummary; stop: () => Promise<void> }>;
 
 export async function startControl(ctx: { config: Config; db: Knex; catalogue: EntityCatalogue; clock: Clock; logger: Logger; metrics: Metrics }): Promise<Control> {
   const names = switchNamesOf(entityNames(ctx.catalogue));

@@ -20,6 +20,10 @@
 import type { Logger } from './logger';
 import { defaultSwitch, defaultSwitches, sameSwitch, summarize, Switch, SwitchName, Switches, SwitchState } from './control-switch-state';
 import type { SwitchRead } from './control-switch-store';
+import { NEVER_FAILS, type Component, type Health, type Lifecycle } from '../core/lifecycle';
+
+/** How long stop() waits for a poll under way (its read has the database's own timeouts besides). */
+const STOP_DEADLINE_MS = 5_000;
 
 export type ControlSwitchesOptions = Readonly<{
   /** The switches this process applies (control-switch-state.ts switchNamesOf). */
@@ -41,11 +45,14 @@ export interface SwitchReader {
   onChange(listener: () => void): () => void;
 }
 
-export class ControlSwitches implements SwitchReader {
+export class ControlSwitches implements SwitchReader, Component {
   private state: SwitchState;
   private readonly listeners = new Set<() => void>();
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  private phase: Lifecycle = 'NEW';
+  /** The poll under way, which stop() waits for (a read never rejects: poll() catches). */
+  private polling: Promise<void> = Promise.resolve();
   private failing = false;
   /** The ignored row names last logged: logged again only when they change. */
   private ignored = '';
@@ -56,13 +63,35 @@ export class ControlSwitches implements SwitchReader {
 
   /** Reads once (a failure leaves the state unknown and is retried by the polls), then polls until stop(). */
   async start(): Promise<void> {
-    await this.poll();
+    if (this.phase !== 'NEW') return;
+    this.phase = 'RUNNING';
+    await (this.polling = this.poll());
     this.next();
   }
 
-  stop(): void {
+  /** Idempotent: no poll after it; the one under way is awaited for at most STOP_DEADLINE_MS. */
+  async stop(): Promise<void> {
+    if (this.phase === 'STOPPED' || this.phase === 'STOPPING') return;
+    this.phase = 'STOPPING';
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    let deadline: NodeJS.Timeout | undefined;
+    await Promise.race([this.polling, new Promise<void>((resolve) => (deadline = setTimeout(resolve, STOP_DEADLINE_MS)))]);
+    clearTimeout(deadline);
+    this.phase = 'STOPPED';
+  }
+
+  get lifecycle(): Lifecycle {
+    return this.phase;
+  }
+
+  /** A failing read keeps the last known state (or everything paused), shown by /readyz: never a failure. */
+  health(): Health {
+    return { ok: true };
+  }
+
+  failed(): Promise<Error> {
+    return NEVER_FAILS;
   }
 
   current(): SwitchState {
@@ -86,7 +115,7 @@ export class ControlSwitches implements SwitchReader {
   private next(): void {
     if (this.stopped) return;
     // A chain of timeouts, not an interval: a slow read (database trouble) never overlaps the next.
-    this.timer = setTimeout(() => void this.poll().finally(() => this.next()), this.opts.pollMs);
+    this.timer = setTimeout(() => void (this.polling = this.poll()).finally(() => this.next()), this.opts.pollMs);
   }
 
   private async poll(): Promise<void> {

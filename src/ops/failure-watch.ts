@@ -4,9 +4,10 @@
  * into /healthz 503 and exit 1 (main.ts). Parts started later (after a registry came back) are
  * added as they start.
  */
+import type { Component } from '../core/lifecycle';
 import type { ConsumerHealth } from '../kafka/consumer-watch';
 
-export type Failable = Readonly<{ health: () => ConsumerHealth; failed: Promise<Error> }>;
+export type Failable = Pick<Component, 'health' | 'failed'>;
 
 /** What a role made of watched parts hands main.ts: stopped as one, its health, its first failure. */
 export type WatchedRole = Readonly<{ stop: () => Promise<void>; health: () => ConsumerHealth; failed: () => Promise<Error> }>;
@@ -14,12 +15,17 @@ export type WatchedRole = Readonly<{ stop: () => Promise<void>; health: () => Co
 export class FailureWatch {
   private readonly parts: Failable[] = [];
   private resolveFailed!: (err: Error) => void;
-  readonly failed: Promise<Error> = new Promise((resolve) => (this.resolveFailed = resolve));
+  private readonly failure$: Promise<Error> = new Promise((resolve) => (this.resolveFailed = resolve));
 
   add<T extends Failable>(part: T): T {
     this.parts.push(part);
-    void part.failed.then((err) => this.resolveFailed(err));
+    void part.failed().then((err) => this.resolveFailed(err));
     return part;
+  }
+
+  /** Resolves at the first part FAILED. */
+  failed(): Promise<Error> {
+    return this.failure$;
   }
 
   health(): ConsumerHealth {

@@ -16,7 +16,7 @@
  * stop() is idempotent: it wakes a sleeping loop at once and waits for the tick in flight, at
  * most `stopDeadlineMs` (a tick stuck past it is abandoned, logged), so a shutdown always ends.
  */
-import type { Lifecycle } from '../core/lifecycle';
+import type { Component, Lifecycle } from '../core/lifecycle';
 import { backoffMs, classifyFailure, type Backoff, type FailureKind } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { ConsumerHealth } from '../kafka/consumer-watch';
@@ -44,14 +44,13 @@ export type PollLoopOptions = Readonly<{
   random?: () => number;
 }>;
 
-export class PollLoop {
+export class PollLoop implements Component {
   private state: Lifecycle = 'NEW';
   private running: Promise<void> = Promise.resolve();
   private readonly sleeps = new WakeableSleeps();
   private failure?: Error;
   private resolveFailed!: (err: Error) => void;
-  /** Resolves (never rejects) when the loop is FAILED. */
-  readonly failed: Promise<Error> = new Promise((resolve) => (this.resolveFailed = resolve));
+  private readonly failure$: Promise<Error> = new Promise((resolve) => (this.resolveFailed = resolve));
 
   constructor(private readonly opts: PollLoopOptions) {}
 
@@ -59,11 +58,17 @@ export class PollLoop {
     return this.state;
   }
 
+  /** Resolves (never rejects) when the loop is FAILED. */
+  failed(): Promise<Error> {
+    return this.failure$;
+  }
+
   health(): ConsumerHealth {
     return this.failure === undefined ? { ok: true } : { ok: false, reason: `${this.opts.name} FAILED: ${this.failure.message}` };
   }
 
-  start(): void {
+  /** Resolves once the loop runs (its first tick under way); a second start does nothing. */
+  async start(): Promise<void> {
     if (this.state !== 'NEW') return;
     this.state = 'RUNNING';
     this.running = this.loop();

@@ -21,6 +21,7 @@ import { backoffMs, Backoffs } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 import { PollLoop } from '../ops/poll-loop';
+import type { Component, Health, Lifecycle } from '../core/lifecycle';
 
 const MAX_PENDING = 1_000;
 export const PROBE_EVENT_TYPE = 'OUTBOX_PROBE';
@@ -37,7 +38,7 @@ export type CaptureProbeOptions = Readonly<{
   onWriteFailed?: () => void;
 }>;
 
-export class CaptureProbe {
+export class CaptureProbe implements Component {
   private readonly run = randomBytes(6).toString('hex');
   private readonly pending = new Map<string, Map<string, number>>();
   private readonly sleeps = new WakeableSleeps();
@@ -78,9 +79,23 @@ export class CaptureProbe {
    * (a probe topic not created yet, a broker away): until it reads, the probes pile up and the
    * lag grows, which is the truth, since nothing confirms the capture meanwhile.
    */
-  start(): void {
+  async start(): Promise<void> {
+    if (this.writing.lifecycle !== 'NEW') return;
     this.reading = this.readLoop();
-    this.writing.start();
+    await this.writing.start();
+  }
+
+  /** The writing loop's: a reader that cannot read yet is retried, and shows as lag, not as a failure. */
+  get lifecycle(): Lifecycle {
+    return this.writing.lifecycle;
+  }
+
+  health(): Health {
+    return this.writing.health();
+  }
+
+  failed(): Promise<Error> {
+    return this.writing.failed();
   }
 
   async stop(): Promise<void> {

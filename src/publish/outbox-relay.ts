@@ -44,6 +44,7 @@ import { IdleHoldVariable, limitIdleHold, lockOutboxBatch } from './sql/lock-out
 import type { OutboxRow } from './sql/outbox-row';
 import { markPublished } from './sql/mark-published';
 import { PoisonRow, setAsidePoison } from './sql/set-aside-poison';
+import { NEVER_FAILS, type Component, type Health, type Lifecycle } from '../core/lifecycle';
 
 export type OutboxRelayOptions = Readonly<{
   db: Knex;
@@ -79,15 +80,13 @@ export type OutboxRelayOptions = Readonly<{
   maxSendBytes?: number;
 }>;
 
-export type OutboxRelayState = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED';
-
 /** read: rows locked to send; deferred: rows left for later behind an earlier row of their entity. */
 export type CycleResult = Readonly<{ read: number; published: number; poison: number; deferred: number }>;
 
 type Encoded = { row: OutboxRow; topic: string; message: Message };
 
-export class OutboxRelay {
-  private state: OutboxRelayState = 'NEW';
+export class OutboxRelay implements Component {
+  private state: Lifecycle = 'NEW';
   private loopDone: Promise<void> = Promise.resolve();
   private cycleChain: Promise<unknown> = Promise.resolve();
   private stopping?: Promise<void>;
@@ -122,8 +121,17 @@ export class OutboxRelay {
     this.dataSchemas = new Map(types.map((t) => [t, dataSchemaUri(opts.registryUrl, opts.schemaIds[t]!)]));
   }
 
-  get lifecycle(): OutboxRelayState {
+  get lifecycle(): Lifecycle {
     return this.state;
+  }
+
+  /** Its cycles' errors are counted and retried (the rows stay in the outbox): it never fails for good. */
+  health(): Health {
+    return { ok: true };
+  }
+
+  failed(): Promise<Error> {
+    return NEVER_FAILS;
   }
   /** Cycles completed without error. */
   get cycles(): number {
@@ -142,8 +150,9 @@ export class OutboxRelay {
     return this.counts.errors;
   }
 
-  start(): void {
-    if (this.state !== 'NEW') throw new Error(`OutboxRelay.start() in state ${this.state}: a relay starts once`);
+  /** A second start does nothing. */
+  async start(): Promise<void> {
+    if (this.state !== 'NEW') return;
     this.state = 'RUNNING';
     this.loopDone = this.loop();
   }

@@ -18,7 +18,7 @@
  */
 import type { Knex } from 'knex';
 import { ConfigError } from '../core/errors';
-import type { Lifecycle } from '../core/lifecycle';
+import type { Component, Lifecycle } from '../core/lifecycle';
 import { Backoffs, type FailureKind } from '../core/retry-policy';
 import type { ConsumerHealth } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
@@ -50,7 +50,7 @@ export type OutboxRetentionOptions<C = PurgeCursor> = Readonly<{
 /** Outside a loop (purgeOnce from tests and tooling): plain pauses, never asked to stop. */
 const UNLOOPED: TickContext = { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), stopping: () => false };
 
-export class OutboxRetention<C = PurgeCursor> {
+export class OutboxRetention<C = PurgeCursor> implements Component {
   private readonly loop: PollLoop;
   private purgedRows = 0;
   private readonly log: Logger;
@@ -83,8 +83,8 @@ export class OutboxRetention<C = PurgeCursor> {
   }
 
   /** Resolves when the loop is FAILED. */
-  get failed(): Promise<Error> {
-    return this.loop.failed;
+  failed(): Promise<Error> {
+    return this.loop.failed();
   }
   /** Rows this instance deleted. */
   get purged(): number {
@@ -92,8 +92,8 @@ export class OutboxRetention<C = PurgeCursor> {
   }
 
   /** A second start does nothing. */
-  start(): void {
-    this.loop.start();
+  start(): Promise<void> {
+    return this.loop.start();
   }
 
   /** Idempotent: wakes any pause, then waits for the page in flight. */

@@ -94,7 +94,7 @@ export async function startRelay(ctx: {
       await Promise.all([stop(), ...eventRetentions.map((r) => r.stop()), probe?.stop()]);
     },
     health: () => watch.health(),
-    failed: () => watch.failed,
+    failed: () => watch.failed(),
   });
   let schemaIds: SchemaIds;
   try {
@@ -138,7 +138,7 @@ function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: Logger
     logger,
     onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
   });
-  probe.start();
+  void probe.start();
   ctx.metrics.trackCaptureLag(() => probe.lagSeconds());
   return probe;
 }
@@ -151,7 +151,7 @@ function startEventOutboxRetention(ctx: Parameters<typeof startRelay>[0], watch:
     ([name, db]) =>
       retentionOf(ctx, watch, db, logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }), purgeEventOutboxPage),
   );
-  for (const r of retentions) r.start();
+  for (const r of retentions) void r.start();
   return retentions;
 }
 
@@ -252,8 +252,8 @@ function startLoops(ctx: Parameters<typeof startRelay>[0], target: OutboxTarget,
     cfg.retentionMs > 0
       ? retentionOf(ctx, target.watch, db, logger)
       : undefined;
-  for (const loop of loops) loop.start();
-  retention?.start();
+  for (const loop of loops) void loop.start();
+  void retention?.start();
   return async () => {
     await Promise.all([...loops.map((loop) => loop.stop()), retention?.stop()]);
     await Promise.all(producers.map((p) => p.disconnect()));

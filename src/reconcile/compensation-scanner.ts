@@ -33,7 +33,7 @@
  * RUNNING → STOPPING → STOPPED, or FAILED as soon as one cursor's loop is.
  */
 import type { Clock } from '../core/clock';
-import type { Lifecycle } from '../core/lifecycle';
+import type { Component, Lifecycle } from '../core/lifecycle';
 import type { Backoff } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { ConsumerHealth } from '../kafka/consumer-watch';
@@ -68,7 +68,7 @@ export type ScannerOptions = Readonly<{
   }>;
 }>;
 
-export class CompensationScanner {
+export class CompensationScanner implements Component {
   private state: Lifecycle = 'NEW';
   private readonly loops: PollLoop[];
   private readonly watch = new FailureWatch();
@@ -92,7 +92,7 @@ export class CompensationScanner {
         }),
       ),
     );
-    void this.watch.failed.then(() => {
+    void this.watch.failed().then(() => {
       if (this.state === 'RUNNING') this.state = 'FAILED';
     });
   }
@@ -106,17 +106,18 @@ export class CompensationScanner {
   }
 
   /** Resolves when a cursor's loop is FAILED. */
-  get failed(): Promise<Error> {
-    return this.watch.failed;
+  failed(): Promise<Error> {
+    return this.watch.failed();
   }
 
-  start(): void {
+  /** A second start does nothing. */
+  async start(): Promise<void> {
     if (this.state !== 'NEW') return;
     this.state = 'RUNNING';
     this.unsubscribe = this.gate.onChange(() => {
       this.pauseSleeps.wakeAll();
     });
-    for (const loop of this.loops) loop.start();
+    await Promise.all(this.loops.map((loop) => loop.start()));
   }
 
   async stop(): Promise<void> {

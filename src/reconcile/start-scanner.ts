@@ -60,8 +60,8 @@ export async function startScanner(ctx: ScannerContext): Promise<WatchedRole> {
       },
     },
   });
-  scanner.start();
-  return { stop: () => scanner.stop(), health: () => scanner.health(), failed: () => scanner.failed };
+  await scanner.start();
+  return { stop: () => scanner.stop(), health: () => scanner.health(), failed: () => scanner.failed() };
 }
 
 /**

@@ -24,9 +24,20 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
   return { child, exited, stderr: () => err, stdout: () => out };
 }
 
-/** A port for a child's ops endpoint that no other test of this run picks. */
+const handedOut = new Set<number>();
+
+/**
+ * A port for a child's ops endpoint, never the same twice in a test file, and below the kernel's
+ * ephemeral range (32768 and up), which outgoing connections draw from: a port there may be
+ * taken by any process's next connection before the child binds it.
+ */
 export function freePort(): number {
-  return 20_000 + Math.floor(Math.random() * 20_000);
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
 }
 
 /** The process has not exited yet. */

@@ -67,13 +67,27 @@ beforeAll(async () => {
   if (build.code !== 0) throw new Error(`tsc -p tsconfig.bench.json failed:\n${build.out}${build.err}`);
   harness = await run(process.execPath, ['dist-bench/bench/compare/main.js'], { BENCH_PRESET: 'smoke', BENCH_RESULTS_DIR: resultsDir, TB_LOG_LEVEL: 'warn' });
   mkdirSync(dirname(testLogFile), { recursive: true });
-  writeFileSync(testLogFile, `exit code ${harness.code}\n--- stdout\n${harness.out}\n--- stderr\n${harness.err}`);
+  writeFileSync(testLogFile, `exit code ${harness.code}\n--- stdout\n${harness.out}\n--- stderr\n${harness.err}${harness.code === 0 ? '' : contenderLogTails()}`);
   const files = readdirSync(resultsDir).filter((f) => f.endsWith('.json'));
   if (files.length !== 1) throw new Error(`expected one results file in ${resultsDir}, found ${files.length}; harness stderr:\n${harness.err.slice(-4000)}`);
   results = JSON.parse(readFileSync(join(resultsDir, files[0]!), 'utf8')) as typeof results;
 }, 420_000);
 
 afterAll(() => rmSync(resultsDir, { recursive: true, force: true }));
+
+/** The end of every contender process's log (deleted with the results directory): why a run failed. */
+function contenderLogTails(): string {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.log')) found.push(path);
+    }
+  };
+  walk(resultsDir);
+  return found.map((f) => `\n--- ${basename(f)} (last 40 lines)\n${readFileSync(f, 'utf8').split('\n').slice(-40).join('\n')}`).join('');
+}
 
 test('the harness exits 0 and prints the Markdown table', () => {
   expect({ code: harness.code, stderrTail: harness.code === 0 ? '' : harness.err.slice(-4000) }).toEqual({ code: 0, stderrTail: '' });

@@ -131,7 +131,7 @@ test('a pass that cannot work (its table is gone) is counted and, three times in
   const failures: string[] = [];
   const retention = newRetention({ intervalMs: 1, maxBackoffMs: 1, purgePage: async () => db.raw('SELECT * FROM no_such_outbox').then(() => ({ deleted: 0, next: null, full: false })), observer: { failed: (_err, kind) => failures.push(kind) } });
   retention.start();
-  await expect(retention.failed).resolves.toMatchObject({ errno: 1146 });
+  await expect(retention.failed()).resolves.toMatchObject({ errno: 1146 });
   expect(retention.lifecycle).toBe('FAILED');
   expect(failures).toEqual(['deterministic', 'deterministic', 'deterministic']);
   expect(retention.health()).toMatchObject({ ok: false, reason: expect.stringMatching(/^outbox retention FAILED: .*no_such_outbox/) });

@@ -43,7 +43,7 @@ test('deterministic failures in a row turn it FAILED: no more ticks, `failed` re
   });
   const loop = loopOf(t.tick, { onFailure: (_err, kind) => failures.push(kind) });
   loop.start();
-  await expect(loop.failed).resolves.toBe(deterministic);
+  await expect(loop.failed()).resolves.toBe(deterministic);
   expect(loop.lifecycle).toBe('FAILED');
   expect(t.count()).toBe(3);
   expect(failures).toEqual(['deterministic', 'deterministic', 'deterministic']);
@@ -102,7 +102,7 @@ test('a watch over several loops fails with the first that fails and names each 
   );
   healthy.start();
   broken.start();
-  await expect(watch.failed).resolves.toBe(deterministic);
+  await expect(watch.failed()).resolves.toBe(deterministic);
   expect(watch.health()).toEqual({ ok: false, reason: "broken loop FAILED: Table 'outbox' doesn't exist" });
   await healthy.stop();
 });

@@ -87,7 +87,7 @@ test('a claim failing while the database is away is counted, backed off and trie
 test('a claim that can never work turns the scanner FAILED after three tries in a row: named in health, no more claims', async () => {
   const h = harness([noTable()]);
   h.scanner.start();
-  await expect(h.scanner.failed).resolves.toMatchObject({ errno: 1146 });
+  await expect(h.scanner.failed()).resolves.toMatchObject({ errno: 1146 });
   expect(h.scanner.lifecycle).toBe('FAILED');
   expect(h.claims).toHaveLength(3);
   expect(h.scanner.health()).toEqual({ ok: false, reason: "scanner coupon FAILED: Table 'scanner_cursors' doesn't exist" });
