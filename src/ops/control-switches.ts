@@ -49,7 +49,6 @@ export class ControlSwitches implements SwitchReader, Component {
   private state: SwitchState;
   private readonly listeners = new Set<() => void>();
   private timer?: NodeJS.Timeout;
-  private stopped = false;
   private phase: Lifecycle = 'NEW';
   /** The poll under way, which stop() waits for (a read never rejects: poll() catches). */
   private polling: Promise<void> = Promise.resolve();
@@ -73,7 +72,6 @@ export class ControlSwitches implements SwitchReader, Component {
   async stop(): Promise<void> {
     if (this.phase === 'STOPPED' || this.phase === 'STOPPING') return;
     this.phase = 'STOPPING';
-    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     let deadline: NodeJS.Timeout | undefined;
     await Promise.race([this.polling, new Promise<void>((resolve) => (deadline = setTimeout(resolve, STOP_DEADLINE_MS)))]);
@@ -113,7 +111,7 @@ export class ControlSwitches implements SwitchReader, Component {
   }
 
   private next(): void {
-    if (this.stopped) return;
+    if (this.phase !== 'RUNNING') return;
     // A chain of timeouts, not an interval: a slow read (database trouble) never overlaps the next.
     this.timer = setTimeout(() => void (this.polling = this.poll()).finally(() => this.next()), this.opts.pollMs);
   }
@@ -135,7 +133,7 @@ export class ControlSwitches implements SwitchReader, Component {
       this.failing = false;
       this.opts.logger.info('control switches poll recovered');
     }
-    if (this.stopped) return;
+    if (this.phase !== 'RUNNING') return;
     this.noteIgnored(read.unknown);
     this.apply(read.switches);
   }
