@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import { declaredTopics, isBucketLane, TopicDeclaration, Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
-import { applyTopics, type ApplyReport } from '../kafka/topics-apply';
+import { applyTopics, isPartitionGrowth, type ApplyReport } from '../kafka/topics-apply';
 import { pinNewGroupToEnd } from '../kafka/pin-group-start';
 import { groupIdOf } from '../roles';
 import type { Logger } from '../ops/logger';
@@ -30,7 +30,7 @@ export function topologyChangeReport(report: ApplyReport): string[] {
   const lines: string[] = [];
   for (const d of report.grown) lines.push(`grown: ${d.topic} partitions ${d.actual} -> ${d.declared}`);
   for (const d of report.drift) lines.push(`drift: ${d.topic} ${d.what}: declared ${d.declared}, actual ${d.actual}`);
-  const growable = report.drift.filter((d) => d.what === 'partitions' && Number(d.declared) > Number(d.actual));
+  const growable = report.drift.filter(isPartitionGrowth);
   if (growable.length > 0) {
     lines.push(
       `implies: ${growable.length} topic(s) declare more partitions than they have; \`topics apply --grow-partitions\` adds them to the bucket lanes (entries in flight stay where they are, new ones go by the new count); a CDC or event topic is grown by hand, if at all: its keys would change partitions`,

@@ -24,6 +24,11 @@ export type ApplyReport = Readonly<{
   orphans: string[];
 }>;
 
+/** A declared partition count above the topic's: growth, which Kafka can do (a lower one it cannot). */
+export function isPartitionGrowth(d: TopicDrift): boolean {
+  return d.what === 'partitions' && Number(d.declared) > Number(d.actual);
+}
+
 export type ApplyOptions = Readonly<{ growPartitions?: (topic: string) => boolean; prefix?: string }>;
 
 export async function applyTopics(admin: Admin, declared: readonly TopicDeclaration[], opts: ApplyOptions = {}): Promise<ApplyReport> {
@@ -49,7 +54,7 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
   await waitForLeaders(admin, missing.map((d) => d.topic));
   const found = await findDrift(admin, existing);
   const grows = opts.growPartitions ?? (() => false);
-  const growable = found.filter((d) => d.what === 'partitions' && Number(d.declared) > Number(d.actual) && grows(d.topic));
+  const growable = found.filter((d) => isPartitionGrowth(d) && grows(d.topic));
   if (growable.length > 0) {
     await admin.createPartitions({ timeout: 60_000, topicPartitions: growable.map((d) => ({ topic: d.topic, count: Number(d.declared) })) });
     // Until the metadata shows the new partitions, with leaders: the old ones have them already.

@@ -10,7 +10,7 @@ import type { ConsumerHealth } from '../kafka/consumer-watch';
 export type Failable = Pick<Component, 'health' | 'failed'>;
 
 /** What a role made of watched parts hands main.ts: stopped as one, its health, its first failure. */
-export type WatchedRole = Readonly<{ stop: () => Promise<void>; health: () => ConsumerHealth; failed: () => Promise<Error> }>;
+export type WatchedRole = Pick<Component, 'stop' | 'health' | 'failed'>;
 
 export class FailureWatch {
   private readonly parts: Failable[] = [];
