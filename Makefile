@@ -31,8 +31,13 @@ stack-install:
 
 install: node-deps stack-install
 
-build: node-deps
+# dist/ is rebuilt only when a source changed: test-all.sh's concurrent steps all depend on it,
+# and a second compile would rewrite dist/ under the stack and the tests running from it.
+dist/.built: node_modules/.installed tsconfig.json tsconfig.build.json $(shell find src -type f)
 	npx tsc -p tsconfig.build.json
+	@touch $@
+
+build: dist/.built
 
 lint: node-deps
 	npx eslint .
@@ -53,11 +58,12 @@ test-deploy: build stack-install
 	$(ENV) && npx jest --selectProjects deploy --json --outputFile=$(REPORTS)/deploy.json
 
 # The crash test runs the CLI from dist/ as a separate process, hence build first.
-# --forceExit: a test that fails half-way may leave a client connected; CI must still finish.
+# In lanes (test/support/run-lanes.js): the files on the captured database one at a time, beside
+# them the files on databases of their own, then alone the files that stop part of the stack.
+# Each lane is a jest process (--runInBand --forceExit) with its report, integration-<lane>.json.
 test-integration: build
 	@mkdir -p $(REPORTS)
-	$(ENV) && npx jest --selectProjects integration --runInBand --forceExit --json --outputFile=$(REPORTS)/integration.json \
-	  || { node test/support/print-failed-logs.js $(REPORTS)/integration.json; exit 1; }
+	$(ENV) && node test/support/run-lanes.js integration $(REPORTS)
 
 # Against the three-node stack (replication factor 3): leader moves, a broker killed.
 test-cluster: build
@@ -65,15 +71,14 @@ test-cluster: build
 	$(CLUSTER) && $(ENV) && npx jest --selectProjects cluster --runInBand --forceExit --json --outputFile=$(REPORTS)/cluster.json \
 	  || { node test/support/print-failed-logs.js $(REPORTS)/cluster.json; exit 1; }
 
-# Each stack is stopped afterwards even when tests fail (only if this target started it); the
-# cluster stack comes up after the development stack is down, so the two never compete in CI.
-# The logs of the pipelines under test are in .stack/reports/logs/<test file>.log.
+# stack/test-all.sh: both stacks start while lint, typecheck, the unit and deployment tests run;
+# then the integration tests (on the development stack) and the cluster tests (on the three-node
+# one) run side by side; each stack is stopped afterwards even when tests fail (only if the run
+# started it). The logs of the pipelines under test are in .stack/reports/logs/<test file>.log.
 test: install
 	@rm -rf $(REPORTS)
-	$(MAKE) --no-print-directory lint typecheck test-unit test-deploy
-	bash stack/with-stack.sh $(MAKE) --no-print-directory test-integration
-	$(CLUSTER) && bash stack/with-stack.sh $(MAKE) --no-print-directory test-cluster
-	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/deploy.json $(REPORTS)/integration.json $(REPORTS)/cluster.json
+	bash stack/test-all.sh
+	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/deploy.json $(REPORTS)/integration-*.json $(REPORTS)/cluster.json
 
 # Benchmark (not a test): P poison CDC records ahead of G good ones; prints one JSON line.
 P ?= 400000

@@ -21,7 +21,7 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: {
       sourceType: 'commonjs',
-      globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly', Buffer: 'readonly' },
+      globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly', Buffer: 'readonly', __dirname: 'readonly', fetch: 'readonly', AbortSignal: 'readonly', setTimeout: 'readonly' },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -47,6 +47,8 @@ export interface HoldSink {
   reset(): void;
   /** Entries taken whose time has come but are not finished (for the due-lag metric). */
   dueCount(now: number): number;
+  /** Forgets what is unfinished and stops its timers for good: the consumer's stop() does it, as the sink's one owner. */
+  close(): void;
 }
 
 export type HoldStats = Readonly<{ heldPartitions: number; inMemory: number; largestPartitionInMemory: number; dueLag: number }>;
@@ -205,8 +207,8 @@ export class HoldConsumer implements Component {
       await this.commitDirty();
     } finally {
       await this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
-      this.opts.sink.reset();
-      this.opts.reroute.reset();
+      this.opts.sink.close();
+      this.opts.reroute.close();
       this.state = 'STOPPED';
     }
   }

@@ -39,14 +39,14 @@ export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: s
   try {
     await stage.start();
   } catch (err) {
+    sink.close();
+    reroute.close();
     await admin.disconnect().catch(() => undefined);
     throw err;
   }
   ctx.metrics.trackHold(role, () => stage.stats());
   const stop = async () => {
-    await stage.stop();
-    sink.close();
-    reroute.close();
+    await stage.stop(); // closes both sinks
     await admin.disconnect();
   };
   return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };

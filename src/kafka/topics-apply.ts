@@ -77,7 +77,7 @@ function orphanRingTopics(listed: readonly string[], declared: readonly TopicDec
 }
 
 /** Bounded wait until every partition of `topics` has a leader (and each topic `partitions` of them, when given). */
-async function waitForLeaders(admin: Admin, topics: readonly string[], partitions?: ReadonlyMap<string, number>, timeoutMs = 120_000): Promise<void> {
+export async function waitForLeaders(admin: Admin, topics: readonly string[], partitions?: ReadonlyMap<string, number>, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let pending = [...topics];
   while (pending.length > 0) {

@@ -25,15 +25,18 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
 }
 
 const handedOut = new Set<number>();
+/** Each lane of test/support/run-lanes.js draws from its own 3,000 ports: lanes run side by side. */
+const LANE_PORTS: Readonly<Record<string, number>> = { captured: 20_000, 'captured-2': 23_000, isolated: 26_000, exclusive: 29_000 };
+const portBase = LANE_PORTS[process.env['TB_TEST_LANE'] ?? 'captured'] ?? 20_000;
 
 /**
  * A port for a child's ops endpoint, never the same twice in a test file, and below the kernel's
  * ephemeral range (32768 and up), which outgoing connections draw from: a port there may be
- * taken by any process's next connection before the child binds it.
+ * taken by any process's next connection before the child binds it. Drawn from the lane's range.
  */
 export function freePort(): number {
   for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const port = portBase + Math.floor(Math.random() * 3_000);
     if (handedOut.has(port)) continue;
     handedOut.add(port);
     return port;

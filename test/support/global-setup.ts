@@ -24,7 +24,17 @@ export default async function globalSetup(): Promise<void> {
   }
   const admin = createKafka(config.kafka, createLogger('warn'), '-test-setup').admin();
   try {
-    await db.migrate.latest();
+    // The lanes of test/support/run-lanes.js start side by side: the first migrates, the others
+    // find the migration lock taken and wait for it.
+    await waitFor('the schema migrated', async () => {
+      try {
+        await db.migrate.latest();
+        return true;
+      } catch (err) {
+        if (/already locked/i.test(String(err))) return undefined;
+        throw err;
+      }
+    }, { timeoutMs: 60_000, intervalMs: 250 });
     await admin.connect();
     const topics = [cdcTopicOf(config.cdc, 'coupons'), cdcTopicOf(config.cdc, 'orders')];
     const existing = new Set(await admin.listTopics());

@@ -4,6 +4,8 @@
  * Connect. The shipped default on the stack's own database passes (exit 0); a database whose
  * table lacks an index, run as an account without the grants, fails with each problem and its
  * fix (exit 78).
+ *
+ * @lane isolated
  */
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,6 +3,8 @@
  * server: a due coupon still ACTIVE reads EXPIRED to the millisecond, before any expiry runs and
  * whatever the reader's session time zone; once the expiry transaction has moved the rows, the
  * view and the table agree on every row.
+ *
+ * @lane isolated
  */
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { effectiveViewSql } from '../../../src/db/effective-view';

@@ -2,6 +2,8 @@
  * The entities file against real tables (information_schema of the stack's MariaDB): the
  * shipped default matches the migrated demo tables, a seed-style schema matches its file, and
  * each kind of mismatch is named with its fix.
+ *
+ * @lane isolated
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,6 +6,8 @@
  * purge, the scanner's page claim, the control switches. Everything else is refused: DROP, ALTER,
  * CREATE, DELETE on the business tables, an UPDATE of a column no transition changes, the
  * migrations' table.
+ *
+ * @lane isolated
  */
 import { createDb, Db } from '../../../src/db/knex';
 import { grantServiceAccess } from '../../../src/db/service-grants';

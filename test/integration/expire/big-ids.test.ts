@@ -6,6 +6,8 @@
  *
  * In a database of this file's own: an explicit id moves the table's AUTO_INCREMENT past it,
  * and every later insert into a shared table would get an id beyond 2^53.
+ *
+ * @lane isolated
  */
 import { join } from 'node:path';
 import type { Db } from '../../../src/db/knex';

@@ -3,6 +3,8 @@
  * idempotent on replay, strict about the state machines, one outbox row per event_key.
  *
  * In a database of this file's own, emptied before each test: every count is exact.
+ *
+ * @lane isolated
  */
 import { join } from 'node:path';
 import type { Db } from '../../../src/db/knex';

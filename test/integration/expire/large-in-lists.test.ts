@@ -6,6 +6,8 @@
  *
  * The statements are the ones the expirer runs, as built from entities/default.json
  * (transitionStatements), bound as it binds them: ids, then the from-set.
+ *
+ * @lane isolated
  */
 import { join } from 'node:path';
 import type { Knex } from 'knex';

@@ -7,6 +7,8 @@
  *     gap locks on the sparse locked_order_id index would block it);
  *   - the cancellation of an order whose LOCKED coupon sits in a coupon-expiry batch (a lock on
  *     a row the batch cannot expire is what let the two paths deadlock).
+ *
+ * @lane isolated
  */
 import { join } from 'node:path';
 import type { Knex } from 'knex';

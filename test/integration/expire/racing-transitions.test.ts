@@ -10,6 +10,8 @@
  * Each race is made deterministic: a separate connection holds the contested row locks in an
  * open transaction, the test waits until the batches are seen blocked in the server's process
  * list, then lets go. In a database of this file's own, so the process list and counts are ours.
+ *
+ * @lane isolated
  */
 import { join } from 'node:path';
 import type { Knex } from 'knex';

@@ -9,6 +9,8 @@
  * in other states stay; running the same batches again adds nothing.
  *
  * In a database of this file's own, with tables of its own (the migrations add the outbox).
+ *
+ * @lane isolated
  */
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { transitionOf } from '../../../src/core/entity-catalogue';

@@ -7,6 +7,8 @@
  *   - the scanner's page and backfill's page are ranges of the transition's (status, due, id)
  *     index, read in index order (no filesort), for every from-state.
  * Each table holds rows enough that a scan is a real choice for the optimizer.
+ *
+ * @lane isolated
  */
 import { join } from 'node:path';
 import type { Knex } from 'knex';

@@ -6,6 +6,8 @@
  * the partition, reading must restart at the committed offset (nothing was committed), so the
  * unfinished entries are taken again. A position left by the hold (a queued kafkajs seek) would
  * start the new generation at the held record and lose them.
+ *
+ * @lane isolated
  */
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import { systemClock } from '../../../src/core/clock';
@@ -14,6 +16,7 @@ import { HoldConsumer, HoldSink } from '../../../src/hold/hold-consumer';
 import { createKafka } from '../../../src/kafka/client';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor, withTimeout } from '../../support/wait-for';
+import { createTestTopics } from '../../support/topics';
 
 /** A sink that never finishes anything and records each take with the generation it saw. */
 class RecordingSink implements HoldSink {
@@ -27,6 +30,10 @@ class RecordingSink implements HoldSink {
   }
   dueCount(): number {
     return 0;
+  }
+
+  close(): void {
+    this.reset();
   }
   offsetsTakenIn(generation: number): string[] {
     return this.takes.filter((t) => t.generation === generation).map((t) => t.offset);
@@ -67,7 +74,7 @@ afterAll(async () => {
 test('after a rebalance detected right after a hold, the partition is re-read from the committed offset', async () => {
   const topic = uniqueName('tbt-rebalance');
   const group = uniqueName('tbt-rebalance-group');
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, replicationFactor: 1 }] });
+  await createTestTopics(admin, [{ topic, numPartitions: 1, replicationFactor: 1 }]);
   cleanups.push(() => admin.deleteTopics({ topics: [topic] }));
 
   const sink = new RecordingSink();
@@ -82,7 +89,7 @@ test('after a rebalance detected right after a hold, the partition is re-read fr
     topics: [topic],
     read: readReleaseHeader,
     sink,
-    reroute: { take: () => undefined, reset: () => undefined, dueCount: () => 0 },
+    reroute: { take: () => undefined, reset: () => undefined, dueCount: () => 0, close: () => undefined },
     dlq: { send: async () => undefined, sendAll: async () => undefined },
     clock: systemClock,
     maxInMemoryPerPartition: 1_000,

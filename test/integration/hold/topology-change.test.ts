@@ -5,6 +5,8 @@
  * none dead-lettered, none early, one outbox row each. Entries keyed by the old shard count are
  * held where they are (core/held-record.ts); entries a resized ring no longer places are routed
  * again.
+ *
+ * @lane captured-2
  */
 import { createDb, Db } from '../../../src/db/knex';
 import { shardOf } from '../../../src/core/router';
@@ -42,10 +44,11 @@ const insertCoupons = (count: number, fromMs: number, spreadMs: number) => inser
  * pipeline was running. Coupons due within the finest horizon land in the minute ring, later
  * ones in the hour ring, and a few are already due (the due lane).
  */
-async function routeThenChange(after: (raw: RawTopology) => void): Promise<{ ids: number[]; switchedAt: number; next: TestPipeline }> {
+async function routeThenChange(after: (raw: RawTopology) => void, beforeInsert?: () => Promise<unknown>): Promise<{ ids: number[]; switchedAt: number; next: TestPipeline }> {
   const first = await createTestPipeline();
   pipelines.push(first);
   await first.start(['repartitioner']);
+  await beforeInsert?.();
   const ids = [...(await insertCoupons(10, -1_000, 500)), ...(await insertCoupons(40, 5_000, 2_000)), ...(await insertCoupons(20, 11_000, 2_000))];
   await waitFor('the first pipeline to route every coupon', async () => ((await metricSum(first.metrics.routed)) >= ids.length ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
   expect(await metricSum(first.metrics.routed, { lane: 'minute' })).toBeGreaterThan(0);
@@ -85,10 +88,22 @@ test('shards 4 → 8 and the minute and due partitions 4 → 8 under entries in 
   expect(await metricSum(next.metrics.rerouted)).toBe(0);
 });
 
+/**
+ * A second-wide bucket k sits in ring topic k mod 12, and a ring of 16 reads it from k mod 16:
+ * the same topic for k mod 48 below 12. Waits (at most 16 s) until the seconds the minute-ring
+ * coupons fall in (5 to 8 s from now) are all ones the two rings place apart, so that the resized
+ * ring has entries to route again whatever the clock said when the test began.
+ */
+const ringsDisagree = () =>
+  waitFor('the coming seconds placed apart by rings of 12 and 16', () => {
+    const first = Math.floor((Date.now() + 5_000) / 1_000);
+    return [0, 1, 2, 3].every((i) => (first + i) % 12 !== (first + i) % 16) ? true : undefined;
+  }, { timeoutMs: 20_000, intervalMs: 50 });
+
 test('the minute ring resized 12 → 16 under entries in flight: the entries it no longer places are routed again and expire on time', async () => {
   const { ids, switchedAt, next } = await routeThenChange((raw) => {
     raw.tiers[0]!.ring = 16;
-  });
+  }, ringsDisagree);
   await expectAllExpiredOnTime(ids, switchedAt, next.metrics);
   expect(await metricSum(next.metrics.rerouted, { stage: 'expirer' })).toBeGreaterThan(0);
 });

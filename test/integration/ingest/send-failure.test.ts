@@ -6,6 +6,8 @@
  * reach kafkajs crashes the consumer for good (kafkajs restarts only on retriable errors), and
  * the stage is FAILED with its CDC partitions unread. Here the broker is real and one append is
  * refused with the broker's own error; the stage must retry it and route the change.
+ *
+ * @lane isolated
  */
 import type { Admin, Kafka, Producer, ProducerBatch } from 'kafkajs';
 import { Partitioners } from 'kafkajs';

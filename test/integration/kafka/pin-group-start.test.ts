@@ -2,12 +2,15 @@
  * Where a new group starts, against the real broker. kafkajs resolves "latest" when the member
  * first fetches, so records written while a deployment starts up would be skipped; positions
  * taken at start and committed before the join keep them (kafka/pin-group-start.ts).
+ *
+ * @lane isolated
  */
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafka } from '../../../src/kafka/client';
 import { pinGroup, pinNewGroupToEnd, startPositions } from '../../../src/kafka/pin-group-start';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
+import { createTestTopics } from '../../support/topics';
 
 let kafka: Kafka;
 let admin: Admin;
@@ -17,7 +20,7 @@ beforeAll(async () => {
   kafka = createKafka(config.kafka, logger, '-test-pin');
   admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+  await createTestTopics(admin, [{ topic, numPartitions: 2 }]);
 });
 
 afterAll(async () => {
@@ -85,7 +88,7 @@ test('a topic that does not exist yet is read from its beginning once it appears
   const group = uniqueName('tbpin-lategroup');
   const positions = await startPositions(admin, group, [late]);
   expect(positions?.get(late)).toBeNull();
-  await admin.createTopics({ topics: [{ topic: late, numPartitions: 1 }], waitForLeaders: true });
+  await createTestTopics(admin, [{ topic: late, numPartitions: 1 }]);
   try {
     const producer = kafka.producer();
     await producer.connect();

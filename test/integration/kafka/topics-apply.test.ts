@@ -1,4 +1,8 @@
-/** `topics apply` against the real broker: creates what is missing, idempotent, reports drift. */
+/**
+ * `topics apply` against the real broker: creates what is missing, idempotent, reports drift.
+ *
+ * @lane isolated
+ */
 import { Admin, ConfigResourceTypes } from 'kafkajs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,6 +11,7 @@ import { createKafka } from '../../../src/kafka/client';
 import { applyTopics } from '../../../src/kafka/topics-apply';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
+import { createTestTopics } from '../../support/topics';
 
 let admin: Admin;
 
@@ -26,7 +31,7 @@ test('creates every declared topic once, then reports partition and config drift
   const declared = declaredTopics(parseTopology(raw, 'test'));
   // One declared topic already exists with the wrong partition count.
   const wrong = declared.find((d) => d.topic === `${raw.prefix}.due`)!;
-  await admin.createTopics({ topics: [{ topic: wrong.topic, numPartitions: 1 }], waitForLeaders: true });
+  await createTestTopics(admin, [{ topic: wrong.topic, numPartitions: 1 }]);
 
   const first = await applyTopics(admin, declared);
   expect(first.created).toHaveLength(declared.length - 1);

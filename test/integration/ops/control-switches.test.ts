@@ -10,6 +10,8 @@
  * captured `timebucket` database would be expired by any other pipeline running meanwhile
  * (every pipeline reads the shared CDC topics), paused or not. The switches are keyed by
  * TB_GROUP_PREFIX, this pipeline's own; the test checks another scope does not see them.
+ *
+ * @lane isolated
  */
 import { writeFileSync } from 'node:fs';
 import type { Admin, Producer } from 'kafkajs';

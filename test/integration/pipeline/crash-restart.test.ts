@@ -2,6 +2,8 @@
  * `kill -9` the expirer mid-run and start it again: nothing is lost (the new process re-reads
  * from the last committed offset) and nothing is doubled (one outbox row per transition).
  * The expirer runs as a real `timebucket run --roles expirer` process from dist/.
+ *
+ * @lane captured-2
  */
 import type { ChildProcess } from 'node:child_process';
 import { createDb, Db } from '../../../src/db/knex';

@@ -2,6 +2,8 @@
  * The whole pipeline through real Debezium: rows written with mysql2 → CDC → repartitioner →
  * rings (second-wide buckets) → cascader / expirer → database + outbox → relay → event topics,
  * read back and decoded through the registry.
+ *
+ * @lane captured-2
  */
 import { createDb, Db } from '../../../src/db/knex';
 import { createKafka } from '../../../src/kafka/client';

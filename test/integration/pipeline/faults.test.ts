@@ -2,6 +2,8 @@
  * Faults the pipeline must shrug off: an expirer whose clock runs ahead of the database
  * (invariant I2: nothing transitions early, nothing is dropped) and a poison CDC record
  * (invariant I5: DLQ with the reason, the partition keeps flowing).
+ *
+ * @lane captured-2
  */
 import { Kafka } from 'kafkajs';
 import { createDb, Db } from '../../../src/db/knex';

@@ -5,6 +5,8 @@
  * checking out other coupons. No error escapes (a deadlock, if any, is retried, nothing is
  * parked), every row ends where its state machine says, with one event each, and no checkout
  * waits on the expirer.
+ *
+ * @lane captured-2
  */
 import { createDb, Db } from '../../../src/db/knex';
 import { config as baseConfig } from '../../support/stack';

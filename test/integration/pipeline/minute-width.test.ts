@@ -2,6 +2,8 @@
  * The production bucket width (one minute): a minute bucket is released at its start and each
  * entry fires at its own expire_time from the in-memory queue, so rows due a few seconds from
  * now expire inside their own minute, not when the minute (or the next one) is over.
+ *
+ * @lane captured-2
  */
 import { createDb, Db } from '../../../src/db/knex';
 import { config as baseConfig, logger } from '../../support/stack';

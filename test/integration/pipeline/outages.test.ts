@@ -3,6 +3,8 @@
  * 20 s, and the broker frozen for 8 s (its requests time out, sends fail and producers are
  * replaced). Afterwards, without a restart: every coupon transitioned exactly once and never
  * early, every event published, the circuit breakers closed again and the process healthy.
+ *
+ * @lane exclusive
  */
 import { createDb, Db } from '../../../src/db/knex';
 import type { Running } from '../../../src/main';

@@ -3,6 +3,8 @@
  * leave every few seconds (SIGTERM and kill -9 alike) while two thousand coupons fall due across
  * many buckets, with a memory cap small enough that partitions also pause at the cap. Every row
  * transitions, none before its time by the database clock, with one outbox row each.
+ *
+ * @lane captured-2
  */
 import { createDb, Db } from '../../../src/db/knex';
 import { config as baseConfig, logger } from '../../support/stack';

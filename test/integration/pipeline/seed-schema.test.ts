@@ -10,6 +10,8 @@
  * (the filter learns the tables' status columns and from-states). Events go out with schemas
  * derived from the columns. Same exactness as the demo tables: every due row once, none early by
  * the database clock, one outbox row and one event per transition, other rows untouched.
+ *
+ * @lane isolated
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -11,6 +11,8 @@
  * compensation scanner and backfill read every table. Then the second server is killed for 20 s
  * mid-flow: its shards hold and catch up when it is back, while the main database's rows go on
  * transitioning on time, and nothing is lost or duplicated.
+ *
+ * @lane isolated
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,6 +6,8 @@
  *
  * In a database of this file's own (an explicit id moves the table's AUTO_INCREMENT past it),
  * which also keeps relays of other test files and runs away from these outbox rows.
+ *
+ * @lane isolated
  */
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
@@ -16,6 +18,7 @@ import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
 import { catalogue, uniqueEventTopics } from './outbox-fixtures';
+import { createTestTopics } from '../../support/topics';
 
 type Topics = Record<string, string>;
 type Received = { topic: string; key: string; value: Record<string, unknown> };
@@ -34,7 +37,7 @@ async function expireAt(table: 'coupons' | 'orders', id: string): Promise<{ id: 
 /** Publishes every outbox row of this database to fresh topics; returns what a subscriber reads back. */
 async function publishAndRead(): Promise<{ received: Received[]; relay: OutboxRelay }> {
   const topics: Topics = uniqueEventTopics('big-ids');
-  await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
+  await createTestTopics(env.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })));
   const registry = createSchemaRegistry(config.registry);
   const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   const relay = new OutboxRelay({

@@ -5,6 +5,8 @@
  * (BACKWARD), and events of real transitions encode with it and decode exactly.
  *
  * In a database of this file's own, so the relay publishes only this file's transitions.
+ *
+ * @lane isolated
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +22,7 @@ import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import { catalogue, uniqueEventTopics } from './outbox-fixtures';
 import { usePublishEnvironment } from './publish-environment';
+import { createTestTopics } from '../../support/topics';
 
 const env = usePublishEnvironment('derived_schemas');
 
@@ -87,7 +90,7 @@ test('events of real transitions encode with the derived schemas and decode exac
   await batches.run(transitionOf(derived, 'order', 'cancelled'), [{ id: order, expireAtMs: o.expire_time.getTime() }], 'scanner');
 
   const topics = newTopics();
-  await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
+  await createTestTopics(env.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })));
   const registry = createSchemaRegistry(config.registry);
   const tables = await readEntitySchema({ main: env.db }, derived);
   const schemaIds = await registerEventSchemas(registry, derived, topics, { registry: config.registry, tables });

@@ -3,6 +3,8 @@
  * each event is delivered twice (the relay published, then "crashed" before recording so, and
  * published again), and the consumer hands each one over once, ids beyond 2^53 exact; an event
  * whose handling failed is handled again when redelivered, not dropped as a duplicate.
+ *
+ * @lane isolated
  */
 import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
 import { OutboxRelay } from '../../../src/publish/outbox-relay';
@@ -13,12 +15,13 @@ import { waitFor } from '../../support/wait-for';
 import { startConsumer } from '../../support/example-consumer';
 import { usePublishEnvironment } from './publish-environment';
 import { catalogue, couponDigestInsert, couponReminderInsert, eventInsert, orderCancelledInsert, uniqueEventTopics } from './outbox-fixtures';
+import { createTestTopics } from '../../support/topics';
 
 const env = usePublishEnvironment('example_consumer');
 
 test('every event once, with exact 64-bit ids, though each was delivered twice', async () => {
   const topics = uniqueEventTopics('consumer');
-  await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })), waitForLeaders: true });
+  await createTestTopics(env.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })));
   const registry = createSchemaRegistry(config.registry);
   const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
 

@@ -1,6 +1,8 @@
 /**
  * The outbox gauges' read against the real database: bounded however large the backlog, exact
  * below the cap, the age of the row waiting longest. In a database of this file's own.
+ *
+ * @lane isolated
  */
 import type { Db } from '../../../src/db/knex';
 import { readOutboxBacklog } from '../../../src/publish/sql/outbox-backlog';

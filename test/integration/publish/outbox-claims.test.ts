@@ -4,6 +4,8 @@
  * index without sorting, never read past poison rows, and lose their batch when their
  * connection dies or stalls past the lease. In a database of this file's own, emptied before
  * each test.
+ *
+ * @lane isolated
  */
 import type { Knex } from 'knex';
 import { createDb, Db } from '../../../src/db/knex';

@@ -2,6 +2,8 @@
  * The outbox_poison migration moves rows set aside the old way (left in the outbox, unpublished,
  * claimed_by 'poison' until 9999-12-31) into outbox_poison, and its rollback moves them back.
  * In a database of this file's own.
+ *
+ * @lane isolated
  */
 import type { Db } from '../../../src/db/knex';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';

@@ -6,6 +6,8 @@
  * In a database of this file's own, emptied before each test: no relay of another file or run
  * sees these rows, and these relays see no others. So ownership is exact: every row is published
  * by the relay the test expects, once, and the relays' counters equal the rows they published.
+ *
+ * @lane isolated
  */
 import { randomInt } from 'node:crypto';
 import { Admin, IHeaders, Kafka, Producer } from 'kafkajs';
@@ -23,6 +25,7 @@ import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
 import { entityIds, insertCouponEvents } from './outbox-fixtures';
+import { createTestTopics } from '../../support/topics';
 
 type Topics = Record<string, string>;
 type Received = { topic: string; partition: number; key: string; headers: Record<string, string>; value: Record<string, unknown> };
@@ -53,7 +56,7 @@ afterEach(async () => {
 
 async function setup(partitions = 1): Promise<{ topics: Topics; schemaIds: SchemaIds }> {
   const topics: Topics = uniqueEventTopics('relay');
-  await admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: partitions })), waitForLeaders: true });
+  await createTestTopics(admin, Object.values(topics).map((topic) => ({ topic, numPartitions: partitions })));
   const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   return { topics, schemaIds };
 }

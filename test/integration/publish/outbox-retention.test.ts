@@ -3,6 +3,8 @@
  * ago than the retention, page by page in index order, leaves unpublished, recently published
  * and set-aside rows alone, and can run on several instances at once. In a database of this
  * file's own, emptied before each test.
+ *
+ * @lane isolated
  */
 import type { Db } from '../../../src/db/knex';
 import { OutboxRetention, OutboxRetentionOptions } from '../../../src/publish/outbox-retention';

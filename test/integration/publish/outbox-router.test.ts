@@ -7,6 +7,8 @@
  * mid-drain: every event arrives, a duplicate only ever with the same event_key, and the order
  * of an entity's first copies kept. And the capture probe: its lag is 0 while the connector
  * runs, grows while it is paused, and falls back once it resumes.
+ *
+ * @lane exclusive
  */
 import type { KafkaMessage } from 'kafkajs';
 import { routerOutbox } from '../../../src/expire/outbox-writer';
@@ -25,6 +27,7 @@ import { readFileSync } from 'node:fs';
 import { CaptureProbe } from '../../../src/publish/capture-probe';
 import { systemClock } from '../../../src/core/clock';
 import { join } from 'node:path';
+import { createTestTopics } from '../../support/topics';
 
 const env = usePublishEnvironment('outbox_router');
 const registry = createSchemaRegistry(config.registry);
@@ -42,7 +45,7 @@ type Seen = { topic: string; partition: number; offset: bigint; key: string; hea
 
 async function newTopics(label: string): Promise<Record<string, string>> {
   const topics = uniqueEventTopics(label);
-  await env.admin.createTopics({ topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 3 })), waitForLeaders: true });
+  await createTestTopics(env.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 3 })));
   return topics;
 }
 
@@ -169,7 +172,7 @@ test('a kill -9 of Kafka Connect mid-drain loses nothing: duplicates only with t
 
 test('the capture probe: lag 0 while the connector runs, growing while it is paused, 0 again once it resumes', async () => {
   const topic = uniqueName('tb-probe');
-  await env.admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  await createTestTopics(env.admin, [{ topic, numPartitions: 1 }]);
   const probe = new CaptureProbe({
     dbs: { main: env.db },
     topic,

@@ -5,6 +5,8 @@
  * the registry is back, they are published. Down again mid-flow, it holds nothing: the schema
  * ids are known, the events are encoded in the transaction and the router publishes them.
  * (A registry that refuses the credentials still stops start-up, named: ops/secure-connections.)
+ *
+ * @lane exclusive
  */
 import { createDb, Db } from '../../../src/db/knex';
 import type { Running } from '../../../src/main';

@@ -4,6 +4,8 @@
  * the kill (sent, not yet marked); each entity's events arrive first in outbox order. The relay
  * runs as a real `timebucket run --roles relay` process from dist/, on a database of this file's
  * own (so no other relay takes these rows) and event topics of its own.
+ *
+ * @lane isolated
  */
 import { writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ import { config, logger, uniqueName } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 import { entityIds, insertCouponEvents } from './outbox-fixtures';
+import { createTestTopics } from '../../support/topics';
 
 const LOOPS = 3;
 const BATCH = 10;
@@ -43,7 +46,7 @@ beforeAll(async () => {
   raw.prefix = prefix;
   for (const e of raw.events) e.topic = `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}`;
   topic = raw.events.find((e) => e.type === 'COUPON_EXPIRED')!.topic;
-  await admin.createTopics({ topics: raw.events.map((e) => ({ topic: e.topic, numPartitions: 3 })), waitForLeaders: true });
+  await createTestTopics(admin, raw.events.map((e) => ({ topic: e.topic, numPartitions: 3 })));
   const topologyPath = join(tmpdir(), `${prefix}.json`);
   writeFileSync(topologyPath, JSON.stringify(raw));
   env = {

@@ -7,6 +7,8 @@
  * reads exactly the window's rows in (due, id) order.
  *
  * A database of this file's own (no CDC, no other writer), so every count is exact.
+ *
+ * @lane isolated
  */
 import type { Knex } from 'knex';
 import { transitionOf, type EntityCatalogue } from '../../../src/core/entity-catalogue';

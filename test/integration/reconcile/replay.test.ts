@@ -12,6 +12,8 @@
  * A database, connectors, topics and groups of the file's own: every bucket holds our rows
  * alone, so each summary is asserted exactly. Each test makes its own bucket; none depends on
  * another having run. The throwaway groups of every scan are gone when a command ends.
+ *
+ * @lane isolated
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';

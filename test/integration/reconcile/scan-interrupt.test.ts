@@ -3,6 +3,8 @@
  * the read must not leave that group behind (an operator's listing would fill with dead
  * `<prefix>.replay.*` groups): the scan stops on the abort, deletes its group, and says it was
  * interrupted. On the real broker, with ring records written as the repartitioner writes them.
+ *
+ * @lane isolated
  */
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { bucketRecord, byTopic } from '../../../src/core/bucket-record';

@@ -5,6 +5,8 @@
  * them late; those entries find the rows already transitioned and change nothing.
  *
  * On the CDC-captured database (shared with other files, so every count is over this test's ids).
+ *
+ * @lane exclusive
  */
 import { createDb } from '../../../src/db/knex';
 import { config as stackConfig, logger } from '../../support/stack';

@@ -3,6 +3,8 @@
  * of this file's own, with the stream roles not running: what it finds, it transitions exactly
  * once through the expirer's own transactions (path = scanner); several instances split a pass
  * without repeating rows; its page read walks the index range in order.
+ *
+ * @lane isolated
  */
 import type { Knex } from 'knex';
 import { startTimebucket, Running } from '../../../src/main';

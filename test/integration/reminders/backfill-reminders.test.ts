@@ -5,6 +5,8 @@
  * No repartitioner runs, so every entry here comes from backfill.
  *
  * Fire points: a digest 6 s before the due time (2 s windows), one reminder per coupon 3 s before.
+ *
+ * @lane isolated
  */
 import { spawnCli } from '../../support/cli';
 import { collectEvents, SeenEvent } from '../../support/events';

@@ -4,6 +4,8 @@
  * offsets and run the same digests again, under the same keys,
  * so each (user, fire point, window) has exactly one digest, listing every coupon of the user's
  * window. The expirer runs as a real `timebucket run --roles expirer` process from dist/.
+ *
+ * @lane isolated
  */
 import type { ChildProcess } from 'node:child_process';
 import { parseEntityFile } from '../../../src/core/entity-file';

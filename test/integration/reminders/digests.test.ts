@@ -4,6 +4,8 @@
  * window are one USER_COUPONS_EXPIRING_SOON, made where the window's bucket is released (the
  * entries keyed by the user's shard), listing what the user's index finds at its commit. A
  * replay of the window's bucket writes nothing new.
+ *
+ * @lane isolated
  */
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { replayCommand } from '../../../src/cli/replay-run';

@@ -6,6 +6,8 @@
  * A database of the test's own (its coupons table migrated), captured by a connector of its own
  * as `timebucket connector config` generates it for this entities file, published by the outbox
  * router; schemas derived from the columns.
+ *
+ * @lane isolated
  */
 import { entityOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';

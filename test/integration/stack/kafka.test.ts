@@ -2,11 +2,14 @@
  * The broker is real and behaves as the pipeline needs: consumer groups, holding one partition
  * by pause/seek/resume in eachBatch (eachBatchAutoResolve off) while another flows, and the admin
  * calls that topic management and bucket replay rely on.
+ *
+ * @lane isolated
  */
 import { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { createKafka } from '../../../src/kafka/client';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
+import { createTestTopics } from '../../support/topics';
 
 let kafka: Kafka;
 let admin: Admin;
@@ -36,7 +39,7 @@ function newConsumer(groupId: string): Consumer {
 
 async function createTopic(partitions: number): Promise<string> {
   const topic = uniqueName('tb-test');
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+  await createTestTopics(admin, [{ topic, numPartitions: partitions }]);
   return topic;
 }
 
@@ -134,8 +137,8 @@ test('holds a partition mid-batch (pause, seek back, resume by timer) while anot
 describe('admin', () => {
   test('creates topics idempotently and deletes them', async () => {
     const topic = uniqueName('tb-admin');
-    await expect(admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true })).resolves.toBe(true);
-    await expect(admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true })).resolves.toBe(false);
+    await expect(createTestTopics(admin, [{ topic, numPartitions: 3 }])).resolves.toBe(true);
+    await expect(createTestTopics(admin, [{ topic, numPartitions: 3 }])).resolves.toBe(false);
     const meta = await admin.fetchTopicMetadata({ topics: [topic] });
     expect(meta.topics[0]?.partitions).toHaveLength(3);
 

@@ -1,6 +1,8 @@
 /**
  * The schema registry is real and speaks the Confluent API: register an Avro schema and
  * round-trip a record through @kafkajs/confluent-schema-registry.
+ *
+ * @lane isolated
  */
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { config, uniqueName } from '../../support/stack';

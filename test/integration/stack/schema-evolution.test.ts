@@ -4,6 +4,8 @@
  * field with a default) is accepted and an incompatible one (a new field without a default, a
  * field's type changed) is refused by the registry. A subject of the test's own, so the real
  * subjects are never touched.
+ *
+ * @lane isolated
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { join } from 'node:path';

@@ -167,7 +167,7 @@ describe('with the hold consumer', () => {
       topics: [topic],
       read: reader,
       sink: h.sink,
-      reroute: { take: () => undefined, reset: () => undefined, dueCount: () => 0 },
+      reroute: { take: () => undefined, reset: () => undefined, dueCount: () => 0, close: () => undefined },
       dlq: { send: async () => undefined, sendAll: async () => undefined },
       clock,
       maxInMemoryPerPartition: 6,

@@ -9,6 +9,7 @@ const topic = 'tbtest.minute.03';
 
 class RecordingSink implements HoldSink {
   resets = 0;
+  closes = 0;
   readonly taken = new Map<string, () => void>();
   take(msg: HeldMessage, done: () => void): void {
     this.taken.set(msg.offset, done);
@@ -19,6 +20,11 @@ class RecordingSink implements HoldSink {
   }
   dueCount(): number {
     return this.taken.size;
+  }
+
+  close(): void {
+    this.closes += 1;
+    this.taken.clear();
   }
 }
 
@@ -94,6 +100,17 @@ test('a misplaced record is re-routed at once, never held nor dead-lettered, and
   fake.joinGroup({ [topic]: [0] });
   expect(reroute.resets).toBe(resets + 1);
   await stage.stop();
+});
+
+test('stop() closes both sinks, once, after the last commit: the consumer is their one owner', async () => {
+  const { fake, sink, reroute, stage } = await started();
+  await fake.feed(topic, 0, [released(0)]);
+  sink.taken.get('0')!();
+  expect([sink.closes, reroute.closes]).toEqual([0, 0]);
+  await stage.stop();
+  await stage.stop();
+  expect([sink.closes, reroute.closes]).toEqual([1, 1]);
+  expect(lastCommit(fake)).toBe('1');
 });
 
 test('only the contiguous finished prefix is committed, and a failed commit is sent again', async () => {
