@@ -48,6 +48,8 @@ for p in "${pids[@]}"; do
   fi
 done
 [[ $checks -eq 0 && $up -eq 0 ]] || exit 1
+echo "test-all: checks and stack start-ups took ${SECONDS} s"
+phase=$SECONDS
 
 # The cluster tests' output is kept apart and printed after them, so the lanes' lines stay readable.
 "${make_quiet[@]}" test-cluster >"$reports/cluster.log" 2>&1 &
@@ -56,6 +58,7 @@ cluster_pid=$!
 integration=$?
 wait "$cluster_pid"
 cluster_status=$?
+echo "test-all: integration and cluster tests took $((SECONDS - phase)) s"
 echo "--- cluster tests (exit $cluster_status)"
 grep -E '^(PASS|FAIL)|●|Tests:' "$reports/cluster.log" || true
 [[ $cluster_status -eq 0 ]] || tail -n 80 "$reports/cluster.log"

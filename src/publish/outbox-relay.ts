@@ -20,22 +20,23 @@
  * order, across any number of loops and relays. Several loops are several OutboxRelay objects,
  * each with its own id (start-relay.ts).
  *
- * Lifecycle: NEW → RUNNING → STOPPING → STOPPED. The loop never crashes: an error is logged,
- * counted, and followed by the retry policy's jittered, capped exponential back-off. When there
- * is nothing to do it waits idleDelayMs on a timer that stop() cancels.
+ * The loop is a PollLoop (ops/poll-loop.ts): a failed cycle is counted, logged and retried
+ * after a jittered, capped back-off while the failure is retriable (the database, the broker or
+ * the registry away; a send that outlived the lease); the same deterministic failure three times
+ * in a row (a missing table, a revoked grant) turns it FAILED, which /healthz and the exit code
+ * report. When there is nothing to do it waits idleDelayMs on a timer that stop() cancels.
  */
 import type { Knex } from 'knex';
 import type { Message, Producer } from 'kafkajs';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 // Not re-exported by the package index; the class is how csr says "this payload fails the schema".
 import { ConfluentSchemaRegistryValidationError } from '@kafkajs/confluent-schema-registry/dist/errors';
-import { ConfigError } from '../core/errors';
+import { ConfigError, KafkaUnavailableError, TimebucketError } from '../core/errors';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { EventTopics } from '../core/event-catalogue';
 import { Clock, systemClock } from '../core/clock';
-import { backoffMs } from '../core/retry-policy';
-import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
+import { PollLoop } from '../ops/poll-loop';
 import type { SchemaIds } from './schemas';
 import { dataSchemaUri, eventHeaders } from './event-headers';
 import { parseOutboxPayload } from './outbox-payload';
@@ -44,7 +45,7 @@ import { IdleHoldVariable, limitIdleHold, lockOutboxBatch } from './sql/lock-out
 import type { OutboxRow } from './sql/outbox-row';
 import { markPublished } from './sql/mark-published';
 import { PoisonRow, setAsidePoison } from './sql/set-aside-poison';
-import { NEVER_FAILS, type Component, type Health, type Lifecycle } from '../core/lifecycle';
+import type { Component, Health, Lifecycle } from '../core/lifecycle';
 
 export type OutboxRelayOptions = Readonly<{
   db: Knex;
@@ -86,11 +87,8 @@ export type CycleResult = Readonly<{ read: number; published: number; poison: nu
 type Encoded = { row: OutboxRow; topic: string; message: Message };
 
 export class OutboxRelay implements Component {
-  private state: Lifecycle = 'NEW';
-  private loopDone: Promise<void> = Promise.resolve();
+  private readonly loop: PollLoop;
   private cycleChain: Promise<unknown> = Promise.resolve();
-  private stopping?: Promise<void>;
-  private readonly sleeps = new WakeableSleeps();
   private readonly clock: Clock;
   private readonly maxBackoffMs: number;
   private readonly stopTimeoutMs: number;
@@ -119,19 +117,28 @@ export class OutboxRelay implements Component {
     ].filter((p): p is string => p !== null);
     if (problems.length > 0) throw new ConfigError(`invalid outbox relay options: ${problems.join('; ')}`, { problems });
     this.dataSchemas = new Map(types.map((t) => [t, dataSchemaUri(opts.registryUrl, opts.schemaIds[t]!)]));
+    this.loop = new PollLoop({
+      name: 'outbox relay',
+      // Straight on while there are rows; idleDelayMs once a cycle finds none.
+      tick: async () => ((await this.runCycle()).read === 0 ? opts.idleDelayMs : 0),
+      intervalMs: opts.idleDelayMs,
+      backoff: { baseMs: opts.idleDelayMs, maxMs: this.maxBackoffMs },
+      stopDeadlineMs: this.stopTimeoutMs,
+      logger: this.log,
+    });
   }
 
   get lifecycle(): Lifecycle {
-    return this.state;
+    return this.loop.lifecycle;
   }
 
-  /** Its cycles' errors are counted and retried (the rows stay in the outbox): it never fails for good. */
+  /** Failing once the loop is FAILED; retried failures leave the rows in the outbox and it healthy. */
   health(): Health {
-    return { ok: true };
+    return this.loop.health();
   }
 
   failed(): Promise<Error> {
-    return NEVER_FAILS;
+    return this.loop.failed();
   }
   /** Cycles completed without error. */
   get cycles(): number {
@@ -151,28 +158,16 @@ export class OutboxRelay implements Component {
   }
 
   /** A second start does nothing. */
-  async start(): Promise<void> {
-    if (this.state !== 'NEW') return;
-    this.state = 'RUNNING';
-    this.loopDone = this.loop();
+  start(): Promise<void> {
+    return this.loop.start();
   }
 
-  /** Idempotent. Cancels the idle wait, then waits (at most stopTimeoutMs) for the cycle in flight. */
+  /**
+   * Idempotent. Cancels the idle wait, then waits (at most stopTimeoutMs) for the cycle in
+   * flight; a cycle abandoned then frees its rows when its transaction ends.
+   */
   stop(): Promise<void> {
-    if (this.stopping) return this.stopping;
-    if (this.state === 'NEW') this.state = 'STOPPED';
-    if (this.state === 'STOPPED') return (this.stopping = Promise.resolve());
-    this.state = 'STOPPING';
-    this.sleeps.wakeAll();
-    this.stopping = (async () => {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.stopTimeoutMs)));
-      const late = await Promise.race([this.loopDone.then(() => false), timedOut]);
-      clearTimeout(timer);
-      if (late) this.log.warn({ stopTimeoutMs: this.stopTimeoutMs }, 'stopped without waiting for the cycle in flight; its rows are freed when its transaction ends');
-      this.state = 'STOPPED';
-    })();
-    return this.stopping;
+    return this.loop.stop();
   }
 
   /** One cycle, for tests and tooling: returns the rows published. Errors are counted and thrown. */
@@ -195,23 +190,6 @@ export class OutboxRelay implements Component {
         throw err;
       },
     );
-  }
-
-  private async loop(): Promise<void> {
-    let failures = 0;
-    while (this.state === 'RUNNING') {
-      let delayMs = 0;
-      try {
-        const result = await this.runCycle();
-        failures = 0;
-        if (result.read === 0) delayMs = this.opts.idleDelayMs;
-      } catch (err) {
-        failures += 1;
-        delayMs = backoffMs(failures, { baseMs: this.opts.idleDelayMs, maxMs: this.maxBackoffMs });
-        this.log.error({ err, failures, backoffMs: delayMs }, 'outbox relay cycle failed; its rows stay unpublished and are retried');
-      }
-      if (delayMs > 0 && this.state === 'RUNNING') await this.sleeps.sleep(delayMs);
-    }
   }
 
   /**
@@ -275,7 +253,8 @@ export class OutboxRelay implements Component {
   private async sendWithinLease(topic: string, messages: Message[]): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const lease = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`send to ${topic} outlived the relay lease (${this.opts.leaseMs} ms)`)), this.opts.leaseMs);
+      // A broker that does not answer: retried, like any broker away.
+      timer = setTimeout(() => reject(new KafkaUnavailableError(`send to ${topic} outlived the relay lease (${this.opts.leaseMs} ms)`, { topic })), this.opts.leaseMs);
     });
     try {
       await Promise.race([this.opts.producer.send({ topic, acks: -1, messages }), lease]);
@@ -296,7 +275,8 @@ export class OutboxRelay implements Component {
       if (err instanceof ConfluentSchemaRegistryValidationError) {
         return this.poisonRow(row, `does not match the Avro schema at ${err.paths.map((p) => p.join('.')).join(', ')}`);
       }
-      throw err;
+      // The registry away or failing: retried (the loop stays healthy) until it answers again.
+      throw new TimebucketError('REGISTRY_UNAVAILABLE', `encoding ${parsed.event.type} with schema ${this.opts.schemaIds[parsed.event.type]} failed: ${String(err)}`, { retriable: true, cause: err });
     }
     const headers = eventHeaders({
       eventKey: row.eventKey,

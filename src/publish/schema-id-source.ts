@@ -17,8 +17,8 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { EventTopics } from '../core/event-catalogue';
-import { backoffMs, Backoffs, classifyFailure } from '../core/retry-policy';
-import { WakeableSleeps } from '../core/wakeable-sleeps';
+import { Backoffs } from '../core/retry-policy';
+import { retryInBackground } from '../ops/retry-in-background';
 import { ConfigError } from '../core/errors';
 import type { Logger } from '../ops/logger';
 import { createEventEncoder, type EventEncoder } from './event-encoder';
@@ -94,28 +94,6 @@ export async function startEventEncoding(ctx: Readonly<{
     ctx.onFailure?.();
     logger.warn({ err, savedIdsComplete: encoder.complete() }, 'schema registration failed: retried in the background; events without a schema id wait in the relay outbox');
   }
-  const sleeps = new WakeableSleeps();
-  let stopping = false;
-  const attempts = (async () => {
-    for (let attempt = 1; !stopping; attempt += 1) {
-      await sleeps.sleep(backoffMs(attempt, Backoffs.registry));
-      if (stopping) return;
-      try {
-        await register();
-        logger.info({ attempts: attempt + 1 }, 'event schemas registered');
-        return;
-      } catch (err) {
-        ctx.onFailure?.();
-        logger[classifyFailure(err) === 'retriable' ? 'warn' : 'error']({ err, attempt }, 'schema registration still fails; retrying');
-      }
-    }
-  })();
-  return {
-    encoder,
-    stop: async () => {
-      stopping = true;
-      sleeps.wakeAll();
-      await attempts;
-    },
-  };
+  const background = retryInBackground(register, { what: 'event schema registration', backoff: Backoffs.registry, logger, onFailure: ctx.onFailure });
+  return { encoder, stop: background.stop };
 }

@@ -26,8 +26,8 @@ import { eventTopics } from '../core/event-catalogue';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
 import { EventTables, registerEventSchemas, type SchemaIds } from './schemas';
-import { backoffMs, Backoffs, classifyFailure } from '../core/retry-policy';
-import { WakeableSleeps } from '../core/wakeable-sleeps';
+import { Backoffs, classifyFailure } from '../core/retry-policy';
+import { retryInBackground } from '../ops/retry-in-background';
 import { createSchemaRegistry } from './schema-registry';
 import { OutboxRelay } from './outbox-relay';
 import { idleHoldVariableOf } from './sql/lock-outbox-batch';
@@ -162,30 +162,20 @@ function startLater(
   register: () => Promise<SchemaIds>,
   startAll: (ids: SchemaIds) => Promise<() => Promise<void>>,
 ): () => Promise<void> {
-  const sleeps = new WakeableSleeps();
   let stopping = false;
   let stopLoops: (() => Promise<void>) | undefined;
-  const attempts = (async () => {
-    for (let attempt = 1; !stopping; attempt += 1) {
-      await sleeps.sleep(backoffMs(attempt, Backoffs.registry));
+  // Retriable or not, only publishing waits: a registry refusing us now is the operator's to fix.
+  const background = retryInBackground(
+    async () => {
+      const ids = await register();
       if (stopping) return;
-      try {
-        const ids = await register();
-        if (stopping) return;
-        stopLoops = await startAll(ids);
-        logger.info({ attempts: attempt + 1 }, 'schemas registered: publishing starts');
-        return;
-      } catch (err) {
-        ctx.metrics.relayFailures.inc();
-        // Retriable or not, only publishing waits: a registry refusing us now is the operator's to fix.
-        logger[classifyFailure(err) === 'retriable' ? 'warn' : 'error']({ err, attempt }, 'publishing still waits: schema registration or the relay start failed; retrying');
-      }
-    }
-  })();
+      stopLoops = await startAll(ids);
+    },
+    { what: 'schema registration and the relay start (publishing waits)', backoff: Backoffs.registry, logger, onFailure: () => ctx.metrics.relayFailures.inc() },
+  );
   return async () => {
     stopping = true;
-    sleeps.wakeAll();
-    await attempts;
+    await background.stop();
     await stopLoops?.();
   };
 }
@@ -224,9 +214,10 @@ function startLoops(ctx: Parameters<typeof startRelay>[0], target: OutboxTarget,
   // The main database's loops keep their ids; another database's carry its index (its name could
   // push a 48-character instance id past the column's 64).
   const idOf = (n: number) => (target.name === 'main' ? `relay-${ctx.instanceId}/${n}` : `relay-${ctx.instanceId}/d${target.index}/${n}`);
+  // Watched by the role: a loop FAILED (a deterministic failure, three times in a row) fails it.
   const loops = producers.map(
     (producer, n) =>
-      new OutboxRelay({
+      target.watch.add(new OutboxRelay({
         db,
         catalogue: ctx.catalogue,
         producer,
@@ -246,7 +237,7 @@ function startLoops(ctx: Parameters<typeof startRelay>[0], target: OutboxTarget,
           poison: (rows) => ctx.metrics.outboxPoison.inc(rows),
           failed: () => ctx.metrics.relayFailures.inc(),
         },
-      }),
+      })),
   );
   const retention =
     cfg.retentionMs > 0

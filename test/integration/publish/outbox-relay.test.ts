@@ -22,7 +22,8 @@ import { catalogue, couponExpiredInsert, EventInsert, eventSpec, orderCancelledI
 import { lockOutboxBatch } from '../../../src/publish/sql/lock-outbox-batch';
 import { redrivePoison } from '../../../src/publish/sql/redrive-poison';
 import { config, logger, uniqueName } from '../../support/stack';
-import { waitFor } from '../../support/wait-for';
+import { waitFor, withTimeout } from '../../support/wait-for';
+import { createTestDatabase } from '../../support/test-database';
 import { usePublishEnvironment } from './publish-environment';
 import { entityIds, insertCouponEvents } from './outbox-fixtures';
 import { createTestTopics } from '../../support/topics';
@@ -466,4 +467,35 @@ test('stop() cancels the idle wait at once, is idempotent, and a second start do
   await relay.stop();
   expect(Date.now() - t0).toBeLessThan(5_000);
   expect(relay.lifecycle).toBe('STOPPED');
+});
+
+test('a deterministic failure (no outbox table) turns the loop FAILED, which its health names; a retriable one does not', async () => {
+  const { topics, schemaIds } = await setup();
+  const bare = await createTestDatabase('relay_bare', { migrate: false });
+  try {
+    const relay = newRelay(topics, schemaIds, { db: bare.db, idleDelayMs: 10, maxBackoffMs: 20 });
+    await relay.start();
+    const failure = await withTimeout('the relay FAILED', relay.failed(), 10_000);
+    expect(failure.message).toMatch(/outbox.*doesn't exist/i);
+    expect(relay.lifecycle).toBe('FAILED');
+    expect(relay.health()).toEqual({ ok: false, reason: expect.stringMatching(/^outbox relay FAILED/) });
+    // Three cycles in a row, then no more.
+    expect(relay.errors).toBe(3);
+    await relay.stop();
+  } finally {
+    await bare.drop();
+  }
+  // A broker that fails every send with a retriable error: retried for as long as it lasts, healthy.
+  const keys = await insert([couponExpired()]);
+  const down: Pick<Producer, 'send'> = {
+    send: async () => {
+      throw Object.assign(new Error('injected: broker away'), { retriable: true });
+    },
+  };
+  const retrying = newRelay(topics, schemaIds, { producer: down, idleDelayMs: 10, maxBackoffMs: 20 });
+  await retrying.start();
+  await waitFor('five failed cycles', () => (retrying.errors >= 5 ? true : undefined), { timeoutMs: 10_000, intervalMs: 10 });
+  expect(retrying.lifecycle).toBe('RUNNING');
+  expect(retrying.health()).toEqual({ ok: true });
+  expect(await outboxRows(keys)).toEqual([expect.objectContaining({ published_at: null })]);
 });
