@@ -9,13 +9,14 @@
 //                      config` prints it (TB_DB_NAME and TB_CDC_TOPIC_PREFIX point the lane's
 //                      tests at them). One file at a time, beside the captured lane; the database
 //                      and the connector are removed afterwards.
-//   @lane isolated     a database of the file's own (or none) and topics of its own: runs in
-//                      any lane, beside anything but the exclusive files.
+//   @lane isolated     a database of the file's own (or none) and topics of its own: runs
+//                      beside anything but the exclusive files.
 //   @lane exclusive    stops, kills or freezes a part of the stack (Connect, the registry, the
 //                      broker, the application's account): runs alone, after the others.
 //
 // The captured, captured-2 and isolated lanes are three jest processes side by side (--runInBand
-// each); the isolated files are shared among all three, longest first onto the least loaded, by the
+// each). The isolated files are shared between the two with the stack's own TB_DB_NAME (an
+// isolated file may read the stack's database), longest first onto the least loaded, by the
 // durations of test/integration/durations.json (a scheduling hint only: 5 s for a file it does
 // not list; refresh it with `node test/support/run-lanes.js --durations <reports dir>` after a
 // run). Then the exclusive lane. Each process has its own JSON report
@@ -52,11 +53,13 @@ function writeDurations(dir) {
   console.log(`${Object.keys(sorted).length} durations written to ${path.relative(root, durationsFile)}`);
 }
 
+const known = fs.existsSync(durationsFile) ? JSON.parse(fs.readFileSync(durationsFile, 'utf8')) : {};
+const seconds = (file) => known[file] ?? 5;
+const secondsOf = (files) => files.reduce((s, f) => s + seconds(f), 0);
+
 /** The isolated files spread over `lanes` (lane → files, already holding their own): longest first, onto the least loaded. */
 function spreadIsolated(isolated, lanes) {
-  const known = fs.existsSync(durationsFile) ? JSON.parse(fs.readFileSync(durationsFile, 'utf8')) : {};
-  const seconds = (f) => known[f] ?? 5;
-  const load = Object.fromEntries(Object.entries(lanes).map(([lane, files]) => [lane, files.reduce((s, f) => s + seconds(f), 0)]));
+  const load = Object.fromEntries(Object.entries(lanes).map(([lane, files]) => [lane, secondsOf(files)]));
   for (const file of [...isolated].sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b))) {
     const lightest = Object.keys(load).reduce((a, b) => (load[b] < load[a] ? b : a));
     lanes[lightest].push(file);
@@ -188,7 +191,9 @@ async function main() {
   fs.mkdirSync(reports, { recursive: true });
   const started = Date.now();
   const side = { captured: [...byLane.captured], 'captured-2': [...byLane['captured-2']], isolated: [] };
-  const planned = spreadIsolated(byLane.isolated, side);
+  // Not onto captured-2: its TB_DB_NAME is the second database, and an isolated file may read
+  // the stack's own (its accounts' grants, its connector), as `timebucket check`'s test does.
+  const planned = { ...spreadIsolated(byLane.isolated, { captured: side.captured, isolated: side.isolated }), 'captured-2': secondsOf(side['captured-2']) };
   console.log(`lanes: ${Object.entries(side).map(([l, f]) => `${l} ${f.length} files (~${planned[l]} s)`).join(', ')}; then exclusive ${byLane.exclusive.length} files`);
   const together = await Promise.all([
     runLane('captured', side.captured),
