@@ -6,6 +6,7 @@ import { createKafka } from '../kafka/client';
 import { decodeCdcValue } from '../core/cdc-envelope';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { cdcTopics } from '../ingest/cdc-topics';
+import { KafkaUnavailableError } from '../core/errors';
 
 export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger: Logger, opts: { seconds?: number }): Promise<void> {
   const kafka = createKafka(config.kafka, logger, '-cdc-tail');
@@ -22,7 +23,7 @@ export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger
     if (existing.length === 0) await new Promise((r) => setTimeout(r, 500));
   }
   await admin.disconnect();
-  if (existing.length === 0) throw new Error(`no CDC topic (${topics.join(', ')}) appeared within 60 s: is the connector running?`);
+  if (existing.length === 0) throw new KafkaUnavailableError(`no CDC topic (${topics.join(', ')}) appeared within 60 s: is the connector running?`, { topics: topics.length });
 
   const consumer = kafka.consumer({ groupId: `timebucket-cdc-tail-${process.pid}` });
   await consumer.connect();

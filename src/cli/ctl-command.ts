@@ -28,6 +28,7 @@ import { loadEntities } from '../ops/load-entities';
 import { createCommandLogger } from '../ops/logger';
 import { readSwitches, setPaused, setThrottle, SwitchChange, SwitchRead } from '../ops/control-switch-store';
 import { Switch, SwitchName, switchNamesOf, throttleNamesOf } from '../ops/control-switch-state';
+import { ConfigError } from '../core/errors';
 
 type ChangeOptions = { what: SwitchName; reason?: string; by?: string };
 /** Which names a command accepts: every switch, or the throttleable ones. */
@@ -113,11 +114,11 @@ async function withDb<T>(config: Config, use: (db: Db) => Promise<T>): Promise<T
     return await use(db);
   } catch (err) {
     const { code, errno } = err as { code?: unknown; errno?: unknown };
-    if (code === 'ER_NO_SUCH_TABLE') throw new Error('table control_switches is missing: run `timebucket migrate` first');
+    if (code === 'ER_NO_SUCH_TABLE') throw new ConfigError('table control_switches is missing: run `timebucket migrate` first', { problems: ['control_switches'] });
     // A name other than coupon/order/scanner (CHECK failed: MySQL 3819, MariaDB 4025, which mysql2
     // names after MySQL's 4025), or longer than 16 (1406): the table predates entities as data.
     if (errno === 3819 || errno === 4025 || errno === 1406) {
-      throw new Error('table control_switches only knows coupon, order and scanner: run `timebucket migrate` first', { cause: err });
+      throw new ConfigError('table control_switches only knows coupon, order and scanner: run `timebucket migrate` first', { problems: ['control_switches'] });
     }
     throw err;
   } finally {

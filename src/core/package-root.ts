@@ -4,11 +4,12 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { ConfigError } from './errors';
 
 export function packageRoot(from: string = __dirname): string {
   for (let dir = from; ; dir = dirname(dir)) {
     if (existsSync(resolve(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+    if (dirname(dir) === dir) throw new ConfigError(`no package.json above ${from}: timebucket runs from its package (dist/ beside package.json)`, { problems: ['package.json'] });
   }
 }
 

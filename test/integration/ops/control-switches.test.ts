@@ -269,3 +269,15 @@ test('a name the entities file does not hold is refused before anything is writt
   expect(json.switches.map((s) => s.what)).toEqual(['coupon', 'order', 'scanner']);
   expect(json.ignored).toEqual([]);
 });
+
+test('on a database not migrated, ctl exits 78 (bad configuration) and names the fix', async () => {
+  const bare = await createTestDatabase('ctl_bare', { migrate: false });
+  try {
+    const run = spawnCli(['ctl', 'status'], { ...pipeline.env, TB_LOG_LEVEL: 'warn', TB_DB_NAME: bare.name });
+    const exit = await withTimeout('ctl status on a bare database', run.exited, 30_000);
+    expect(exit.code).toBe(78);
+    expect(run.stderr()).toMatch(/table control_switches is missing: run `timebucket migrate` first/);
+  } finally {
+    await bare.drop();
+  }
+});
