@@ -1,6 +1,7 @@
-// After a failed jest run: for each test file that failed, the last warnings and errors of the
-// pipeline log it wrote (.stack/reports/logs/<file>.log, test/support/stack.ts), so a failure in
-// CI can be read from its output alone. Usage: node print-failed-logs.js <report.json> [lines]
+// After a failed jest run: for each test file that failed, its failed tests with the start of
+// their messages, and the last warnings and errors of the pipeline log it wrote
+// (.stack/reports/logs/<file>.log, test/support/stack.ts), so a failure in CI can be read from
+// the end of its output alone (jest's own account scrolls away above the other lanes' lines). Usage: node print-failed-logs.js <report.json> [lines]
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -8,8 +9,23 @@ const [reportFile, lines = '40'] = process.argv.slice(2);
 const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
 // The logs sit beside the reports: <reports>/logs/<file>.log.
 const logs = path.join(path.dirname(reportFile), 'logs');
+// A failure message's first lines (the assertion and the test's own frames), indented.
+const clip = (text, max) =>
+  text
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((l) => !/node_modules|node:internal/.test(l))
+    .slice(0, max)
+    .map((l) => `    ${l.slice(0, 300)}`)
+    .join('\n');
 for (const suite of report.testResults ?? []) {
   if (suite.status !== 'failed') continue;
+  console.log(`--- FAIL ${path.relative(process.cwd(), suite.name)}`);
+  if (suite.message && !(suite.assertionResults ?? []).some((a) => a.status === 'failed')) console.log(clip(suite.message, 30));
+  for (const a of (suite.assertionResults ?? []).filter((x) => x.status === 'failed')) {
+    console.log(`  ✕ ${a.fullName}`);
+    for (const m of a.failureMessages ?? []) console.log(clip(m, 30));
+  }
   const log = path.join(logs, `${path.basename(suite.name)}.log`);
   if (!fs.existsSync(log)) continue;
   // Warnings (40) and above, each cut to a readable width; the client library's own connection
