@@ -4,6 +4,7 @@
 // the end of its output alone (jest's own account scrolls away above the other lanes' lines). Usage: node print-failed-logs.js <report.json> [lines]
 const fs = require('node:fs');
 const path = require('node:path');
+const { stripVTControlCharacters } = require('node:util');
 
 const [reportFile, lines = '40'] = process.argv.slice(2);
 const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
@@ -11,8 +12,7 @@ const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
 const logs = path.join(path.dirname(reportFile), 'logs');
 // A failure message's first lines (the assertion and the test's own frames), indented.
 const clip = (text, max) =>
-  text
-    .replace(/\u001b\[[0-9;]*m/g, '')
+  stripVTControlCharacters(text)
     .split('\n')
     .filter((l) => !/node_modules|node:internal/.test(l))
     .slice(0, max)
