@@ -221,8 +221,10 @@ test('the second server killed for 20 s mid-flow: its tables hold and catch up, 
     for (const r of outbox) {
       const p = JSON.parse(r.payload) as { due_at: number; occurred_at: number };
       expect(p.occurred_at).toBeGreaterThanOrEqual(p.due_at);
-      // The main database's coupons kept their time: none waited for the other server.
-      if (k < 2) expect(p.occurred_at - p.due_at).toBeLessThan(5_000);
+      // The main database's coupons kept their time: none waited for the other server, which
+      // would have held it until the 20 s outage ended. The bound leaves room for a loaded
+      // machine (the test lanes run side by side): 5 s was once missed by 6 ms.
+      if (k < 2) expect(p.occurred_at - p.due_at).toBeLessThan(10_000);
     }
     const found = await couponsOf(k, rows[k]!);
     expect(found.every((c) => c.status === EXPIRED)).toBe(true);

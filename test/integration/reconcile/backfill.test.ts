@@ -48,20 +48,22 @@ describe('backfill on a database without CDC', () => {
 
   test('rows not yet due fire on time, overdue rows at once, each exactly once though backfill ran twice', async () => {
     const { db } = testDb;
+    const AHEAD_MS = 15_000;
     const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
     let firstRunAt = 0;
     try {
       // No repartitioner: this database has no CDC, so every entry comes from backfill.
       await pipeline.start(['expirer', 'cascader', 'relay']);
-      // Written once the pipeline runs, 8 s ahead: both backfill runs (each a process start) must
-      // read the rows not yet due before they fall due, on a busy machine too.
-      await db('coupons').insert(Array.from({ length: 60 }, (_, i) => ({ user_id: 1, status: 'ACTIVE', expire_time: inMs(db, 8_000 + i * 50) })));
+      // Written once the pipeline runs, 15 s ahead: both backfill runs (each a process start)
+      // and the wait between them must be over before the first falls due, on a loaded machine
+      // too (the test lanes run side by side; 8 s was not always enough).
+      await db('coupons').insert(Array.from({ length: 60 }, (_, i) => ({ user_id: 1, status: 'ACTIVE', expire_time: inMs(db, AHEAD_MS + i * 50) })));
       await db('coupons').insert(Array.from({ length: 10 }, () => ({ user_id: 2, status: 'ACTIVE', expire_time: inMs(db, -30_000) })));
-      await db('orders').insert(Array.from({ length: 20 }, (_, i) => ({ user_id: 3, status: 'UNPAID', expire_time: inMs(db, 8_000 + i * 100) })));
+      await db('orders').insert(Array.from({ length: 20 }, (_, i) => ({ user_id: 3, status: 'UNPAID', expire_time: inMs(db, AHEAD_MS + i * 100) })));
       // Not backfill's: later than the run, or not in an expirable state.
       await db('coupons').insert(Array.from({ length: 5 }, () => ({ user_id: 4, status: 'ACTIVE', expire_time: inMs(db, 3_600_000) })));
-      await db('coupons').insert({ user_id: 4, status: 'USED', expire_time: inMs(db, 8_000) });
-      await db('orders').insert({ user_id: 4, status: 'PAID', expire_time: inMs(db, 8_000) });
+      await db('coupons').insert({ user_id: 4, status: 'USED', expire_time: inMs(db, AHEAD_MS) });
+      await db('orders').insert({ user_id: 4, status: 'PAID', expire_time: inMs(db, AHEAD_MS) });
       firstRunAt = Date.now();
       const first = await backfillCli({ ...pipeline.env, TB_DB_NAME: testDb.name });
       expect(first).toEqual({
