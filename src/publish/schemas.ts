@@ -132,8 +132,25 @@ export async function registerEventSchemas(
   return Object.freeze(ids);
 }
 
-/** PUT /config/<subject>. The level must be upper case: Apicurio answers 500 to `backward`. */
+/**
+ * PUT /config/<subject>. The level must be upper case: Apicurio answers 500 to `backward`.
+ *
+ * Replicas starting together set the same new subject's level at once, and the registry creates
+ * the subject's rule for one of them and answers another 409 ("already exists"). The rule then
+ * exists, so the same PUT again updates it: it is repeated, a few times at most.
+ */
 export async function setSubjectCompatibility(opts: RegisterOptions, subject: string, level: COMPATIBILITY): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    const status = await putSubjectCompatibility(opts, subject, level, attempt === CONFLICT_ATTEMPTS);
+    if (status !== CONFLICT) return;
+  }
+}
+
+const CONFLICT = 409;
+const CONFLICT_ATTEMPTS = 3;
+
+/** One PUT: resolves with its status, 409 (a concurrent first setting) for the caller to repeat unless `last`; rejects on any other failure. */
+async function putSubjectCompatibility(opts: RegisterOptions, subject: string, level: COMPATIBILITY, last: boolean): Promise<number> {
   const url = `${opts.registry.url.replace(/\/+$/, '')}/config/${encodeURIComponent(subject)}`;
   let res: Response;
   try {
@@ -150,11 +167,14 @@ export async function setSubjectCompatibility(opts: RegisterOptions, subject: st
       details: { subject },
     });
   }
-  if (!res.ok) {
+  if (!res.ok && !(res.status === CONFLICT && !last)) {
     const body = await res.text().catch(() => '');
     throw new TimebucketError('REGISTRY_UNAVAILABLE', `setting ${subject} to ${level} failed with HTTP ${res.status}`, {
-      retriable: res.status >= 500,
+      // A conflict that outlasted the repeats is still another writer's: worth a later try.
+      retriable: res.status >= 500 || res.status === CONFLICT,
       details: { subject, status: res.status, body: body.slice(0, 500) },
     });
   }
+  await res.body?.cancel();
+  return res.status;
 }
