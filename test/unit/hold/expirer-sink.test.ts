@@ -140,6 +140,36 @@ describe('ExpirerSink', () => {
     expect(h.maxInFlight()).toBe(1);
   });
 
+  // A backlog of two entities, more than the free slots take: the earliest entries go first,
+  // whichever entity they belong to, not one entity's whole run before the other's.
+  test('with more due than the slots take, the earliest go first across entities', async () => {
+    const h = harness({ maxBatchSize: 3, maxConcurrentBatches: 1, auto: () => undefined });
+    // The one slot is busy while the backlog falls due.
+    h.take(heldMessage({ id: 'busy', entity: 'coupon', expireAtMs: T0 }));
+    await settle();
+    for (const [id, entity, ms] of [
+      ['c1', 'coupon', 1],
+      ['c3', 'coupon', 3],
+      ['c5', 'coupon', 5],
+      ['o2', 'order', 2],
+      ['o4', 'order', 4],
+    ] as const) {
+      h.take(heldMessage({ id, entity, expireAtMs: T0 + ms }));
+    }
+    await jest.advanceTimersByTimeAsync(10);
+    h.calls[0]!.result.resolve(outcome(['busy']));
+    await settle();
+    // One slot, room for three entries: c1, o2, c3, in two batches (one per entity) of which one starts.
+    expect(h.calls.map((c) => [c.entity, c.ids])[1]).toEqual(['coupon', ['c1', 'c3']]);
+    h.calls[1]!.result.resolve(outcome(['c1', 'c3']));
+    await settle();
+    // (o2, left over, went back in the queue at the time it was left: the batch's order is not asserted.)
+    expect(h.calls.map((c) => [c.entity, [...c.ids].sort()])[2]).toEqual(['order', ['o2', 'o4']]);
+    h.calls[2]!.result.resolve(outcome(['o2', 'o4']));
+    await settle();
+    expect(h.calls.map((c) => [c.entity, c.ids]).slice(3)).toEqual([['coupon', ['c5']]]);
+  });
+
   test('notYetDue → re-queued for retryInMs; done only after a later transition', async () => {
     let attempt = 0;
     const h = harness({
