@@ -37,6 +37,8 @@ const EnvSchema = z.object({
   MIXED_PARTITIONS: z.coerce.number().int().min(1).optional(),
   // stream: expirer processes (scale-out); each takes a share of the rings' partitions.
   EXPIRERS: z.coerce.number().int().min(1).max(16).default(1),
+  // Before each run, at most this long waiting for the machine to be quiet again (lib/settle.ts); 0: no wait.
+  SETTLE_S: z.coerce.number().min(0).default(180),
   // A run with no progress this long, or not done within TIMEOUT_S, is recorded as failed.
   STALL_S: z.coerce.number().positive().default(300),
   TIMEOUT_S: z.coerce.number().positive().default(3_600),
@@ -56,6 +58,7 @@ export type BenchParams = Readonly<{
   scanner: Readonly<{ graceMs: number; intervalMs: number; maxPagesPerSecond: number }>;
   mixedPartitions: number | undefined;
   expirers: number;
+  settleS: number;
   stallS: number;
   timeoutS: number;
   resultsDir: string | undefined;
@@ -63,7 +66,7 @@ export type BenchParams = Readonly<{
 }>;
 
 // About two minutes for all twelve runs, most of it the stream's three processes starting, three times.
-const SMOKE: Readonly<Record<string, string>> = { N: '300', R: '50', M: '0.1', POLL_INTERVAL_S: '2', LEAD_S: '2', STEADY_LEAD_S: '2', STALL_S: '60', TIMEOUT_S: '120' };
+const SMOKE: Readonly<Record<string, string>> = { N: '300', R: '50', M: '0.1', POLL_INTERVAL_S: '2', LEAD_S: '2', STEADY_LEAD_S: '2', STALL_S: '60', TIMEOUT_S: '120', SETTLE_S: '0' };
 
 export function readParams(env: NodeJS.ProcessEnv): BenchParams {
   const preset = env['BENCH_PRESET'] === 'smoke' ? 'smoke' : 'full';
@@ -82,6 +85,7 @@ export function readParams(env: NodeJS.ProcessEnv): BenchParams {
     scanner: { graceMs: e.SCANNER_GRACE_MS, intervalMs: e.SCANNER_INTERVAL_MS, maxPagesPerSecond: e.SCANNER_PPS },
     mixedPartitions: e.MIXED_PARTITIONS,
     expirers: e.EXPIRERS,
+    settleS: e.SETTLE_S,
     stallS: e.STALL_S,
     timeoutS: e.TIMEOUT_S,
     resultsDir: e.BENCH_RESULTS_DIR,

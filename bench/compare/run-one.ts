@@ -25,11 +25,13 @@ import { createSchemaRegistry } from '../../src/publish/schema-registry';
 import type { BenchParams, WorkloadName } from './params';
 import { RunResult, ProcessFigures, resultOf } from './run-result';
 import { planWorkload, WorkloadPlan, WriteReport } from './workload';
+import { settle } from '../lib/settle';
 
 export type Harness = Readonly<{ params: BenchParams; config: Config; serverDb: Db; logDir: string }>;
 
 export async function runOne(h: Harness, workload: WorkloadName, contender: Contender): Promise<RunResult> {
   log(`── ${workload} × ${contender.name}`);
+  const settleNotes = await settleBefore(h);
   const target = contender.needsCdc
     ? { name: h.config.db.database, db: h.serverDb, drop: async () => undefined }
     : await createBenchDatabase(h.config, `${workload}_${contender.name}`);
@@ -60,7 +62,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       readsBefore = await rowsReadByCounter(h.serverDb);
       binlogBefore = await binlogBytesWritten(h.serverDb);
     }
-    const notes: string[] = [];
+    const notes: string[] = [...settleNotes];
     if (plan.name !== 'steady' && written.doneAtMs > plan.startRefMs) notes.push(`rows still being written ${((written.doneAtMs - plan.startRefMs) / 1000).toFixed(1)} s after T: raise LEAD_S`);
     if (written.maxWriterLagMs > 1_000) notes.push(`the steady writer fell up to ${(written.maxWriterLagMs / 1000).toFixed(1)} s behind its schedule`);
     // The stream's events may stop short when another relay on the captured database publishes
@@ -93,6 +95,15 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     await stop().catch(() => undefined);
     await target.drop().catch((err: unknown) => log(`could not drop ${target.name}: ${String(err)}`));
   }
+}
+
+/** The wait for a quiet machine (SETTLE_S, lib/settle.ts); a note for the run when it never came. */
+async function settleBefore(h: Harness): Promise<string[]> {
+  if (h.params.settleS <= 0) return [];
+  const s = await settle(h.serverDb, { maxS: h.params.settleS });
+  const state = `${s.idleShare === null ? '' : `${Math.round(s.idleShare * 100)} % idle`}${s.historyLength === null ? '' : `, InnoDB history ${s.historyLength}`}`;
+  log(`${s.quiet ? 'quiet' : 'still busy'} after ${s.waitedS} s (${state})`);
+  return s.quiet ? [] : [`the machine was still busy when the run started, after waiting ${s.waitedS} s (SETTLE_S): ${state}`];
 }
 
 /**
