@@ -7,7 +7,7 @@
  *
  * Quiet means both, read every 2 s: the machine at least `idleShare` idle over the last 2 s, and
  * InnoDB's history list (undo not yet purged) at most `historyMax` entries, where the server
- * reports it (information_schema.INNODB_METRICS, trx_rseg_history_len: MySQL 8 and MariaDB).
+ * reports it to the bench's account (innodbHistoryLength).
  * Bounded by `maxS`: a machine that never gets quiet is noted in the run, not waited on for ever.
  */
 import type { Db } from '../../src/db/knex';
@@ -39,14 +39,19 @@ export async function settle(db: Db, opts: SettleOptions): Promise<Settled> {
 
 const share = (idle: number, busy: number): number | null => (idle + busy > 0 ? Math.round((idle / (idle + busy)) * 100) / 100 : null);
 
-/** Undo records not yet purged, or null where the server does not say (the metric disabled). */
+/**
+ * Undo records not yet purged, or null where the server does not say. MariaDB has it as a
+ * status variable, readable by any account; MySQL 8 only in INNODB_METRICS (enabled by
+ * default, STATUS there, ENABLED in MariaDB's), which needs the PROCESS privilege.
+ */
 async function innodbHistoryLength(db: Db): Promise<number | null> {
   try {
-    const [rows] = (await db.raw("SELECT `COUNT` AS n, `STATUS` AS status FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'")) as [
-      Array<{ n: number | string; status: string }>,
-    ];
+    const [status] = (await db.raw("SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'")) as [Array<{ Value: string }>];
+    if (status[0] !== undefined) return Number(status[0].Value);
+    const [rows] = (await db.raw("SELECT * FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'")) as [Array<Record<string, unknown>>];
     const row = rows[0];
-    return row !== undefined && String(row.status).toLowerCase() === 'enabled' ? Number(row.n) : null;
+    const enabled = row !== undefined && (String(row['STATUS']).toLowerCase() === 'enabled' || Number(row['ENABLED']) === 1);
+    return enabled ? Number(row['COUNT']) : null;
   } catch {
     return null;
   }
