@@ -37,16 +37,21 @@ connect_start() {
   render "$TB_ROOT/stack/conf/log4j.properties" "$TB_STACK_HOME/conf/log4j.properties"
   mkdir -p "$TB_STACK_HOME/data/connect"
   log "starting kafka connect + debezium on :$TB_CONNECT_PORT"
-  # KAFKA_JVM's classpath plus timebucket's predicate and Debezium's transforms (the table-set
-  # router): install.sh says why a standalone worker needs what a connector created through the
-  # REST API transforms with on its classpath. Debezium stays on the plugin path too.
-  local jvm=("${KAFKA_JVM[@]}")
   # The heap of Kafka's own Connect scripts (2 GB at most), and 1 GB from the start: a hot minute
   # publishes tens of thousands of events a second, and Debezium allocates some 10 KB for each
   # (its metrics render every event as text). On the brokers' 256 MB start the young generation
   # was collected about twice a second, a large part of the worker's CPU.
-  jvm[1]=-Xms1g
-  jvm[2]=-Xmx2g
+  local jvm=() arg
+  for arg in "${KAFKA_JVM[@]}"; do
+    case $arg in
+      -Xms*) jvm+=(-Xms1g) ;;
+      -Xmx*) jvm+=(-Xmx2g) ;;
+      *) jvm+=("$arg") ;;
+    esac
+  done
+  # KAFKA_JVM's classpath plus timebucket's predicate and Debezium's transforms (the table-set
+  # router): install.sh says why a standalone worker needs what a connector created through the
+  # REST API transforms with on its classpath. Debezium stays on the plugin path too.
   jvm[${#jvm[@]} - 1]="$TB_STACK_LIB/kafka/*:$TB_STACK_LIB/connect-classpath/timebucket-smt/*:$TB_STACK_LIB/connect-plugins/debezium-mariadb/*"
   launch connect "${jvm[@]}" org.apache.kafka.connect.cli.ConnectStandalone "$TB_STACK_HOME/conf/connect-worker.properties"
 }
