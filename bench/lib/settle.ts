@@ -1,9 +1,10 @@
 /**
- * Before each run, a wait for what the previous run left behind: InnoDB purging the undo of a
- * million updated rows, the brokers' and Connect's collections, a dropped database's files. A
- * run started at once shares its first minute with that work, and its figures then say more
- * about the order of the runs than about the contender: the stream's steady P99 was 318 ms
- * right after the hot runs and 94 ms when the same run was repeated straight after it.
+ * Before each run, a wait for what the previous run may have left behind: InnoDB purging the
+ * undo of a million updated rows, the brokers' and Connect's collections, a dropped database's
+ * files. Each contender then starts from the same state, whatever ran before it. (It does not
+ * explain every spread between runs: in the reference run of fe8952c every run found the machine
+ * quiet within 2 s, and the stream's steady P99 has read 94, 111 and 318 ms in runs of the same
+ * code.)
  *
  * Quiet means both, read every 2 s: the machine at least `idleShare` idle over the last 2 s, and
  * InnoDB's history list (undo not yet purged) at most `historyMax` entries, where the server
