@@ -56,7 +56,7 @@ describe('backfill on a database without CDC', () => {
       await pipeline.start(['expirer', 'cascader', 'relay']);
       // Written once the pipeline runs, 15 s ahead: both backfill runs (each a process start)
       // and the wait between them must be over before the first falls due, on a loaded machine
-      // too (the test lanes run side by side; 8 s was not always enough).
+      // too (the test lanes run side by side; 8 s left little room for three process starts).
       await db('coupons').insert(Array.from({ length: 60 }, (_, i) => ({ user_id: 1, status: 'ACTIVE', expire_time: inMs(db, AHEAD_MS + i * 50) })));
       await db('coupons').insert(Array.from({ length: 10 }, () => ({ user_id: 2, status: 'ACTIVE', expire_time: inMs(db, -30_000) })));
       await db('orders').insert(Array.from({ length: 20 }, (_, i) => ({ user_id: 3, status: 'UNPAID', expire_time: inMs(db, AHEAD_MS + i * 100) })));
