@@ -141,20 +141,28 @@ export async function registerEventSchemas(
  */
 export async function setSubjectCompatibility(opts: RegisterOptions, subject: string, level: COMPATIBILITY): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
-    const status = await putSubjectCompatibility(opts, subject, level, attempt === CONFLICT_ATTEMPTS);
-    if (status !== CONFLICT) return;
+    const res = await putSubjectCompatibility(opts, subject, level);
+    const repeat = res.status === CONFLICT && attempt < CONFLICT_ATTEMPTS;
+    if (res.ok || repeat) await res.body?.cancel();
+    if (res.ok) return;
+    if (repeat) continue;
+    const body = await res.text().catch(() => '');
+    throw new TimebucketError('REGISTRY_UNAVAILABLE', `setting ${subject} to ${level} failed with HTTP ${res.status}`, {
+      // A conflict that outlasted the repeats is still another writer's: worth a later try.
+      retriable: res.status >= 500 || res.status === CONFLICT,
+      details: { subject, status: res.status, body: body.slice(0, 500) },
+    });
   }
 }
 
 const CONFLICT = 409;
 const CONFLICT_ATTEMPTS = 3;
 
-/** One PUT: resolves with its status, 409 (a concurrent first setting) for the caller to repeat unless `last`; rejects on any other failure. */
-async function putSubjectCompatibility(opts: RegisterOptions, subject: string, level: COMPATIBILITY, last: boolean): Promise<number> {
+/** One PUT, its answer whatever the status; rejects only when the registry cannot be reached. */
+async function putSubjectCompatibility(opts: RegisterOptions, subject: string, level: COMPATIBILITY): Promise<Response> {
   const url = `${opts.registry.url.replace(/\/+$/, '')}/config/${encodeURIComponent(subject)}`;
-  let res: Response;
   try {
-    res = await (opts.fetchFn ?? fetch)(url, {
+    return await (opts.fetchFn ?? fetch)(url, {
       method: 'PUT',
       headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json', Accept: 'application/vnd.schemaregistry.v1+json', ...registryAuthHeaders(opts.registry.auth) },
       body: JSON.stringify({ compatibility: level }),
@@ -167,14 +175,4 @@ async function putSubjectCompatibility(opts: RegisterOptions, subject: string, l
       details: { subject },
     });
   }
-  if (!res.ok && !(res.status === CONFLICT && !last)) {
-    const body = await res.text().catch(() => '');
-    throw new TimebucketError('REGISTRY_UNAVAILABLE', `setting ${subject} to ${level} failed with HTTP ${res.status}`, {
-      // A conflict that outlasted the repeats is still another writer's: worth a later try.
-      retriable: res.status >= 500 || res.status === CONFLICT,
-      details: { subject, status: res.status, body: body.slice(0, 500) },
-    });
-  }
-  await res.body?.cancel();
-  return res.status;
 }
