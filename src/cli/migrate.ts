@@ -3,6 +3,7 @@ import type { Logger } from '../ops/logger';
 import { databasesOf } from '../core/entity-catalogue';
 import { openDatabases } from '../db/databases';
 import { grantServiceAccess } from '../db/service-grants';
+import { migrateLatest } from '../db/migrate-latest';
 import { loadEntities } from '../ops/load-entities';
 
 /**
@@ -24,7 +25,7 @@ export async function migrate(config: Config, logger: Logger, opts: { down: bool
         log.info({ rolledBack }, 'migrations rolled back');
         continue;
       }
-      const [, applied] = (await db.migrate.latest()) as [number, string[]];
+      const applied = await migrateLatest(db);
       log.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database already up to date');
       const account = config.migrate.serviceAccount;
       if (account !== undefined) {

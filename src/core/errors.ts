@@ -14,6 +14,7 @@ export const ErrorCodes = [
   'KAFKA_UNAVAILABLE',
   'REGISTRY_UNAVAILABLE',
   'CONNECT_UNAVAILABLE',
+  'MIGRATION_LOCKED',
 ] as const;
 export type ErrorCode = (typeof ErrorCodes)[number];
 
@@ -91,3 +92,19 @@ export class KafkaUnavailableError extends TimebucketError {
     super('KAFKA_UNAVAILABLE', message, { retriable: true, details });
   }
 }
+
+/**
+ * Another process held the migrations lock for longer than `migrate` waits (db/migrate-latest.ts):
+ * a migration that is still running, or a lock its process left when it was killed mid-way.
+ */
+export class MigrationLockedError extends TimebucketError {
+  constructor(waitedMs: number, cause: unknown) {
+    super(
+      'MIGRATION_LOCKED',
+      `the migrations lock stayed taken for ${Math.round(waitedMs / 1000)} s: another migrate is running, or one was killed while it held the lock ` +
+        '(then, once sure none runs: UPDATE knex_migrations_lock SET is_locked = 0)',
+      { retriable: false, cause, details: { waitedMs } },
+    );
+  }
+}
+

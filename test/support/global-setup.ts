@@ -9,6 +9,7 @@ import { createDb } from '../../src/db/knex';
 import { createKafka } from '../../src/kafka/client';
 import { createLogger } from '../../src/ops/logger';
 import { waitFor } from './wait-for';
+import { migrateLatest } from '../../src/db/migrate-latest';
 import { cdcTopicOf } from '../../src/ingest/cdc-topics';
 
 export default async function globalSetup(): Promise<void> {
@@ -25,16 +26,8 @@ export default async function globalSetup(): Promise<void> {
   const admin = createKafka(config.kafka, createLogger('warn'), '-test-setup').admin();
   try {
     // The lanes of test/support/run-lanes.js start side by side: the first migrates, the others
-    // find the migration lock taken and wait for it.
-    await waitFor('the schema migrated', async () => {
-      try {
-        await db.migrate.latest();
-        return true;
-      } catch (err) {
-        if (/already locked/i.test(String(err))) return undefined;
-        throw err;
-      }
-    }, { timeoutMs: 60_000, intervalMs: 250 });
+    // wait for its lock (db/migrate-latest.ts), as replicas migrating together would.
+    await migrateLatest(db, { waitMs: 60_000 });
     await admin.connect();
     const topics = [cdcTopicOf(config.cdc, 'coupons'), cdcTopicOf(config.cdc, 'orders')];
     const existing = new Set(await admin.listTopics());

@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createDb, Db } from '../../src/db/knex';
+import { migrateLatest } from '../../src/db/migrate-latest';
 import { config } from './stack';
 
 export type TestDatabase = Readonly<{
@@ -38,7 +39,7 @@ export async function createTestDatabase(label: string, opts: { migrate?: boolea
       if (failed) throw failed.reason;
     })());
   try {
-    if (opts.migrate !== false) await db.migrate.latest();
+    if (opts.migrate !== false) await migrateLatest(db);
   } catch (err) {
     await drop().catch(() => undefined);
     throw err;

@@ -1,0 +1,65 @@
+/**
+ * knex's `migrate.latest()`, safe to run from several processes at once: replicas that each
+ * migrate at start-up, a Job rolled out twice, the test lanes.
+ *
+ * knex creates its history table, its lock table and the lock table's one row on first use, and
+ * nothing guards that: two processes migrating a new database at the same moment can both find
+ * the lock table empty and both insert a row. knex's lock is an UPDATE that must change exactly
+ * one row, so from then on nobody can take it, and every later migrate fails with "Migration
+ * table is already locked", for good. Here the two tables are created first with IF NOT EXISTS
+ * and the row with a fixed key (INSERT IGNORE), so racing processes all end with the one row; a
+ * lock table that the race already doubled (no lock can have been taken on it since) is mended.
+ *
+ * A process that finds the lock taken waits for the holder to finish (its migrations are then
+ * done, and knex finds nothing left to run), up to `waitMs`. Plain SQL that MySQL 8 and MariaDB
+ * both accept.
+ */
+import type { Db } from './knex';
+import { MigrationLockedError } from '../core/errors';
+import { backoffMs, type Backoff } from '../core/retry-policy';
+
+/** knex's own names and columns (migrations: { tableName: 'knex_migrations' } in db/knex.ts). */
+const HISTORY = 'knex_migrations';
+const LOCK = 'knex_migrations_lock';
+
+const LOCK_WAIT: Backoff = { baseMs: 250, maxMs: 2_000 };
+
+export type MigrateOptions = Readonly<{ waitMs?: number; sleep?: (ms: number) => Promise<void> }>;
+
+/** The names of the migrations this call applied (none when another process had applied them). */
+export async function migrateLatest(db: Db, opts: MigrateOptions = {}): Promise<string[]> {
+  await prepareMigrationTables(db);
+  const waitMs = opts.waitMs ?? 300_000;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const deadline = Date.now() + waitMs;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const [, applied] = (await db.migrate.latest()) as [number, string[]];
+      return applied;
+    } catch (err) {
+      if (!isMigrationLocked(err)) throw err;
+      if (Date.now() >= deadline) throw new MigrationLockedError(waitMs, err);
+      await sleep(backoffMs(attempt, LOCK_WAIT));
+    }
+  }
+}
+
+/** knex's tables and the lock's single row, created idempotently; a doubled lock row mended. */
+export async function prepareMigrationTables(db: Db): Promise<void> {
+  await db.raw(
+    `CREATE TABLE IF NOT EXISTS ${HISTORY} (
+       id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+       name VARCHAR(255), batch INT, migration_time TIMESTAMP NULL)`,
+  );
+  await db.raw(`CREATE TABLE IF NOT EXISTS ${LOCK} (\`index\` INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, is_locked INT)`);
+  await db.raw(`INSERT IGNORE INTO ${LOCK} (\`index\`, is_locked) SELECT 1, 0 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM ${LOCK})`);
+  // Rows beyond the first exist only after the race: no lock could be taken while they did. Read
+  // first, then delete (MySQL refuses a DELETE whose subquery reads the table it deletes from).
+  const first = (await db(LOCK).min({ first: 'index' }).first()) as { first: number | null } | undefined;
+  if (first?.first != null) await db(LOCK).where('index', '>', first.first).delete();
+}
+
+/** knex's LockError: another process holds the migrations lock. */
+function isMigrationLocked(err: unknown): boolean {
+  return err instanceof Error && err.name === 'MigrationLocked';
+}
