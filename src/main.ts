@@ -102,13 +102,14 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, observer: reminderObserver(metrics) });
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
-    const newProducer = () =>
-      createGuardedProducer(
+    const newProducer = (breaker: string) => {
+      onBreakerStateChange(breaker, 'closed');
+      return createGuardedProducer(
         () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
-        { logger: opts.logger.child({ component: 'producer' }), onBreakerStateChange, onReplaced: () => metrics.producerReplacements.inc() },
+        { breaker, logger: opts.logger.child({ component: 'producer', breaker }), onBreakerStateChange, onReplaced: () => metrics.producerReplacements.inc() },
       );
-    const producer = newProducer();
-    onBreakerStateChange('producer', 'closed');
+    };
+    const producer = newProducer('producer');
     stops.push(() => producer.disconnect());
     await producer.connect();
     metrics.trackOutbox(() => readOutboxBacklogs(databases.pools));

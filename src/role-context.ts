@@ -34,8 +34,13 @@ export type RoleContext = Readonly<{
   reminders: ReminderBatches;
   kafka: Kafka;
   producer: GuardedProducer;
-  /** Another producer like `producer`, for a sender that must not share one (each relay loop). */
-  newProducer: () => GuardedProducer;
+  /**
+   * Another producer like `producer`, for a sender that must not share one (each relay loop),
+   * with a circuit breaker of its own named `breaker`: its own series of
+   * `timebucket_circuit_breaker_state`, since one series written by several breakers shows whichever
+   * changed last (an idle loop's half-open breaker over a busy one's closed).
+   */
+  newProducer: (breaker: string) => GuardedProducer;
   onBreakerStateChange: (name: string, state: BreakerState) => void;
   dlqFor: (stage: Role) => DlqWriter;
   /** The main database: timebucket's own tables. */

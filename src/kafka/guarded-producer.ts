@@ -30,7 +30,7 @@ export type GuardedProducer = Readonly<{
 
 export function createGuardedProducer(
   make: () => Producer,
-  opts: { logger: Logger; onBreakerStateChange?: (name: string, state: BreakerState) => void; onReplaced?: () => void; resetTimeoutMs?: number },
+  opts: { breaker?: string; logger: Logger; onBreakerStateChange?: (name: string, state: BreakerState) => void; onReplaced?: () => void; resetTimeoutMs?: number },
 ): GuardedProducer {
   let current: Promise<Producer> | undefined;
   let created = 0;
@@ -71,7 +71,7 @@ export function createGuardedProducer(
         throw err;
       }
     },
-    { name: 'producer', logger: opts.logger, onStateChange: opts.onBreakerStateChange, resetTimeoutMs: opts.resetTimeoutMs },
+    { name: opts.breaker ?? 'producer', logger: opts.logger, onStateChange: opts.onBreakerStateChange, resetTimeoutMs: opts.resetTimeoutMs },
   );
 
   return {

@@ -58,7 +58,7 @@ export async function startRelay(ctx: {
   /** For the capture probe's consumer (router mode). */
   kafka: Pick<Kafka, 'consumer'>;
   /** A new producer (idempotent, guarded) for each relay loop; the relay connects and closes it. */
-  newProducer: () => GuardedProducer;
+  newProducer: (breaker: string) => GuardedProducer;
   clock: Clock;
   logger: Logger;
   instanceId: string;
@@ -198,7 +198,8 @@ async function startOutbox(ctx: Parameters<typeof startRelay>[0], target: Outbox
   const { relay: cfg } = ctx.config;
   const { db } = target;
   const idleHoldVariable = idleHoldVariableOf((await serverFlavour(db)).flavour);
-  const producers = Array.from({ length: cfg.concurrency }, () => ctx.newProducer());
+  const loop = target.name === 'main' ? '' : `d${target.index}-`;
+  const producers = Array.from({ length: cfg.concurrency }, (_, n) => ctx.newProducer(`producer-relay-${loop}${n}`));
   await Promise.all(producers.map((p) => p.connect()));
   try {
     return startLoops(ctx, target, producers, idleHoldVariable);
