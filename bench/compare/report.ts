@@ -55,12 +55,14 @@ function difference(a: number | null | undefined, b: number | null | undefined):
   return a == null || b == null ? null : Math.round(a - b);
 }
 
+/** `<started_at>.json` (every figure) and `<started_at>.md` (the table printed at the end); the JSON's path. */
 export function writeResults(dir: string, results: BenchResults): string {
   mkdirSync(dir, { recursive: true });
   // Colons are legal on Linux but not everywhere a results file may be copied to.
-  const file = join(dir, `${results.started_at.replace(/:/g, '-')}.json`);
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  return file;
+  const base = join(dir, results.started_at.replace(/:/g, '-'));
+  writeFileSync(`${base}.json`, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(`${base}.md`, `${markdownTable(results)}\n`);
+  return `${base}.json`;
 }
 
 const dash = '–';
