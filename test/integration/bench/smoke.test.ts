@@ -95,6 +95,14 @@ test('the harness exits 0 and prints the Markdown table', () => {
   for (const w of WORKLOADS) for (const c of CONTENDERS) expect(harness.out).toMatch(new RegExp(`^\\| ${w} \\| ${c} \\| yes \\|`, 'm'));
 });
 
+test('the table is kept beside the results file, as printed', () => {
+  const tables = readdirSync(resultsDir).filter((f) => f.endsWith('.md'));
+  expect(tables).toHaveLength(1);
+  const table = readFileSync(join(resultsDir, tables[0]!), 'utf8');
+  expect(table).toMatch(/^\| workload \| contender \| exact \| transitions\/s \|/m);
+  expect(harness.out).toContain(table.trimEnd());
+});
+
 test('the results file holds the parameters, the machine and one run per workload and contender', () => {
   expect(results.bench).toBe('compare');
   expect(results.parameters).toMatchObject({ preset: 'smoke', workloads: WORKLOADS, contenders: CONTENDERS });
