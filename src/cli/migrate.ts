@@ -25,7 +25,7 @@ export async function migrate(config: Config, logger: Logger, opts: { down: bool
         log.info({ rolledBack }, 'migrations rolled back');
         continue;
       }
-      const applied = await migrateLatest(db);
+      const applied = await migrateLatest(db, { logger: log });
       log.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database already up to date');
       const account = config.migrate.serviceAccount;
       if (account !== undefined) {

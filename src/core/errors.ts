@@ -94,17 +94,18 @@ export class KafkaUnavailableError extends TimebucketError {
 }
 
 /**
- * Another process held the migrations lock for longer than `migrate` waits (db/migrate-latest.ts):
- * a migration that is still running, or a lock its process left when it was killed mid-way.
+ * Another process holds the migrations lock (db/migrate-latest.ts): a migration that is still
+ * running, or, when it stays taken for all of `migrate`'s wait, a lock whose process was killed
+ * mid-way.
  */
 export class MigrationLockedError extends TimebucketError {
   constructor(waitedMs: number, cause: unknown) {
     super(
       'MIGRATION_LOCKED',
-      `the migrations lock stayed taken for ${Math.round(waitedMs / 1000)} s: another migrate is running, or one was killed while it held the lock ` +
+      `the migrations lock is taken (waited up to ${Math.round(waitedMs / 1000)} s): another migrate is running, or one was killed while it held the lock ` +
         '(then, once sure none runs: UPDATE knex_migrations_lock SET is_locked = 0)',
-      { retriable: false, cause, details: { waitedMs } },
+      // Retriable: the holder finishes in time; `migrate` waits for it (ops/retry.ts), up to its bound.
+      { retriable: true, cause, details: { waitedMs } },
     );
   }
 }
-

@@ -11,37 +11,37 @@
  * lock table that the race already doubled (no lock can have been taken on it since) is mended.
  *
  * A process that finds the lock taken waits for the holder to finish (its migrations are then
- * done, and knex finds nothing left to run), up to `waitMs`. Plain SQL that MySQL 8 and MariaDB
- * both accept.
+ * done, and knex finds nothing left to run), up to `waitMs`, with the one retry helper. Plain SQL
+ * that MySQL 8 and MariaDB both accept.
  */
 import type { Db } from './knex';
 import { MigrationLockedError } from '../core/errors';
-import { backoffMs, type Backoff } from '../core/retry-policy';
+import { RetryPolicies } from '../core/retry-policy';
+import type { Logger } from '../ops/logger';
+import { retry } from '../ops/retry';
 
 /** knex's own names and columns (migrations: { tableName: 'knex_migrations' } in db/knex.ts). */
 const HISTORY = 'knex_migrations';
 const LOCK = 'knex_migrations_lock';
 
-const LOCK_WAIT: Backoff = { baseMs: 250, maxMs: 2_000 };
-
-export type MigrateOptions = Readonly<{ waitMs?: number; sleep?: (ms: number) => Promise<void> }>;
+export type MigrateOptions = Readonly<{ logger: Logger; waitMs?: number; sleep?: (ms: number) => Promise<void> }>;
 
 /** The names of the migrations this call applied (none when another process had applied them). */
-export async function migrateLatest(db: Db, opts: MigrateOptions = {}): Promise<string[]> {
-  await prepareMigrationTables(db);
+export async function migrateLatest(db: Db, opts: MigrateOptions): Promise<string[]> {
   const waitMs = opts.waitMs ?? 300_000;
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const deadline = Date.now() + waitMs;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      const [, applied] = (await db.migrate.latest()) as [number, string[]];
-      return applied;
-    } catch (err) {
-      if (!isMigrationLocked(err)) throw err;
-      if (Date.now() >= deadline) throw new MigrationLockedError(waitMs, err);
-      await sleep(backoffMs(attempt, LOCK_WAIT));
-    }
-  }
+  return retry(
+    async () => {
+      await prepareMigrationTables(db);
+      try {
+        const [, applied] = (await db.migrate.latest()) as [number, string[]];
+        return applied;
+      } catch (err) {
+        throw isMigrationLocked(err) ? new MigrationLockedError(waitMs, err) : err;
+      }
+    },
+    { policy: RetryPolicies.migrate, what: 'migrate', logger: opts.logger, keepGoing: () => Date.now() < deadline, sleep: opts.sleep },
+  );
 }
 
 /** knex's tables and the lock's single row, created idempotently; a doubled lock row mended. */

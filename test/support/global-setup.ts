@@ -27,7 +27,7 @@ export default async function globalSetup(): Promise<void> {
   try {
     // The lanes of test/support/run-lanes.js start side by side: the first migrates, the others
     // wait for its lock (db/migrate-latest.ts), as replicas migrating together would.
-    await migrateLatest(db, { waitMs: 60_000 });
+    await migrateLatest(db, { logger: createLogger('silent'), waitMs: 60_000 });
     await admin.connect();
     const topics = [cdcTopicOf(config.cdc, 'coupons'), cdcTopicOf(config.cdc, 'orders')];
     const existing = new Set(await admin.listTopics());

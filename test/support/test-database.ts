@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { createDb, Db } from '../../src/db/knex';
 import { migrateLatest } from '../../src/db/migrate-latest';
+import { createLogger } from '../../src/ops/logger';
 import { config } from './stack';
 
 export type TestDatabase = Readonly<{
@@ -39,7 +40,7 @@ export async function createTestDatabase(label: string, opts: { migrate?: boolea
       if (failed) throw failed.reason;
     })());
   try {
-    if (opts.migrate !== false) await migrateLatest(db);
+    if (opts.migrate !== false) await migrateLatest(db, { logger: createLogger('silent') });
   } catch (err) {
     await drop().catch(() => undefined);
     throw err;

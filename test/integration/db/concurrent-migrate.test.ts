@@ -11,6 +11,9 @@ import { migrateLatest } from '../../../src/db/migrate-latest';
 import { MigrationLockedError } from '../../../src/core/errors';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 import { config } from '../../support/stack';
+import { createLogger } from '../../../src/ops/logger';
+
+const logger = createLogger('silent');
 
 const PROCESSES = 4;
 const ROUNDS = 3;
@@ -43,7 +46,7 @@ test(`${PROCESSES} processes migrating a new database together all succeed, and 
   for (let round = 0; round < ROUNDS; round += 1) {
     const { name, db } = await newDatabase(`race${round}`);
     const pools = Array.from({ length: PROCESSES }, () => poolOn(name));
-    const applied = await Promise.all(pools.map((pool) => migrateLatest(pool, { waitMs: 60_000 })));
+    const applied = await Promise.all(pools.map((pool) => migrateLatest(pool, { logger, waitMs: 60_000 })));
 
     const all = (await db('knex_migrations').select('name')) as Array<{ name: string }>;
     expect(all.length).toBeGreaterThan(0);
@@ -52,7 +55,7 @@ test(`${PROCESSES} processes migrating a new database together all succeed, and 
     expect(new Set(all.map((m) => m.name)).size).toBe(all.length);
     expect(await lockRows(db)).toEqual([{ index: 1, is_locked: 0 }]);
     // And the next migrate, in any of them, finds nothing to do.
-    await expect(migrateLatest(pools[0]!)).resolves.toEqual([]);
+    await expect(migrateLatest(pools[0]!, { logger })).resolves.toEqual([]);
   }
 });
 
@@ -63,24 +66,25 @@ test('a lock table that the race left with two rows is mended, and migrate goes 
   // What knex alone makes of it: the lock can never be taken.
   await expect(db.migrate.latest()).rejects.toThrow(/already locked/);
 
-  const applied = await migrateLatest(db, { waitMs: 5_000 });
+  const applied = await migrateLatest(db, { logger, waitMs: 5_000 });
   expect(applied.length).toBeGreaterThan(0);
   expect(await lockRows(db)).toEqual([{ index: 1, is_locked: 0 }]);
 });
 
 test('a migrate that finds the lock taken waits for it, and says so when it stays taken', async () => {
   const { db } = await newDatabase('held');
-  await migrateLatest(db);
+  await migrateLatest(db, { logger });
   await db('knex_migrations_lock').update({ is_locked: 1 });
 
   const sleeps: number[] = [];
-  const held = migrateLatest(db, { waitMs: 1_500, sleep: (ms) => (sleeps.push(ms), new Promise((r) => setTimeout(r, ms))) });
+  const held = migrateLatest(db, { logger, waitMs: 1_500, sleep: (ms) => (sleeps.push(ms), new Promise((r) => setTimeout(r, ms))) });
   await expect(held).rejects.toBeInstanceOf(MigrationLockedError);
   await expect(held).rejects.toMatchObject({ code: 'MIGRATION_LOCKED', details: { waitedMs: 1_500 } });
   expect(sleeps.length).toBeGreaterThan(0);
 
   // Released while a migrate waits: it goes on and finishes.
   const waiting = migrateLatest(db, {
+    logger,
     waitMs: 60_000,
     sleep: async (ms) => {
       await db('knex_migrations_lock').update({ is_locked: 0 });
