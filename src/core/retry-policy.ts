@@ -134,8 +134,8 @@ export const RetryPolicies = {
    */
   newTopics: { backoff: { baseMs: 1_000, maxMs: 8_000 }, deterministicAttempts: 1, retriableAttempts: 5 },
   /**
-   * `migrate` while another process holds the migrations lock, or the database is unreachable:
-   * until the caller's deadline (db/migrate-latest.ts); a migration that fails is not retried.
+   * `migrate` while another process holds the migrations lock: until the caller's deadline
+   * (db/migrate-latest.ts, which ends it at once on any other failure).
    */
   migrate: { backoff: { baseMs: 250, maxMs: 2_000 }, deterministicAttempts: 1 },
 } as const satisfies Record<string, RetryPolicy>;

@@ -11,8 +11,8 @@
  * lock table that the race already doubled (no lock can have been taken on it since) is mended.
  *
  * A process that finds the lock taken waits for the holder to finish (its migrations are then
- * done, and knex finds nothing left to run), up to `waitMs`, with the one retry helper. Plain SQL
- * that MySQL 8 and MariaDB both accept.
+ * done, and knex finds nothing left to run), up to `waitMs`, with the one retry helper; any other
+ * failure ends `migrate` at once. Plain SQL that MySQL 8 and MariaDB both accept.
  */
 import type { Db } from './knex';
 import { MigrationLockedError } from '../core/errors';
@@ -40,7 +40,18 @@ export async function migrateLatest(db: Db, opts: MigrateOptions): Promise<strin
         throw isMigrationLocked(err) ? new MigrationLockedError(waitMs, err) : err;
       }
     },
-    { policy: RetryPolicies.migrate, what: 'migrate', logger: opts.logger, keepGoing: () => Date.now() < deadline, sleep: opts.sleep },
+    {
+      policy: RetryPolicies.migrate,
+      what: 'migrate (the migrations lock is taken)',
+      logger: opts.logger,
+      keepGoing: () => Date.now() < deadline,
+      // Only the lock is waited for: a refused login or an unreachable server is the operator's
+      // to see at once, not after minutes of retries.
+      beforeWait: (err) => {
+        if (!(err instanceof MigrationLockedError)) throw err;
+      },
+      sleep: opts.sleep,
+    },
   );
 }
 

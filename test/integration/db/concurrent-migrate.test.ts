@@ -94,3 +94,12 @@ test('a migrate that finds the lock taken waits for it, and says so when it stay
   await expect(waiting).resolves.toEqual([]);
   expect(await lockRows(db)).toEqual([{ index: 1, is_locked: 0 }]);
 });
+
+test('any other failure ends migrate at once: only the lock is waited for', async () => {
+  const { name } = await newDatabase('refused');
+  const refused = createDb({ ...config.db, password: `${config.db.password}-wrong` }, { database: name });
+  opened.push(refused);
+  const sleeps: number[] = [];
+  await expect(migrateLatest(refused, { logger, waitMs: 60_000, sleep: async (ms) => void sleeps.push(ms) })).rejects.toMatchObject({ errno: 1045 });
+  expect(sleeps).toEqual([]);
+});
