@@ -24,14 +24,12 @@ export async function settle(db: Db, opts: SettleOptions): Promise<Settled> {
   const historyMax = opts.historyMax ?? 1_000;
   const windowMs = opts.windowMs ?? 2_000;
   const started = Date.now();
-  let idleShare: number | null = null;
-  let historyLength: number | null = null;
   for (;;) {
     const before = machineCpuSeconds();
     await sleep(windowMs);
     const after = machineCpuSeconds();
-    idleShare = before && after ? share(after.idle - before.idle, after.busy - before.busy) : null;
-    historyLength = await innodbHistoryLength(db);
+    const idleShare = before && after ? share(after.idle - before.idle, after.busy - before.busy) : null;
+    const historyLength = await innodbHistoryLength(db);
     const quiet = (idleShare === null || idleShare >= idleWanted) && (historyLength === null || historyLength <= historyMax);
     const waitedS = Math.round((Date.now() - started) / 100) / 10;
     if (quiet || waitedS >= opts.maxS) return { waitedS, quiet, idleShare, historyLength };

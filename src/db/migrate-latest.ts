@@ -29,10 +29,11 @@ export type MigrateOptions = Readonly<{ logger: Logger; waitMs?: number; sleep?:
 /** The names of the migrations this call applied (none when another process had applied them). */
 export async function migrateLatest(db: Db, opts: MigrateOptions): Promise<string[]> {
   const waitMs = opts.waitMs ?? 300_000;
+  // Once: the race it closes is the tables' creation, over before any wait for the lock.
+  await prepareMigrationTables(db);
   const deadline = Date.now() + waitMs;
   return retry(
     async () => {
-      await prepareMigrationTables(db);
       try {
         const [, applied] = (await db.migrate.latest()) as [number, string[]];
         return applied;
@@ -56,7 +57,7 @@ export async function migrateLatest(db: Db, opts: MigrateOptions): Promise<strin
 }
 
 /** knex's tables and the lock's single row, created idempotently; a doubled lock row mended. */
-export async function prepareMigrationTables(db: Db): Promise<void> {
+async function prepareMigrationTables(db: Db): Promise<void> {
   await db.raw(
     `CREATE TABLE IF NOT EXISTS ${HISTORY} (
        id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
