@@ -15,7 +15,6 @@ import { outboxCount } from '../../support/outbox-rows';
 import { createTestPipeline, RawTopology, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
 import { defaultCatalogue } from '../../support/catalogue';
-import type { Metrics } from '../../../src/ops/metrics';
 import { countInStatus, metricSum } from '../../support/counts';
 import { insertDueCoupons } from '../../support/due-coupons';
 
@@ -63,16 +62,21 @@ async function routeThenChange(after: (raw: RawTopology) => void, beforeInsert?:
 }
 
 /** Every coupon expired, none before its time, none later than the switch allows; one event each; no dead letter. */
-async function expectAllExpiredOnTime(ids: number[], switchedAt: number, metrics: Metrics): Promise<void> {
+async function expectAllExpiredOnTime(ids: number[], switchedAt: number, next: TestPipeline): Promise<void> {
   await waitFor('every coupon expired', async () => {
     return (await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined;
   }, { timeoutMs: 60_000, intervalMs: 250 });
   const rows = (await db('coupons').whereIn('id', ids).select('id', 'expire_time', 'expired_at')) as Array<{ id: number; expire_time: Date; expired_at: Date }>;
-  const late = rows.filter((r) => r.expired_at.getTime() > Math.max(r.expire_time.getTime(), switchedAt) + 2_000);
+  // "On time where it was written": an entry the new topology failed to place or hold would wait
+  // for a lap of its ring to come round (the minute ring: ring × width, 12 s here) or be lost.
+  // Less than a lap after the later of its due time and the switch is that behaviour, with the
+  // lap itself as the margin a loaded machine has; how late within it is speed (`make bench`).
+  const lapMs = Math.min(...next.topology.tiers.map((t) => t.ring * t.widthMs));
+  const late = rows.filter((r) => r.expired_at.getTime() >= Math.max(r.expire_time.getTime(), switchedAt) + lapMs);
   expect(late).toEqual([]);
   expect(rows.filter((r) => r.expired_at < r.expire_time)).toEqual([]);
   expect(await outboxCount(db, defaultCatalogue, { entity: 'coupon', ids })).toEqual({ rows: ids.length, keys: ids.length });
-  expect(await metricSum(metrics.deadLetters)).toBe(0);
+  expect(await metricSum(next.metrics.deadLetters)).toBe(0);
 }
 
 test('shards 4 → 8 and the minute and due partitions 4 → 8 under entries in flight: each expires on time where it was written', async () => {
@@ -83,7 +87,7 @@ test('shards 4 → 8 and the minute and due partitions 4 → 8 under entries in 
   });
   // The point of the test: about half the entries in flight are keyed by a shard that is not theirs now.
   expect(ids.filter((id) => shardOf(String(id), 4) !== shardOf(String(id), 8)).length).toBeGreaterThan(10);
-  await expectAllExpiredOnTime(ids, switchedAt, next.metrics);
+  await expectAllExpiredOnTime(ids, switchedAt, next);
   // Held in place, not routed again.
   expect(await metricSum(next.metrics.rerouted)).toBe(0);
 });
@@ -104,6 +108,6 @@ test('the minute ring resized 12 → 16 under entries in flight: the entries it 
   const { ids, switchedAt, next } = await routeThenChange((raw) => {
     raw.tiers[0]!.ring = 16;
   }, ringsDisagree);
-  await expectAllExpiredOnTime(ids, switchedAt, next.metrics);
+  await expectAllExpiredOnTime(ids, switchedAt, next);
   expect(await metricSum(next.metrics.rerouted, { stage: 'expirer' })).toBeGreaterThan(0);
 });

@@ -207,10 +207,16 @@ test('the second server killed for 20 s mid-flow: its tables hold and catch up, 
   });
   await stopMariadb(2);
   const stoppedAt = Date.now();
-  // The main database's rows due during the outage transition while it lasts, each promptly.
   await waitFor('20 s with the second server gone', () => (Date.now() - stoppedAt >= 20_000 ? true : undefined), { timeoutMs: 25_000, intervalMs: 500 });
-  const duringOutage = await outboxOf(main.db, [...rows[0]!, ...rows[1]!]);
-  expect(duringOutage.length).toBeGreaterThanOrEqual(2 * 20);
+  // The main database's rows due in the outage's first 10 s transitioned while it lasted: held
+  // for the other server, they would wait for it to come back. An order, not a speed: the
+  // outage's last 10 s are the margin a loaded machine has (due times and the test's clock are
+  // the same machine's clock). How late each one was is speed, measured by `make bench`.
+  const mainRows = [...(await couponsOf(0, rows[0]!)), ...(await couponsOf(1, rows[1]!))];
+  const dueEarlyInOutage = mainRows.filter((c) => Number(c.expire_at_ms) > stoppedAt && Number(c.expire_at_ms) <= stoppedAt + 10_000);
+  // Ten a table when the flow started promptly; five even if it took 15 s longer.
+  expect(dueEarlyInOutage.length).toBeGreaterThanOrEqual(2 * 5);
+  expect(dueEarlyInOutage.filter((c) => c.status !== EXPIRED).map((c) => c.id)).toEqual([]);
   stackUp();
 
   await waitAllExpired('every coupon expired in all four tables once the server is back', rows, 120_000);
@@ -221,10 +227,6 @@ test('the second server killed for 20 s mid-flow: its tables hold and catch up, 
     for (const r of outbox) {
       const p = JSON.parse(r.payload) as { due_at: number; occurred_at: number };
       expect(p.occurred_at).toBeGreaterThanOrEqual(p.due_at);
-      // The main database's coupons kept their time: none waited for the other server, which
-      // would have held it until the 20 s outage ended. The bound leaves room for a loaded
-      // machine (the test lanes run side by side): 5 s was once missed by 6 ms.
-      if (k < 2) expect(p.occurred_at - p.due_at).toBeLessThan(10_000);
     }
     const found = await couponsOf(k, rows[k]!);
     expect(found.every((c) => c.status === EXPIRED)).toBe(true);
@@ -240,7 +242,6 @@ test('with CDC gone, the compensation scanner catches the overdue rows of every 
   // Neither connector captures anything from here on: only the scanner and backfill read the tables.
   for (const c of connectors.splice(0)) await c.remove();
   const overdue = await insertEach(600, 4, UNUSED, () => -5_000);
-  const ahead = await insertEach(700, 3, UNUSED, () => 3_000);
   const running = await pipeline.start(['scanner']);
   await waitAllExpired('the scanner to expire every overdue coupon, in all four tables', overdue, 60_000);
   for (let k = 0; k < 4; k += 1) {
@@ -248,6 +249,9 @@ test('with CDC gone, the compensation scanner catches the overdue rows of every 
     expect(paths).toEqual(overdue[k]!.map(() => 'scanner'));
   }
   await running.stop();
+  // Written once the scanner has stopped: with its 1 s grace, a scanner pass later than 4 s after
+  // their insertion would take them too, and backfill would find fewer than twelve.
+  const ahead = await insertEach(700, 3, UNUSED, () => 3_000);
 
   // Backfill reads every table (merged in due order) and routes each row to the rings; the
   // stream then fires them on time.

@@ -465,7 +465,9 @@ test('stop() cancels the idle wait at once, is idempotent, and a second start do
   const t0 = Date.now();
   await Promise.all([relay.stop(), relay.stop()]);
   await relay.stop();
-  expect(Date.now() - t0).toBeLessThan(5_000);
+  // The behaviour is a bound: without the cancellable timer, stop() waits out the 30 s cap. Half
+  // the cap, from the call, tells the two apart with room for a loaded machine.
+  expect(Date.now() - t0).toBeLessThan(15_000);
   expect(relay.lifecycle).toBe('STOPPED');
 });
 
