@@ -41,6 +41,8 @@ export type CaptureProbeOptions = Readonly<{
 export class CaptureProbe implements Component {
   private readonly run = randomBytes(6).toString('hex');
   private readonly pending = new Map<string, Map<string, number>>();
+  /** Per database, when the newest probe seen on the wire was written: the capture watermark. */
+  private readonly confirmed = new Map<string, number>();
   private readonly sleeps = new WakeableSleeps();
   private sequence = 0;
   private stopping = false;
@@ -72,6 +74,17 @@ export class CaptureProbe implements Component {
       out[name] = oldest.done === true ? 0 : Math.max(0, now - oldest.value) / 1000;
     }
     return out;
+  }
+
+  /**
+   * How long ago (ms, this process's clock) the newest probe of `database` seen on the wire was
+   * written, or undefined while none has been seen. A probe seen means the connector read the
+   * binlog past it, so every event_outbox row committed before that probe was written has been
+   * captured: retention may delete rows older than this, never younger (publish/outbox-retention.ts).
+   */
+  confirmedAgeMs(database: string): number | undefined {
+    const at = this.confirmed.get(database);
+    return at === undefined ? undefined : Math.max(0, this.opts.clock.now() - at);
   }
 
   /**
@@ -116,7 +129,12 @@ export class CaptureProbe implements Component {
           eachMessage: async ({ message }) => {
             const key = message.headers?.['event_key']?.toString();
             if (key === undefined) return;
-            for (const probes of this.pending.values()) probes.delete(key);
+            for (const [name, probes] of this.pending) {
+              const writtenAt = probes.get(key);
+              if (writtenAt === undefined) continue;
+              probes.delete(key);
+              if (writtenAt > (this.confirmed.get(name) ?? -Infinity)) this.confirmed.set(name, writtenAt);
+            }
           },
         });
         return;

@@ -45,6 +45,13 @@ export type OutboxRetentionOptions<C = PurgeCursor> = Readonly<{
   observer?: Partial<{ purged: (rows: number) => void; failed: (err: unknown, kind: FailureKind) => void }>;
   /** Back-off ceiling after a failed pass. Default 60 s. */
   maxBackoffMs?: number;
+  /**
+   * event_outbox: the age (ms) below which a row may not have been captured yet, from the capture
+   * probe's watermark; undefined while nothing is confirmed. Given, a pass deletes only rows
+   * older than both this and retentionMs, and none while it is undefined, so an outbox connector
+   * stopped or failed for longer than the retention never loses an event to retention.
+   */
+  capturedAgeMs?: () => number | undefined;
 }>;
 
 /** Outside a loop (purgeOnce from tests and tooling): plain pauses, never asked to stop. */
@@ -103,7 +110,17 @@ export class OutboxRetention<C = PurgeCursor> implements Component {
 
   /** One whole pass (for tests and tooling, or a tick of the loop): returns the rows deleted. Errors are thrown. */
   async purgeOnce(ctx: TickContext = UNLOOPED): Promise<number> {
-    const cutoff = await purgeCutoff(this.opts.db, this.opts.retentionMs);
+    const { capturedAgeMs } = this.opts;
+    const captured = capturedAgeMs?.();
+    if (capturedAgeMs !== undefined && captured === undefined) {
+      this.log.info('outbox retention waits: the capture probe has not yet confirmed any event on the wire');
+      return 0;
+    }
+    const ageMs = Math.max(this.opts.retentionMs, Math.ceil(captured ?? 0));
+    if (ageMs > this.opts.retentionMs) {
+      this.log.warn({ retentionMs: this.opts.retentionMs, heldForMs: ageMs }, 'outbox retention held back: rows younger than the capture probe\'s watermark may not be on the wire yet, and are kept');
+    }
+    const cutoff = await purgeCutoff(this.opts.db, ageMs);
     // Without a page function C is PurgeCursor, the default's own cursor.
     const purgePage = this.opts.purgePage ?? (purgePublishedPage as unknown as PurgePageFn<C>);
     let cursor: C | null = null;
@@ -118,7 +135,7 @@ export class OutboxRetention<C = PurgeCursor> implements Component {
       if (this.opts.pauseMs > 0) await ctx.sleep(this.opts.pauseMs);
       if (ctx.stopping()) break;
     }
-    if (deleted > 0) this.log.info({ deleted, cutoff }, 'outbox retention pass deleted published rows');
+    if (deleted > 0) this.log.info({ deleted, cutoff }, 'outbox retention pass deleted rows older than the cutoff, published');
     return deleted;
   }
 }

@@ -45,6 +45,10 @@ import { FailureWatch, type WatchedRole } from '../ops/failure-watch';
 const RETENTION_BATCH_SIZE = 1_000;
 const RETENTION_PAUSE_MS = 100;
 const RETENTION_INTERVAL_MS = 60_000;
+// A transition's transaction writes its event_outbox row before it commits: one that began
+// before a probe and committed after it is behind that probe in the binlog. Retention keeps
+// rows this much younger than the watermark as well, far longer than any expiry transaction.
+const CAPTURE_MARGIN_MS = 60_000;
 /** While the registry cannot be reached at start: retried up to every 10 s. */
 
 export async function startRelay(ctx: {
@@ -87,8 +91,8 @@ export async function startRelay(ctx: {
   // as a misconfiguration should. A registry that cannot be reached only holds publishing: the
   // other roles of the process (expiries, the cascader, the scanner) start and run without it.
   // Router mode: event_outbox's retention, by age alone, and the capture probe need no registry.
-  const eventRetentions = startEventOutboxRetention(ctx, watch, logger);
   const probe = startCaptureProbe(ctx, logger);
+  const eventRetentions = startEventOutboxRetention(ctx, watch, logger, probe);
   const withRetentions = (stop: () => Promise<void>): WatchedRole => ({
     stop: async () => {
       await Promise.all([stop(), ...eventRetentions.map((r) => r.stop()), probe?.stop()]);
@@ -112,10 +116,18 @@ export async function startRelay(ctx: {
 }
 
 /** One table's retention, paced as every other (the relay outbox's by default), watched by the role: a retention FAILED fails it (/healthz, exit 1). */
-function retentionOf<C>(ctx: Parameters<typeof startRelay>[0], watch: FailureWatch, db: Knex, logger: Logger, purgePage?: PurgePageFn<C>): OutboxRetention<C> {
+function retentionOf<C>(
+  ctx: Parameters<typeof startRelay>[0],
+  watch: FailureWatch,
+  db: Knex,
+  logger: Logger,
+  purgePage?: PurgePageFn<C>,
+  capturedAgeMs?: () => number | undefined,
+): OutboxRetention<C> {
   return watch.add(new OutboxRetention<C>({
     db,
     purgePage,
+    capturedAgeMs,
     retentionMs: ctx.config.relay.retentionMs,
     batchSize: RETENTION_BATCH_SIZE,
     pauseMs: RETENTION_PAUSE_MS,
@@ -143,13 +155,20 @@ function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: Logger
   return probe;
 }
 
-/** In router mode, each database's event_outbox loses its rows older than TB_OUTBOX_RETENTION_MS. */
-function startEventOutboxRetention(ctx: Parameters<typeof startRelay>[0], watch: FailureWatch, logger: Logger): Array<OutboxRetention<{ id: string }>> {
+/**
+ * In router mode, each database's event_outbox loses its rows older than TB_OUTBOX_RETENTION_MS
+ * and than its capture watermark: rows written before the newest probe this process saw on the
+ * wire, less CAPTURE_MARGIN_MS.
+ */
+function startEventOutboxRetention(ctx: Parameters<typeof startRelay>[0], watch: FailureWatch, logger: Logger, probe: CaptureProbe | undefined): Array<OutboxRetention<{ id: string }>> {
   const { relay: cfg } = ctx.config;
-  if (ctx.config.publish.mode !== 'router' || cfg.retentionMs === 0) return [];
-  const retentions = Object.entries(ctx.dbs).map(
-    ([name, db]) =>
-      retentionOf(ctx, watch, db, logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }), purgeEventOutboxPage),
+  if (ctx.config.publish.mode !== 'router' || cfg.retentionMs === 0 || probe === undefined) return [];
+  const capturedAgeMs = (name: string) => () => {
+    const age = probe.confirmedAgeMs(name);
+    return age === undefined ? undefined : age + CAPTURE_MARGIN_MS;
+  };
+  const retentions = Object.entries(ctx.dbs).map(([name, db]) =>
+    retentionOf(ctx, watch, db, logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }), purgeEventOutboxPage, capturedAgeMs(name)),
   );
   for (const r of retentions) void r.start();
   return retentions;

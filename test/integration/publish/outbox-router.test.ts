@@ -6,7 +6,8 @@
  * An entity's events arrive in the order they were written. Then a kill -9 of Kafka Connect
  * mid-drain: every event arrives, a duplicate only ever with the same event_key, and the order
  * of an entity's first copies kept. And the capture probe: its lag is 0 while the connector
- * runs, grows while it is paused, and falls back once it resumes.
+ * runs, grows while it is paused, and falls back once it resumes; retention deletes only rows
+ * below the watermark its probes confirm, so a paused connector loses nothing to it.
  *
  * @lane exclusive
  */
@@ -25,6 +26,8 @@ import { usePublishEnvironment } from './publish-environment';
 import { catalogue, couponExpiredInsert, orderCancelledInsert, type EventInsert, uniqueEventTopics } from './outbox-fixtures';
 import { readFileSync } from 'node:fs';
 import { CaptureProbe } from '../../../src/publish/capture-probe';
+import { OutboxRetention } from '../../../src/publish/outbox-retention';
+import { purgeEventOutboxPage } from '../../../src/publish/sql/purge-event-outbox';
 import { systemClock } from '../../../src/core/clock';
 import { join } from 'node:path';
 import { createTestTopics } from '../../support/topics';
@@ -192,5 +195,53 @@ test('the capture probe: lag 0 while the connector runs, growing while it is pau
   } finally {
     await fetch(`${connect}/resume`, { method: 'PUT' }).catch(() => undefined);
     await probe.stop();
+  }
+});
+
+test('retention deletes no event_outbox row the capture probe has not seen go past: a connector paused longer than the retention loses nothing', async () => {
+  const topic = uniqueName('tb-probe');
+  await createTestTopics(env.admin, [{ topic, numPartitions: 1 }]);
+  const topics = await newTopics('retention');
+  const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
+  const probe = new CaptureProbe({
+    dbs: { main: env.db },
+    topic,
+    consumer: env.kafka.consumer({ groupId: uniqueName('tb-probe'), maxWaitTimeInMs: 100 }),
+    intervalMs: 200,
+    clock: systemClock,
+    logger,
+  });
+  // Retention of 1 ms: by age alone every row is old at once. Without the probe's watermark (no
+  // capturedAgeMs) the first pass below deletes the 20 events the paused connector never read.
+  const retention = new OutboxRetention<{ id: string }>({ db: env.db, purgePage: purgeEventOutboxPage, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
+  const events = Array.from({ length: 20 }, (_, i) => couponExpiredInsert(String(6_000_000 + i), firstDue + i, 25));
+  const keys = new Set(events.map((e) => e.event.event_key));
+  const rowsOfEvents = async () => Number(((await env.db('event_outbox').whereIn('event_key', [...keys]).count({ n: '*' })) as Array<{ n: number }>)[0]!.n);
+  const connect = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}/connectors/${connector.name}`;
+  const routed = await readRaw(topics);
+  probe.start();
+  try {
+    // Nothing confirmed yet: a pass deletes nothing.
+    await expect(retention.purgeOnce()).resolves.toBe(0);
+    await waitFor('a first probe seen', () => (probe.confirmedAgeMs('main') !== undefined ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
+    await fetch(`${connect}/pause`, { method: 'PUT' });
+    await waitFor('the lag to pass 2 s while paused', () => (probe.lagSeconds()['main']! > 2 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+    await env.db.transaction((trx) => routerWriter(topics, ids)(trx, events));
+
+    // Passes while the connector is paused: rows written after the watermark stay, however old.
+    await retention.purgeOnce();
+    await retention.purgeOnce();
+    expect(await rowsOfEvents()).toBe(events.length);
+
+    await fetch(`${connect}/resume`, { method: 'PUT' });
+    await waitFor('every event on the wire', () => (new Set(routed.seen.map((m) => m.headers['event_key']).filter((k) => keys.has(k!))).size === keys.size ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+    // Once a probe written after them comes back, they are below the watermark and go.
+    const writtenAt = Date.now();
+    await waitFor('a probe written after the events seen', () => (probe.confirmedAgeMs('main')! < Date.now() - writtenAt ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
+    await retention.purgeOnce();
+    expect(await rowsOfEvents()).toBe(0);
+  } finally {
+    await fetch(`${connect}/resume`, { method: 'PUT' }).catch(() => undefined);
+    await Promise.all([probe.stop(), routed.stop()]);
   }
 });
