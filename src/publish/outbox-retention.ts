@@ -135,7 +135,7 @@ export class OutboxRetention<C = PurgeCursor> implements Component {
       if (this.opts.pauseMs > 0) await ctx.sleep(this.opts.pauseMs);
       if (ctx.stopping()) break;
     }
-    if (deleted > 0) this.log.info({ deleted, cutoff }, 'outbox retention pass deleted rows older than the cutoff, published');
+    if (deleted > 0) this.log.info({ deleted, cutoff }, 'outbox retention pass deleted rows older than its cutoff');
     return deleted;
   }
 }

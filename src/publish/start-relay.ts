@@ -90,7 +90,7 @@ export async function startRelay(ctx: {
   // A schema that does not fit, or a registry that refuses us (401), stops start-up here, named,
   // as a misconfiguration should. A registry that cannot be reached only holds publishing: the
   // other roles of the process (expiries, the cascader, the scanner) start and run without it.
-  // Router mode: event_outbox's retention, by age alone, and the capture probe need no registry.
+  // Router mode: event_outbox's retention, held by the capture probe's watermark, and the probe need no registry.
   const probe = startCaptureProbe(ctx, logger);
   const eventRetentions = startEventOutboxRetention(ctx, watch, logger, probe);
   const withRetentions = (stop: () => Promise<void>): WatchedRole => ({

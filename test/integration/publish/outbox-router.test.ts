@@ -173,10 +173,11 @@ test('a kill -9 of Kafka Connect mid-drain loses nothing: duplicates only with t
   }
 });
 
-test('the capture probe: lag 0 while the connector runs, growing while it is paused, 0 again once it resumes', async () => {
+/** A capture probe of the file's database on a probe topic of its own, every 200 ms (not started). */
+async function newProbe(): Promise<CaptureProbe> {
   const topic = uniqueName('tb-probe');
   await createTestTopics(env.admin, [{ topic, numPartitions: 1 }]);
-  const probe = new CaptureProbe({
+  return new CaptureProbe({
     dbs: { main: env.db },
     topic,
     consumer: env.kafka.consumer({ groupId: uniqueName('tb-probe'), maxWaitTimeInMs: 100 }),
@@ -184,47 +185,43 @@ test('the capture probe: lag 0 while the connector runs, growing while it is pau
     clock: systemClock,
     logger,
   });
-  const connect = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}/connectors/${connector.name}`;
+}
+
+/** The outbox connector's REST resource (pause, resume). */
+const connectorUrl = () => `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}/connectors/${connector.name}`;
+
+test('the capture probe: lag 0 while the connector runs, growing while it is paused, 0 again once it resumes', async () => {
+  const probe = await newProbe();
   probe.start();
   try {
     await waitFor('probes back: lag 0', () => (probe.lagSeconds()['main'] === 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
-    await fetch(`${connect}/pause`, { method: 'PUT' });
+    await fetch(`${connectorUrl()}/pause`, { method: 'PUT' });
     await waitFor('the lag to pass 2 s while paused', () => (probe.lagSeconds()['main']! > 2 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
-    await fetch(`${connect}/resume`, { method: 'PUT' });
+    await fetch(`${connectorUrl()}/resume`, { method: 'PUT' });
     await waitFor('probes back after resume: lag 0', () => (probe.lagSeconds()['main'] === 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 50 });
   } finally {
-    await fetch(`${connect}/resume`, { method: 'PUT' }).catch(() => undefined);
+    await fetch(`${connectorUrl()}/resume`, { method: 'PUT' }).catch(() => undefined);
     await probe.stop();
   }
 });
 
 test('retention deletes no event_outbox row the capture probe has not seen go past: a connector paused longer than the retention loses nothing', async () => {
-  const topic = uniqueName('tb-probe');
-  await createTestTopics(env.admin, [{ topic, numPartitions: 1 }]);
   const topics = await newTopics('retention');
   const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
-  const probe = new CaptureProbe({
-    dbs: { main: env.db },
-    topic,
-    consumer: env.kafka.consumer({ groupId: uniqueName('tb-probe'), maxWaitTimeInMs: 100 }),
-    intervalMs: 200,
-    clock: systemClock,
-    logger,
-  });
+  const probe = await newProbe();
   // Retention of 1 ms: by age alone every row is old at once. Without the probe's watermark (no
-  // capturedAgeMs) the first pass below deletes the 20 events the paused connector never read.
+  // capturedAgeMs) the first pass below already deletes rows, before any probe has come back.
   const retention = new OutboxRetention<{ id: string }>({ db: env.db, purgePage: purgeEventOutboxPage, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
   const events = Array.from({ length: 20 }, (_, i) => couponExpiredInsert(String(6_000_000 + i), firstDue + i, 25));
   const keys = new Set(events.map((e) => e.event.event_key));
   const rowsOfEvents = async () => Number(((await env.db('event_outbox').whereIn('event_key', [...keys]).count({ n: '*' })) as Array<{ n: number }>)[0]!.n);
-  const connect = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}/connectors/${connector.name}`;
   const routed = await readRaw(topics);
   probe.start();
   try {
     // Nothing confirmed yet: a pass deletes nothing.
     await expect(retention.purgeOnce()).resolves.toBe(0);
     await waitFor('a first probe seen', () => (probe.confirmedAgeMs('main') !== undefined ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
-    await fetch(`${connect}/pause`, { method: 'PUT' });
+    await fetch(`${connectorUrl()}/pause`, { method: 'PUT' });
     await waitFor('the lag to pass 2 s while paused', () => (probe.lagSeconds()['main']! > 2 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
     await env.db.transaction((trx) => routerWriter(topics, ids)(trx, events));
 
@@ -233,7 +230,7 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
     await retention.purgeOnce();
     expect(await rowsOfEvents()).toBe(events.length);
 
-    await fetch(`${connect}/resume`, { method: 'PUT' });
+    await fetch(`${connectorUrl()}/resume`, { method: 'PUT' });
     await waitFor('every event on the wire', () => (new Set(routed.seen.map((m) => m.headers['event_key']).filter((k) => keys.has(k!))).size === keys.size ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
     // Once a probe written after them comes back, they are below the watermark and go.
     const writtenAt = Date.now();
@@ -241,7 +238,7 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
     await retention.purgeOnce();
     expect(await rowsOfEvents()).toBe(0);
   } finally {
-    await fetch(`${connect}/resume`, { method: 'PUT' }).catch(() => undefined);
+    await fetch(`${connectorUrl()}/resume`, { method: 'PUT' }).catch(() => undefined);
     await Promise.all([probe.stop(), routed.stop()]);
   }
 });
