@@ -77,10 +77,14 @@ describe('backfill on a database without CDC', () => {
         timeoutMs: 60_000,
         intervalMs: 200,
       });
-      // Every row had two entries, one per run: the second one found it done, a no-op.
+      // Every row had two entries, one per run: the second one found it done, a no-op. At least
+      // that many, not exactly: a rejoin of a hold consumer's group re-reads the entries finished
+      // since its last commit (hold-consumer.ts), each again a no-op. Rejoins happen while new
+      // topics' metadata settles (a fresh-clone CI run logged the cascader's group at generation 3
+      // within a second of its start; another counted 105 no-ops here). Exactly once is what the
+      // outbox rows and the events below assert.
       const duplicates = 70 + 20;
       await waitFor('the duplicate entries processed', async () => ((await metricSum(pipeline.metrics.stale)) >= duplicates ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
-      expect(await metricSum(pipeline.metrics.stale)).toBe(duplicates);
       await waitFor('every event published', () => (events.events.length >= 90 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
     } finally {
       await events.stop();
