@@ -9,6 +9,16 @@
  * once its probes arrive. The rows are ordinary event_outbox rows: in binlog order with the
  * events, so a probe arrives after every event written before it, and retention purges them.
  *
+ * A probe seen confirms every earlier probe of its database too: one loop writes them in turn,
+ * so the connector read those first. A probe the reader never sees is therefore not stuck as
+ * the oldest for good (with Kafka's default group.initial.rebalance.delay.ms the first probes
+ * land before the reader's group has a position, and would hold the lag growing forever).
+ *
+ * The reader is supervised: when kafkajs gives its consumer up (a CRASH it does not restart,
+ * "Failed to find group coordinator" after a broker outage), a new consumer of the same group
+ * takes over from its committed position, with backoff; meanwhile the lag grows, and once it has
+ * been down longer than `stallMs`, health says so.
+ *
  * Bounded: at most MAX_PENDING probes are remembered per database; past that the newest are
  * not tracked (the oldest, which sets the lag, is kept). Writes that fail are logged and
  * counted, never thrown: a database that is down is its breaker's and the scanner's to report.
@@ -22,6 +32,7 @@ import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 import { PollLoop } from '../ops/poll-loop';
 import type { Component, Health, Lifecycle } from '../core/lifecycle';
+import { watchConsumer, type ConsumerWatch } from '../kafka/consumer-watch';
 
 const MAX_PENDING = 1_000;
 export const PROBE_EVENT_TYPE = 'OUTBOX_PROBE';
@@ -30,9 +41,13 @@ export type CaptureProbeOptions = Readonly<{
   /** A pool per database whose event_outbox is probed. */
   dbs: Readonly<Record<string, Knex>>;
   topic: string;
-  /** A consumer of its own (a group of its own): the probe subscribes it and disconnects it. */
-  consumer: Consumer;
+  /** A new consumer of the probe's own group, for each start of the reader: it subscribes and disconnects it. */
+  newConsumer: () => Consumer;
+  /** The group of those consumers, for health reasons. */
+  group: string;
   intervalMs: number;
+  /** Health fails once the reader has been down (or made no progress) this long. */
+  stallMs: number;
   clock: Clock;
   logger: Logger;
   onWriteFailed?: () => void;
@@ -47,11 +62,18 @@ export class CaptureProbe implements Component {
   private sequence = 0;
   private stopping = false;
   private reading: Promise<void> = Promise.resolve();
+  /** The running reader's watch; undefined while it is being (re)started, since `readerDownAt`. */
+  private reader?: ConsumerWatch;
+  private readerDownAt: number;
+  private readerDownReason = 'not started';
+  private signalStopped!: () => void;
+  private readonly stopped = new Promise<undefined>((resolve) => (this.signalStopped = () => resolve(undefined)));
   private readonly writing: PollLoop;
   private readonly log: Logger;
 
   constructor(private readonly opts: CaptureProbeOptions) {
     this.log = opts.logger.child({ component: 'capture-probe' });
+    this.readerDownAt = opts.clock.now();
     for (const name of Object.keys(opts.dbs)) this.pending.set(name, new Map());
     // A tick never throws (a probe not written is counted and logged): the loop only paces.
     this.writing = new PollLoop({
@@ -104,7 +126,11 @@ export class CaptureProbe implements Component {
   }
 
   health(): Health {
-    return this.writing.health();
+    const writer = this.writing.health();
+    if (!writer.ok || this.lifecycle !== 'RUNNING') return writer;
+    if (this.reader !== undefined) return this.reader.health();
+    const down = this.opts.clock.now() - this.readerDownAt;
+    return down > this.opts.stallMs ? { ok: false, reason: `capture probe reader down for ${down} ms: ${this.readerDownReason}` } : { ok: true };
   }
 
   failed(): Promise<Error> {
@@ -114,35 +140,60 @@ export class CaptureProbe implements Component {
   async stop(): Promise<void> {
     this.stopping = true;
     this.sleeps.wakeAll();
+    this.signalStopped();
     await Promise.all([this.reading, this.writing.stop()]);
-    await this.opts.consumer.disconnect().catch(() => undefined);
   }
 
+  /** Reads until stopped: each consumer until kafkajs gives it up, then a new one, with backoff while it cannot start. */
   private async readLoop(): Promise<void> {
-    const { consumer, topic } = this.opts;
-    for (let attempt = 1; !this.stopping; attempt += 1) {
+    const { topic } = this.opts;
+    for (let attempt = 1; !this.stopping; ) {
+      const consumer = this.opts.newConsumer();
+      const watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
       try {
-        await consumer.connect();
-        // Only probes written from now on are ours: the end of the topic is where to start.
+        // Stopping does not wait for a connect that hangs (a broker away): kafkajs gives up on its own.
+        if ((await Promise.race([consumer.connect(), this.stopped])) === undefined && this.stopping) return;
+        // Only probes written from now on are ours: a new group starts at the end of the topic
+        // (a restarted reader, at its group's committed position).
         await consumer.subscribe({ topics: [topic], fromBeginning: false });
-        await consumer.run({
-          eachMessage: async ({ message }) => {
-            const key = message.headers?.['event_key']?.toString();
-            if (key === undefined) return;
-            for (const [name, probes] of this.pending) {
-              const writtenAt = probes.get(key);
-              if (writtenAt === undefined) continue;
-              probes.delete(key);
-              if (writtenAt > (this.confirmed.get(name) ?? -Infinity)) this.confirmed.set(name, writtenAt);
-            }
-          },
-        });
-        return;
+        await consumer.run({ eachMessage: async ({ message }) => this.seen(message.headers?.['event_key']?.toString()) });
+        this.reader = watch;
+        attempt = 1;
+        const crashed = await Promise.race([watch.failed, this.stopped]);
+        if (crashed === undefined) return;
+        this.markReaderDown(crashed.cause instanceof Error ? crashed.cause.message : crashed.message);
+        this.log.warn({ err: crashed, topic }, 'capture probe reader crashed; a new consumer takes over (the lag grows meanwhile)');
       } catch (err) {
+        this.markReaderDown(err instanceof Error ? err.message : String(err));
         this.log.warn({ err, topic, attempt }, 'capture probe cannot read its topic yet; retried (the lag grows meanwhile)');
+        attempt += 1;
+      } finally {
+        watch.stop();
         await consumer.disconnect().catch(() => undefined);
-        await this.sleeps.sleep(backoffMs(attempt, Backoffs.captureProbe));
       }
+      await this.sleeps.sleep(backoffMs(attempt, Backoffs.captureProbe));
+    }
+  }
+
+  private markReaderDown(reason: string): void {
+    this.reader = undefined;
+    this.readerDownAt = this.opts.clock.now();
+    this.readerDownReason = reason;
+  }
+
+  /** A probe on the wire: it and every earlier probe of its database are captured. */
+  private seen(key: string | undefined): void {
+    if (key === undefined) return;
+    for (const [name, probes] of this.pending) {
+      const writtenAt = probes.get(key);
+      if (writtenAt === undefined) continue;
+      // Oldest first (insertion order): everything up to this one was written before it.
+      for (const [k] of probes) {
+        probes.delete(k);
+        if (k === key) break;
+      }
+      if (writtenAt > (this.confirmed.get(name) ?? -Infinity)) this.confirmed.set(name, writtenAt);
+      return;
     }
   }
 

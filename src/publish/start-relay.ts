@@ -140,12 +140,15 @@ function retentionOf<C>(
 /** In router mode, the capture probe over every database's event_outbox, its lag a gauge. */
 function startCaptureProbe(ctx: Parameters<typeof startRelay>[0], logger: Logger): CaptureProbe | undefined {
   if (ctx.config.publish.mode !== 'router') return undefined;
+  const group = `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`;
   const probe = new CaptureProbe({
     dbs: ctx.dbs,
     topic: probeTopic(ctx.topology),
     // A group per process: each process sees every probe and tracks its own.
-    consumer: ctx.kafka.consumer({ groupId: `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`, maxWaitTimeInMs: 250 }),
+    group,
+    newConsumer: () => ctx.kafka.consumer({ groupId: group, maxWaitTimeInMs: 250 }),
     intervalMs: ctx.config.publish.probeIntervalMs,
+    stallMs: ctx.config.consumer.stallMs,
     clock: ctx.clock,
     logger,
     onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),

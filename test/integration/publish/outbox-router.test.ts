@@ -177,11 +177,14 @@ test('a kill -9 of Kafka Connect mid-drain loses nothing: duplicates only with t
 async function newProbe(): Promise<CaptureProbe> {
   const topic = uniqueName('tb-probe');
   await createTestTopics(env.admin, [{ topic, numPartitions: 1 }]);
+  const group = uniqueName('tb-probe');
   return new CaptureProbe({
     dbs: { main: env.db },
     topic,
-    consumer: env.kafka.consumer({ groupId: uniqueName('tb-probe'), maxWaitTimeInMs: 100 }),
+    group,
+    newConsumer: () => env.kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 }),
     intervalMs: 200,
+    stallMs: 30_000,
     clock: systemClock,
     logger,
   });
