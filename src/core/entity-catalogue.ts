@@ -205,9 +205,15 @@ export function findEvent(catalogue: EntityCatalogue, type: string): EventSpec |
   return catalogue.events.find((e) => e.type === type);
 }
 
-/** event_key = <entity>-<transition>-<id>-<due ms>: the same on every replay (I4), new for a new due time. */
-export function eventKeyOf(t: Pick<Transition, 'entity' | 'name'>, id: string, dueAtMs: number): string {
-  return `${t.entity}-${t.name}-${id}-${dueAtMs}`;
+/**
+ * event_key = <entity>-<transition>-<id>-<due ms>-<occurred ms>: one per transition of a row. The
+ * same on every redelivery of its event (I4); a row put back into a from-state and moved again,
+ * even at the same due time, is another transition at another database time, so another key.
+ * Only one path can move a row out of a from-state (the guarded update), so the stream, the
+ * scanner and a replay never write two keys for one transition.
+ */
+export function eventKeyOf(t: Pick<Transition, 'entity' | 'name'>, id: string, dueAtMs: number, occurredAtMs: number): string {
+  return `${t.entity}-${t.name}-${id}-${dueAtMs}-${occurredAtMs}`;
 }
 
 /** A reminder's event_key: once per (row, due time, fire point) across replays (docs/reminders.md). */

@@ -2,9 +2,9 @@
  * The events timebucket publishes for other teams, built from the transition's EventSpec in the
  * entity catalogue, and their deduplication keys.
  *
- * event_key = <entity>-<transition>-<id>-<due ms> (eventKeyOf): the same on every replay of the
- * same transition (so a subscriber can drop duplicates, invariant I4), and different when a row
- * legitimately comes due again later with a new due time.
+ * event_key = <entity>-<transition>-<id>-<due ms>-<occurred ms> (eventKeyOf): the same on every
+ * redelivery of one transition's event (so a subscriber can drop duplicates, invariant I4), and
+ * different for every other transition of the row, at a new due time or at the same one.
  *
  * Payload (the outbox JSON), in this order: event_key, event_type, <idField>, from_status (the
  * locked row's status), to_status, due_at, occurred_at (the database clock that guarded the
@@ -85,7 +85,7 @@ export function eventBuilder(t: Transition): EventBuilder {
   const fields = t.event.fields.map((f) => (f.source === 'effect' ? ({ kind: 'effect', name: f.name, effect: f.effect } as const) : ({ kind: 'column', name: f.name, column: f.column, assignment: assignmentOf(t, f.column) } as const)));
   return (row, facts) => {
     const payload: Record<string, PayloadValue> = {
-      event_key: eventKeyOf(t, row.id, row.dueAtMs),
+      event_key: eventKeyOf(t, row.id, row.dueAtMs, facts.occurredAtMs),
       event_type: t.event.type,
       [t.event.idField]: row.id,
       from_status: row.status,

@@ -7,8 +7,9 @@
  *   → decide (core/expiry-plan.ts): due, not yet due (I2), stale
  *   → guarded UPDATE of the due rows: from → to, with the transition's assignments
  *   → each effect: lock the other entity's rows held by the due rows, then move them
- *   → INSERT IGNORE one outbox row per transitioned row (I4), into the outbox `opts.outbox`
- *     writes to (outbox-writer.ts: the relay's JSON outbox, or the router's event_outbox)
+ *   → one outbox row per transitioned row (I4), into the outbox `opts.outbox` writes to
+ *     (outbox-writer.ts: the relay's JSON outbox, or the router's event_outbox), under a key of
+ *     that transition alone; fewer rows taken than moved rolls it all back (EventNotWritten)
  *
  * The event exists if and only if the transition committed: the UPDATE must have changed every
  * row the plan found due, or the transaction rolls back (GuardMismatch) rather than write an
@@ -67,6 +68,20 @@ export class GuardMismatch extends Error {
   constructor(ref: string, due: number, moved: number) {
     super(`${ref}: the guarded update moved ${moved} of ${due} due rows; rolled back`);
     this.name = 'GuardMismatch';
+  }
+}
+
+/**
+ * The outbox took fewer events than the transaction moved rows: a key was already there. Keys
+ * carry the transaction's database time (eventKeyOf), so only a row moved twice within one
+ * millisecond could do it; the transaction rolls back rather than move a row without its event
+ * (I4), and a retry runs at another time, under another key.
+ */
+export class EventNotWritten extends Error {
+  readonly retriable = true;
+  constructor(ref: string, due: number, written: number) {
+    super(`${ref}: the outbox took ${written} of ${due} events (a key already there); rolled back`);
+    this.name = 'EventNotWritten';
   }
 }
 
@@ -147,6 +162,7 @@ async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[
         entityId: r.id,
       })),
     );
+    if (written !== plan.due.length) throw new EventNotWritten(t.ref, plan.due.length, written);
     return { outcome: outcomeOf(plan, dbNowMs), written };
   });
 }

@@ -90,7 +90,7 @@ export function deriveEventSchema(spec: EventSpec, entity: Entity, columns: Deri
   const dot = spec.avroName.lastIndexOf('.');
   const name = spec.avroName.slice(dot + 1);
   const fields: AvroField[] = [
-    { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-<${spec.idField}>-<due_at ms>: the same on every redelivery of this transition.` },
+    { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-<${spec.idField}>-<due_at ms>-<occurred_at ms>: the same on every redelivery of this transition, another for every other transition of the row.` },
     { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
     { name: spec.idField, type: 'long', doc: `The ${entity.name} that transitioned (${entity.table}.${entity.idColumn}; also the message key, as a decimal string).` },
     { name: 'from_status', type: statusType, doc: `Status before the transition: ${transition.from.map(String).join(' or ')}.` },

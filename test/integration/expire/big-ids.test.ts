@@ -84,8 +84,8 @@ test('coupons 2^53 + 1 and 2^63 - 1 expire exactly; their neighbour 2^53 is not 
 
   const events = await outbox();
   expect(events.map((e) => [e.event_key, e.entity_id])).toEqual([
-    [`coupon-expired-${ABOVE_2_53}-${low!.expireAtMs}`, ABOVE_2_53],
-    [`coupon-expired-${MAX_SIGNED}-${high!.expireAtMs}`, MAX_SIGNED],
+    [`coupon-expired-${ABOVE_2_53}-${low!.expireAtMs}-${outcome.dbNowMs}`, ABOVE_2_53],
+    [`coupon-expired-${MAX_SIGNED}-${high!.expireAtMs}-${outcome.dbNowMs}`, MAX_SIGNED],
   ]);
   expect(events.map((e) => [e.payload['coupon_id'], e.payload['user_id']])).toEqual([
     [ABOVE_2_53, MAX_SIGNED],
@@ -126,11 +126,11 @@ test('orders 2^63 - 1 (holding coupon 2^53 + 1) and 2^53 + 1 are cancelled exact
   const events = new Map((await outbox()).map((e) => [e.entity_id, e]));
   expect([...events.keys()].sort()).toEqual([ABOVE_2_53, MAX_SIGNED]);
   expect(events.get(MAX_SIGNED)).toMatchObject({
-    event_key: `order-cancelled-${MAX_SIGNED}-${held!.expireAtMs}`,
+    event_key: `order-cancelled-${MAX_SIGNED}-${held!.expireAtMs}-${outcome.dbNowMs}`,
     payload: { order_id: MAX_SIGNED, user_id: ABOVE_2_53, coupon_id: ABOVE_2_53, coupon_released: true },
   });
   expect(events.get(ABOVE_2_53)).toMatchObject({
-    event_key: `order-cancelled-${ABOVE_2_53}-${plain!.expireAtMs}`,
+    event_key: `order-cancelled-${ABOVE_2_53}-${plain!.expireAtMs}-${outcome.dbNowMs}`,
     payload: { order_id: ABOVE_2_53, user_id: MAX_SIGNED, coupon_id: null, coupon_released: false },
   });
 });

@@ -66,7 +66,7 @@ test('a due coupon expires once, with exactly the COUPON_EXPIRED payload of the 
   expect(row.version).toBe(1);
   expect(row.expired_at.getTime()).toBeGreaterThanOrEqual(coupon.expireAtMs);
 
-  const key = `coupon-expired-${coupon.id}-${coupon.expireAtMs}`;
+  const key = `coupon-expired-${coupon.id}-${coupon.expireAtMs}-${first.dbNowMs}`;
   const events = await outboxRows();
   expect(events.map((e) => e.event_key)).toEqual([key]);
   // The db clock of the transaction stamped both expired_at and occurred_at (I2).
@@ -133,9 +133,9 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
   await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'ACTIVE', locked_order_id: null, version: 1 });
 
   const events = await outboxRows();
-  expect(events.map((e) => e.event_key)).toEqual([`order-cancelled-${order.id}-${order.expireAtMs}`]);
+  expect(events.map((e) => e.event_key)).toEqual([`order-cancelled-${order.id}-${order.expireAtMs}-${outcome.dbNowMs}`]);
   expect(JSON.parse(events[0]!.payload)).toEqual({
-    event_key: `order-cancelled-${order.id}-${order.expireAtMs}`,
+    event_key: `order-cancelled-${order.id}-${order.expireAtMs}-${outcome.dbNowMs}`,
     event_type: 'ORDER_CANCELLED',
     order_id: order.id,
     user_id: '9',
@@ -156,11 +156,44 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
   await expect(outboxRows()).resolves.toEqual(events);
 });
 
+test('a coupon expired, put back to ACTIVE with the same expire_time and expired again: two transitions, two events, two keys; a replay of either writes none', async () => {
+  const coupon = await insertRow('coupons', { status: 'ACTIVE' }, -1_000);
+  const first = await expireCoupons([coupon], 'stream');
+  expect(first.transitioned).toEqual([{ id: coupon.id, dueAtMs: coupon.expireAtMs }]);
+  // Support restores it; the due time stays.
+  await db('coupons').where({ id: coupon.id }).update({ status: 'ACTIVE', expired_at: null });
+  const second = await expireCoupons([coupon], 'stream');
+  expect(second.transitioned).toEqual([{ id: coupon.id, dueAtMs: coupon.expireAtMs }]);
+  expect(second.dbNowMs).toBeGreaterThan(first.dbNowMs);
+
+  const events = await outboxRows();
+  expect(events.map((e) => e.event_key)).toEqual([
+    `coupon-expired-${coupon.id}-${coupon.expireAtMs}-${first.dbNowMs}`,
+    `coupon-expired-${coupon.id}-${coupon.expireAtMs}-${second.dbNowMs}`,
+  ]);
+  expect(events.map((e) => (JSON.parse(e.payload) as { occurred_at: number }).occurred_at)).toEqual([first.dbNowMs, second.dbNowMs]);
+  await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'EXPIRED', version: 2 });
+
+  const replay = await expireCoupons([coupon, coupon], 'replay');
+  expect(replay.transitioned).toEqual([]);
+  await expect(outboxRows()).resolves.toEqual(events);
+});
+
+test('a transition whose event the outbox does not take rolls back: the row stays, and the failure is retriable', async () => {
+  const coupon = await insertRow('coupons', { status: 'ACTIVE' }, -1_000);
+  // An outbox that takes nothing, as INSERT IGNORE would for a key already there (a second
+  // transition of the row within the same millisecond, the one way two could share a key).
+  const takingNothing = createTransitionBatches(db, catalogue, { outbox: async () => 0 });
+  await expect(takingNothing.run(couponExpired, [coupon], 'stream')).rejects.toMatchObject({ name: 'EventNotWritten', retriable: true });
+  await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'ACTIVE', version: 0 });
+  await expect(expireCoupons([coupon], 'stream')).resolves.toMatchObject({ transitioned: [{ id: coupon.id, dueAtMs: coupon.expireAtMs }] });
+});
+
 test('the same outbox event inserted twice through insertOutbox leaves one row: the first', async () => {
   // The guarded UPDATE never lets a replayed batch get this far; this leans on the unique
   // event_key alone (uq_outbox_event_key, invariant I4).
   const event: EventPayload = {
-    event_key: eventKeyOf(couponExpired, '42', 1_700_000_000_123),
+    event_key: eventKeyOf(couponExpired, '42', 1_700_000_000_123, 1_700_000_000_200),
     event_type: 'COUPON_EXPIRED',
     coupon_id: '42',
     user_id: '9',

@@ -1,7 +1,7 @@
 /**
  * What an expiry transaction keeps locked while it runs, and so what it can block: finding 7 of
  * the reliability review. Each test pauses a real expiry transaction at its outbox insert (a
- * transaction of the test holds the same event_key, so INSERT IGNORE waits on it) and checks
+ * transaction of the test holds the gap its event_key goes into, so the insert waits on it) and checks
  * that the application's own writes, and the other expiry path, still go through meanwhile:
  *   - a checkout writing locked_order_id next to an order being cancelled (REPEATABLE READ's
  *     gap locks on the sparse locked_order_id index would block it);
@@ -12,8 +12,7 @@
  */
 import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { eventKeyOf } from '../../../src/core/entity-catalogue';
-import { transitionOf } from '../../../src/core/entity-catalogue';
+import { eventKeyOf, transitionOf, type Transition } from '../../../src/core/entity-catalogue';
 import { loadEntities } from '../../../src/ops/load-entities';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
@@ -42,6 +41,9 @@ beforeEach(async () => {
   await db.raw('DELETE FROM coupons');
 });
 
+/** The key of any transition of the row at that due time, less its database time. */
+const eventKeyPrefix = (t: Transition, id: string, dueAtMs: number) => eventKeyOf(t, id, dueAtMs, 0).slice(0, -1);
+
 async function insert(table: 'coupons' | 'orders', row: Record<string, unknown>): Promise<string> {
   const [id] = await db(table).insert(row);
   return String(id);
@@ -52,10 +54,19 @@ async function expireAtMs(table: 'coupons' | 'orders', id: string): Promise<numb
   return (r as { expire_time: Date }).expire_time.getTime();
 }
 
-/** Holds `eventKey` in an open transaction: an expiry inserting the same key waits on it. */
-async function blockOutboxKey(eventKey: string): Promise<Knex.Transaction> {
-  const trx = await db.transaction();
-  await trx('outbox').insert({ event_key: eventKey, event_type: 'X', entity_type: 'coupon', entity_id: 1, payload: '{}' });
+/**
+ * Holds the gap of the outbox's event_key index where the keys starting with `prefix` go, in an
+ * open transaction: an expiry inserting such a key waits on it, every other insert goes through.
+ * A transition's key ends with its transaction's database time, unknown beforehand; its row and
+ * due time, so the prefix, are known. Two committed rows just below and just above every such
+ * key bound the gap a locking read of the range takes (REPEATABLE READ), so no other key's
+ * insert falls into it.
+ */
+async function blockOutboxKeys(prefix: string): Promise<Knex.Transaction> {
+  const bounds = [prefix, `${prefix}~`];
+  await db('outbox').insert(bounds.map((key) => ({ event_key: key, event_type: 'BOUND', entity_type: 'coupon', entity_id: 0, payload: '{}' })));
+  const trx = await db.transaction({ isolationLevel: 'repeatable read' });
+  await trx.raw('SELECT id FROM outbox WHERE event_key > ? AND event_key < ? FOR UPDATE', bounds);
   return trx;
 }
 
@@ -78,7 +89,7 @@ test('a checkout writing locked_order_id is not blocked by an order cancellation
   const freeCoupon = await insert('coupons', { user_id: 2, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
   const nextOrder = await insert('orders', { user_id: 2, status: 'UNPAID', expire_time: db.raw('NOW(3) + INTERVAL 1 DAY') });
 
-  const blocker = await blockOutboxKey(eventKeyOf(orderCancelled, order, await expireAtMs('orders', order)));
+  const blocker = await blockOutboxKeys(eventKeyPrefix(orderCancelled, order, await expireAtMs('orders', order)));
   const cancelling = batches.run(orderCancelled, [{ id: order, expireAtMs: await expireAtMs('orders', order) }], 'stream');
   try {
     await expiryWaitingAtOutbox();
@@ -105,7 +116,7 @@ test("a coupon expiry batch holding a LOCKED coupon's stale entry does not block
 
   // The expiry batch carries an entry for the LOCKED coupon too (written while it was ACTIVE).
   const activeDue = await expireAtMs('coupons', active);
-  const blocker = await blockOutboxKey(eventKeyOf(couponExpired, active, activeDue));
+  const blocker = await blockOutboxKeys(eventKeyPrefix(couponExpired, active, activeDue));
   const expiring = batches.run(
     couponExpired,
     [

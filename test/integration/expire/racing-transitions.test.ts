@@ -122,7 +122,9 @@ test('two expiry batches over the same coupons at once: each coupon expired by o
   const rows = (await db('coupons').orderBy('id').select('id', 'status', 'version')) as Array<{ id: number; status: string; version: number }>;
   expect(rows).toEqual(coupons.map((c) => ({ id: Number(c.id), status: 'EXPIRED', version: 1 })));
   const outbox = (await db('outbox').orderBy('entity_id').select('entity_id', 'event_key', 'payload')) as Array<{ entity_id: number; event_key: string; payload: string }>;
-  expect(outbox.map((r) => [String(r.entity_id), r.event_key])).toEqual(coupons.map((c) => [c.id, `coupon-expired-${c.id}-${c.expireAtMs}`]));
+  // Each key ends with the database time of the batch that did it.
+  const batchTime = (id: string) => (byA.includes(id) ? a.dbNowMs : b.dbNowMs);
+  expect(outbox.map((r) => [String(r.entity_id), r.event_key])).toEqual(coupons.map((c) => [c.id, `coupon-expired-${c.id}-${c.expireAtMs}-${batchTime(c.id)}`]));
   // Each event says which batch did it, and that batch is the one that reported the transition.
   const path = new Map(outbox.map((r) => [String(r.entity_id), (JSON.parse(r.payload) as { path: string; version: number }).path]));
   expect(ids.filter((id) => path.get(id) !== (byA.includes(id) ? 'stream' : 'replay'))).toEqual([]);

@@ -178,12 +178,12 @@ test('t_order: due UNPAID orders are cancelled once with the declared payload; n
   const events = await outbox();
   expect(events).toEqual([
     {
-      event_key: `order-cancelled-101-${due.expireAtMs}`,
+      event_key: `order-cancelled-101-${due.expireAtMs}-${first.dbNowMs}`,
       event_type: 'SEED_ORDER_CANCELLED',
       entity_type: 'order',
       entity_id: '101',
       payload: {
-        event_key: `order-cancelled-101-${due.expireAtMs}`,
+        event_key: `order-cancelled-101-${due.expireAtMs}-${first.dbNowMs}`,
         event_type: 'SEED_ORDER_CANCELLED',
         order_id: '101',
         from_status: 'UNPAID',
@@ -225,7 +225,7 @@ test('t_coupon: 待使用 coupons past expire_at_ms (epoch ms) become 已过期;
   const events = await outbox();
   expect(events.map((e) => [e.event_type, e.entity_type, e.entity_id])).toEqual([['SEED_COUPON_EXPIRED', 'coupon', '201']]);
   expect(events[0]!.payload).toEqual({
-    event_key: `coupon-expired-201-${due.expiry.expireAtMs}`,
+    event_key: `coupon-expired-201-${due.expiry.expireAtMs}-${first.dbNowMs}`,
     event_type: 'SEED_COUPON_EXPIRED',
     coupon_id: '201',
     from_status: '待使用',
@@ -262,7 +262,7 @@ test('t_coupon: a 已锁定 coupon whose lock_expire_time passed goes back to �
   const events = await outbox();
   expect(events.map((e) => e.payload)).toEqual([
     {
-      event_key: `coupon-lock_timeout-301-${timedOut.lock!.expireAtMs}`,
+      event_key: `coupon-lock_timeout-301-${timedOut.lock!.expireAtMs}-${first.dbNowMs}`,
       event_type: 'SEED_COUPON_LOCK_TIMED_OUT',
       coupon_id: '301',
       from_status: '已锁定',

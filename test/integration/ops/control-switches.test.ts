@@ -205,8 +205,9 @@ test('pause holds every due coupon on both instances while orders cancel; resume
   // counted each transition once.
   const versions = (await db('coupons').whereIn('id', coupons).select('version')) as Array<{ version: number }>;
   expect(versions.every((v) => v.version === 1)).toBe(true);
-  const keys = ((await db('coupons').whereIn('id', coupons).select('id', 'expire_time')) as Array<{ id: number; expire_time: Date }>).map(
-    (c) => `coupon-expired-${c.id}-${c.expire_time.getTime()}`,
+  // A transition's key ends with its database time, which stamped expired_at too.
+  const keys = ((await db('coupons').whereIn('id', coupons).select('id', 'expire_time', 'expired_at')) as Array<{ id: number; expire_time: Date; expired_at: Date }>).map(
+    (c) => `coupon-expired-${c.id}-${c.expire_time.getTime()}-${c.expired_at.getTime()}`,
   );
   expect(await outboxCount(db, pipeline.catalogue, { keys })).toEqual({ rows: coupons.length, keys: coupons.length });
   await waitFor('the transitions counted', async () => ((await sum('timebucket_transitions_total', { entity: 'coupon' })) - couponTransitionsBefore >= coupons.length ? true : undefined), {

@@ -111,9 +111,10 @@ describe('end to end through Debezium', () => {
       expect(o.cancel_reason).toBe('TIMEOUT');
     }
 
+    // A transition's key ends with its database time, which stamped expired_at / cancel_time too.
     const keys = [
-      ...coupons.map((c) => `coupon-expired-${c.id}-${c.expire_time.getTime()}`),
-      ...orders.map((o) => `order-cancelled-${o.id}-${o.expire_time.getTime()}`),
+      ...coupons.map((c) => `coupon-expired-${c.id}-${c.expire_time.getTime()}-${c.expired_at!.getTime()}`),
+      ...orders.map((o) => `order-cancelled-${o.id}-${o.expire_time.getTime()}-${o.cancel_time!.getTime()}`),
     ];
     expect(await outboxCount(db, pipeline.catalogue, { keys })).toEqual({ rows: keys.length, keys: keys.length });
     ourKeys = keys;
@@ -240,6 +241,6 @@ describe('end to end through Debezium', () => {
     expect(pushed.status).toBe('EXPIRED');
     expect(pushed.expired_at!.getTime()).toBeGreaterThanOrEqual(pushed.expire_time.getTime());
     const keys = await outboxKeys(db, pipeline.catalogue, { entity: 'coupon', ids: [pushedCoupon] });
-    expect(keys).toEqual([`coupon-expired-${pushedCoupon}-${pushed.expire_time.getTime()}`]);
+    expect(keys).toEqual([`coupon-expired-${pushedCoupon}-${pushed.expire_time.getTime()}-${pushed.expired_at!.getTime()}`]);
   });
 });

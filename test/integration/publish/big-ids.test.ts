@@ -97,8 +97,9 @@ test('coupon and order events carry ids 2^53 + 1 and 2^63 - 1 exactly; an id abo
 
   const coupon = (id: string) => received.find((m) => m.value['event_type'] === 'COUPON_EXPIRED' && m.key === id)?.value;
   const order = (id: string) => received.find((m) => m.value['event_type'] === 'ORDER_CANCELLED' && m.key === id)?.value;
-  expect(coupon(ABOVE_2_53)).toMatchObject({ coupon_id: BigInt(ABOVE_2_53), user_id: BigInt(MAX_SIGNED), event_key: `coupon-expired-${ABOVE_2_53}-${coupons[0]!.expireAtMs}` });
-  expect(coupon(MAX_SIGNED)).toMatchObject({ coupon_id: BigInt(MAX_SIGNED), user_id: BigInt(ABOVE_2_53), event_key: `coupon-expired-${MAX_SIGNED}-${coupons[1]!.expireAtMs}` });
+  // A transition's key ends with its database time, the event's occurred_at.
+  expect(coupon(ABOVE_2_53)).toMatchObject({ coupon_id: BigInt(ABOVE_2_53), user_id: BigInt(MAX_SIGNED), event_key: `coupon-expired-${ABOVE_2_53}-${coupons[0]!.expireAtMs}-${coupon(ABOVE_2_53)?.['occurred_at']}` });
+  expect(coupon(MAX_SIGNED)).toMatchObject({ coupon_id: BigInt(MAX_SIGNED), user_id: BigInt(ABOVE_2_53), event_key: `coupon-expired-${MAX_SIGNED}-${coupons[1]!.expireAtMs}-${coupon(MAX_SIGNED)?.['occurred_at']}` });
   expect(order(MAX_SIGNED)).toMatchObject({ order_id: BigInt(MAX_SIGNED), user_id: BigInt(MAX_SIGNED), coupon_id: BigInt(heldCoupon), coupon_released: true });
   expect(order(ABOVE_2_53)).toMatchObject({ order_id: BigInt(ABOVE_2_53), user_id: BigInt(ABOVE_2_53), coupon_id: null, coupon_released: false });
 

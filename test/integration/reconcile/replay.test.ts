@@ -108,39 +108,54 @@ async function rowsOf(ours: Ours): Promise<{ coupons: RowState[]; orders: RowSta
   };
 }
 
-/** The event_key of each of our rows: `<entity>-<transition>-<id>-<expire_time ms>`. */
-async function keysOf(ours: Ours): Promise<string[]> {
+/**
+ * Each of our rows' transition at its due time: `<entity>-<transition>-<id>-<expire_time ms>`,
+ * the event_key of every transition of that row at that due time less its last part (the
+ * transaction's database time: a row moved again after a restore is another transition, under
+ * another key).
+ */
+async function rowsKeyed(ours: Ours): Promise<string[]> {
   const rows = await rowsOf(ours);
   return [...rows.coupons.map((r) => `coupon-expired-${r.id}-${r.expire_time.getTime()}`), ...rows.orders.map((r) => `order-cancelled-${r.id}-${r.expire_time.getTime()}`)];
 }
 
-/** Outbox rows per event_key, with the path of each. */
-async function outboxPaths(keys: string[]): Promise<Map<string, string[]>> {
-  const byKey = new Map<string, string[]>();
-  for (const e of await outboxEvents(db, pipeline.catalogue, { keys })) byKey.set(e.eventKey, [...(byKey.get(e.eventKey) ?? []), String(e.payload['path'])]);
-  return byKey;
+/** The row part of an event_key (rowsKeyed). */
+const rowOfKey = (key: string) => key.slice(0, key.lastIndexOf('-'));
+
+/** Outbox rows per row (rowsKeyed), with the path of each. */
+async function outboxPaths(ours: Ours, rows: string[]): Promise<Map<string, string[]>> {
+  const wanted = new Set(rows);
+  const byRow = new Map<string, string[]>();
+  for (const e of await outboxEvents(db, pipeline.catalogue, { ids: [...ours.coupons, ...ours.orders] })) {
+    const row = rowOfKey(e.eventKey);
+    if (wanted.has(row)) byRow.set(row, [...(byRow.get(row) ?? []), String(e.payload['path'])]);
+  }
+  return byRow;
 }
 
-function eventsWithPath(keys: string[], path: string): Map<string, number> {
-  const wanted = new Set(keys);
-  const byKey = new Map<string, number>();
+/** Events on the wire with `path`, per row (rowsKeyed): their distinct keys. */
+function eventsWithPath(rows: string[], path: string): Map<string, string[]> {
+  const wanted = new Set(rows);
+  const byRow = new Map<string, string[]>();
   for (const e of events.events) {
     const key = e.headers['event_key']!;
-    if (wanted.has(key) && e.value['path'] === path) byKey.set(key, (byKey.get(key) ?? 0) + 1);
+    if (wanted.has(rowOfKey(key)) && e.value['path'] === path) byRow.set(rowOfKey(key), [...(byRow.get(rowOfKey(key)) ?? []), key]);
   }
-  return byKey;
+  return byRow;
 }
 
 /** As a restore of a backup taken before the transition: state and outbox back, no binlog event. */
-function putBack(ours: Ours, keys: string[]): void {
+function putBack(ours: Ours): void {
   const name = own.database.name;
   mariadbRoot(
     [
       'SET SESSION sql_log_bin = 0',
       `UPDATE \`${name}\`.coupons SET status = 'ACTIVE', expired_at = NULL, version = 0 WHERE id IN (${ours.coupons.join(',')})`,
       `UPDATE \`${name}\`.orders SET status = 'UNPAID', cancel_time = NULL, cancel_reason = NULL, version = 0 WHERE id IN (${ours.orders.join(',')})`,
-      `DELETE FROM \`${name}\`.outbox WHERE event_key IN (${keys.map((k) => `'${k}'`).join(',')})`,
-      `DELETE FROM \`${name}\`.event_outbox WHERE event_key IN (${keys.map((k) => `'${k}'`).join(',')})`,
+      ...['outbox', 'event_outbox'].flatMap((table) => [
+        `DELETE FROM \`${name}\`.${table} WHERE event_type = 'COUPON_EXPIRED' AND entity_id IN (${ours.coupons.join(',')})`,
+        `DELETE FROM \`${name}\`.${table} WHERE event_type = 'ORDER_CANCELLED' AND entity_id IN (${ours.orders.join(',')})`,
+      ]),
     ].join('; '),
   );
 }
@@ -157,12 +172,12 @@ async function expectNoReplayGroups(): Promise<void> {
 }
 
 /** A finest-tier bucket ahead whose rows the stream has transitioned; the --at for it, written in another zone. */
-async function processedBucket(coupons: number, orders: number): Promise<{ bucket: number; ours: Ours; keys: string[]; total: number; at: string }> {
+async function processedBucket(coupons: number, orders: number): Promise<{ bucket: number; ours: Ours; rows: string[]; total: number; at: string }> {
   const bucket = bucketAhead();
   const ours = await insertIn(bucket, coupons, orders);
   await waitTransitioned(ours, 'the stream to transition every row of the bucket');
   const at = DateTime.fromMillis(bucket + 500, { zone: 'UTC+2' }).toISO()!;
-  return { bucket, ours, keys: await keysOf(ours), total: coupons + orders, at };
+  return { bucket, ours, rows: await rowsKeyed(ours), total: coupons + orders, at };
 }
 
 async function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -194,8 +209,8 @@ async function expirerOffsets(topic: string): Promise<Map<number, string>> {
 // ---- a processed bucket, put back, replayed both ways ------------------------------------------
 
 test('a processed bucket: replay (real CLI) finds it done; put back as from a backup, a dry run reports it due and --entity/--shard narrow it; replay transitions each row once more, path replay', async () => {
-  const { bucket, ours, keys, total, at } = await processedBucket(20, 6);
-  const outboxBefore = await outboxPaths(keys);
+  const { bucket, ours, rows: keyed, total, at } = await processedBucket(20, 6);
+  const outboxBefore = await outboxPaths(ours, keyed);
   expect([...outboxBefore.values()].every((paths) => paths.length === 1 && paths[0] === 'stream')).toBe(true);
   const rowsBefore = await rowsOf(ours);
 
@@ -206,10 +221,10 @@ test('a processed bucket: replay (real CLI) finds it done; put back as from a ba
   expect(summary.bucket.tier).toBe('minute');
   expect(summary.partitions.map((p) => p.partition)).toEqual([0, 1, 2, 3]);
   expectFigures(summary, { entries: total, transitioned: 0, alreadyDone: total, notDue: 0, stale: 0, invalid: 0 });
-  expect(await outboxPaths(keys)).toEqual(outboxBefore);
+  expect(await outboxPaths(ours, keyed)).toEqual(outboxBefore);
   expect(await rowsOf(ours)).toEqual(rowsBefore);
 
-  putBack(ours, keys);
+  putBack(ours);
   const putBackRows = await rowsOf(ours);
   expect(putBackRows.coupons.every((r) => r.status === 'ACTIVE')).toBe(true);
   const dry = await cliJson<ReplayJson>(['replay', '--at', at, '--dry-run']);
@@ -225,29 +240,32 @@ test('a processed bucket: replay (real CLI) finds it done; put back as from a ba
   expectFigures(narrowed.summary.counts, { entries: inShard, due: inShard, transitioned: 0 });
   expect(narrowed.lines[0]).toBe('dry run: nothing was changed');
   expect(await rowsOf(ours)).toEqual(putBackRows);
-  expect((await outboxPaths(keys)).size).toBe(0);
+  expect((await outboxPaths(ours, keyed)).size).toBe(0);
 
   const { summary: replayed, lines } = await inProcess({ atMs: bucket + 999 });
   expectFigures(replayed.counts, { entries: total, transitioned: total, alreadyDone: 0, notDue: 0, stale: 0, invalid: 0 });
   expect(lines).toContain(`transitioned: ${total}`);
   expect(await count('coupons', ours.coupons, 'EXPIRED')).toBe(ours.coupons.length);
   expect(await count('orders', ours.orders, 'CANCELLED')).toBe(ours.orders.length);
-  const outbox = await outboxPaths(keys);
+  const outbox = await outboxPaths(ours, keyed);
   expect(outbox.size).toBe(total);
   expect([...outbox.values()].every((paths) => paths.length === 1 && paths[0] === 'replay')).toBe(true);
-  await waitFor('the replayed events on the event topics', () => (eventsWithPath(keys, 'replay').size === total ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
-  expect([...eventsWithPath(keys, 'replay').values()].every((n) => n === 1)).toBe(true);
+  await waitFor('the replayed events on the event topics', () => (eventsWithPath(keyed, 'replay').size === total ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  expect([...eventsWithPath(keyed, 'replay').values()].every((keys) => keys.length === 1)).toBe(true);
+  // The row moved a second time: an event of its own, under a key the stream's did not use.
+  const streamKeys = eventsWithPath(keyed, 'stream');
+  expect([...eventsWithPath(keyed, 'replay')].every(([row, [key]]) => new Set(streamKeys.get(row)).size === 1 && !streamKeys.get(row)!.includes(key!))).toBe(true);
 
   // Once more: nothing left to do.
   const again = await inProcess({ atMs: bucket });
   expectFigures(again.summary.counts, { entries: total, transitioned: 0, alreadyDone: total });
-  expect((await outboxPaths(keys)).size).toBe(total);
+  expect((await outboxPaths(ours, keyed)).size).toBe(total);
   await expectNoReplayGroups();
 });
 
 test('offsets reset refuses while the expirer runs; stopped, reset to the bucket\'s first record in exactly its partitions and restarted, the expirer transitions the put-back rows once each', async () => {
-  const { bucket, ours, keys, total, at } = await processedBucket(20, 6);
-  putBack(ours, keys);
+  const { bucket, ours, rows: keyed, total, at } = await processedBucket(20, 6);
+  putBack(ours);
   const minute = pipeline.topology.tiers[0]!;
   const topic = `${pipeline.topology.prefix}.minute.${String((bucket / width()) % minute.ring).padStart(2, '0')}`;
   // Our entries are the last records of their partitions (this file's own topics, nothing due
@@ -326,15 +344,16 @@ test('offsets reset refuses while the expirer runs; stopped, reset to the bucket
 
   expirer = await pipeline.start(['expirer']);
   await waitTransitioned(ours, 'the restarted expirer to transition the put-back rows');
-  await waitFor('one outbox row per put-back row', async () => ((await outboxPaths(keys)).size === total ? true : undefined), { timeoutMs: 30_000 });
-  const outbox = await outboxPaths(keys);
+  await waitFor('one outbox row per put-back row', async () => ((await outboxPaths(ours, keyed)).size === total ? true : undefined), { timeoutMs: 30_000 });
+  const outbox = await outboxPaths(ours, keyed);
   expect([...outbox.values()].every((paths) => paths.length === 1 && paths[0] === 'stream')).toBe(true);
-  // Published once more each: the first run's event and this one, both by the stream.
-  await waitFor('the re-read transitions published', () => ([...eventsWithPath(keys, 'stream').values()].filter((n) => n >= 2).length === total ? true : undefined), {
+  // Published once more each: the first run's event and this one, both by the stream, each
+  // transition under a key of its own.
+  await waitFor('the re-read transitions published', () => ([...eventsWithPath(keyed, 'stream').values()].filter((keys) => keys.length >= 2).length === total ? true : undefined), {
     timeoutMs: 60_000,
     intervalMs: 200,
   });
-  expect([...eventsWithPath(keys, 'stream').values()].every((n) => n === 2)).toBe(true);
+  expect([...eventsWithPath(keyed, 'stream').values()].every((keys) => keys.length === 2 && new Set(keys).size === 2)).toBe(true);
   const rows = await rowsOf(ours);
   expect([...rows.coupons, ...rows.orders].every((r) => r.version === 1)).toBe(true);
 });
@@ -400,6 +419,6 @@ test('replay of a coarse-tier bucket not yet due (--tier day) finds its entries 
   expect(summary.counts.transitioned).toBe(0);
   expectFigures(summary.counts, { entries: ours.coupons.length, notDue: ours.coupons.length, alreadyDone: 0, stale: 0 });
   expect(await count('coupons', ours.coupons, 'ACTIVE')).toBe(ours.coupons.length);
-  expect((await outboxPaths(await keysOf(ours))).size).toBe(0);
+  expect((await outboxPaths(ours, await rowsKeyed(ours))).size).toBe(0);
   await expectNoReplayGroups();
 });

@@ -38,8 +38,8 @@ describe('the shipped default entities file', () => {
   });
 
   test("gives today's event keys", () => {
-    expect(eventKeyOf(transitionOf(catalogue, 'coupon', 'expired'), '42', 1_700_000_000_123)).toBe('coupon-expired-42-1700000000123');
-    expect(eventKeyOf(transitionOf(catalogue, 'order', 'cancelled'), '18446744073709551615', 5)).toBe('order-cancelled-18446744073709551615-5');
+    expect(eventKeyOf(transitionOf(catalogue, 'coupon', 'expired'), '42', 1_700_000_000_123, 1_700_000_000_456)).toBe('coupon-expired-42-1700000000123-1700000000456');
+    expect(eventKeyOf(transitionOf(catalogue, 'order', 'cancelled'), '18446744073709551615', 5, 6)).toBe('order-cancelled-18446744073709551615-5-6');
   });
 
   test('the order cancellation releases the coupon in the same transaction, declared as an effect', () => {

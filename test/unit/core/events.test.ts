@@ -23,7 +23,7 @@ test('COUPON_EXPIRED: standard fields first, then user_id and the version after 
   const event = transitionEvent(couponExpired, { id: '42', status: 'ACTIVE', dueAtMs: DUE, columns: { user_id: '9', version: 3 } }, { occurredAtMs: NOW, path: 'stream', effects: [] });
   expect(Object.keys(event)).toEqual(['event_key', 'event_type', 'coupon_id', 'from_status', 'to_status', 'due_at', 'occurred_at', 'path', 'user_id', 'version']);
   expect(event).toEqual({
-    event_key: `coupon-expired-42-${DUE}`,
+    event_key: `coupon-expired-42-${DUE}-${NOW}`,
     event_type: 'COUPON_EXPIRED',
     coupon_id: '42',
     user_id: '9',
@@ -39,7 +39,7 @@ test('COUPON_EXPIRED: standard fields first, then user_id and the version after 
 test('ORDER_CANCELLED: reason is the assigned constant, coupon_id as locked (nullable), coupon_released from the effect', () => {
   const row = { id: '7', status: 'UNPAID', dueAtMs: DUE, columns: { user_id: '9', coupon_id: null, version: 0 } };
   expect(transitionEvent(orderCancelled, row, { occurredAtMs: NOW, path: 'replay', effects: [false] })).toEqual({
-    event_key: `order-cancelled-7-${DUE}`,
+    event_key: `order-cancelled-7-${DUE}-${NOW}`,
     event_type: 'ORDER_CANCELLED',
     order_id: '7',
     user_id: '9',

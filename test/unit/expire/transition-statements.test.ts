@@ -124,14 +124,14 @@ test('the payloads are exactly the COUPON_EXPIRED and ORDER_CANCELLED of before:
   await batches.run(orderCancelled, [{ id: '7', expireAtMs: DUE }, { id: '8', expireAtMs: DUE }], 'stream');
   const insert = calls.filter((c) => c.sql.startsWith('INSERT'));
   expect(insert.map((c) => c.bindings.filter((_, i) => i % 5 !== 4))).toEqual([
-    [`coupon-expired-5-${DUE}`, 'COUPON_EXPIRED', 'coupon', '5'],
-    [`order-cancelled-7-${DUE}`, 'ORDER_CANCELLED', 'order', '7', `order-cancelled-8-${DUE}`, 'ORDER_CANCELLED', 'order', '8'],
+    [`coupon-expired-5-${DUE}-${NOW}`, 'COUPON_EXPIRED', 'coupon', '5'],
+    [`order-cancelled-7-${DUE}-${NOW}`, 'ORDER_CANCELLED', 'order', '7', `order-cancelled-8-${DUE}-${NOW}`, 'ORDER_CANCELLED', 'order', '8'],
   ]);
   const common = { due_at: DUE, occurred_at: NOW };
   expect(outboxPayloads(calls)).toEqual([
-    { event_key: `coupon-expired-5-${DUE}`, event_type: 'COUPON_EXPIRED', coupon_id: '5', user_id: MAX_SIGNED, from_status: 'ACTIVE', to_status: 'EXPIRED', ...common, path: 'scanner', version: 1 },
+    { event_key: `coupon-expired-5-${DUE}-${NOW}`, event_type: 'COUPON_EXPIRED', coupon_id: '5', user_id: MAX_SIGNED, from_status: 'ACTIVE', to_status: 'EXPIRED', ...common, path: 'scanner', version: 1 },
     {
-      event_key: `order-cancelled-7-${DUE}`,
+      event_key: `order-cancelled-7-${DUE}-${NOW}`,
       event_type: 'ORDER_CANCELLED',
       order_id: '7',
       user_id: '9',
@@ -145,7 +145,7 @@ test('the payloads are exactly the COUPON_EXPIRED and ORDER_CANCELLED of before:
       version: 5,
     },
     {
-      event_key: `order-cancelled-8-${DUE}`,
+      event_key: `order-cancelled-8-${DUE}-${NOW}`,
       event_type: 'ORDER_CANCELLED',
       order_id: '8',
       user_id: '9',
