@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   writeFileSync(entitiesPath, JSON.stringify(entities));
   const raw = JSON.parse(readFileSync(join(topicsDir, 'local.json'), 'utf8')) as TopologyJson;
   raw.prefix = prefix;
-  const template = raw.events[0]!;
+  const template = raw.events![0]!;
   raw.events = catalogue.events.map((e) => ({ ...template, type: e.type, topic: `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}` }));
   const topology = parseTopology(raw, 'bench reminders topology');
   const topologyPath = join(tmpdir(), `${prefix}.json`);

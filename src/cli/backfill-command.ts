@@ -31,7 +31,7 @@ export function registerBackfillCommand(program: Command): void {
       const config = loadConfig(process.env, { uses: needsOf(['backfill']) });
       const catalogue = loadEntities(config.entitiesPath);
       const transitions = selectTransitions(catalogue, opts, (message) => cmd.error(message));
-      const topology = loadTopology(config.topologyPath);
+      const topology = loadTopology(config.topologyPath, catalogue);
       const logger = createCommandLogger(config.logLevel);
       const window = { ...(opts.since !== undefined && { since: new Date(opts.since) }), ...(opts.until !== undefined && { until: new Date(opts.until) }) };
       // Interrupted: the summary says how to finish; interruptible exits 130 (SIGINT) or 143 (SIGTERM).

@@ -56,7 +56,8 @@ async function main(argv: string[]): Promise<void> {
     .option('--demo', 'also feed a small demo workload and print a live summary')
     .action(async (opts: { roles: Role[]; demo?: boolean }) => {
       const config = loadConfig(process.env);
-      const code = await run(config, loadTopology(config.topologyPath), loadEntities(config.entitiesPath), createLogger(config.logLevel), opts.roles, { demo: opts.demo === true });
+      const catalogue = loadEntities(config.entitiesPath);
+      const code = await run(config, loadTopology(config.topologyPath, catalogue), catalogue, createLogger(config.logLevel), opts.roles, { demo: opts.demo === true });
       // Exit now: a client that never let go (a half-open connection at the deadline) must not
       // keep the process alive past the orchestrator's grace period.
       process.exit(code);
@@ -79,7 +80,8 @@ async function main(argv: string[]): Promise<void> {
     .option('--grow-partitions', 'add the partitions a topic declares beyond what it has (a shard or partition count raised)')
     .action(async (opts: { growPartitions?: boolean }) => {
       const config = loadConfig(process.env, { uses: needsOf(['topics', 'apply']) });
-      const drift = await topicsApply(config, loadTopology(config.topologyPath), loadEntities(config.entitiesPath), createLogger(config.logLevel), { growPartitions: opts.growPartitions === true });
+      const catalogue = loadEntities(config.entitiesPath);
+      const drift = await topicsApply(config, loadTopology(config.topologyPath, catalogue), catalogue, createLogger(config.logLevel), { growPartitions: opts.growPartitions === true });
       if (drift > 0) process.exitCode = 3;
     });
 

@@ -25,7 +25,8 @@ import { replayCommand } from './replay-run';
 /** Logs on stderr: stdout carries only the result (parseable with --json). */
 function setUp(uses?: ReturnType<typeof needsOf>) {
   const config = loadConfig(process.env, uses === undefined ? {} : { uses });
-  return { config, topology: loadTopology(config.topologyPath), catalogue: loadEntities(config.entitiesPath), logger: createCommandLogger(config.logLevel) };
+  const catalogue = loadEntities(config.entitiesPath);
+  return { config, topology: loadTopology(config.topologyPath, catalogue), catalogue, logger: createCommandLogger(config.logLevel) };
 }
 
 const atOption = () => new Option('--at <time>', 'a time inside the bucket, ISO-8601 in any zone (no zone: UTC)').argParser(isoTimeArg).makeOptionMandatory();

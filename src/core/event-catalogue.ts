@@ -1,7 +1,7 @@
 /**
  * The events, as the outside world sees them, read from the entity catalogue: one EventSpec per
  * event type (catalogue.events, from the entities file), and the topic each is published to
- * (the topology's `events` list). The relay (schema, headers, key), the registry registration,
+ * (the topology's `events` list, or the default topic of its type: withEventTopics). The relay (schema, headers, key), the registry registration,
  * the tests and the AsyncAPI document (docs/asyncapi.yaml, checked in make test) all read them
  * here, so an event type exists in one place: the entities file.
  *
@@ -59,4 +59,32 @@ export function eventTopics(catalogue: Pick<EntityCatalogue, 'events'>, topology
     throw new ConfigError(`the topology declares no topic for ${missing.join(', ')}`, { problems: missing.map((type) => `events: no topic for ${type}`) });
   }
   return Object.freeze(topics);
+}
+
+const WEEK_MS = 7 * 24 * 3_600_000;
+
+/** The topic of an event the topology does not name: `<prefix>.events.<type in lower case, _ as ->`. */
+export function defaultEventTopic(topology: Pick<Topology, 'prefix'>, type: string): string {
+  return `${topology.prefix}.events.${type.toLowerCase().replace(/_/g, '-')}`;
+}
+
+/**
+ * The topology with a topic for every event of the catalogue: the ones it names, and for each
+ * other one the default topic (defaultEventTopic) with `eventDefaults` (or the due lane's
+ * partitions and 7 days). So an event added to the entities file needs no edit of every
+ * topology. A default name taken by another topic of the topology is refused (a ConfigError).
+ */
+export function withEventTopics(topology: Topology, catalogue: Pick<EntityCatalogue, 'events'>): Topology {
+  const named = new Set(topology.events.map((e) => e.type));
+  const defaults = topology.eventDefaults ?? { partitions: topology.due.partitions, retentionMs: WEEK_MS };
+  const added = catalogue.events.filter((spec) => !named.has(spec.type)).map((spec) => ({ type: spec.type, topic: defaultEventTopic(topology, spec.type), ...defaults }));
+  if (added.length === 0) return topology;
+  const taken = new Set(topology.events.map((e) => e.topic));
+  const clashes = added.filter((e) => taken.has(e.topic));
+  if (clashes.length > 0) {
+    throw new ConfigError(`the topology names the default topic of ${clashes.map((e) => e.type).join(', ')} for another event`, {
+      problems: clashes.map((e) => `events: '${e.topic}' is ${e.type}'s default topic but declared for another type; name ${e.type}'s topic`),
+    });
+  }
+  return Object.freeze({ ...topology, events: Object.freeze([...topology.events, ...added.map((e) => Object.freeze(e))]) });
 }

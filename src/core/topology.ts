@@ -61,7 +61,10 @@ const BaseSchema = z
     due: z.object({ partitions: count }).strict(),
     replayWindowMs: duration,
     dlq: z.object({ partitions: count, retentionMs: count }).strict(),
-    events: z.array(EventTopicSchema),
+    // The topics of the entities file's events; an event not named here gets the default one
+    // (withEventTopics, core/event-catalogue.ts): `<prefix>.events.<type>` with `eventDefaults`.
+    events: z.array(EventTopicSchema).default([]),
+    eventDefaults: z.object({ partitions: count, retentionMs: count }).strict().optional(),
   })
   .strict();
 
@@ -79,6 +82,8 @@ export type Topology = Readonly<{
   replayWindowMs: number;
   dlq: Readonly<{ partitions: number; retentionMs: number }>;
   events: readonly EventTopic[];
+  /** The partitions and retention of an event topic the topology does not name (default: the due lane's partitions, 7 days). */
+  eventDefaults?: Readonly<{ partitions: number; retentionMs: number }>;
 }>;
 
 export type TopicDeclaration = Readonly<{ topic: string; partitions: number; config: Readonly<Record<string, string>> }>;

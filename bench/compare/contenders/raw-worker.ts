@@ -113,7 +113,7 @@ process.on('SIGTERM', () => void db.destroy().finally(() => process.exit(0)));
 async function open(): Promise<void> {
   const tables = config.publish.mode === 'router' ? await readEntitySchema({ main: db }, catalogue) : undefined;
   const logger = createLogger('warn');
-  const outbox = await openOutboxWriter({ config, catalogue, topology: loadTopology(config.topologyPath), tables, db, logger });
+  const outbox = await openOutboxWriter({ config, catalogue, topology: loadTopology(config.topologyPath, catalogue), tables, db, logger });
   batches = createTransitionBatches(db, catalogue, { outbox: outbox.writer });
 }
 

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../../../src/core/errors';
-import { eventFieldNames, eventTopics } from '../../../src/core/event-catalogue';
-import { parseTopology } from '../../../src/core/topology';
+import { defaultEventTopic, eventFieldNames, eventTopics, withEventTopics } from '../../../src/core/event-catalogue';
+import { declaredTopics, parseTopology } from '../../../src/core/topology';
 import { loadEventSchema } from '../../../src/publish/schemas';
 import { schemaFileProblems } from '../../../src/publish/schema-file-check';
 import { catalogue, couponExpired, orderCancelled, root } from './default-catalogue';
@@ -69,4 +69,41 @@ test('eventTopics names every event the topology has no topic for, at once', () 
   expect(one).toBeInstanceOf(ConfigError);
   expect((one as ConfigError).details['problems']).toEqual(['events: no topic for COUPON_EXPIRING_SOON', 'events: no topic for USER_COUPONS_EXPIRING_SOON', 'events: no topic for ORDER_CANCELLED']);
   expect(thrown([])).toMatchObject({ message: expect.stringMatching(/no topic for COUPON_EXPIRED, COUPON_EXPIRING_SOON, USER_COUPONS_EXPIRING_SOON, ORDER_CANCELLED$/) });
+});
+
+describe('withEventTopics: an event the topology does not name gets the default topic', () => {
+  // The topology of a deployment written before the reminder events existed: it names the two transitions only.
+  const older = parseTopology(
+    { ...JSON.parse(readFileSync(join(root, 'topics/production.json'), 'utf8')), events: production.events.filter((e) => e.type === 'COUPON_EXPIRED' || e.type === 'ORDER_CANCELLED').map((e) => ({ ...e, topic: `${e.topic}-v1` })) },
+    'an older topology',
+  );
+
+  test('named topics are kept; each other event gets <prefix>.events.<type>, the due lane\'s partitions and 7 days, and topics apply declares it', () => {
+    const completed = withEventTopics(older, catalogue);
+    expect(eventTopics(catalogue, completed)).toEqual({
+      COUPON_EXPIRED: 'timebucket.events.coupon-expired-v1',
+      COUPON_EXPIRING_SOON: `${older.prefix}.events.coupon-expiring-soon`,
+      USER_COUPONS_EXPIRING_SOON: `${older.prefix}.events.user-coupons-expiring-soon`,
+      ORDER_CANCELLED: 'timebucket.events.order-cancelled-v1',
+    });
+    const declared = new Map(declaredTopics(completed).map((d) => [d.topic, d]));
+    expect(declared.get(`${older.prefix}.events.coupon-expiring-soon`)).toMatchObject({ partitions: older.due.partitions, config: { 'retention.ms': String(7 * 24 * 3_600_000) } });
+    expect(Object.isFrozen(completed.events)).toBe(true);
+    // Without it the relay cannot start (exit 78).
+    expect(() => eventTopics(catalogue, older)).toThrow(/no topic for COUPON_EXPIRING_SOON, USER_COUPONS_EXPIRING_SOON$/);
+  });
+
+  test('eventDefaults sets the partitions and retention of the defaulted topics; a topology naming every event is returned as it is', () => {
+    const withDefaults = parseTopology({ ...JSON.parse(readFileSync(join(root, 'topics/production.json'), 'utf8')), events: [], eventDefaults: { partitions: 3, retentionMs: 60_000 } }, 'defaults');
+    expect(withEventTopics(withDefaults, catalogue).events).toEqual(
+      catalogue.events.map((e) => ({ type: e.type, topic: defaultEventTopic(withDefaults, e.type), partitions: 3, retentionMs: 60_000 })),
+    );
+    expect(withEventTopics(production, catalogue)).toBe(production);
+  });
+
+  test('a default name another event already uses is refused, naming the event to give a topic', () => {
+    const clash = { ...older, events: [...older.events, { type: 'SOMETHING_ELSE', topic: defaultEventTopic(older, 'COUPON_EXPIRING_SOON'), partitions: 1, retentionMs: 1 }] };
+    expect(() => withEventTopics(clash, catalogue)).toThrow(ConfigError);
+    expect(() => withEventTopics(clash, catalogue)).toThrow(/default topic of COUPON_EXPIRING_SOON for another event/);
+  });
 });
