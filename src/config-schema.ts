@@ -78,7 +78,8 @@ export const EnvSchema = z.object({
   // The local stack's second MariaDB server (stack/env.sh): the local default of TB_DB_<N>_PORT.
   TB_MARIADB2_PORT: port.default(13307),
   TB_REGISTRY_PORT: port.default(18081),
-  TB_REGISTRY_URL: z.string().url().optional(),
+  // At most 990: ce_dataschema (VARCHAR(1024)) holds it plus /schemas/ids/<id>.
+  TB_REGISTRY_URL: z.string().url().max(990).optional(),
   // Basic auth to the registry; credentials in TB_REGISTRY_URL (https://user:pass@host) work too.
   TB_REGISTRY_USERNAME: z.string().min(1).optional(),
   TB_REGISTRY_PASSWORD: z.string().min(1).optional(),

@@ -19,6 +19,7 @@ import * as widenCursorAndSwitchNames from './20261210000000-widen-cursor-and-sw
 import * as widenCursorForLocations from './20261215000000-widen-cursor-for-locations';
 import * as createEventOutbox from './20261220000000-create-event-outbox';
 import * as addCouponReminderColumns from './20261225000000-add-coupon-reminder-columns';
+import * as widenEventOutboxHeaders from './20261230000000-widen-event-outbox-headers';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -32,6 +33,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261215000000-widen-cursor-for-locations', widenCursorForLocations],
   ['20261220000000-create-event-outbox', createEventOutbox],
   ['20261225000000-add-coupon-reminder-columns', addCouponReminderColumns],
+  ['20261230000000-widen-event-outbox-headers', widenEventOutboxHeaders],
 ];
 
 /** The migrations of the demo tables: no-ops in production. */

@@ -53,6 +53,22 @@ test('apply, re-apply, roll back and apply again', async () => {
   await expect(db.schema.hasTable('coupons')).resolves.toBe(true);
 });
 
+test('event_outbox keeps a ce_type as long as the entities file allows and a ce_dataschema as long as the registry URL allows, whole', async () => {
+  await db.migrate.latest();
+  const ceType = `timebucket.${'t'.repeat(189)}`;
+  // TB_REGISTRY_URL at its 990 characters, and the largest schema id.
+  const registryUrl = `https://${'r'.repeat(958)}.example/apis/ccompat/v7`;
+  const dataSchema = `${registryUrl}/schemas/ids/2147483647`;
+  expect([ceType.length, registryUrl.length]).toEqual([200, 990]);
+  await db.raw(
+    "INSERT IGNORE INTO event_outbox (event_key, topic, entity_id, event_type, ce_type, ce_time, ce_dataschema, payload) VALUES ('k-wide', 't', '1', 'COUPON_EXPIRED', ?, '2026-12-03T00:00:00.000Z', ?, x'00')",
+    [ceType, dataSchema],
+  );
+  const [[row]] = (await db.raw("SELECT ce_type, ce_dataschema FROM event_outbox WHERE event_key = 'k-wide'")) as [[{ ce_type: string; ce_dataschema: string }]];
+  expect(row).toEqual({ ce_type: ceType, ce_dataschema: dataSchema });
+  await db.raw("DELETE FROM event_outbox WHERE event_key = 'k-wide'");
+});
+
 test('outbox.event_key has the unique index uq_outbox_event_key (invariant I4 rests on it)', async () => {
   await db.migrate.latest();
   const outbox = await indexes('outbox');
