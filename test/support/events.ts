@@ -11,7 +11,8 @@ import { createKafka } from '../../src/kafka/client';
 import { createSchemaRegistry } from '../../src/publish/schema-registry';
 import { logger, uniqueName } from './stack';
 
-export type SeenEvent = { topic: string; key: string; headers: Record<string, string>; value: Record<string, unknown> };
+/** `receivedAt`: when this process read it (ms, this machine's clock). */
+export type SeenEvent = { topic: string; key: string; headers: Record<string, string>; value: Record<string, unknown>; receivedAt: number };
 
 export async function collectEvents(config: Config, topics: string[]): Promise<{ events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> }> {
   const registry = createSchemaRegistry(config.registry);
@@ -29,7 +30,7 @@ export async function collectEvents(config: Config, topics: string[]): Promise<{
       const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, v?.toString() ?? '']));
       try {
         const value = (await registry.decode(message.value!)) as Record<string, unknown>;
-        events.push({ topic, key: message.key?.toString() ?? '', headers, value });
+        events.push({ topic, key: message.key?.toString() ?? '', headers, value, receivedAt: Date.now() });
       } catch (err) {
         undecodable.push(err);
       }
