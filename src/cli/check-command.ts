@@ -9,7 +9,8 @@
  *     indexes the statements force exist (else the CREATE INDEX to run);
  *   - the account it runs as (run it as the service's account): it holds what the service needs;
  *   - given --connect-url: a RUNNING connector captures each mapped table, with the filter the
- *     entities file implies (its status column and every from-state).
+ *     entities file implies (its status column and every from-state); and (router mode) a
+ *     RUNNING connector publishes each database's event_outbox through the Outbox Event Router.
  */
 import { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
@@ -23,7 +24,9 @@ import { readOwnPrivileges } from '../db/read-own-privileges';
 import { missingPrivileges } from '../db/privilege-check';
 import { mappedTableGrants, OWN_TABLE_GRANTS } from '../db/service-grants';
 import { connectorConfig } from '../ingest/connector-config';
-import { connectorProblems, ConnectorView } from '../ingest/connector-check';
+import { connectorProblems, outboxConnectorProblems, ConnectorView } from '../ingest/connector-check';
+import { connectorName } from '../ingest/connector-names';
+import { outboxConnectorConfig } from '../publish/outbox-connector-config';
 import { loadEntities } from '../ops/load-entities';
 import { createCommandLogger } from '../ops/logger';
 import { needsOf } from './command-needs';
@@ -95,6 +98,17 @@ async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: s
       topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
     });
     problems.push(...connectorProblems(wanted.config, connectors, database));
+    if (config.publish.mode === 'router') {
+      const outbox = outboxConnectorConfig({
+        name: connectorName(config.groupPrefix, 'outbox', name),
+        flavour: server.flavour,
+        db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
+        topicPrefix: `${target.cdcTopicPrefix}-outbox`,
+        serverId: 1,
+        history: { kind: 'file', path: '' },
+      });
+      problems.push(...outboxConnectorProblems(outbox.config, connectors, database, name));
+    }
   }
   return { name, database, server, problems };
 }

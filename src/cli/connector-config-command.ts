@@ -10,7 +10,9 @@
  * stderr. The database user and password default to Connect config-provider references, so
  * the printed JSON holds no secret: the Connect worker resolves them (FileConfigProvider).
  * One connector per database: --database names one of the entities file's (default main), whose
- * connection (TB_DB_* or TB_DB_<NAME>_*) gives the host, schema and topic prefix.
+ * connection (TB_DB_* or TB_DB_<NAME>_*) gives the host, schema and topic prefix. Its name and
+ * binlog server id are derived from the deployment (ingest/connector-names.ts), so two
+ * deployments on one Connect cluster or one database server never replace or kick each other's.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config';
@@ -22,6 +24,7 @@ import { loadEntities } from '../ops/load-entities';
 import { outboxConnectorConfig } from '../publish/outbox-connector-config';
 import { createCommandLogger } from '../ops/logger';
 import { needsOf } from './command-needs';
+import { connectorName, derivedServerId } from '../ingest/connector-names';
 
 type Opts = {
   database: string;
@@ -36,8 +39,6 @@ type Opts = {
   outbox?: boolean;
 };
 
-const DEFAULT_SERVER_ID = 184054;
-const OUTBOX_SERVER_ID_OFFSET = 100;
 const SECRETS = '/etc/kafka-connect/secrets/timebucket-cdc.properties';
 
 function positiveInt(value: string): number {
@@ -58,8 +59,8 @@ export function registerConnectorCommands(program: Command): void {
     .command('config')
     .description('print the connector configuration as JSON for the Kafka Connect REST API')
     .option('--database <name>', "the entities file's database whose tables it captures", 'main')
-    .option('--name <name>', 'connector name (default: timebucket-cdc, or timebucket-cdc-<database>)')
-    .option('--server-id <n>', `binlog client id, unique among the server's readers (default ${DEFAULT_SERVER_ID}, plus the database's position)`, positiveInt)
+    .option('--name <name>', 'connector name (default: <TB_GROUP_PREFIX>-cdc or -outbox, then -<database> but for main)')
+    .option('--server-id <n>', "binlog client id, unique among the server's readers (default: derived from TB_GROUP_PREFIX, the schema and the kind)", positiveInt)
     .addOption(new Option('--flavour <server>', 'the database server (auto: ask it)').choices(['auto', 'mariadb', 'mysql']).default('auto'))
     .option('--history <where>', "schema history: 'kafka' (a topic) or 'file:<path>'", historyArg, 'kafka')
     .option('--replication-factor <n>', 'replication factor of the CDC topics the connector creates', positiveInt, 3)
@@ -77,8 +78,8 @@ export function registerConnectorCommands(program: Command): void {
       if (target === undefined || !holding.includes(opts.database)) {
         throw new ConfigError(`--database ${opts.database}: no table of ${catalogue.source} lives there, or it is not configured in TB_DATABASES (databases with tables: ${holding.join(', ')})`, { problems: ['--database'] });
       }
-      const base = opts.outbox === true ? 'timebucket-outbox' : 'timebucket-cdc';
-      const name = opts.name ?? (opts.database === 'main' ? base : `${base}-${opts.database}`);
+      const kind = opts.outbox === true ? 'outbox' : 'cdc';
+      const name = opts.name ?? connectorName(config.groupPrefix, kind, opts.database);
       let flavour: ServerFlavour;
       if (opts.flavour === 'auto') {
         const db = createDb(target, { logger });
@@ -94,9 +95,9 @@ export function registerConnectorCommands(program: Command): void {
         opts.history === 'kafka'
           ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${target.cdcTopicPrefix}.schema-history.${opts.outbox === true ? 'outbox.' : ''}${target.database}` }
           : { kind: 'file', path: opts.history.slice('file:'.length) };
-      // Two databases may be schemas of one server, whose binlog readers need ids of their own;
-      // each database's outbox connector is one more reader.
-      const serverId = opts.serverId ?? DEFAULT_SERVER_ID + holding.indexOf(opts.database) + (opts.outbox === true ? OUTBOX_SERVER_ID_OFFSET : 0);
+      // Two databases may be schemas of one server, and two deployments may read one server:
+      // every binlog reader needs an id of its own (a second one with the same id kicks the first).
+      const serverId = opts.serverId ?? derivedServerId(config.groupPrefix, kind, target.database);
       const db = { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled };
       if (opts.outbox === true) {
         // topic.prefix names the connector's metrics: its own, beside the CDC connector's.

@@ -2,7 +2,8 @@
  * Whether the connectors running on a Kafka Connect cluster capture what the entities file maps,
  * with the filter it needs: for each mapped table of the database, a RUNNING connector whose
  * table list includes it and whose expirable-change filter names the table's status column and
- * every from-state. Pure: the connectors come from Connect's REST API
+ * every from-state; and (outboxConnectorProblems) a RUNNING outbox connector per database. Pure:
+ * the connectors come from Connect's REST API
  * (GET /connectors?expand=info&expand=status), the wanted configuration from connector-config.ts.
  */
 export type ConnectorView = Readonly<{ name: string; config: Readonly<Record<string, string>>; state: string; taskStates: readonly string[] }>;
@@ -52,6 +53,39 @@ export function connectorProblems(wanted: Readonly<Record<string, string>>, conn
   return problems;
 }
 
+/**
+ * Whether a RUNNING connector publishes `database`'s event_outbox the way the generated one does
+ * (`wanted`: publish/outbox-connector-config.ts): Debezium's Outbox Event Router, routing each row
+ * by its `topic` column with the event headers placed from its columns, under the database's
+ * outbox topic.prefix. Without one, that database's events stay in its table.
+ */
+export function outboxConnectorProblems(wanted: Readonly<Record<string, string>>, connectors: readonly ConnectorView[], database: string, databaseName: string): string[] {
+  const option = databaseName === 'main' ? '' : ` --database ${databaseName}`;
+  const fix = `register the output of \`timebucket connector config --outbox${option}\` (PUT /connectors/<name>/config with --config-only)`;
+  const table = `${database}\\.event_outbox`;
+  const reading = connectors.filter((c) => includes(c.config['table.include.list'], table) && c.config['database.include.list']?.split(',').includes(database) !== false);
+  const prefix = wanted['topic.prefix'];
+  const publishing = reading.filter((c) => c.config['topic.prefix'] === prefix);
+  if (publishing.length === 0) {
+    const elsewhere = reading.map((c) => `${c.name} (topic.prefix ${String(c.config['topic.prefix'])})`);
+    return [`no connector publishes ${database}.event_outbox under topic.prefix ${String(prefix)}${elsewhere.length > 0 ? `; ${elsewhere.join(', ')} read it for another deployment` : ''}: its events stay in the table; ${fix}`];
+  }
+  const problems: string[] = [];
+  const router = (c: ConnectorView) =>
+    c.config['transforms.outbox.type'] === wanted['transforms.outbox.type'] &&
+    c.config['transforms.outbox.route.by.field'] === wanted['transforms.outbox.route.by.field'] &&
+    sameList(c.config['transforms.outbox.table.fields.additional.placement'], wanted['transforms.outbox.table.fields.additional.placement']);
+  for (const c of publishing) {
+    if (c.state !== 'RUNNING' || c.taskStates.length === 0 || c.taskStates.some((s) => s !== 'RUNNING')) {
+      problems.push(`connector ${c.name} publishes ${database}.event_outbox but is ${c.state} with tasks [${c.taskStates.join(', ')}]: its events wait in the table; look at its status (GET /connectors/${c.name}/status)`);
+    }
+    if (!router(c)) problems.push(`connector ${c.name} reads ${database}.event_outbox without the generated Outbox Event Router (routing by topic, the event headers): subscribers would get other records; ${fix}`);
+  }
+  return problems;
+}
+
+const sameList = (a: string | undefined, b: string | undefined) => [...new Set((a ?? '').split(',').map((x) => x.trim()))].sort().join(',') === [...new Set((b ?? '').split(',').map((x) => x.trim()))].sort().join(',');
+
 /** The wanted router of a table of a set: the table's own topic and the entity's it goes to. */
 function routeOf(wanted: Readonly<Record<string, string>>, table: string): { topic: string; replacement: string } | undefined {
   const prefix = wanted['topic.prefix'];
@@ -67,7 +101,7 @@ function routeOf(wanted: Readonly<Record<string, string>>, table: string): { top
 }
 
 /** Debezium's table.include.list is a list of regular expressions matched against <db>.<table>. */
-function includes(list: string | undefined, wanted: string): boolean {
+export function includes(list: string | undefined, wanted: string): boolean {
   const table = wanted.replace(/\\\./g, '.');
   return (list ?? '').split(',').some((p) => {
     const pattern = p.trim();

@@ -79,6 +79,8 @@ test('a table without the scanner index, an account without grants and no connec
     `order.cancelled (${database.name}.t_order): index idx_status_expire_id does not exist; the scanner and backfill page through (status, due, id): CREATE INDEX idx_status_expire_id ON ${database.name}.t_order (status, expire_time, id)`,
     expect.stringMatching(new RegExp(`^the account ${serviceUser} lacks UPDATE \\(status, cancel_reason\\) on ${database.name}\\.t_order; .*outbox.*: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${serviceUser}$`)),
     `no connector captures ${database.name}.t_order under topic.prefix tbcdc: register the output of \`timebucket connector config\` (PUT /connectors/<name>/config with --config-only)`,
+    // Its events would stay in event_outbox: no connector publishes this database's.
+    `no connector publishes ${database.name}.event_outbox under topic.prefix tbcdc-outbox: its events stay in the table; register the output of \`timebucket connector config --outbox\` (PUT /connectors/<name>/config with --config-only)`,
   ]);
   expect(code).toBe(78);
 });
