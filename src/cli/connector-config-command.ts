@@ -15,11 +15,11 @@
  * deployments on one Connect cluster or one database server never replace or kick each other's.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { serverFlavour } from '../db/server-flavour';
-import { connectorConfig, ConnectorConfigOptions, ServerFlavour } from '../ingest/connector-config';
+import { connectorConfig, ConnectorConfigOptions, type HistorySecurity, ServerFlavour } from '../ingest/connector-config';
 import { loadEntities } from '../ops/load-entities';
 import { outboxConnectorConfig } from '../publish/outbox-connector-config';
 import { createCommandLogger } from '../ops/logger';
@@ -37,6 +37,9 @@ type Opts = {
   dbPassword: string;
   configOnly?: boolean;
   outbox?: boolean;
+  kafkaUser: string;
+  kafkaPassword: string;
+  kafkaCaFile?: string;
 };
 
 const SECRETS = '/etc/kafka-connect/secrets/timebucket-cdc.properties';
@@ -50,6 +53,22 @@ function positiveInt(value: string): number {
 function historyArg(value: string): string {
   if (value !== 'kafka' && !/^file:.+/.test(value)) throw new InvalidArgumentError("expected 'kafka' or 'file:<path>'");
   return value;
+}
+
+/**
+ * The schema history's Kafka clients reach the brokers as the service does (TB_KAFKA_SSL,
+ * TB_KAFKA_SASL_*), with the Connect side's account and CA path; none on a plaintext cluster.
+ */
+function historySecurity(config: Config, opts: Opts): HistorySecurity | undefined {
+  const { ssl, sasl } = config.kafka;
+  if (!ssl.enabled && sasl === undefined) return undefined;
+  const pem = ssl.enabled ? ssl.ca : undefined;
+  const ca = opts.kafkaCaFile !== undefined ? { file: opts.kafkaCaFile } : pem !== undefined ? { pem } : undefined;
+  return {
+    tls: ssl.enabled,
+    ...(ca !== undefined && { ca }),
+    ...(sasl !== undefined && { sasl: { mechanism: sasl.mechanism, username: opts.kafkaUser, password: opts.kafkaPassword } }),
+  };
 }
 
 export function registerConnectorCommands(program: Command): void {
@@ -66,6 +85,9 @@ export function registerConnectorCommands(program: Command): void {
     .option('--replication-factor <n>', 'replication factor of the CDC topics the connector creates', positiveInt, 3)
     .option('--db-user <user>', 'the connector database user (or a config-provider reference)', `\${file:${SECRETS}:user}`)
     .option('--db-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:password}`)
+    .option('--kafka-user <user>', "the schema history's Kafka account with TB_KAFKA_SASL_* set (or a config-provider reference)", `\${file:${SECRETS}:kafka_user}`)
+    .option('--kafka-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:kafka_password}`)
+    .option('--kafka-ca-file <path>', "with TB_KAFKA_SSL: a CA file (PEM) on the Connect workers for the schema history's Kafka clients (default: TB_KAFKA_SSL_CA_FILE's certificates, in the configuration)")
     .option('--config-only', 'print only the config map (for PUT /connectors/<name>/config)')
     .option('--outbox', "the database's event_outbox connector instead (TB_PUBLISH_MODE=router: Debezium's Outbox Event Router publishes the events)")
     .action(async (opts: Opts) => {
@@ -93,7 +115,7 @@ export function registerConnectorCommands(program: Command): void {
       }
       const history: ConnectorConfigOptions['history'] =
         opts.history === 'kafka'
-          ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${target.cdcTopicPrefix}.schema-history.${opts.outbox === true ? 'outbox.' : ''}${target.database}` }
+          ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${target.cdcTopicPrefix}.schema-history.${opts.outbox === true ? 'outbox.' : ''}${target.database}`, security: historySecurity(config, opts) }
           : { kind: 'file', path: opts.history.slice('file:'.length) };
       // Two databases may be schemas of one server, and two deployments may read one server:
       // every binlog reader needs an id of its own (a second one with the same id kicks the first).

@@ -36,8 +36,20 @@ export type ConnectorConfigOptions = Readonly<{
   /** A replication client id unique among everything reading this server's binlog. */
   serverId: number;
   /** Where Debezium keeps the tables' schema history: a Kafka topic (production) or a file (one-node dev stack). */
-  history: Readonly<{ kind: 'kafka'; brokers: readonly string[]; topic: string }> | Readonly<{ kind: 'file'; path: string }>;
+  history: Readonly<{ kind: 'kafka'; brokers: readonly string[]; topic: string; security?: HistorySecurity }> | Readonly<{ kind: 'file'; path: string }>;
   topics: Readonly<{ partitions: number; replicationFactor: number; retentionMs: number }>;
+}>;
+
+/**
+ * How the schema history's own Kafka clients reach a secured cluster (the worker's settings are
+ * not theirs): TLS verified against the CA (its PEM text in the configuration, a public
+ * certificate, or a PEM file on the Connect workers), SASL with the account given (values or
+ * Connect config-provider references).
+ */
+export type HistorySecurity = Readonly<{
+  tls: boolean;
+  ca?: Readonly<{ pem: string }> | Readonly<{ file: string }>;
+  sasl?: Readonly<{ mechanism: 'scram-sha-512' | 'scram-sha-256' | 'plain'; username: string; password: string }>;
 }>;
 
 export type ConnectorConfig = Readonly<{ name: string; config: Readonly<Record<string, string>>; warnings: readonly string[] }>;
@@ -171,5 +183,33 @@ export function historyConfig(history: ConnectorConfigOptions['history']): Recor
     'schema.history.internal': 'io.debezium.storage.kafka.history.KafkaSchemaHistory',
     'schema.history.internal.kafka.bootstrap.servers': history.brokers.join(','),
     'schema.history.internal.kafka.topic': history.topic,
+    ...(history.security === undefined ? {} : historyClientSecurity(history.security)),
   };
 }
+
+const LOGIN_MODULE: Readonly<Record<NonNullable<HistorySecurity['sasl']>['mechanism'], string>> = {
+  'scram-sha-512': 'org.apache.kafka.common.security.scram.ScramLoginModule',
+  'scram-sha-256': 'org.apache.kafka.common.security.scram.ScramLoginModule',
+  plain: 'org.apache.kafka.common.security.plain.PlainLoginModule',
+};
+
+/** The same settings for the history's producer and its consumer: both talk to the brokers. */
+function historyClientSecurity(security: HistorySecurity): Record<string, string> {
+  const client: Record<string, string> = { 'security.protocol': `${security.sasl === undefined ? '' : 'SASL_'}${security.tls ? 'SSL' : 'PLAINTEXT'}` };
+  if (security.sasl !== undefined) {
+    const { mechanism, username, password } = security.sasl;
+    client['sasl.mechanism'] = mechanism.toUpperCase();
+    client['sasl.jaas.config'] = `${LOGIN_MODULE[mechanism]} required username="${jaasQuoted(username)}" password="${jaasQuoted(password)}";`;
+  }
+  if (security.tls && security.ca !== undefined) {
+    client['ssl.truststore.type'] = 'PEM';
+    if ('pem' in security.ca) client['ssl.truststore.certificates'] = security.ca.pem.trim();
+    else client['ssl.truststore.location'] = security.ca.file;
+  }
+  const out: Record<string, string> = {};
+  for (const side of ['producer', 'consumer']) for (const [k, v] of Object.entries(client)) out[`schema.history.internal.${side}.${k}`] = v;
+  return out;
+}
+
+/** JAAS quotes: a backslash or a double quote inside is escaped. */
+const jaasQuoted = (s: string) => s.replace(/[\\"]/g, (c) => `\\${c}`);

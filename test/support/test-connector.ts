@@ -98,7 +98,7 @@ export async function registerOutboxConnector(database: string, opts: { server?:
  * worker that has just (re)started can close the connection or answer 409 (rebalancing) or 5xx
  * while it joins: the PUT is tried again until the deadline; a 4xx other than 409 is an error.
  */
-async function putConnector(name: string, body: Readonly<Record<string, string>>): Promise<void> {
+export async function putConnector(name: string, body: Readonly<Record<string, string>>): Promise<void> {
   const refused = await waitFor(
     `connector ${name} accepted by Connect`,
     async () => {
@@ -125,6 +125,6 @@ async function putConnector(name: string, body: Readonly<Record<string, string>>
   );
 }
 
-async function deleteConnector(name: string): Promise<void> {
+export async function deleteConnector(name: string): Promise<void> {
   await fetch(`${connectUrl}/connectors/${name}`, { method: 'DELETE', signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
 }

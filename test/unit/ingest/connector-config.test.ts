@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEntityFile } from '../../../src/core/entity-file';
-import { connectorConfig, ConnectorConfigOptions } from '../../../src/ingest/connector-config';
+import { connectorConfig, ConnectorConfigOptions, historyConfig } from '../../../src/ingest/connector-config';
 
 const root = join(__dirname, '../../..');
 const catalogue = parseEntityFile(readFileSync(join(root, 'entities/default.json'), 'utf8'), 'entities/default.json');
@@ -121,5 +121,41 @@ describe('a table set over two databases (examples/shop/entities-split.json)', (
     expect(onMain['transforms']).toBe('onlyExpirable,route_user_coupon');
     expect(onMain['transforms.route_user_coupon.topic.regex']).toBe('tbcdc\\.shop\\.(user_coupon_0|user_coupon_1)');
     expect(onMain['transforms.route_user_coupon.topic.replacement']).toBe('tbcdc.shop.user_coupon');
+  });
+});
+
+describe('the schema history on a secured cluster', () => {
+  const kafka = { kind: 'kafka', brokers: ['k1:9094'], topic: 'tbcdc.schema-history.shop' } as const;
+
+  test('plaintext: the brokers and the topic, no client security', () => {
+    expect(historyConfig(kafka)).toEqual({
+      'schema.history.internal': 'io.debezium.storage.kafka.history.KafkaSchemaHistory',
+      'schema.history.internal.kafka.bootstrap.servers': 'k1:9094',
+      'schema.history.internal.kafka.topic': 'tbcdc.schema-history.shop',
+    });
+  });
+
+  test('SASL_SSL: the same settings for its producer and its consumer, the CA inline, the account quoted for JAAS', () => {
+    const config = historyConfig({ ...kafka, security: { tls: true, ca: { pem: '-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n' }, sasl: { mechanism: 'scram-sha-512', username: 'tb', password: 'p"w\\1' } } });
+    for (const side of ['producer', 'consumer']) {
+      expect(config).toMatchObject({
+        [`schema.history.internal.${side}.security.protocol`]: 'SASL_SSL',
+        [`schema.history.internal.${side}.sasl.mechanism`]: 'SCRAM-SHA-512',
+        [`schema.history.internal.${side}.sasl.jaas.config`]: 'org.apache.kafka.common.security.scram.ScramLoginModule required username="tb" password="p\\"w\\\\1";',
+        [`schema.history.internal.${side}.ssl.truststore.type`]: 'PEM',
+        [`schema.history.internal.${side}.ssl.truststore.certificates`]: '-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----',
+      });
+    }
+  });
+
+  test('TLS alone with a CA file on the workers; SASL over plaintext with PLAIN', () => {
+    expect(historyConfig({ ...kafka, security: { tls: true, ca: { file: '/etc/kafka/ca.pem' } } })).toMatchObject({
+      'schema.history.internal.producer.security.protocol': 'SSL',
+      'schema.history.internal.producer.ssl.truststore.location': '/etc/kafka/ca.pem',
+    });
+    const plain = historyConfig({ ...kafka, security: { tls: false, sasl: { mechanism: 'plain', username: '${file:/s:u}', password: '${file:/s:p}' } } });
+    expect(plain['schema.history.internal.consumer.security.protocol']).toBe('SASL_PLAINTEXT');
+    expect(plain['schema.history.internal.consumer.sasl.jaas.config']).toBe('org.apache.kafka.common.security.plain.PlainLoginModule required username="${file:/s:u}" password="${file:/s:p}";');
+    expect(Object.keys(plain).some((k) => k.includes('truststore'))).toBe(false);
   });
 });
