@@ -1,6 +1,7 @@
 /**
  * timebucket connector config [--database D] [--name N] [--server-id N] [--flavour auto|mariadb|mysql]
  *   [--history kafka|file:<path>] [--replication-factor N] [--db-user U] [--db-password P] [--config-only] [--outbox]
+ *   [--kafka-user U] [--kafka-password P] [--kafka-ca-file F] [--format rest|strimzi] [--strimzi-cluster C]
  *
  * With --outbox: the database's event_outbox connector (publish/outbox-connector-config.ts),
  * Debezium's Outbox Event Router publishing the events of TB_PUBLISH_MODE=router.
@@ -24,6 +25,8 @@ import { loadEntities } from '../ops/load-entities';
 import { outboxConnectorConfig } from '../publish/outbox-connector-config';
 import { createCommandLogger } from '../ops/logger';
 import { needsOf } from './command-needs';
+import { stringify as stringifyYaml } from 'yaml';
+import { strimziConnector } from '../ingest/strimzi-connector';
 import { connectorName, derivedServerId } from '../ingest/connector-names';
 
 type Opts = {
@@ -40,6 +43,8 @@ type Opts = {
   kafkaUser: string;
   kafkaPassword: string;
   kafkaCaFile?: string;
+  format: 'rest' | 'strimzi';
+  strimziCluster?: string;
 };
 
 const SECRETS = '/etc/kafka-connect/secrets/timebucket-cdc.properties';
@@ -71,6 +76,15 @@ function historySecurity(config: Config, opts: Opts): HistorySecurity | undefine
   };
 }
 
+/** The REST API's JSON (`{ name, config }`, or the map alone), or a Strimzi KafkaConnector as YAML. */
+function print(opts: Opts, groupPrefix: string, name: string, config: Readonly<Record<string, string>>): void {
+  if (opts.format === 'strimzi') {
+    console.log(stringifyYaml(strimziConnector(name, config, opts.strimziCluster ?? `${groupPrefix}-connect`)).trimEnd());
+    return;
+  }
+  console.log(JSON.stringify(opts.configOnly === true ? config : { name, config }, null, 2));
+}
+
 export function registerConnectorCommands(program: Command): void {
   program
     .command('connector')
@@ -89,6 +103,8 @@ export function registerConnectorCommands(program: Command): void {
     .option('--kafka-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:kafka_password}`)
     .option('--kafka-ca-file <path>', "with TB_KAFKA_SSL: a CA file (PEM) on the Connect workers for the schema history's Kafka clients (default: TB_KAFKA_SSL_CA_FILE's certificates, in the configuration)")
     .option('--config-only', 'print only the config map (for PUT /connectors/<name>/config)')
+    .addOption(new Option('--format <format>', 'rest: JSON for the Connect REST API; strimzi: a KafkaConnector resource (YAML)').choices(['rest', 'strimzi']).default('rest'))
+    .option('--strimzi-cluster <name>', 'with --format strimzi: the KafkaConnect resource it runs on (its strimzi.io/cluster label; default <TB_GROUP_PREFIX>-connect)')
     .option('--outbox', "the database's event_outbox connector instead (TB_PUBLISH_MODE=router: Debezium's Outbox Event Router publishes the events)")
     .action(async (opts: Opts) => {
       const config = loadConfig(process.env, { uses: needsOf(['connector', 'config']) });
@@ -124,7 +140,7 @@ export function registerConnectorCommands(program: Command): void {
       if (opts.outbox === true) {
         // topic.prefix names the connector's metrics: its own, beside the CDC connector's.
         const out = outboxConnectorConfig({ name, flavour, db, topicPrefix: `${target.cdcTopicPrefix}-outbox`, serverId, history });
-        console.log(JSON.stringify(opts.configOnly === true ? out.config : out, null, 2));
+        print(opts, config.groupPrefix, out.name, out.config);
         return;
       }
       const out = connectorConfig(catalogue, {
@@ -138,6 +154,6 @@ export function registerConnectorCommands(program: Command): void {
         topics: { partitions: config.cdc.partitions, replicationFactor: opts.replicationFactor, retentionMs: config.cdc.retentionMs },
       });
       for (const w of out.warnings) console.error(`warning: ${w}`);
-      console.log(JSON.stringify(opts.configOnly === true ? out.config : { name: out.name, config: out.config }, null, 2));
+      print(opts, config.groupPrefix, out.name, out.config);
     });
 }
