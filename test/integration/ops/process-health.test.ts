@@ -128,28 +128,3 @@ test('on a database whose tables never changed, topics apply creates the CDC top
     await fresh.drop();
   }
 });
-
-test('a topology written before the reminder events (it names two of the four): topics apply creates the default topics of the others, and run starts instead of exiting 78', async () => {
-  const prefix = uniqueName('tbolder').replace(/-/g, '');
-  const named = pipeline.topology.events.filter((e) => e.type === 'COUPON_EXPIRED' || e.type === 'ORDER_CANCELLED').map((e) => ({ ...e, topic: `${prefix}.events.${e.type.toLowerCase()}-v1` }));
-  const path = join(tmpdir(), `${prefix}.json`);
-  writeFileSync(path, JSON.stringify({ ...pipeline.topology, prefix, events: named }));
-  const env = { ...pipeline.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: 'error' };
-  try {
-    const apply = spawnCli(['topics', 'apply'], env);
-    runs.push(apply);
-    const exit = await withTimeout('topics apply to exit', apply.exited, 90_000);
-    expect({ ...exit, stderr: exit.code === 0 ? '' : apply.stderr().slice(-3_000) }).toEqual({ code: 0, signal: null, stderr: '' });
-    const events = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.events.`)).sort();
-    expect(events).toEqual([...named.map((e) => e.topic), `${prefix}.events.coupon-expiring-soon`, `${prefix}.events.user-coupons-expiring-soon`].sort());
-
-    const port = freePort();
-    const run = spawnCli(['run', '--roles', 'relay'], { ...env, TB_HTTP_PORT: String(port) });
-    runs.push(run);
-    await waitFor('the relay to be ready', async () => ((await status(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
-    expect(run.child.exitCode).toBeNull();
-  } finally {
-    killRunning(runs.splice(0));
-    await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`)) }).catch(() => undefined);
-  }
-});

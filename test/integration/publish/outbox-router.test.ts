@@ -7,7 +7,8 @@
  * mid-drain: every event arrives, a duplicate only ever with the same event_key, and the order
  * of an entity's first copies kept. And the capture probe: its lag is 0 while the connector
  * runs, grows while it is paused, and falls back once it resumes; retention deletes only rows
- * below the watermark its probes confirm, so a paused connector loses nothing to it.
+ * below the watermark its probes confirm, so a paused connector loses nothing to it, and a
+ * connector created again from scratch (its position lost) publishes every event it never did.
  *
  * @lane exclusive
  */
@@ -244,4 +245,32 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
     await fetch(`${connectorUrl()}/resume`, { method: 'PUT' }).catch(() => undefined);
     await Promise.all([probe.stop(), routed.stop()]);
   }
+});
+
+test('the connector lost its position (deleted, created again from scratch) after a pause longer than the retention: every event still in event_outbox is published again, once per event_key', async () => {
+  const topics = await newTopics('recreated');
+  const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
+  const probe = await newProbe();
+  const retention = new OutboxRetention<{ id: string }>({ db: env.db, purgePage: purgeEventOutboxPage, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
+  const events = Array.from({ length: 30 }, (_, i) => couponExpiredInsert(String(7_000_000 + i), firstDue + i, 25));
+  const keys = new Set(events.map((e) => e.event.event_key));
+  const routed = await readRaw(topics);
+  probe.start();
+  try {
+    await waitFor('a first probe seen', () => (probe.confirmedAgeMs('main') !== undefined ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
+    await fetch(`${connectorUrl()}/pause`, { method: 'PUT' });
+    await env.db.transaction((trx) => routerWriter(topics, ids)(trx, events));
+    await retention.purgeOnce();
+    // Its offsets gone with it: a new connector starts from a snapshot of the table, which
+    // retention kept (nothing of it was confirmed on the wire).
+    await connector.remove();
+    connector = await registerOutboxConnector(env.testDb.name);
+    await waitFor('every event on the wire', () => (new Set(routed.seen.map((m) => m.headers['event_key']).filter((k) => keys.has(k!))).size === keys.size ? true : undefined), { timeoutMs: 90_000, intervalMs: 200 });
+  } finally {
+    await Promise.all([probe.stop(), routed.stop()]);
+  }
+  const ours = routed.seen.filter((m) => keys.has(m.headers['event_key']!));
+  // Once each: the paused connector had published none of them.
+  expect(ours).toHaveLength(keys.size);
+  expect(new Set(ours.map((m) => m.headers['event_key']))).toEqual(keys);
 });
