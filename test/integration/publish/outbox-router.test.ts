@@ -174,16 +174,29 @@ test('a kill -9 of Kafka Connect mid-drain loses nothing: duplicates only with t
   }
 });
 
-/** A capture probe of the file's database on a probe topic of its own, every 200 ms (not started). */
-async function newProbe(): Promise<CaptureProbe> {
+/**
+ * A capture probe of the file's database on a probe topic of its own, every 200 ms (not started).
+ * `beforeSubscribe`: awaited before its reader subscribes (a position that comes late).
+ */
+async function newProbe(beforeSubscribe?: (topic: string) => Promise<unknown>): Promise<CaptureProbe> {
   const topic = uniqueName('tb-probe');
   await createTestTopics(env.admin, [{ topic, numPartitions: 1 }]);
   const group = uniqueName('tb-probe');
+  const newConsumer = () => {
+    const consumer = env.kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 });
+    if (beforeSubscribe === undefined) return consumer;
+    const subscribe = consumer.subscribe.bind(consumer);
+    consumer.subscribe = async (subscription) => {
+      await beforeSubscribe(topic);
+      return subscribe(subscription);
+    };
+    return consumer;
+  };
   return new CaptureProbe({
     dbs: { main: env.db },
     topic,
     group,
-    newConsumer: () => env.kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 }),
+    newConsumer,
     intervalMs: 200,
     stallMs: 30_000,
     clock: systemClock,
@@ -205,6 +218,20 @@ test('the capture probe: lag 0 while the connector runs, growing while it is pau
     await waitFor('probes back after resume: lag 0', () => (probe.lagSeconds()['main'] === 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 50 });
   } finally {
     await fetch(`${connectorUrl()}/resume`, { method: 'PUT' }).catch(() => undefined);
+    await probe.stop();
+  }
+});
+
+test('probes written before the reader has a position (as with Kafka\'s default group.initial.rebalance.delay.ms) do not hold the lag: it falls back to 0', async () => {
+  // The reader subscribes only once three probes are on the wire: a new group starts at the
+  // end of the topic, so it never sees them. Before, they stayed the oldest pending for good.
+  const onTheWire = async (topic: string) => (await env.admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
+  const probe = await newProbe((topic) => waitFor('three probes on the wire before the reader subscribes', async () => ((await onTheWire(topic)) >= 3 ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 }));
+  probe.start();
+  try {
+    // A probe back (so the reader reads), and nothing pending: the three unseen ones too.
+    await waitFor('lag 0 once a later probe is back', () => (probe.confirmedAgeMs('main') !== undefined && probe.lagSeconds()['main'] === 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 20 });
+  } finally {
     await probe.stop();
   }
 });
