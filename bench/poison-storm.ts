@@ -25,6 +25,7 @@ import { log, sleep } from './lib/log';
 import { percentile as pct } from './lib/percentiles';
 import { cpuSeconds as cpuSecondsOrNull } from './lib/proc';
 import { cdcTopicOf } from '../src/ingest/cdc-topics';
+import { defaultEventTopic } from '../src/core/event-catalogue';
 
 const poison = Number(process.env['P'] ?? 400_000);
 const good = Number(process.env['G'] ?? 20_000);
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
   const run = `bench${Date.now().toString(36)}`;
   const raw = JSON.parse(readFileSync(join(__dirname, '../../topics/local.json'), 'utf8')) as { prefix: string; events: Array<{ type: string; topic: string }> };
   raw.prefix = run;
-  for (const e of raw.events) e.topic = `${run}.events.${e.type.toLowerCase().replace(/_/g, '-')}`;
+  for (const e of raw.events) e.topic = defaultEventTopic({ prefix: run }, e.type);
   const topology = parseTopology(raw, 'bench topology');
   const topologyPath = join(tmpdir(), `${run}.json`);
   writeFileSync(topologyPath, JSON.stringify(raw));

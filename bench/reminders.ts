@@ -34,6 +34,7 @@ import { dbNowMs } from './lib/db-server';
 import { log, sleep } from './lib/log';
 import { defaultResultsDir, repoRoot, topicsDir } from './lib/paths';
 import { summarize } from './lib/percentiles';
+import { defaultEventTopic } from '../src/core/event-catalogue';
 
 const rate = Number(process.env['RATE'] ?? 1_000);
 const seconds = Number(process.env['RUN_S'] ?? 60);
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
   const raw = JSON.parse(readFileSync(join(topicsDir, 'local.json'), 'utf8')) as TopologyJson;
   raw.prefix = prefix;
   const template = raw.events![0]!;
-  raw.events = catalogue.events.map((e) => ({ ...template, type: e.type, topic: `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}` }));
+  raw.events = catalogue.events.map((e) => ({ ...template, type: e.type, topic: defaultEventTopic({ prefix }, e.type) }));
   const topology = parseTopology(raw, 'bench reminders topology');
   const topologyPath = join(tmpdir(), `${prefix}.json`);
   writeFileSync(topologyPath, JSON.stringify(raw));

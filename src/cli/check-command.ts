@@ -26,7 +26,7 @@ import { mappedTableGrants, OWN_TABLE_GRANTS } from '../db/service-grants';
 import { connectorConfig } from '../ingest/connector-config';
 import { connectorProblems, outboxConnectorProblems, ConnectorView } from '../ingest/connector-check';
 import { connectorName } from '../ingest/connector-names';
-import { outboxConnectorConfig } from '../publish/outbox-connector-config';
+import { outboxConnectorConfig, outboxTopicPrefix } from '../publish/outbox-connector-config';
 import { loadEntities } from '../ops/load-entities';
 import { createCommandLogger } from '../ops/logger';
 import { needsOf } from './command-needs';
@@ -103,7 +103,7 @@ async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: s
         name: connectorName(config.groupPrefix, 'outbox', name),
         flavour: server.flavour,
         db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
-        topicPrefix: `${target.cdcTopicPrefix}-outbox`,
+        topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix),
         serverId: 1,
         history: { kind: 'file', path: '' },
       });

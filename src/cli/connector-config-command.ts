@@ -22,7 +22,7 @@ import { createDb } from '../db/knex';
 import { serverFlavour } from '../db/server-flavour';
 import { connectorConfig, ConnectorConfigOptions, type HistorySecurity, ServerFlavour } from '../ingest/connector-config';
 import { loadEntities } from '../ops/load-entities';
-import { outboxConnectorConfig } from '../publish/outbox-connector-config';
+import { outboxConnectorConfig, outboxTopicPrefix } from '../publish/outbox-connector-config';
 import { createCommandLogger } from '../ops/logger';
 import { needsOf } from './command-needs';
 import { stringify as stringifyYaml } from 'yaml';
@@ -138,8 +138,7 @@ export function registerConnectorCommands(program: Command): void {
       const serverId = opts.serverId ?? derivedServerId(config.groupPrefix, kind, target.database);
       const db = { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled };
       if (opts.outbox === true) {
-        // topic.prefix names the connector's metrics: its own, beside the CDC connector's.
-        const out = outboxConnectorConfig({ name, flavour, db, topicPrefix: `${target.cdcTopicPrefix}-outbox`, serverId, history });
+        const out = outboxConnectorConfig({ name, flavour, db, topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix), serverId, history });
         print(opts, config.groupPrefix, out.name, out.config);
         return;
       }

@@ -1,8 +1,8 @@
 /**
  * The events, as the outside world sees them, read from the entity catalogue: one EventSpec per
  * event type (catalogue.events, from the entities file), and the topic each is published to
- * (the topology's `events` list, or the default topic of its type: withEventTopics). The relay (schema, headers, key), the registry registration,
- * the tests and the AsyncAPI document (docs/asyncapi.yaml, checked in make test) all read them
+ * (the topology's `events` list, or the default topic of its type: withEventTopics). The relay
+ * (schema, headers, key), the registry registration, the tests and the AsyncAPI document (docs/asyncapi.yaml, checked in make test) all read them
  * here, so an event type exists in one place: the entities file.
  *
  * Every event's fields, in order: the standard ones of its kind, then its declared fields:

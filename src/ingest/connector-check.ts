@@ -16,21 +16,17 @@ export function connectorProblems(wanted: Readonly<Record<string, string>>, conn
   const problems: string[] = [];
   for (const pattern of tables) {
     const table = pattern.slice(`${database}\\.`.length);
-    const matching = connectors.filter((c) => includes(c.config['table.include.list'], pattern) && c.config['database.include.list']?.split(',').includes(database) !== false);
     // Only a connector writing under the prefix the service reads feeds it (two servers may have
     // tables of the same names; each database's connector has its own prefix).
     const prefix = wanted['topic.prefix'];
-    const capturing = matching.filter((c) => prefix === undefined || c.config['topic.prefix'] === prefix);
+    const { ours: capturing, all } = readersOf(connectors, database, pattern, prefix);
     if (capturing.length === 0) {
-      const elsewhere = matching.map((c) => `${c.name} (topic.prefix ${String(c.config['topic.prefix'])})`);
-      problems.push(`no connector captures ${database}.${table} under topic.prefix ${String(prefix)}${elsewhere.length > 0 ? `; ${elsewhere.join(', ')} write elsewhere` : ''}: ${fix}`);
+      problems.push(`no connector captures ${database}.${table} under topic.prefix ${String(prefix)}${all.length > 0 ? `; ${described(all)} write elsewhere` : ''}: ${fix}`);
       continue;
     }
     const route = routeOf(wanted, table);
     for (const c of capturing) {
-      if (c.state !== 'RUNNING' || c.taskStates.length === 0 || c.taskStates.some((s) => s !== 'RUNNING')) {
-        problems.push(`connector ${c.name} captures ${database}.${table} but is ${c.state} with tasks [${c.taskStates.join(', ')}]: look at its status (GET /connectors/${c.name}/status)`);
-      }
+      if (!running(c)) problems.push(`connector ${c.name} captures ${database}.${table} but is ${stateOf(c)}: look at its status (GET /connectors/${c.name}/status)`);
       // A table of a set must reach the entity's topic: per-table topics are read by nothing.
       if (route !== undefined && !Object.entries(c.config).some(([k, v]) => k.endsWith('.topic.replacement') && v === route.replacement && includes(c.config[k.replace(/replacement$/, 'regex')], route.topic))) {
         problems.push(`connector ${c.name} does not route ${database}.${table} into ${route.replacement}: its changes go to a topic nothing reads; ${fix}`);
@@ -62,29 +58,35 @@ export function connectorProblems(wanted: Readonly<Record<string, string>>, conn
 export function outboxConnectorProblems(wanted: Readonly<Record<string, string>>, connectors: readonly ConnectorView[], database: string, databaseName: string): string[] {
   const option = databaseName === 'main' ? '' : ` --database ${databaseName}`;
   const fix = `register the output of \`timebucket connector config --outbox${option}\` (PUT /connectors/<name>/config with --config-only)`;
-  const table = `${database}\\.event_outbox`;
-  const reading = connectors.filter((c) => includes(c.config['table.include.list'], table) && c.config['database.include.list']?.split(',').includes(database) !== false);
   const prefix = wanted['topic.prefix'];
-  const publishing = reading.filter((c) => c.config['topic.prefix'] === prefix);
+  const { ours: publishing, all } = readersOf(connectors, database, `${database}\\.event_outbox`, prefix);
   if (publishing.length === 0) {
-    const elsewhere = reading.map((c) => `${c.name} (topic.prefix ${String(c.config['topic.prefix'])})`);
-    return [`no connector publishes ${database}.event_outbox under topic.prefix ${String(prefix)}${elsewhere.length > 0 ? `; ${elsewhere.join(', ')} read it for another deployment` : ''}: its events stay in the table; ${fix}`];
+    return [`no connector publishes ${database}.event_outbox under topic.prefix ${String(prefix)}${all.length > 0 ? `; ${described(all)} read it for another deployment` : ''}: its events stay in the table; ${fix}`];
   }
-  const problems: string[] = [];
+  const placement = 'transforms.outbox.table.fields.additional.placement';
   const router = (c: ConnectorView) =>
     c.config['transforms.outbox.type'] === wanted['transforms.outbox.type'] &&
     c.config['transforms.outbox.route.by.field'] === wanted['transforms.outbox.route.by.field'] &&
-    sameList(c.config['transforms.outbox.table.fields.additional.placement'], wanted['transforms.outbox.table.fields.additional.placement']);
+    listOf(c.config[placement]) === listOf(wanted[placement]);
+  const problems: string[] = [];
   for (const c of publishing) {
-    if (c.state !== 'RUNNING' || c.taskStates.length === 0 || c.taskStates.some((s) => s !== 'RUNNING')) {
-      problems.push(`connector ${c.name} publishes ${database}.event_outbox but is ${c.state} with tasks [${c.taskStates.join(', ')}]: its events wait in the table; look at its status (GET /connectors/${c.name}/status)`);
-    }
+    if (!running(c)) problems.push(`connector ${c.name} publishes ${database}.event_outbox but is ${stateOf(c)}: its events wait in the table; look at its status (GET /connectors/${c.name}/status)`);
     if (!router(c)) problems.push(`connector ${c.name} reads ${database}.event_outbox without the generated Outbox Event Router (routing by topic, the event headers): subscribers would get other records; ${fix}`);
   }
   return problems;
 }
 
-const sameList = (a: string | undefined, b: string | undefined) => [...new Set((a ?? '').split(',').map((x) => x.trim()))].sort().join(',') === [...new Set((b ?? '').split(',').map((x) => x.trim()))].sort().join(',');
+/** The connectors reading `pattern` (a table.include.list entry) of `database`, and of them those under `prefix` (any, when undefined). */
+function readersOf(connectors: readonly ConnectorView[], database: string, pattern: string, prefix: string | undefined): { all: ConnectorView[]; ours: ConnectorView[] } {
+  const all = connectors.filter((c) => includes(c.config['table.include.list'], pattern) && c.config['database.include.list']?.split(',').includes(database) !== false);
+  return { all, ours: all.filter((c) => prefix === undefined || c.config['topic.prefix'] === prefix) };
+}
+
+const described = (cs: readonly ConnectorView[]) => cs.map((c) => `${c.name} (topic.prefix ${String(c.config['topic.prefix'])})`).join(', ');
+const running = (c: ConnectorView) => c.state === 'RUNNING' && c.taskStates.length > 0 && c.taskStates.every((s) => s === 'RUNNING');
+const stateOf = (c: ConnectorView) => `${c.state} with tasks [${c.taskStates.join(', ')}]`;
+/** A comma-separated setting as a set, in a canonical form. */
+const listOf = (s: string | undefined) => [...new Set((s ?? '').split(',').map((x) => x.trim()))].sort().join(',');
 
 /** The wanted router of a table of a set: the table's own topic and the entity's it goes to. */
 function routeOf(wanted: Readonly<Record<string, string>>, table: string): { topic: string; replacement: string } | undefined {
@@ -101,7 +103,7 @@ function routeOf(wanted: Readonly<Record<string, string>>, table: string): { top
 }
 
 /** Debezium's table.include.list is a list of regular expressions matched against <db>.<table>. */
-export function includes(list: string | undefined, wanted: string): boolean {
+function includes(list: string | undefined, wanted: string): boolean {
   const table = wanted.replace(/\\\./g, '.');
   return (list ?? '').split(',').some((p) => {
     const pattern = p.trim();

@@ -152,7 +152,8 @@ export class CaptureProbe implements Component {
       const watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
       try {
         // Stopping does not wait for a connect that hangs (a broker away): kafkajs gives up on its own.
-        if ((await Promise.race([consumer.connect(), this.stopped])) === undefined && this.stopping) return;
+        await Promise.race([consumer.connect(), this.stopped]);
+        if (this.stopping) return;
         // Only probes written from now on are ours: a new group starts at the end of the topic
         // (a restarted reader, at its group's committed position).
         await consumer.subscribe({ topics: [topic], fromBeginning: false });

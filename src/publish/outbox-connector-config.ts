@@ -47,6 +47,11 @@ const CONSTANT_HEADERS: ReadonlyArray<readonly [name: string, header: string, va
   ['contentType', 'content-type', CONTENT_TYPE],
 ];
 
+/** Its topic.prefix, which names its metrics (no data topic carries it): its own, beside the capture connector's. */
+export function outboxTopicPrefix(cdcTopicPrefix: string): string {
+  return `${cdcTopicPrefix}-outbox`;
+}
+
 export function outboxConnectorConfig(opts: OutboxConnectorOptions): Readonly<{ name: string; config: Readonly<Record<string, string>> }> {
   const constants: Record<string, string> = {};
   for (const [name, header, value] of CONSTANT_HEADERS) {

@@ -57,3 +57,9 @@ export function killRunning(runs: readonly CliRun[]): void {
 export function outputLines(r: CliRun): string[] {
   return `${r.stdout()}\n${r.stderr()}`.split('\n').filter((l) => l.length > 0);
 }
+
+/** GET a child's ops endpoint (/healthz, /readyz, /metrics): its status and body, or undefined while nothing answers. */
+export async function httpStatus(port: number, path: string): Promise<{ code: number; body: string } | undefined> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined);
+  return res === undefined ? undefined : { code: res.status, body: await res.text() };
+}

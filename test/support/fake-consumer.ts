@@ -1,10 +1,10 @@
 /**
  * A kafkajs Consumer stand-in that records what a stage does with it (pause, resume, commit,
- * seek) and lets the test drive it: emit instrumentation events and feed batches to the
- * stage's eachBatch handler the way the real runner would.
+ * seek, disconnect) and lets the test drive it: emit instrumentation events, feed batches to the
+ * stage's eachBatch handler the way the real runner would, or one message to its eachMessage.
  */
 import { EventEmitter } from 'node:events';
-import type { Consumer, ConsumerRunConfig, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Consumer, ConsumerRunConfig, EachBatchPayload, EachMessagePayload, KafkaMessage } from 'kafkajs';
 
 export const consumerEvents = {
   FETCH_START: 'consumer.fetch_start',
@@ -26,13 +26,19 @@ export type FakeConsumer = {
   joinGroup: (assignment: Record<string, number[]>) => void;
   /** Hands `messages` to eachBatch as one batch; returns what the runner saw. */
   feed: (topic: string, partition: number, messages: KafkaMessage[], highWatermark?: string) => Promise<{ resolved: string[]; heartbeats: number }>;
+  /** Hands one message with these headers to eachMessage. */
+  deliver: (headers: Record<string, string>) => Promise<void>;
+  /** Whether the stage has called run(). */
+  running: () => boolean;
+  disconnected: boolean;
 };
 
 export function message(offset: number, o: Partial<KafkaMessage> = {}): KafkaMessage {
   return { key: null, value: null, timestamp: '0', attributes: 0, offset: String(offset), headers: {}, ...o } as KafkaMessage;
 }
 
-export function fakeConsumer(): FakeConsumer {
+/** `connected`: what connect() waits for (a consumer kept from starting). */
+export function fakeConsumer(connected: Promise<void> = Promise.resolve()): FakeConsumer {
   const emitter = new EventEmitter();
   let run: ConsumerRunConfig | undefined;
   const fake: FakeConsumer = {
@@ -44,6 +50,13 @@ export function fakeConsumer(): FakeConsumer {
     commitResult: () => Promise.resolve(),
     emit: (event, payload) => void emitter.emit(event, { payload }),
     joinGroup: (assignment) => fake.emit(consumerEvents.GROUP_JOIN, { memberAssignment: assignment }),
+    disconnected: false,
+    running: () => run !== undefined,
+    async deliver(headers) {
+      if (run?.eachMessage === undefined) throw new Error('the stage has not called run({ eachMessage })');
+      const value = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)]));
+      await run.eachMessage({ topic: 't', partition: 0, message: message(0, { headers: value }), heartbeat: async () => undefined, pause: () => () => undefined } as EachMessagePayload);
+    },
     async feed(topic, partition, messages, highWatermark = String(messages.length === 0 ? 0 : Number(messages[messages.length - 1]!.offset) + 1)) {
       if (run?.eachBatch === undefined) throw new Error('the stage has not called run({ eachBatch })');
       const resolved: string[] = [];
@@ -72,8 +85,8 @@ export function fakeConsumer(): FakeConsumer {
       emitter.on(event, listener);
       return () => emitter.off(event, listener);
     },
-    connect: async () => undefined,
-    disconnect: async () => undefined,
+    connect: () => connected,
+    disconnect: async () => void (fake.disconnected = true),
     subscribe: async (s: unknown) => void fake.subscriptions.push(s),
     run: async (config: ConsumerRunConfig) => {
       run = config;

@@ -21,6 +21,7 @@ import { cdcTopicDeclarations } from '../../src/cli/topics-apply';
 import type { EntityCatalogue } from '../../src/core/entity-catalogue';
 import { loadEntities } from '../../src/ops/load-entities';
 import { defaultEntitiesPath } from './catalogue';
+import { defaultEventTopic } from '../../src/core/event-catalogue';
 
 export type TestPipeline = Readonly<{
   config: Config;
@@ -64,7 +65,7 @@ export async function createTestPipeline(
   const catalogue = loadEntities(entitiesPath);
   const template = raw.events[0]!;
   raw.events = catalogue.events.map((e) => ({ ...template, type: e.type }));
-  for (const e of raw.events) e.topic = `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}`;
+  for (const e of raw.events) e.topic = defaultEventTopic({ prefix }, e.type);
   const topology = parseTopology(raw, 'test topology');
   const topologyPath = join(tmpdir(), `${prefix}.json`);
   writeFileSync(topologyPath, JSON.stringify(raw));

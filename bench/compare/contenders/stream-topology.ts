@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseTopology, Topology, TopologyJson } from '../../../src/core/topology';
 import { topicsDir } from '../../lib/paths';
+import { defaultEventTopic } from '../../../src/core/event-catalogue';
 
 export type StreamTopology = Readonly<{ topology: Topology; path: string }>;
 
 export function writeStreamTopology(prefix: string, opts: { shards?: number; partitions?: number }): StreamTopology {
   const raw = JSON.parse(readFileSync(join(topicsDir, 'local.json'), 'utf8')) as TopologyJson & { tiers: Array<{ partitions: number }> };
   raw.prefix = prefix;
-  raw.events = (raw.events ?? []).map((e) => ({ ...e, topic: `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}` }));
+  raw.events = (raw.events ?? []).map((e) => ({ ...e, topic: defaultEventTopic({ prefix }, e.type) }));
   if (opts.shards !== undefined) raw.shards = opts.shards;
   if (opts.partitions !== undefined) {
     raw.tiers[0]!.partitions = opts.partitions;

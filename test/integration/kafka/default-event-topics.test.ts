@@ -13,7 +13,7 @@ import type { Admin } from 'kafkajs';
 import { createKafka } from '../../../src/kafka/client';
 import { config, logger, uniqueName } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { CliRun, freePort, killRunning, spawnCli } from '../../support/cli';
+import { CliRun, freePort, httpStatus, killRunning, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
@@ -35,10 +35,6 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-async function status(port: number, path: string): Promise<{ code: number; body: string } | undefined> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined);
-  return res === undefined ? undefined : { code: res.status, body: await res.text() };
-}
 
 test('a topology naming two of the four events: topics apply creates the default topics of the others, and run starts instead of exiting 78', async () => {
   const prefix = uniqueName('tbolder').replace(/-/g, '');
@@ -57,7 +53,7 @@ test('a topology naming two of the four events: topics apply creates the default
     const port = freePort();
     const run = spawnCli(['run', '--roles', 'relay'], { ...env, TB_HTTP_PORT: String(port) });
     runs.push(run);
-    await waitFor('the relay to be ready', async () => ((await status(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor('the relay to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
     expect(run.child.exitCode).toBeNull();
   } finally {
     killRunning(runs.splice(0));

@@ -11,7 +11,7 @@ import type { Admin } from 'kafkajs';
 import { createKafka } from '../../../src/kafka/client';
 import { config, logger, uniqueName } from '../../support/stack';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
-import { CliRun, freePort, killRunning, spawnCli } from '../../support/cli';
+import { CliRun, freePort, httpStatus, killRunning, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
 import { createTestDatabase } from '../../support/test-database';
 
@@ -43,15 +43,11 @@ function startExpirer(env: Record<string, string> = {}): { run: CliRun; port: nu
   return { run, port };
 }
 
-async function status(port: number, path: string): Promise<{ code: number; body: string } | undefined> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined);
-  return res === undefined ? undefined : { code: res.status, body: await res.text() };
-}
 
 test('a consumer that can no longer consume turns /healthz 503 with the reason, then the process exits 1', async () => {
   const { run, port } = startExpirer({ TB_CONSUMER_STALL_MS: '3000' });
-  await waitFor('the expirer to be ready', async () => ((await status(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
-  expect(await status(port, '/healthz')).toEqual({ code: 200, body: 'ok\n' });
+  await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  expect(await httpStatus(port, '/healthz')).toEqual({ code: 200, body: 'ok\n' });
 
   // A subscribed topic deleted under it: kafkajs restarts the consumer over and over, and it
   // never fetches again, while the process itself stays up.
@@ -59,19 +55,19 @@ test('a consumer that can no longer consume turns /healthz 503 with the reason, 
   const unhealthy = await waitFor(
     '/healthz to fail',
     async () => {
-      const s = await status(port, '/healthz');
+      const s = await httpStatus(port, '/healthz');
       return s?.code === 503 ? s : undefined;
     },
     { timeoutMs: 30_000, intervalMs: 200 },
   );
   expect(unhealthy.body).toMatch(new RegExp(`^unhealthy\\nconsumer of group ${pipeline.env['TB_GROUP_PREFIX']}\\.expirer made no progress for \\d+ ms`));
-  expect((await status(port, '/readyz'))?.code).toBe(503);
+  expect((await httpStatus(port, '/readyz'))?.code).toBe(503);
   expect(await withTimeout('the process to exit', run.exited, 30_000)).toEqual({ code: 1, signal: null });
 });
 
 test('SIGTERM: the member leaves its group and the process exits 0 within the deadline', async () => {
   const { run, port } = startExpirer({ TB_SHUTDOWN_TIMEOUT_MS: '10000' });
-  await waitFor('the expirer to be ready', async () => ((await status(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
   const group = `${pipeline.env['TB_GROUP_PREFIX']}.expirer`;
   expect((await admin.describeGroups([group])).groups[0]!.members).toHaveLength(1);
 
@@ -122,7 +118,7 @@ test('on a database whose tables never changed, topics apply creates the CDC top
     const port = freePort();
     const run = spawnCli(['run', '--roles', 'repartitioner'], { ...env, TB_HTTP_PORT: String(port) });
     runs.push(run);
-    await waitFor('the repartitioner to be ready', async () => ((await status(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor('the repartitioner to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
   } finally {
     await admin.deleteTopics({ topics: cdcTopics }).catch(() => undefined);
     await fresh.drop();

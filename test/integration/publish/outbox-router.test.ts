@@ -204,6 +204,19 @@ async function newProbe(beforeSubscribe?: (topic: string) => Promise<unknown>): 
   });
 }
 
+/**
+ * Retention of event_outbox at 1 ms, held by `probe`'s watermark: by age alone every row is old
+ * at once, so whatever a pass keeps, the watermark kept.
+ */
+function watermarkRetention(probe: CaptureProbe): OutboxRetention<{ id: string }> {
+  return new OutboxRetention<{ id: string }>({ db: env.db, purgePage: purgeEventOutboxPage, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
+}
+
+/** Until every one of `keys` has been seen on the wire at least once. */
+async function allOnTheWire(seen: readonly Seen[], keys: ReadonlySet<string>, timeoutMs: number): Promise<void> {
+  await waitFor('every event on the wire', () => (new Set(seen.map((m) => m.headers['event_key']).filter((k) => keys.has(k!))).size === keys.size ? true : undefined), { timeoutMs, intervalMs: 100 });
+}
+
 /** The outbox connector's REST resource (pause, resume). */
 const connectorUrl = () => `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}/connectors/${connector.name}`;
 
@@ -242,7 +255,7 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
   const probe = await newProbe();
   // Retention of 1 ms: by age alone every row is old at once. Without the probe's watermark (no
   // capturedAgeMs) the first pass below already deletes rows, before any probe has come back.
-  const retention = new OutboxRetention<{ id: string }>({ db: env.db, purgePage: purgeEventOutboxPage, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
+  const retention = watermarkRetention(probe);
   const events = Array.from({ length: 20 }, (_, i) => couponExpiredInsert(String(6_000_000 + i), firstDue + i, 25));
   const keys = new Set(events.map((e) => e.event.event_key));
   const rowsOfEvents = async () => Number(((await env.db('event_outbox').whereIn('event_key', [...keys]).count({ n: '*' })) as Array<{ n: number }>)[0]!.n);
@@ -262,7 +275,7 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
     expect(await rowsOfEvents()).toBe(events.length);
 
     await fetch(`${connectorUrl()}/resume`, { method: 'PUT' });
-    await waitFor('every event on the wire', () => (new Set(routed.seen.map((m) => m.headers['event_key']).filter((k) => keys.has(k!))).size === keys.size ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+    await allOnTheWire(routed.seen, keys, 60_000);
     // Once a probe written after them comes back, they are below the watermark and go.
     const writtenAt = Date.now();
     await waitFor('a probe written after the events seen', () => (probe.confirmedAgeMs('main')! < Date.now() - writtenAt ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
@@ -278,7 +291,7 @@ test('the connector lost its position (deleted, created again from scratch) afte
   const topics = await newTopics('recreated');
   const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   const probe = await newProbe();
-  const retention = new OutboxRetention<{ id: string }>({ db: env.db, purgePage: purgeEventOutboxPage, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
+  const retention = watermarkRetention(probe);
   const events = Array.from({ length: 30 }, (_, i) => couponExpiredInsert(String(7_000_000 + i), firstDue + i, 25));
   const keys = new Set(events.map((e) => e.event.event_key));
   const routed = await readRaw(topics);
@@ -292,7 +305,7 @@ test('the connector lost its position (deleted, created again from scratch) afte
     // retention kept (nothing of it was confirmed on the wire).
     await connector.remove();
     connector = await registerOutboxConnector(env.testDb.name);
-    await waitFor('every event on the wire', () => (new Set(routed.seen.map((m) => m.headers['event_key']).filter((k) => keys.has(k!))).size === keys.size ? true : undefined), { timeoutMs: 90_000, intervalMs: 200 });
+    await allOnTheWire(routed.seen, keys, 90_000);
   } finally {
     await Promise.all([probe.stop(), routed.stop()]);
   }

@@ -19,6 +19,7 @@ import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 import { entityIds, insertCouponEvents } from './outbox-fixtures';
 import { createTestTopics } from '../../support/topics';
+import { defaultEventTopic } from '../../../src/core/event-catalogue';
 
 const LOOPS = 3;
 const BATCH = 10;
@@ -44,7 +45,7 @@ beforeAll(async () => {
   const prefix = uniqueName('tbrc').replace(/-/g, '');
   const raw = JSON.parse(readFileSync(join(__dirname, '../../../topics/test.json'), 'utf8')) as { prefix: string; events: Array<{ type: string; topic: string }> };
   raw.prefix = prefix;
-  for (const e of raw.events) e.topic = `${prefix}.events.${e.type.toLowerCase().replace(/_/g, '-')}`;
+  for (const e of raw.events) e.topic = defaultEventTopic({ prefix }, e.type);
   topic = raw.events.find((e) => e.type === 'COUPON_EXPIRED')!.topic;
   await createTestTopics(admin, raw.events.map((e) => ({ topic: e.topic, numPartitions: 3 })));
   const topologyPath = join(tmpdir(), `${prefix}.json`);

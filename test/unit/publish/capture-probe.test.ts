@@ -4,45 +4,14 @@
  * a probe seen confirms the earlier ones its reader never saw, and a reader kafkajs gives up is
  * replaced by a new consumer, health saying so while it is down.
  */
-import { EventEmitter } from 'node:events';
-import type { Consumer, EachMessagePayload } from 'kafkajs';
 import type { Knex } from 'knex';
 import { CaptureProbe } from '../../../src/publish/capture-probe';
 import { createLogger } from '../../../src/ops/logger';
+import { consumerEvents as events, fakeConsumer, type FakeConsumer } from '../../support/fake-consumer';
 import { waitFor } from '../../support/wait-for';
 
-const events = { FETCH_START: 'consumer.fetch_start', GROUP_JOIN: 'consumer.group_join', HEARTBEAT: 'consumer.heartbeat', CRASH: 'consumer.crash' };
-
-type FakeConsumer = { consumer: Consumer; deliver: (key: string) => Promise<void>; emit: (event: string, payload?: unknown) => void; running: () => boolean; disconnected: () => boolean };
-
-/** `connected`: what connect() waits for (a reader kept from starting). */
-function fakeConsumer(connected: Promise<void> = Promise.resolve()): FakeConsumer {
-  const emitter = new EventEmitter();
-  let handler: ((p: EachMessagePayload) => Promise<void>) | undefined;
-  let disconnected = false;
-  const consumer = {
-    events,
-    on: (event: string, listener: (e: unknown) => void) => {
-      emitter.on(event, listener);
-      return () => emitter.off(event, listener);
-    },
-    connect: () => connected,
-    subscribe: async () => undefined,
-    run: async ({ eachMessage }: { eachMessage: (p: EachMessagePayload) => Promise<void> }) => {
-      handler = eachMessage;
-    },
-    disconnect: async () => {
-      disconnected = true;
-    },
-  } as unknown as Consumer;
-  return {
-    consumer,
-    deliver: (key) => handler!({ message: { headers: { event_key: Buffer.from(key) } } } as unknown as EachMessagePayload),
-    emit: (event, payload = {}) => emitter.emit(event, { payload }),
-    running: () => handler !== undefined,
-    disconnected: () => disconnected,
-  };
-}
+/** A probe back on the wire: its key in the event_key header. */
+const deliver = (c: FakeConsumer, key: string) => c.deliver({ event_key: key });
 
 function probeWith(opts: { stallMs?: number; connected?: (n: number) => Promise<void> } = {}) {
   const written: string[] = [];
@@ -74,11 +43,11 @@ test('a probe seen confirms every earlier one of its database, the ones the read
     await probe.stop();
     advance(10_000);
     // The first probe landed before the reader had a position; the second came back.
-    await consumers[0]!.deliver(written[1]!);
+    await deliver(consumers[0]!, written[1]!);
     expect(probe.confirmedAgeMs('main')).toBe(10_000);
     expect(probe.lagSeconds()).toEqual({ main: 10 });
     // The last one back: nothing is pending, the first one included.
-    await consumers[0]!.deliver(written[written.length - 1]!);
+    await deliver(consumers[0]!, written[written.length - 1]!);
     expect(probe.lagSeconds()).toEqual({ main: 0 });
   } finally {
     await probe.stop();
@@ -95,20 +64,20 @@ test('a reader kafkajs gives up is replaced by a new consumer; health fails once
     expect(probe.health()).toEqual({ ok: true });
     consumers[0]!.emit(events.CRASH, { error: new Error('Failed to find group coordinator'), groupId: 'tb.probe-1', restart: false });
     await waitFor('a new consumer, connecting', () => (consumers.length === 2 ? true : undefined), { timeoutMs: 10_000, intervalMs: 5 });
-    expect(consumers[0]!.disconnected()).toBe(true);
+    expect(consumers[0]!.disconnected).toBe(true);
     // Down, not yet for stallMs: healthy (a broker blip is no reason to restart the process).
     expect(probe.health()).toEqual({ ok: true });
     advance(5_001);
     expect(probe.health()).toEqual({ ok: false, reason: 'capture probe reader down for 5001 ms: Failed to find group coordinator' });
     release();
     await waitFor('the new reader running', () => (consumers[1]!.running() ? true : undefined), { timeoutMs: 5_000, intervalMs: 5 });
-    consumers[1]!.emit(events.GROUP_JOIN);
+    consumers[1]!.emit(events.GROUP_JOIN, {});
     expect(probe.health()).toEqual({ ok: true });
     // It reads: what it sees clears the lag.
-    await consumers[1]!.deliver(written[written.length - 1]!);
+    await deliver(consumers[1]!, written[written.length - 1]!);
     expect(probe.lagSeconds()).toEqual({ main: 0 });
   } finally {
     await probe.stop();
   }
-  expect(consumers.every((c) => c.disconnected())).toBe(true);
+  expect(consumers.every((c) => c.disconnected)).toBe(true);
 });
