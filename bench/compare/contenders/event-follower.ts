@@ -11,7 +11,8 @@ import type { Consumer, Kafka } from 'kafkajs';
 import type { Entity } from '../workload';
 import type { EventsSeen } from '../contender';
 
-const KEY = /^(coupon|order)-(?:expired|cancelled)-(\d+)-\d+$/;
+// eventKeyOf (core/entity-catalogue.ts): <entity>-<transition>-<id>-<due ms>-<occurred ms>.
+const KEY = /^(coupon|order)-(?:expired|cancelled)-(\d+)-\d+-\d+$/;
 
 export type EventFollower = Readonly<{
   /** The run's rows, told as they are written (before any event of theirs). */
