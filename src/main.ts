@@ -12,6 +12,7 @@ import { Partitioners } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityCatalogue } from './core/entity-catalogue';
+import { settlesWithin } from './core/lifecycle';
 import { dlqTopic, Topology } from './core/topology';
 import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
@@ -62,20 +63,25 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   const clock = opts.clock ?? systemClock;
   const instanceId = opts.instanceId ?? config.instanceId;
   const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
-  const stops: Array<() => Promise<void>> = [];
+  const stops: Array<{ part: string; stop: () => Promise<void> }> = [];
   const joins: Array<Promise<void>> = [];
   const healths: Array<() => ConsumerHealth> = [];
   const failures: Array<Promise<Error>> = [];
   let controlSummary!: () => SwitchSummary;
+  // Reverse start order; every cleanup runs even when one fails or hangs. The parts share
+  // TB_SHUTDOWN_TIMEOUT_MS: one still running when its share is spent is named in the log and
+  // left behind, and the next part (at least a second each) is still stopped.
   const stopAll = async () => {
-    // Reverse start order; every cleanup runs even when one fails.
-    for (const stop of stops.reverse()) {
-      await stop().catch((err: unknown) => opts.logger.error({ err }, 'stop failed'));
+    const until = Date.now() + config.shutdownTimeoutMs;
+    for (const { part, stop } of stops.reverse()) {
+      const stopping = stop().catch((err: unknown) => opts.logger.error({ err, part }, 'stop failed'));
+      const shareMs = Math.max(1_000, until - Date.now());
+      if (!(await settlesWithin(stopping, shareMs))) opts.logger.warn({ part, waitedMs: shareMs }, 'stop: a part did not stop within the shutdown deadline; left behind');
     }
   };
   try {
     const databases = openDatabases(config, opts.catalogue, opts.logger);
-    stops.push(() => databases.destroy());
+    stops.push({ part: 'database pools', stop: () => databases.destroy() });
     const db = databases.main;
     // Before anything starts: a mapping that does not match the tables would fail every batch,
     // and a spread entity needs a shard per database at least.
@@ -95,7 +101,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         })
       : undefined;
     if (outbox !== undefined) {
-      stops.push(outbox.stop);
+      stops.push({ part: 'outbox writer', stop: outbox.stop });
       metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
     }
     const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
@@ -110,12 +116,12 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       );
     };
     const producer = newProducer('producer');
-    stops.push(() => producer.disconnect());
+    stops.push({ part: 'producer', stop: () => producer.disconnect() });
     await producer.connect();
     metrics.trackOutbox(() => readOutboxBacklogs(databases.pools));
     // Read before any role starts: a restarted process must not fire what the operator paused.
     const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
-    stops.push(() => control.stop());
+    stops.push({ part: 'control switches', stop: () => control.stop() });
     controlSummary = control.summary;
     const dlqFor = (stage: Role) => {
       // At 0 from the start, so the DLQ alert and panel have series before the first dead letter.
@@ -133,7 +139,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
-      stops.push(started.stop);
+      stops.push({ part: role, stop: started.stop });
       if (started.joined) joins.push(started.joined());
       if (started.health) healths.push(started.health);
       if (started.failed) failures.push(started.failed());

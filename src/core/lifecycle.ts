@@ -28,3 +28,19 @@ export interface Component {
 
 /** failed() of a part that retries every error and so never fails for good. */
 export const NEVER_FAILS: Promise<Error> = new Promise<Error>(() => undefined);
+
+/**
+ * Whether `work` settled within `deadlineMs` (true) or was left running (false). A stop that
+ * waits on a broker or a server that no longer answers would otherwise never return; what is
+ * abandoned is safe by construction (unfinished entries are re-read from the committed offsets).
+ * A rejection counts as settled: the caller awaits `work` itself if it wants the error.
+ */
+export async function settlesWithin(work: Promise<unknown>, deadlineMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), deadlineMs)));
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

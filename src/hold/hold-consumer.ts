@@ -31,7 +31,7 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { Clock, timerDelay } from '../core/clock';
 import type { HeldMessage, HeldRecordReader } from '../core/held-record';
-import type { Component, Lifecycle } from '../core/lifecycle';
+import { settlesWithin, type Component, type Lifecycle } from '../core/lifecycle';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
@@ -72,6 +72,12 @@ export type HoldConsumerOptions = Readonly<{
   commitIntervalMs: number;
   /** /healthz fails when the consume loop shows no sign of life for this long. */
   stallMs: number;
+  /**
+   * stop() waits at most this long for its last commit, and as long again for the group to be
+   * left (kafkajs's disconnect waits on a coordinator that may be gone); then it gives up on
+   * them. Default 10 s.
+   */
+  stopDeadlineMs?: number;
   logger: Logger;
   /**
    * The partitions' current ends (the admin client's fetchTopicOffsets). A partition paused at
@@ -117,6 +123,7 @@ export class HoldConsumer implements Component {
   private endsTimer?: NodeJS.Timeout;
   private commitInFlight: Promise<void> = Promise.resolve();
   private joinedGroup: Promise<void> = new Promise(() => undefined);
+  private stopped?: Promise<void>;
 
   constructor(private readonly opts: HoldConsumerOptions) {
     if (opts.maxInMemoryPerPartition < 1) throw new RangeError('maxInMemoryPerPartition must be >= 1');
@@ -196,17 +203,26 @@ export class HoldConsumer implements Component {
     if (this.opts.fetchEnds) this.endsTimer = setInterval(() => void this.refreshCappedEnds(), this.opts.endsRefreshMs ?? 5_000);
   }
 
-  async stop(): Promise<void> {
-    if (this.state === 'STOPPED' || this.state === 'STOPPING') return;
+  /** Idempotent: every call returns the first one's promise, settled within twice stopDeadlineMs. */
+  stop(): Promise<void> {
+    this.stopped ??= this.stopOnce();
+    return this.stopped;
+  }
+
+  private async stopOnce(): Promise<void> {
+    if (this.state === 'STOPPED') return;
     this.state = 'STOPPING';
     this.watch?.stop();
     if (this.commitTimer) clearInterval(this.commitTimer);
     if (this.endsTimer) clearInterval(this.endsTimer);
     for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
+    const deadlineMs = this.opts.stopDeadlineMs ?? 10_000;
+    const abandoned = (step: string) => this.opts.logger.warn({ group: this.opts.group, step, deadlineMs }, 'stop: a step outlived its deadline; abandoned (unfinished entries are re-read from the committed offsets)');
     try {
-      await this.commitDirty();
+      if (!(await settlesWithin(this.commitDirty(), deadlineMs))) abandoned('last commit');
     } finally {
-      await this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
+      const disconnect = this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
+      if (!(await settlesWithin(disconnect, deadlineMs))) abandoned('leave the group');
       this.opts.sink.close();
       this.opts.reroute.close();
       this.state = 'STOPPED';

@@ -20,7 +20,7 @@
 import type { Logger } from './logger';
 import { defaultSwitch, defaultSwitches, sameSwitch, summarize, Switch, SwitchName, Switches, SwitchState } from './control-switch-state';
 import type { SwitchRead } from './control-switch-store';
-import { NEVER_FAILS, type Component, type Health, type Lifecycle } from '../core/lifecycle';
+import { NEVER_FAILS, settlesWithin, type Component, type Health, type Lifecycle } from '../core/lifecycle';
 
 /** How long stop() waits for a poll under way (its read has the database's own timeouts besides). */
 const STOP_DEADLINE_MS = 5_000;
@@ -73,9 +73,7 @@ export class ControlSwitches implements SwitchReader, Component {
     if (this.phase === 'STOPPED' || this.phase === 'STOPPING') return;
     this.phase = 'STOPPING';
     if (this.timer) clearTimeout(this.timer);
-    let deadline: NodeJS.Timeout | undefined;
-    await Promise.race([this.polling, new Promise<void>((resolve) => (deadline = setTimeout(resolve, STOP_DEADLINE_MS)))]);
-    clearTimeout(deadline);
+    await settlesWithin(this.polling, STOP_DEADLINE_MS);
     this.phase = 'STOPPED';
   }
 

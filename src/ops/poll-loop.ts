@@ -16,7 +16,7 @@
  * stop() is idempotent: it wakes a sleeping loop at once and waits for the tick in flight, at
  * most `stopDeadlineMs` (a tick stuck past it is abandoned, logged), so a shutdown always ends.
  */
-import type { Component, Lifecycle } from '../core/lifecycle';
+import { settlesWithin, type Component, type Lifecycle } from '../core/lifecycle';
 import { backoffMs, classifyFailure, type Backoff, type FailureKind } from '../core/retry-policy';
 import { WakeableSleeps } from '../core/wakeable-sleeps';
 import type { ConsumerHealth } from '../kafka/consumer-watch';
@@ -80,13 +80,7 @@ export class PollLoop implements Component {
     this.state = 'STOPPING';
     this.sleeps.wakeAll();
     const deadlineMs = this.opts.stopDeadlineMs ?? 30_000;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadlineMs)));
-    try {
-      if ((await Promise.race([this.running, late])) === 'late') this.opts.logger.warn({ loop: this.opts.name, deadlineMs }, 'a tick outlived the stop deadline; abandoned');
-    } finally {
-      clearTimeout(timer);
-    }
+    if (!(await settlesWithin(this.running, deadlineMs))) this.opts.logger.warn({ loop: this.opts.name, deadlineMs }, 'a tick outlived the stop deadline; abandoned');
     this.state = 'STOPPED';
   }
 

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import type { HeldMessage, HeldRecordReader } from '../../../src/core/held-record';
 import { HoldConsumer, HoldConsumerOptions, HoldSink } from '../../../src/hold/hold-consumer';
 import type { DlqRecord } from '../../../src/kafka/dlq-writer';
@@ -225,4 +226,21 @@ test('a crash kafkajs will not restart fails the stage and its health', async ()
   expect(stage.lifecycle).toBe('FAILED');
   expect(stage.health()).toEqual({ ok: false, reason: 'g.expirer: FAILED' });
   await stage.stop();
+});
+
+test('stop() gives up on a commit and a group leave that never answer (a coordinator gone), names each, and every call returns the first one', async () => {
+  const lines: string[] = [];
+  const logger = createLogger('warn', {}, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }));
+  const { fake, sink, reroute, stage } = await started({ stopDeadlineMs: 20, logger });
+  await fake.feed(topic, 0, [released(0)]);
+  sink.taken.get('0')!();
+  fake.commitResult = () => new Promise<void>(() => undefined);
+  fake.consumer.disconnect = () => new Promise<void>(() => undefined);
+  const first = stage.stop();
+  expect(stage.stop()).toBe(first);
+  await first;
+  expect(stage.lifecycle).toBe('STOPPED');
+  expect([sink.closes, reroute.closes]).toEqual([1, 1]);
+  const abandoned = lines.map((l) => JSON.parse(l) as { msg: string; step?: string }).filter((l) => l.msg.startsWith('stop: a step outlived its deadline'));
+  expect(abandoned.map((l) => l.step)).toEqual(['last commit', 'leave the group']);
 });
