@@ -12,7 +12,7 @@ CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test \
-        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench-reminders bench bench-smoke
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply schemas-register run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench-reminders bench bench-smoke
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -168,8 +168,12 @@ migrate: build
 topics-apply: build
 	$(ENV) && node dist/cli/main.js topics apply
 
+# The deployment step that saves the event schema ids `run` reads (the run never calls the registry).
+schemas-register: build
+	$(ENV) && node dist/cli/main.js schemas register
+
 # Logs at warn so the demo's summary lines stand out; TB_LOG_LEVEL=info make run for more.
 # entities/demo.json is the shipped file with its reminders in seconds (3d, 1d, 30m would not
 # fire during a demo); TB_ENTITIES=entities/default.json make run for the shipped one.
-run: install stack-up migrate topics-apply
+run: install stack-up migrate topics-apply schemas-register
 	$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} TB_LOG_LEVEL=$${TB_LOG_LEVEL:-warn} node dist/cli/main.js run --demo

@@ -27,6 +27,8 @@ import { checkEntitySchema, schemaNamesOf } from './db/check-entity-schema';
 import { assertShardsFit } from './core/router';
 import { startRelay } from './publish/start-relay';
 import { openOutboxWriter } from './publish/open-outbox-writer';
+import { deadLetterRejectedEvents } from './publish/dead-letter-events';
+import { eventTopics } from './core/event-catalogue';
 import { startScanner } from './reconcile/start-scanner';
 import { startRepartitioner } from './ingest/start-repartitioner';
 import { startExpirer } from './hold/start-expirer';
@@ -88,24 +90,6 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     const tables = await checkEntitySchema(databases.pools, opts.catalogue, schemaNamesOf(config.databases));
     assertShardsFit(opts.catalogue, topology);
     const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
-    // Only the roles that run transitions write events (router mode: encoded, so they need schema ids).
-    const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
-      ? await openOutboxWriter({
-          config,
-          catalogue: opts.catalogue,
-          topology,
-          tables,
-          db,
-          logger: opts.logger,
-          observer: { deferred: (n) => metrics.outboxDeferred.inc(n), registrationFailed: () => metrics.schemaRegistrationFailures.inc() },
-        })
-      : undefined;
-    if (outbox !== undefined) {
-      stops.push({ part: 'outbox writer', stop: outbox.stop });
-      metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
-    }
-    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
-    const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, observer: reminderObserver(metrics) });
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
     const newProducer = (breaker: string) => {
@@ -118,6 +102,33 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     const producer = newProducer('producer');
     stops.push({ part: 'producer', stop: () => producer.disconnect() });
     await producer.connect();
+    // Only the roles that run transitions write events (router mode: encoded, so they need schema
+    // ids). An event that can never be published is dead-lettered in its transaction.
+    const outboxDlq = createDlqWriter({
+      producer,
+      topic: dlqTopic(topology),
+      otherCode: 'EVENT_REJECTED',
+      logger: opts.logger.child({ component: 'outbox' }),
+      onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage: 'outbox', code }),
+    });
+    const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
+      ? await openOutboxWriter({
+          config,
+          catalogue: opts.catalogue,
+          topology,
+          tables,
+          db,
+          logger: opts.logger,
+          rejected: deadLetterRejectedEvents(outboxDlq, eventTopics(opts.catalogue, topology), () => clock.now()),
+        })
+      : undefined;
+    if (outbox !== undefined) {
+      for (const code of ['EVENT_REJECTED', 'EVENT_TOO_LARGE'] as const) metrics.deadLetters.inc({ stage: 'outbox', code }, 0);
+      stops.push({ part: 'outbox writer', stop: outbox.stop });
+      metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
+    }
+    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
+    const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, observer: reminderObserver(metrics) });
     metrics.trackOutbox(() => readOutboxBacklogs(databases.pools));
     // Read before any role starts: a restarted process must not fire what the operator paused.
     const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });

@@ -10,6 +10,8 @@ const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
   // The CDC topics are the mapped tables'.
   'topics apply': ['kafka', 'topology', 'entities'],
   'cdc-tail': ['kafka', 'entities'],
+  // The ids are saved on the main database; derived schemas read their tables' columns.
+  'schemas register': ['db', 'registry', 'topology', 'entities'],
   // The database for its flavour (unless --flavour), Kafka for the schema-history topic's brokers.
   'connector config': ['db', 'kafka', 'entities'],
   check: ['db', 'entities'],
@@ -26,6 +28,6 @@ const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
 
 /** The parts a command line needs (`['topics', 'apply']` → kafka, topology); every part when unknown. */
 export function needsOf(args: readonly string[]): readonly ConfigPart[] {
-  const command = args[0] === 'topics' || args[0] === 'connector' || args[0] === 'sql' || args[0] === 'offsets' ? `${args[0]} ${args[1] ?? ''}` : (args[0] ?? '');
+  const command = args[0] === 'topics' || args[0] === 'schemas' || args[0] === 'connector' || args[0] === 'sql' || args[0] === 'offsets' ? `${args[0]} ${args[1] ?? ''}` : (args[0] ?? '');
   return NEEDS[command] ?? ConfigParts;
 }

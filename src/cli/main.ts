@@ -4,6 +4,7 @@
  *   timebucket run [--roles a,b]    run roles (default: all) until SIGINT/SIGTERM
  *   timebucket migrate [--down]     apply (or roll back) the database migrations
  *   timebucket topics apply         create missing declared topics, report drift [--grow-partitions]
+ *   timebucket schemas register     register the event schemas, save their ids for `run`
  *   timebucket cdc-tail             print CDC events of the mapped tables
  *   timebucket connector config     print the Debezium connector for the mapped tables
  *   timebucket check                the database, the account and the connectors against the entities file
@@ -25,6 +26,7 @@ import { failureHint } from './failure-hint';
 import { migrate } from './migrate';
 import { cdcTail } from './cdc-tail';
 import { topicsApply } from './topics-apply';
+import { schemasRegister } from './schemas-register';
 import { run } from './run';
 import { Role, Roles } from '../roles';
 import { registerBackfillCommand } from './backfill-command';
@@ -83,6 +85,17 @@ async function main(argv: string[]): Promise<void> {
       const catalogue = loadEntities(config.entitiesPath);
       const drift = await topicsApply(config, loadTopology(config.topologyPath, catalogue), catalogue, createLogger(config.logLevel), { growPartitions: opts.growPartitions === true });
       if (drift > 0) process.exitCode = 3;
+    });
+
+  program
+    .command('schemas')
+    .description('the Avro schemas of the events')
+    .command('register')
+    .description('register every event schema with the registry and save the ids `run` reads (idempotent; a deployment step)')
+    .action(async () => {
+      const config = loadConfig(process.env, { uses: needsOf(['schemas', 'register']) });
+      const catalogue = loadEntities(config.entitiesPath);
+      await schemasRegister(config, loadTopology(config.topologyPath, catalogue), catalogue, createLogger(config.logLevel));
     });
 
   program

@@ -15,6 +15,9 @@ export const ErrorCodes = [
   'REGISTRY_UNAVAILABLE',
   'CONNECT_UNAVAILABLE',
   'MIGRATION_LOCKED',
+  'SCHEMA_ID_MISSING',
+  'EVENT_REJECTED',
+  'EVENT_TOO_LARGE',
 ] as const;
 export type ErrorCode = (typeof ErrorCodes)[number];
 

@@ -133,6 +133,8 @@ export const RetryPolicies = {
    * broker yet, even after kafkajs's own retries, on a loaded cluster.
    */
   newTopics: { backoff: { baseMs: 1_000, maxMs: 8_000 }, deterministicAttempts: 1, retriableAttempts: 5 },
+  /** `schemas register`: a registry restarting, for about half a minute; then the Job's own retry. */
+  registration: { backoff: { baseMs: 1_000, maxMs: 8_000 }, deterministicAttempts: 1, retriableAttempts: 6 },
   /**
    * `migrate` while another process holds the migrations lock: until the caller's deadline
    * (db/migrate-latest.ts, which ends it at once on any other failure).

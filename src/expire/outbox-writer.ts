@@ -3,13 +3,13 @@
  *   relay   the JSON outbox, which the polling relay encodes and sends (publish/outbox-relay.ts);
  *   router  event_outbox, each event encoded here, which Debezium's Outbox Event Router
  *           publishes from the binlog (publish/outbox-connector-config.ts).
- * In router mode an event that cannot be encoded yet (its schema id unknown while the registry
- * is down at a first start) or at all (its schema rejects it) goes to the JSON outbox, in the
- * same transaction: the relay publishes it once the registry answers, or sets it aside as
- * poison, named. Either way the transition commits.
- */
+ * In router mode an event whose type has no schema id yet holds its transition (retried until
+ * `timebucket schemas register` has saved the id); one that can never be published (its schema
+ * rejects it, or it is larger than its topic takes) goes to the dead-letter topic with the
+ * reason, in the same transaction, and the transition commits. */
 import type { Knex } from 'knex';
 import type { EventEncoder, EncodedEvent } from '../publish/event-encoder';
+import { TimebucketError } from '../core/errors';
 import { insertEventOutbox } from './sql/insert-event-outbox';
 import { insertOutbox, type OutboxInsert } from './sql/insert-outbox';
 
@@ -18,18 +18,31 @@ export type OutboxWriter = (trx: Knex.Transaction, rows: readonly OutboxInsert[]
 
 export const relayOutbox: OutboxWriter = insertOutbox;
 
-export function routerOutbox(encoder: EventEncoder, observer?: Readonly<{ deferred?: (rows: number) => void }>): OutboxWriter {
+/** An event that can never be published as it is, with why: for the dead-letter topic. */
+export type RejectedEvent = Readonly<{ event: OutboxInsert['event']; entityId: string; code: 'EVENT_REJECTED' | 'EVENT_TOO_LARGE'; reason: string }>;
+
+/**
+ * `rejected`: where an event that can never be published goes (the dead-letter topic, within the
+ * transaction: if it fails, the transition rolls back and is retried); without it, such an event
+ * fails the transaction (an operator's command, which then reports it).
+ */
+export function routerOutbox(encoder: EventEncoder, opts: Readonly<{ rejected?: (events: readonly RejectedEvent[]) => Promise<void> }> = {}): OutboxWriter {
   return async (trx, rows) => {
     const encoded: EncodedEvent[] = [];
-    const deferred: OutboxInsert[] = [];
+    const rejected: RejectedEvent[] = [];
     for (const r of rows) {
       const result = encoder.encode(r.event, r.entityId);
       if (result.ok) encoded.push(result.row);
-      else deferred.push(r);
+      else if (result.failure === 'missing-schema-id') {
+        // Back-pressure: the transition waits for its schema id (timebucket schemas register).
+        throw new TimebucketError('SCHEMA_ID_MISSING', `${result.reason}: run \`timebucket schemas register\`; the transition waits for it`, { retriable: true, details: { eventType: r.event.event_type } });
+      } else rejected.push({ event: r.event, entityId: r.entityId, code: result.code, reason: result.reason });
     }
-    const inserted = await insertEventOutbox(trx, encoded);
-    const relayed = deferred.length === 0 ? 0 : await insertOutbox(trx, deferred);
-    if (deferred.length > 0) observer?.deferred?.(deferred.length);
-    return inserted + relayed;
+    if (rejected.length > 0) {
+      if (opts.rejected === undefined) throw new TimebucketError(rejected[0]!.code, `event ${rejected[0]!.event.event_key} cannot be published: ${rejected[0]!.reason}`, { details: { eventKey: rejected[0]!.event.event_key } });
+      await opts.rejected(rejected);
+    }
+    // A dead-lettered event counts as written: its transition commits, and the event is where the operator finds it.
+    return (await insertEventOutbox(trx, encoded)) + rejected.length;
   };
 }

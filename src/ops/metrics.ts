@@ -181,23 +181,13 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
       help: 'Events the transitions of this process wrote into an outbox (in router mode Connect publishes them from the binlog)',
       registers,
     }),
-    outboxDeferred: new Counter({
-      name: 'timebucket_outbox_deferred_total',
-      help: 'Events written to the relay outbox in router mode: no schema id yet (registry down at a first start), or rejected by their schema',
-      registers,
-    }),
     missingSchemaIds: new Gauge({
       name: 'timebucket_event_schema_ids_missing',
-      help: 'Router mode: event types this process cannot encode yet for want of a schema id (their events go to the relay outbox); 0 when every one is known',
+      help: 'Router mode: event types without a saved schema id (timebucket schemas register has not run for their schemas): their transitions wait; 0 when every one is known',
       registers,
       collect() {
         if (missingSchemaIdsSource) this.set(missingSchemaIdsSource());
       },
-    }),
-    schemaRegistrationFailures: new Counter({
-      name: 'timebucket_schema_registration_failures_total',
-      help: 'Failed attempts to register the event schemas for the router encoder; retried with backoff',
-      registers,
     }),
     relayFailures: new Counter({
       name: 'timebucket_outbox_relay_failures_total',

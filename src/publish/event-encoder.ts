@@ -1,15 +1,14 @@
 /**
  * Encodes an event into the Kafka message the outbox router publishes, inside the expiry
  * transaction: the value Confluent-framed Avro (magic byte 0, the 4-byte big-endian schema id,
- * then the Avro body), and the per-event headers. The same bytes and headers the polling relay
- * sent (outbox-relay.ts encodes through the registry client, this through avsc directly, from
- * the same schema text with the same exact-long hook), without a registry call per event.
+ * then the Avro body), and the per-event headers, without a registry call per event.
  *
- * The schema ids arrive when a registration succeeds or a saved one is read
- * (schema-id-source.ts): until an event type has one, `encode` returns undefined and the caller
- * writes the event to the relay's JSON outbox instead, so a registry outage holds publishing,
- * never the transition. An event its schema rejects returns undefined with the reason, and goes
- * the same way: the relay then sets it aside as poison, named (outbox-relay.ts).
+ * The schema ids are the ones `timebucket schemas register` saved (schema-id-source.ts): until
+ * an event type has one, `encode` fails with `missing-schema-id` and the caller holds the
+ * transition (it is retried; nothing moves without its event). An event its schema rejects, or
+ * one larger than its topic takes (`maxEventBytes`: Connect would fail on it at every restart,
+ * and stop every later event of its database), fails with `rejected` and the reason: the caller
+ * dead-letters it and the transition commits (expire/outbox-writer.ts).
  */
 import { Type } from 'avsc';
 import type { EntityCatalogue } from '../core/entity-catalogue';
@@ -31,17 +30,36 @@ export type EncodedEvent = Readonly<{
   payload: Buffer;
 }>;
 
-export type EncodeResult = Readonly<{ ok: true; row: EncodedEvent }> | Readonly<{ ok: false; reason: string }>;
+/**
+ * `missing-schema-id`: its type has no saved schema id yet (retry later); `rejected`: it can never
+ * be published as it is (its schema rejects it, or it is too large), with the error code to file it under.
+ */
+export type EncodeResult =
+  | Readonly<{ ok: true; row: EncodedEvent }>
+  | Readonly<{ ok: false; failure: 'missing-schema-id'; reason: string }>
+  | Readonly<{ ok: false; failure: 'rejected'; code: 'EVENT_REJECTED' | 'EVENT_TOO_LARGE'; reason: string }>;
+
+/**
+ * What a Kafka record of the event may weigh, key and headers included: the producer's
+ * max.request.size and the broker's message.max.bytes are both about 1 MiB by default. The
+ * record's own framing (offsets, lengths, attributes) is under a hundred bytes.
+ */
+export const DEFAULT_MAX_EVENT_BYTES = 1_000_000;
 
 export type EventEncoder = Readonly<{
   /** The ids of a registration (or the saved ones): from now on those event types are encoded. */
   setSchemaIds: (ids: SchemaIds) => void;
   /** Whether every event type has a schema id. */
   complete: () => boolean;
-  /** How many event types have none yet (their events go to the relay's outbox). */
+  /** Whether this event type has one. */
+  has: (eventType: string) => boolean;
+  /** How many event types have none yet (their transitions wait). */
   missing: () => number;
   encode: (event: EventPayload, entityId: string) => EncodeResult;
 }>;
+
+/** The router's header names, ce_time, ce_specversion, ce_source and content-type, and the id header: generously counted. */
+const HEADER_OVERHEAD_BYTES = 512;
 
 type Prepared = { spec: EntityCatalogue['events'][number]; topic: string; type: Type; frame?: Buffer; dataSchema?: string };
 
@@ -62,8 +80,14 @@ function frame(p: Prepared, event: EventPayload): Buffer {
   return out;
 }
 
-/** `schemaTexts`: eventSchemas(catalogue, tables), the texts registered; `registryUrl`: for ce_dataschema. */
-export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; topics: EventTopics; schemaTexts: Readonly<Record<string, string>>; registryUrl: string }>): EventEncoder {
+/**
+ * `schemaTexts`: eventSchemas(catalogue, tables), the texts registered; `registryUrl`: for
+ * ce_dataschema; `maxEventBytes`: per event topic, the largest record it takes (DEFAULT_MAX_EVENT_BYTES).
+ */
+export function createEventEncoder(
+  opts: Readonly<{ catalogue: EntityCatalogue; topics: EventTopics; schemaTexts: Readonly<Record<string, string>>; registryUrl: string; maxEventBytes?: (topic: string) => number }>,
+): EventEncoder {
+  const maxBytesOf = opts.maxEventBytes ?? (() => DEFAULT_MAX_EVENT_BYTES);
   const prepared = new Map<string, Prepared>();
   // A batch's events share one occurred_at (the transaction's db-now): its text once a batch.
   let lastTimeMs = Number.NaN;
@@ -93,20 +117,29 @@ export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; 
       }
     },
     complete: () => [...prepared.values()].every((p) => p.frame !== undefined),
+    has: (eventType) => prepared.get(eventType)?.frame !== undefined,
     missing: () => [...prepared.values()].filter((p) => p.frame === undefined).length,
     encode(event, entityId) {
+      const rejected = (reason: string, code: 'EVENT_REJECTED' | 'EVENT_TOO_LARGE' = 'EVENT_REJECTED') => ({ ok: false, failure: 'rejected', code, reason }) as const;
       const p = prepared.get(event.event_type);
-      if (p === undefined) return { ok: false, reason: `unknown event type '${event.event_type}'` };
-      if (p.frame === undefined || p.dataSchema === undefined) return { ok: false, reason: `no schema id for ${event.event_type} yet` };
+      if (p === undefined) return rejected(`unknown event type '${event.event_type}'`);
+      if (p.frame === undefined || p.dataSchema === undefined) return { ok: false, failure: 'missing-schema-id', reason: `no schema id for ${event.event_type} yet` };
       const occurredAtMs = event['occurred_at'];
-      if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs)) return { ok: false, reason: 'occurred_at is not an epoch-millisecond instant' };
+      if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs)) return rejected('occurred_at is not an epoch-millisecond instant');
       if (!p.type.isValid(event)) {
         const invalid: string[] = [];
         p.type.isValid(event, { errorHook: (path) => invalid.push(path.join('.')) });
-        return { ok: false, reason: `does not match the Avro schema at ${invalid.join(', ')}` };
+        return rejected(`does not match the Avro schema at ${invalid.join(', ')}`);
       }
       // ce_time as eventHeaders writes it (publish/event-headers.ts); a Date this far out has none.
-      if (Math.abs(occurredAtMs) > MAX_INSTANT_MS) return { ok: false, reason: 'occurred_at is not an epoch-millisecond instant' };
+      if (Math.abs(occurredAtMs) > MAX_INSTANT_MS) return rejected('occurred_at is not an epoch-millisecond instant');
+      const payload = frame(p, event);
+      // The record as the router publishes it: the value, the key (the entity id) and the headers
+      // (the row's columns, named as the connector places them, plus the router's own few).
+      const headerBytes = HEADER_OVERHEAD_BYTES + event.event_key.length * 2 + event.event_type.length + p.spec.ceType.length + entityId.length + p.dataSchema.length;
+      const recordBytes = payload.length + entityId.length + headerBytes;
+      const maxBytes = maxBytesOf(p.topic);
+      if (recordBytes > maxBytes) return rejected(`${recordBytes} bytes as a Kafka record, over the ${maxBytes} its topic ${p.topic} takes`, 'EVENT_TOO_LARGE');
       return {
         ok: true,
         row: {
@@ -117,7 +150,7 @@ export function createEventEncoder(opts: Readonly<{ catalogue: EntityCatalogue; 
           ceType: p.spec.ceType,
           ceTime: ceTimeOf(occurredAtMs),
           dataSchema: p.dataSchema,
-          payload: frame(p, event),
+          payload,
         },
       };
     },

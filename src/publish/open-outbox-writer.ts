@@ -1,7 +1,7 @@
 /**
  * The outbox writer of a process that runs transitions (the expirer, the scanner, `replay`), by
  * config.publish.mode (expire/outbox-writer.ts): in router mode with the event encoding started
- * (schema-id-source.ts), whose background registration `stop` ends.
+ * from the saved schema ids (schema-id-source.ts), whose background re-read `stop` ends.
  */
 import type { Knex } from 'knex';
 import type { Config } from '../config';
@@ -9,7 +9,7 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import { eventTopics } from '../core/event-catalogue';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
-import { relayOutbox, routerOutbox, type OutboxWriter } from '../expire/outbox-writer';
+import { relayOutbox, routerOutbox, type OutboxWriter, type RejectedEvent } from '../expire/outbox-writer';
 import { startEventEncoding } from './schema-id-source';
 import type { EventTables } from './schemas';
 
@@ -24,7 +24,8 @@ export async function openOutboxWriter(ctx: Readonly<{
   /** The main database (event_schema_ids). */
   db: Knex;
   logger: Logger;
-  observer?: Partial<{ deferred: (rows: number) => void; registrationFailed: () => void }>;
+  /** Where events that can never be published go (the dead-letter topic); without it they fail the transaction. */
+  rejected?: (events: readonly RejectedEvent[]) => Promise<void>;
 }>): Promise<OpenedOutboxWriter> {
   if (ctx.config.publish.mode === 'relay') return { writer: relayOutbox, missingSchemaIds: () => 0, stop: async () => undefined };
   const encoding = await startEventEncoding({
@@ -34,7 +35,6 @@ export async function openOutboxWriter(ctx: Readonly<{
     tables: ctx.tables,
     db: ctx.db,
     logger: ctx.logger,
-    onFailure: ctx.observer?.registrationFailed,
   });
-  return { writer: routerOutbox(encoding.encoder, { deferred: ctx.observer?.deferred }), missingSchemaIds: encoding.encoder.missing, stop: encoding.stop };
+  return { writer: routerOutbox(encoding.encoder, { rejected: ctx.rejected }), missingSchemaIds: encoding.encoder.missing, stop: encoding.stop };
 }

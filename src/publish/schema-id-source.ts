@@ -1,17 +1,13 @@
 /**
  * Schema ids for the router's encoder (event-encoder.ts), without making the registry a
- * start-up dependency of transitions.
+ * dependency of transitions.
  *
- * At start: the ids saved by the last successful registration (event_schema_ids, on the main
- * database, keyed by registry, subject and the schema text's SHA-256) are handed to the
- * encoder, then the schemas are registered (idempotent: the same schema gets the same id) and
- * the ids saved again. When the registry cannot be reached, or refuses the registration (a
- * read-only registry), the registration is retried in the background with backoff; meanwhile
- * the event types with a saved id are encoded, and the others go to the relay's JSON outbox
- * (expire/outbox-writer.ts). Only a schema that does not fit its event stops start-up, named:
- * a registry that is down, read-only or refusing our credentials holds publishing, never the
- * transitions, and its error is logged and counted on every attempt.
- */
+ * `timebucket schemas register` (a deployment step, like `migrate` and `topics apply`) registers
+ * the schemas and saves their ids in event_schema_ids on the main database, keyed by registry,
+ * subject and the schema text's SHA-256. `run` reads them and never calls the registry: a
+ * registry that is down, read-only or refusing credentials holds nothing at run time. An event
+ * type without a saved id holds its transitions until one is saved (back-pressure, counted in
+ * timebucket_event_schema_ids_missing), never a second outbox. */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
@@ -19,7 +15,7 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { EventTopics } from '../core/event-catalogue';
 import { Backoffs } from '../core/retry-policy';
 import { retryInBackground } from '../ops/retry-in-background';
-import { ConfigError } from '../core/errors';
+import { TimebucketError } from '../core/errors';
 import type { Logger } from '../ops/logger';
 import { createEventEncoder, type EventEncoder } from './event-encoder';
 import { dataSchemaUri } from './event-headers';
@@ -65,7 +61,7 @@ export async function saveSchemaIds(db: Knex, registryUrl: string, topics: Event
 
 export type EventEncoding = Readonly<{ encoder: EventEncoder; stop: () => Promise<void> }>;
 
-export async function startEventEncoding(ctx: Readonly<{
+type EncodingContext = Readonly<{
   config: Pick<Config, 'registry'>;
   catalogue: EntityCatalogue;
   topics: EventTopics;
@@ -73,27 +69,40 @@ export async function startEventEncoding(ctx: Readonly<{
   /** The main database: event_schema_ids lives there. */
   db: Knex;
   logger: Logger;
-  /** Told of every failed registration attempt (metrics). */
-  onFailure?: () => void;
-}>): Promise<EventEncoding> {
+}>;
+
+/**
+ * `timebucket schemas register`: every event's schema registered under its subject (idempotent:
+ * the same schema keeps its id) and the ids saved in event_schema_ids, where `run` reads them.
+ */
+export async function registerAndSaveSchemaIds(ctx: EncodingContext): Promise<SchemaIds> {
+  const texts = eventSchemas(ctx.catalogue, ctx.tables);
+  const ids = await registerEventSchemas(createSchemaRegistry(ctx.config.registry), ctx.catalogue, ctx.topics, { registry: ctx.config.registry, tables: ctx.tables });
+  await saveSchemaIds(ctx.db, ctx.config.registry.url, ctx.topics, texts, ids);
+  return ids;
+}
+
+/**
+ * The encoder of a process that runs transitions, from the saved ids alone: the registry is
+ * never called. While an event type has no saved id (its schema not registered, or changed
+ * since: the fingerprint differs), its transitions wait, and the ids are read again with backoff
+ * until every type has one, so the process goes on by itself once the registration has run.
+ */
+export async function startEventEncoding(ctx: EncodingContext): Promise<EventEncoding> {
   const logger = ctx.logger.child({ component: 'event-encoding' });
   const texts = eventSchemas(ctx.catalogue, ctx.tables);
   const encoder = createEventEncoder({ catalogue: ctx.catalogue, topics: ctx.topics, schemaTexts: texts, registryUrl: ctx.config.registry.url });
-  encoder.setSchemaIds(await readSavedSchemaIds(ctx.db, ctx.config.registry.url, ctx.topics, texts));
-  const registry = createSchemaRegistry(ctx.config.registry);
-  const register = async () => {
-    const ids = await registerEventSchemas(registry, ctx.catalogue, ctx.topics, { registry: ctx.config.registry, tables: ctx.tables });
-    await saveSchemaIds(ctx.db, ctx.config.registry.url, ctx.topics, texts, ids);
-    encoder.setSchemaIds(ids);
-  };
-  try {
-    await register();
-    return { encoder, stop: async () => undefined };
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    ctx.onFailure?.();
-    logger.warn({ err, savedIdsComplete: encoder.complete() }, 'schema registration failed: retried in the background; events without a schema id wait in the relay outbox');
-  }
-  const background = retryInBackground(register, { what: 'event schema registration', backoff: Backoffs.registry, logger, onFailure: ctx.onFailure });
+  const readSaved = async () => encoder.setSchemaIds(await readSavedSchemaIds(ctx.db, ctx.config.registry.url, ctx.topics, texts));
+  await readSaved();
+  if (encoder.complete()) return { encoder, stop: async () => undefined };
+  const unknown = () => ctx.catalogue.events.map((e) => e.type).filter((type) => !encoder.has(type));
+  logger.warn({ eventTypes: unknown() }, 'no saved schema id for these events (`timebucket schemas register` has not run for these schemas): their transitions wait');
+  const background = retryInBackground(
+    async () => {
+      await readSaved();
+      if (!encoder.complete()) throw new TimebucketError('SCHEMA_ID_MISSING', `no saved schema id for ${unknown().join(', ')} yet`, { retriable: true });
+    },
+    { what: 'reading the saved schema ids', backoff: Backoffs.registry, logger },
+  );
   return { encoder, stop: background.stop };
 }

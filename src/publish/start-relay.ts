@@ -100,6 +100,8 @@ export async function startRelay(ctx: {
     health: () => watch.health(),
     failed: () => watch.failed(),
   });
+  // Router mode: Connect publishes; the role probes and purges, and never calls the registry.
+  if (ctx.config.publish.mode === 'router') return withRetentions(async () => undefined);
   let schemaIds: SchemaIds;
   try {
     schemaIds = await register();

@@ -136,13 +136,12 @@ describe('Deployments', () => {
     // The overlay's image, pinned to a version.
     expect(c!.image).toMatch(/^[\w./-]+:\d+\.\d+\.\d+$/);
     // Settings from the generated ConfigMap (its hashed name: a change rolls the pods), secrets by reference.
-    // Kafka's SASL credentials for every role; the registry's for the roles that encode events
-    // (the expirer and the scanner, router mode) or publish them (the relay).
+    // Kafka's SASL credentials for every role; none needs the registry's (the schemas-register
+    // Job saves the schema ids the processes read).
     expect(c!.envFrom).toEqual([
       { configMapRef: { name: configMap('timebucket-config').metadata.name } },
       { secretRef: { name: 'timebucket-db' } },
       { secretRef: { name: 'timebucket-kafka', optional: true } },
-      ...(/relay|expirer|scanner/.test(c!.args!.at(-1)!) ? [{ secretRef: { name: 'timebucket-registry', optional: true } }] : []),
     ]);
     expect(configMap('timebucket-config').metadata.name).toMatch(/^timebucket-config-[a-z0-9]{10}$/);
     // The heap is capped below the memory limit: the old generation and the young one (three semi-spaces).
@@ -230,7 +229,7 @@ describe('the rest', () => {
     });
   });
 
-  test('migrate runs as the owner user; topics apply needs no database user, migrate no Kafka credentials', () => {
+  test('migrate runs as the owner user; topics apply needs no database user, migrate no Kafka credentials, schemas register the registry\'s', () => {
     const job = (name: string) => jobs.find((j) => j.metadata.name === name)!.spec.template.spec.containers[0]!;
     expect(job('timebucket-migrate').args).toEqual(['migrate']);
     expect(job('timebucket-migrate').envFrom).toContainEqual({ secretRef: { name: 'timebucket-db-owner' } });
@@ -238,6 +237,9 @@ describe('the rest', () => {
     // topics apply talks to Kafka only; migrate to the database only.
     expect(job('timebucket-topics-apply').envFrom?.flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))).toEqual(['timebucket-kafka']);
     expect(job('timebucket-migrate').envFrom?.flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))).toEqual(['timebucket-db-owner']);
+    // schemas register: the registry, and the database the ids are saved in.
+    expect(job('timebucket-schemas-register').args).toEqual(['schemas', 'register']);
+    expect(job('timebucket-schemas-register').envFrom?.flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))).toEqual(['timebucket-db', 'timebucket-registry']);
   });
 
   test('the PodMonitor scrapes every Deployment\'s metrics port, with job="timebucket"', () => {

@@ -21,7 +21,7 @@ export type OwnDatabasePipeline = Readonly<{
 export async function ownDatabasePipeline(
   label: string,
   entities: unknown,
-  opts: { tables?: (db: Db) => Promise<void>; outbox?: boolean; env?: Record<string, string> } = {},
+  opts: { tables?: (db: Db) => Promise<void>; outbox?: boolean; env?: Record<string, string>; schemas?: 'register' | 'later' } = {},
 ): Promise<OwnDatabasePipeline> {
   const catalogue = parseEntityFile(entities, `${label} entities`);
   const database = await createTestDatabase(label);
@@ -39,7 +39,7 @@ export async function ownDatabasePipeline(
     await opts.tables?.(database.db);
     connector = await registerTestConnector(catalogue, database.name);
     if (opts.outbox !== false) outbox = await registerOutboxConnector(database.name);
-    pipeline = await createTestPipeline({ entities, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix, ...opts.env } });
+    pipeline = await createTestPipeline({ entities, schemas: opts.schemas, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix, ...opts.env } });
     await applyCdcTopics(pipeline);
   } catch (err) {
     await stop().catch(() => undefined);

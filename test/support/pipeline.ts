@@ -21,6 +21,7 @@ import { cdcTopicDeclarations } from '../../src/cli/topics-apply';
 import type { EntityCatalogue } from '../../src/core/entity-catalogue';
 import { loadEntities } from '../../src/ops/load-entities';
 import { defaultEntitiesPath } from './catalogue';
+import { schemasRegister } from '../../src/cli/schemas-register';
 import { defaultEventTopic } from '../../src/core/event-catalogue';
 
 export type TestPipeline = Readonly<{
@@ -34,6 +35,8 @@ export type TestPipeline = Readonly<{
   metrics: Metrics;
   start: (roles?: readonly Role[], clock?: Clock) => Promise<Running>;
   stopAll: () => Promise<void>;
+  /** `timebucket schemas register` for this pipeline's topics (done at creation unless schemas: 'later'). */
+  registerSchemas: () => Promise<void>;
 }>;
 
 /**
@@ -54,7 +57,15 @@ export type RawTopology = {
  * under entries in flight; `editTopology` changes the file before it is parsed.
  */
 export async function createTestPipeline(
-  opts: { topologyFile?: string; env?: Record<string, string>; entities?: unknown; prefix?: string; editTopology?: (raw: RawTopology) => void } = {},
+  opts: {
+    topologyFile?: string;
+    env?: Record<string, string>;
+    entities?: unknown;
+    prefix?: string;
+    editTopology?: (raw: RawTopology) => void;
+    /** 'later': the event schemas are not registered here (the test calls registerSchemas). */
+    schemas?: 'register' | 'later';
+  } = {},
 ): Promise<TestPipeline> {
   const prefix = opts.prefix ?? uniqueName('tbt').replace(/-/g, '');
   const raw = JSON.parse(readFileSync(join(__dirname, '../../topics', opts.topologyFile ?? 'test.json'), 'utf8')) as RawTopology;
@@ -98,6 +109,10 @@ export async function createTestPipeline(
     await admin.disconnect();
   }
 
+  // As the deployment's `schemas register` Job does before the processes start: `run` reads the ids.
+  const registerSchemas = async () => void (await schemasRegister(config, topology, catalogue, logger, () => undefined));
+  if (opts.schemas !== 'later') await registerSchemas();
+
   const running: Running[] = [];
   const metrics = createMetrics({ entities: catalogue.entities.map((e) => e.name), transitions: catalogue.transitions });
   return {
@@ -106,6 +121,7 @@ export async function createTestPipeline(
     catalogue,
     env,
     metrics,
+    registerSchemas,
     // The stream roles by default; a test of the compensation scanner starts it explicitly.
     async start(roles = Roles.filter((r) => r !== 'scanner'), clock) {
       const r = await startTimebucket(config, topology, { roles, logger, clock, metrics, instanceId: uniqueName('i'), catalogue });

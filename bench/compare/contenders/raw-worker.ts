@@ -19,6 +19,7 @@ import { loadTopology } from '../../../src/ops/load-topology';
 import { createLogger } from '../../../src/ops/logger';
 import { readEntitySchema } from '../../../src/db/check-entity-schema';
 import { openOutboxWriter } from '../../../src/publish/open-outbox-writer';
+import { schemasRegister } from '../../../src/cli/schemas-register';
 import type { Entity } from '../workload';
 import type { RowsMessage, WorkerMessage } from './worker-messages';
 
@@ -113,7 +114,10 @@ process.on('SIGTERM', () => void db.destroy().finally(() => process.exit(0)));
 async function open(): Promise<void> {
   const tables = config.publish.mode === 'router' ? await readEntitySchema({ main: db }, catalogue) : undefined;
   const logger = createLogger('warn');
-  const outbox = await openOutboxWriter({ config, catalogue, topology: loadTopology(config.topologyPath, catalogue), tables, db, logger });
+  const topology = loadTopology(config.topologyPath, catalogue);
+  // As a deployment's `schemas register` Job does: the writer reads the saved ids.
+  if (config.publish.mode === 'router') await schemasRegister(config, topology, catalogue, logger, () => undefined);
+  const outbox = await openOutboxWriter({ config, catalogue, topology, tables, db, logger });
   batches = createTransitionBatches(db, catalogue, { outbox: outbox.writer });
 }
 

@@ -81,8 +81,12 @@ function start(args: string[], env: Record<string, string>): CliRun {
   return r;
 }
 
-test('run over SASL_SSL, database TLS and registry basic auth: a coupon expires, and the example consumer reads its event over SASL_SSL', async () => {
+test('schemas register over registry basic auth and database TLS, then run over SASL_SSL and database TLS: a coupon expires, and the example consumer reads its event over SASL_SSL', async () => {
   const env = secureEnv();
+  // The deployment step: the ids saved for this registry URL, the one `run` reads them under.
+  const register = start(['schemas', 'register'], env);
+  expect(await withTimeout('schemas register', register.exited, 60_000)).toEqual({ code: 0, signal: null });
+  expect(proxy.counts().forwarded).toBeGreaterThan(0);
   const port = freePort();
   const run = start(['run'], { ...env, TB_LOG_LEVEL: 'debug', TB_HTTP_PORT: String(port), TB_INSTANCE_ID: uniqueName('secure') });
   await waitFor('timebucket run to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok ? true : undefined), { timeoutMs: 90_000 });
@@ -155,11 +159,11 @@ test('the database account that requires TLS is refused without it; with TLS, th
   expect(await withTimeout('migrate over TLS', trusted.exited, 60_000)).toEqual({ code: 0, signal: null });
 });
 
-test('a wrong registry password stops run at start-up with the registry named in the hint', async () => {
+test('a wrong registry password fails schemas register at once, with the registry named in the hint', async () => {
   const wrong = 'wrong-reg-pw-4hNs';
   const refusedBefore = proxy.counts().refused;
-  const run = start(['run', '--roles', 'relay'], { ...secureEnv(), TB_REGISTRY_PASSWORD_FILE: secretFile('wrong-registry-password', wrong), TB_HTTP_PORT: '0' });
-  expect(await withTimeout('run to fail', run.exited, 60_000)).toEqual({ code: 1, signal: null });
+  const run = start(['schemas', 'register'], { ...secureEnv(), TB_REGISTRY_PASSWORD_FILE: secretFile('wrong-registry-password', wrong) });
+  expect(await withTimeout('schemas register to fail', run.exited, 60_000)).toEqual({ code: 1, signal: null });
   expect(proxy.counts().refused).toBeGreaterThan(refusedBefore);
   expect(run.stderr()).toMatch(/HTTP 401/);
   expect(run.stderr()).toMatch(/hint: the schema registry refused the request: check TB_REGISTRY_USERNAME and TB_REGISTRY_PASSWORD/);

@@ -58,7 +58,8 @@ describe('createEventEncoder', () => {
   test('without a schema id an event is not encoded, and says so; complete() tells when every type has one', () => {
     const e = encoder();
     expect(e.complete()).toBe(false);
-    expect(e.encode(couponEvent('1'), '1')).toEqual({ ok: false, reason: 'no schema id for COUPON_EXPIRED yet' });
+    expect(e.encode(couponEvent('1'), '1')).toEqual({ ok: false, failure: 'missing-schema-id', reason: 'no schema id for COUPON_EXPIRED yet' });
+    expect(e.has('COUPON_EXPIRED')).toBe(false);
     e.setSchemaIds({ COUPON_EXPIRED: 1 });
     expect(e.encode(couponEvent('1'), '1').ok).toBe(true);
     expect(e.complete()).toBe(false);
@@ -68,12 +69,23 @@ describe('createEventEncoder', () => {
     expect(e.complete()).toBe(true);
   });
 
-  test('an event its schema rejects is not encoded: the path is named (it goes to the relay, which sets it aside)', () => {
+  test('an event its schema rejects is not encoded: rejected, the path named (it is dead-lettered)', () => {
     const e = encoder();
     e.setSchemaIds({ COUPON_EXPIRED: 1, ORDER_CANCELLED: 2 });
     // Above 2^63 - 1: an Avro long cannot hold it.
     const result = e.encode(couponEvent('18446744073709551615'), '18446744073709551615');
-    expect(result).toEqual({ ok: false, reason: expect.stringMatching(/^does not match the Avro schema at .*coupon_id/) });
-    expect(e.encode({ ...couponEvent('1'), event_type: 'NOPE' }, '1')).toEqual({ ok: false, reason: "unknown event type 'NOPE'" });
+    expect(result).toEqual({ ok: false, failure: 'rejected', code: 'EVENT_REJECTED', reason: expect.stringMatching(/^does not match the Avro schema at .*coupon_id/) });
+    expect(e.encode({ ...couponEvent('1'), event_type: 'NOPE' }, '1')).toEqual({ ok: false, failure: 'rejected', code: 'EVENT_REJECTED', reason: "unknown event type 'NOPE'" });
+  });
+
+  test('an event larger than its topic takes, key and headers included, is rejected as too large; one that fits is encoded', () => {
+    const e = createEventEncoder({ catalogue, topics, schemaTexts: texts, registryUrl, maxEventBytes: (topic) => (topic === topics.COUPON_EXPIRED ? 1_000 : 1_000_000) });
+    e.setSchemaIds({ COUPON_EXPIRED: 1 });
+    const fits = e.encode(couponEvent('1'), '1');
+    if (!fits.ok) throw new Error(fits.reason);
+    // The value alone is under the limit; with the headers counted the record is not.
+    const big = { ...couponEvent('2'), event_key: `coupon-expired-2-${'9'.repeat(300)}` };
+    const result = e.encode(big, '2');
+    expect(result).toEqual({ ok: false, failure: 'rejected', code: 'EVENT_TOO_LARGE', reason: expect.stringMatching(/^\d+ bytes as a Kafka record, over the 1000 its topic shop\.events\.coupon-expired takes$/) });
   });
 });
