@@ -26,6 +26,7 @@ import { percentile as pct } from './lib/percentiles';
 import { cpuSeconds as cpuSecondsOrNull } from './lib/proc';
 import { cdcTopicOf } from '../src/ingest/cdc-topics';
 import { defaultEventTopic } from '../src/core/event-catalogue';
+import { registerSchemas } from './lib/register-schemas';
 
 const poison = Number(process.env['P'] ?? 400_000);
 const good = Number(process.env['G'] ?? 20_000);
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
     if (last - first + 1 !== good) throw new Error('ids are not contiguous: another writer interleaved; rerun on a quiet database');
     const dlqBefore = await admin.fetchTopicOffsets(dlqTopic(topology)).then((o) => o.reduce((a, p) => a + Number(p.high), 0));
 
+    await registerSchemas(env);
     const started = Date.now();
     const repartitioner = spawn(process.execPath, [cli, 'run', '--roles', 'repartitioner'], { env: { ...env, TB_HTTP_PORT: '9481' }, stdio: ['ignore', 'inherit', 'inherit'] });
     children.push(repartitioner);

@@ -25,6 +25,7 @@ import { createBenchDatabase } from './lib/bench-database';
 import { rowsRead } from './lib/db-server';
 import { log, sleep } from './lib/log';
 import { cpuSeconds } from './lib/proc';
+import { registerSchemas } from './lib/register-schemas';
 
 const overdue = Number(process.env['N'] ?? 100_000);
 const background = Number(process.env['B'] ?? 200_000);
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
     let caughtSoFar = 0;
     const caught = async () => caughtSoFar;
 
+    await registerSchemas({ ...process.env, TB_DB_NAME: name });
     const readBefore = await rowsRead(db);
     const started = Date.now();
     child = spawn(process.execPath, [cli, 'run', '--roles', 'scanner'], {

@@ -221,7 +221,7 @@ export function reminderKeyOf(t: Pick<Transition, 'entity' | 'name'>, id: string
   return `${t.entity}-${t.name}-remind-${id}-${dueAtMs}-${beforeMs}`;
 }
 
-/** A digest's event_key: once per (user, fire point, window). */
-export function digestKeyOf(t: Pick<Transition, 'entity' | 'name'>, user: string, beforeMs: number, windowStartMs: number): string {
-  return `${t.entity}-${t.name}-digest-${user}-${beforeMs}-${windowStartMs}`;
+/** A digest part's event_key: once per (user, fire point, window, part). */
+export function digestKeyOf(t: Pick<Transition, 'entity' | 'name'>, user: string, beforeMs: number, windowStartMs: number, part: number): string {
+  return `${t.entity}-${t.name}-digest-${user}-${beforeMs}-${windowStartMs}-${part}`;
 }

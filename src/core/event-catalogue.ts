@@ -9,8 +9,8 @@
  *   transition  event_key, event_type, <idField>, from_status, to_status, due_at, occurred_at, path
  *   reminder    event_key, event_type, <idField>, status, due_at, remind_before_ms, occurred_at, path
  *   digest      event_key, event_type, <idField: the user>, remind_before_ms, window_start,
- *               occurred_at, path, items; each item <itemIdField>, due_at, then the declared
- *               fields (a digest's declared fields are its items')
+ *               occurred_at, path, items, part, parts; each item <itemIdField>, due_at, then
+ *               the declared fields (a digest's declared fields are its items')
  * A schema file must hold exactly these (in any order: the two original files interleave them);
  * a derived schema holds them in this order.
  */
@@ -21,7 +21,7 @@ import type { Topology } from './topology';
 const STANDARD: Readonly<Record<EventKind, (idField: string) => string[]>> = {
   transition: (id) => ['event_key', 'event_type', id, 'from_status', 'to_status', 'due_at', 'occurred_at', 'path'],
   reminder: (id) => ['event_key', 'event_type', id, 'status', 'due_at', 'remind_before_ms', 'occurred_at', 'path'],
-  digest: (user) => ['event_key', 'event_type', user, 'remind_before_ms', 'window_start', 'occurred_at', 'path', 'items'],
+  digest: (user) => ['event_key', 'event_type', user, 'remind_before_ms', 'window_start', 'occurred_at', 'path', 'items', 'part', 'parts'],
 };
 
 /** The standard fields of an event of `kind` whose key field is `idField`, in their published order. */

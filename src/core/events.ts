@@ -158,8 +158,18 @@ export function reminderEvent(t: Transition, spec: EventSpec, row: ReadRow, fact
 
 export type DigestFacts = ReminderFacts & Readonly<{ user: string; windowStartMs: number }>;
 
-/** USER_COUPONS_EXPIRING_SOON and its kind: a user's rows for one fire point and window, by due time then id. */
-export function digestEvent(t: Transition, spec: EventSpec, rows: readonly ReadRow[], facts: DigestFacts): EventPayload {
+/**
+ * At most this many rows per digest event: a user with thousands of rows in one window gets
+ * several parts (each with its part number in its event_key), every one far under a topic's
+ * record limit (docs/reminders.md).
+ */
+export const DIGEST_PART_ITEMS = 500;
+
+/**
+ * USER_COUPONS_EXPIRING_SOON and its kind: a user's rows for one fire point and window, by due
+ * time then id, in parts of at most `maxItems` (part 1 of 1 for most users).
+ */
+export function digestEvents(t: Transition, spec: EventSpec, rows: readonly ReadRow[], facts: DigestFacts, maxItems = DIGEST_PART_ITEMS): EventPayload[] {
   const itemId = spec.itemIdField ?? 'id';
   const items = [...rows]
     .sort((a, b) => a.expireAtMs - b.expireAtMs || (a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
@@ -168,17 +178,22 @@ export function digestEvent(t: Transition, spec: EventSpec, rows: readonly ReadR
       for (const f of spec.fields) if (f.source === 'column') item[f.name] = columnOf(t, row.columns, f.column);
       return item;
     });
-  const payload: Record<string, PayloadValue> = {
-    event_key: digestKeyOf(t, facts.user, facts.beforeMs, facts.windowStartMs),
-    event_type: spec.type,
-    [spec.idField]: facts.user,
-    remind_before_ms: facts.beforeMs,
-    window_start: facts.windowStartMs,
-    occurred_at: facts.occurredAtMs,
-    path: facts.path,
-    items,
-  };
-  return payload as EventPayload;
+  const parts = Math.max(1, Math.ceil(items.length / maxItems));
+  return Array.from({ length: parts }, (_, i) => {
+    const payload: Record<string, PayloadValue> = {
+      event_key: digestKeyOf(t, facts.user, facts.beforeMs, facts.windowStartMs, i + 1),
+      event_type: spec.type,
+      [spec.idField]: facts.user,
+      remind_before_ms: facts.beforeMs,
+      window_start: facts.windowStartMs,
+      occurred_at: facts.occurredAtMs,
+      path: facts.path,
+      items: items.slice(i * maxItems, (i + 1) * maxItems),
+      part: i + 1,
+      parts,
+    };
+    return payload as EventPayload;
+  });
 }
 
 function columnOf(t: Transition, columns: Readonly<Record<string, ColumnValue>>, column: string): ColumnValue {

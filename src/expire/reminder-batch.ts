@@ -17,7 +17,7 @@
 import type { Knex } from 'knex';
 import { batchKindOf, reminderMatches, type ReminderSkip } from '../core/bucket-entry';
 import { entityOf, locationOf, MAIN_DATABASE, type EntityCatalogue, type EventSpec, type Location, type Transition } from '../core/entity-catalogue';
-import { digestEvent, reminderEvent, type ExpiryPath } from '../core/events';
+import { digestEvents, reminderEvent, type ExpiryPath } from '../core/events';
 import { planDigests, planReminders, type ReminderEntry } from '../core/reminder-plan';
 import type { BatchOutcome } from './batch-outcome';
 import type { ScheduledEntry } from '../core/expiry-plan';
@@ -152,7 +152,7 @@ async function digest(trx: Knex.Transaction, t: Transition, read: ReadDigestRows
         empty += g.entries.filter((e) => e.remind.user === user).length;
         continue;
       }
-      inserts.push({ event: digestEvent(t, spec, rows, { occurredAtMs: dbNowMs, path, beforeMs: g.beforeMs, user, windowStartMs: g.windowStartMs }), entityType: t.entity, entityId: user });
+      for (const event of digestEvents(t, spec, rows, { occurredAtMs: dbNowMs, path, beforeMs: g.beforeMs, user, windowStartMs: g.windowStartMs })) inserts.push({ event, entityType: t.entity, entityId: user });
       lateness.push(dbNowMs - g.windowStartMs);
       digests.push(rows.length);
     }

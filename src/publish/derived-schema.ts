@@ -26,6 +26,7 @@
 import type { ColumnInfo } from '../core/column-info';
 import type { Entity, EventSpec, PayloadField, Transition } from '../core/entity-catalogue';
 import { ConfigError } from '../core/errors';
+import { DIGEST_PART_ITEMS } from '../core/events';
 
 /** What derivation reads of a column (a ColumnInfo from information_schema is one). */
 export type DerivableColumn = Pick<ColumnInfo, 'dataType' | 'columnType' | 'nullable'>;
@@ -42,7 +43,7 @@ export type AvroFieldType =
   | Timestamp
   | readonly ['null', 'string' | 'long' | 'double' | Timestamp]
   | Readonly<{ type: 'array'; items: AvroRecord }>;
-export type AvroField = Readonly<{ name: string; type: AvroFieldType; default?: null; doc: string }>;
+export type AvroField = Readonly<{ name: string; type: AvroFieldType; default?: null | number; doc: string }>;
 export type AvroRecord = Readonly<{ type: 'record'; name: string; namespace?: string; doc: string; fields: readonly AvroField[] }>;
 
 /** A column no Avro type is mapped to, or one the table lacks: named, with every such column. */
@@ -144,13 +145,15 @@ function deriveReminderSchema(spec: EventSpec, entity: Entity, transition: Trans
     ],
   };
   const fields: AvroField[] = [
-    { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-digest-<${spec.idField}>-<remind_before_ms>-<window_start ms>: once per user, fire point and window.` },
+    { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-digest-<${spec.idField}>-<remind_before_ms>-<window_start ms>-<part>: once per user, fire point, window and part.` },
     { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
     { name: spec.idField, type: 'long', doc: `The user (${entity.table}.${digest.userColumn}; also the message key, as a decimal string).` },
     before,
     { name: 'window_start', type: TIMESTAMP, doc: 'The start of the window the fire points fall in, and when the digest was due to fire. UTC epoch milliseconds.' },
     ...common,
-    { name: 'items', type: { type: 'array', items: item }, doc: `The user's ${entity.name}s whose fire points fall in the window, by due time then id, as read at occurred_at.` },
+    { name: 'items', type: { type: 'array', items: item }, doc: `The user's ${entity.name}s whose fire points fall in the window, by due time then id, as read at occurred_at (this part's share of them).` },
+    { name: 'part', type: 'int', default: 1, doc: `Which part of the user's digest this is, from 1: at most ${DIGEST_PART_ITEMS} items a part.` },
+    { name: 'parts', type: 'int', default: 1, doc: 'How many parts the digest has.' },
   ];
   return { type: 'record', name, ...namespace, doc: `${spec.summary} Published once per user, fire point and window; drop duplicates by event_key.`, fields };
 }

@@ -19,7 +19,7 @@ import { loadTopology } from '../../../src/ops/load-topology';
 import { createLogger } from '../../../src/ops/logger';
 import { readEntitySchema } from '../../../src/db/check-entity-schema';
 import { openOutboxWriter } from '../../../src/publish/open-outbox-writer';
-import { schemasRegister } from '../../../src/cli/schemas-register';
+import { registerSchemas } from '../../lib/register-schemas';
 import type { Entity } from '../workload';
 import type { RowsMessage, WorkerMessage } from './worker-messages';
 
@@ -116,7 +116,7 @@ async function open(): Promise<void> {
   const logger = createLogger('warn');
   const topology = loadTopology(config.topologyPath, catalogue);
   // As a deployment's `schemas register` Job does: the writer reads the saved ids.
-  if (config.publish.mode === 'router') await schemasRegister(config, topology, catalogue, logger, () => undefined);
+  if (config.publish.mode === 'router') await registerSchemas(process.env, topology);
   const outbox = await openOutboxWriter({ config, catalogue, topology, tables, db, logger });
   batches = createTransitionBatches(db, catalogue, { outbox: outbox.writer });
 }

@@ -7,6 +7,7 @@
  * (whose outbox gauge reads the outbox) would count in the rows examined.
  */
 import { freePort, startRoles, waitReady } from '../../lib/children';
+import { registerSchemas } from '../../lib/register-schemas';
 import type { Contender } from '../contender';
 
 export const scanner: Contender = {
@@ -24,6 +25,7 @@ export const scanner: Contender = {
       TB_SCANNER_INTERVAL_MS: String(s.intervalMs),
       TB_SCANNER_MAX_PAGES_PER_SECOND: String(s.maxPagesPerSecond),
     };
+    await registerSchemas(env);
     let caught = 0;
     const child = startRoles('scanner', 'scanner', env, `${ctx.logPrefix}-scanner.log`, (line) => {
       if (!line.includes('"caught"')) return;

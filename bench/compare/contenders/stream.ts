@@ -24,8 +24,7 @@ import type { Contender } from '../contender';
 import { followEvents } from './event-follower';
 import { writeStreamTopology } from './stream-topology';
 import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
-import { schemasRegister } from '../../../src/cli/schemas-register';
-import { loadEntities } from '../../../src/ops/load-entities';
+import { registerSchemas } from '../../lib/register-schemas';
 
 /** The processes, as deployed: name → roles; `expirers` expirer processes share the rings' partitions. */
 function processes(expirers: number): ReadonlyArray<readonly [string, string]> {
@@ -60,7 +59,7 @@ export const stream: Contender = {
       log(`stream: creating ${topics.length} topics under ${prefix}`);
       await applyTopics(admin, topics);
       // The deployment's `schemas register` Job: the expirers read the saved ids.
-      await schemasRegister(ctx.config, topology, loadEntities(ctx.config.entitiesPath), createLogger('warn'), () => undefined);
+      await registerSchemas({ ...process.env, TB_TOPOLOGY: path }, topology);
       log(`stream: topics ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
       await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(ctx.config.cdc, 'coupons'), cdcTopicOf(ctx.config.cdc, 'orders')]);
       const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn' };

@@ -17,6 +17,7 @@ import { loadEntities } from '../../../src/ops/load-entities';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor, withTimeout } from '../../support/wait-for';
+import { mariadbRoot } from '../../support/stack-control';
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -66,7 +67,11 @@ async function blockOutboxKeys(prefix: string): Promise<Knex.Transaction> {
   const bounds = [prefix, `${prefix}~`];
   await db('outbox').insert(bounds.map((key) => ({ event_key: key, event_type: 'BOUND', entity_type: 'coupon', entity_id: 0, payload: '{}' })));
   const trx = await db.transaction({ isolationLevel: 'repeatable read' });
-  await trx.raw('SELECT id FROM outbox WHERE event_key > ? AND event_key < ? FOR UPDATE', bounds);
+  // FORCE INDEX: on a table of a few rows the optimizer may prefer a scan of the whole table,
+  // which under REPEATABLE READ locks every gap of it, and then every insert waits (the
+  // cancellation's too): a plan chosen by statistics that were refreshed after the last test's
+  // DELETE, or not yet. Seen once in CI as the cancellation "blocked" for 5 s.
+  await trx.raw('SELECT id FROM outbox FORCE INDEX (uq_outbox_event_key) WHERE event_key > ? AND event_key < ? FOR UPDATE', bounds);
   return trx;
 }
 
@@ -80,6 +85,37 @@ async function expiryWaitingAtOutbox(): Promise<void> {
     },
     { timeoutMs: 10_000, intervalMs: 50 },
   );
+}
+
+/**
+ * Transactions of this database waiting for a lock now (information_schema.INNODB_TRX, which
+ * needs the PROCESS privilege: read as the stack's root), by id, with their statements.
+ */
+function lockWaits(): Map<string, string> {
+  const out = mariadbRoot(
+    `SELECT t.trx_id, REPLACE(REPLACE(COALESCE(t.trx_query, ''), '\\t', ' '), '\\n', ' ') FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.DB = '${testDb.name}'`,
+  );
+  return new Map(out.split('\n').filter((l) => l.length > 0).map((l) => [l.split('\t')[0]!, l.split('\t').slice(1).join(' ')]));
+}
+
+/**
+ * `work` completes without ever waiting for a lock: polled until it settles, any lock wait of a
+ * transaction other than those already waiting (`known`, the paused expiry) fails it, with the
+ * statement that waited. A block shows as a wait at once (it would last until the test's own
+ * transaction ends), so no duration is asserted: a slow machine only makes this take longer.
+ */
+async function completesUnblocked<T>(description: string, work: Promise<T>, known: ReadonlySet<string>): Promise<T> {
+  let settled = false;
+  const done = work.finally(() => (settled = true));
+  const watch = (async () => {
+    while (!settled) {
+      const blocked = [...lockWaits()].filter(([id]) => !known.has(id));
+      if (blocked.length > 0 && !settled) throw new Error(`${description} waited for a lock: ${blocked.map(([, q]) => q.slice(0, 200)).join('; ')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const [result] = await Promise.all([withTimeout(description, done, 120_000), watch]);
+  return result;
 }
 
 test('a checkout writing locked_order_id is not blocked by an order cancellation in flight', async () => {
@@ -99,11 +135,12 @@ test('a checkout writing locked_order_id is not blocked by an order cancellation
     const checkout = db
       .raw("SET STATEMENT innodb_lock_wait_timeout = 2 FOR UPDATE coupons SET status = 'LOCKED', locked_order_id = ? WHERE id = ? AND status = 'ACTIVE'", [nextOrder, freeCoupon])
       .then(([result]: [{ affectedRows: number }]) => result.affectedRows);
-    await expect(withTimeout('the checkout update', checkout, 5_000)).resolves.toBe(1);
+    // Its own lock wait timeout (2 s) is the bound: blocked, it fails with ER_LOCK_WAIT_TIMEOUT.
+    await expect(withTimeout('the checkout update', checkout, 60_000)).resolves.toBe(1);
   } finally {
     await blocker.rollback();
   }
-  const outcome = await withTimeout('the cancellation', cancelling, 10_000);
+  const outcome = await withTimeout('the cancellation', cancelling, 60_000);
   expect(outcome.transitioned.map((t) => t.id)).toEqual([order]);
   expect(await db('coupons').where({ id: coupon }).first('status', 'locked_order_id')).toEqual({ status: 'ACTIVE', locked_order_id: null });
 });
@@ -127,16 +164,17 @@ test("a coupon expiry batch holding a LOCKED coupon's stale entry does not block
   );
   try {
     await expiryWaitingAtOutbox();
-    const cancelled = await withTimeout(
+    const paused = new Set(lockWaits().keys());
+    const cancelled = await completesUnblocked(
       'the cancellation while the coupon expiry is in flight',
       batches.run(orderCancelled, [{ id: order, expireAtMs: await expireAtMs('orders', order) }], 'stream'),
-      5_000,
+      paused,
     );
     expect(cancelled.transitioned.map((t) => t.id)).toEqual([order]);
   } finally {
     await blocker.rollback();
   }
-  const expired = await withTimeout('the coupon expiry', expiring, 10_000);
+  const expired = await withTimeout('the coupon expiry', expiring, 60_000);
   expect(expired.transitioned.map((t) => t.id)).toEqual([active]);
   expect(expired.stale.map((e) => e.id)).toEqual([locked]);
   // Released by the cancellation, not expired by the batch that saw it LOCKED.

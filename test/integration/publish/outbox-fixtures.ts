@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { Knex } from 'knex';
 import { findEvent, transitionOf, type EntityCatalogue, type EventSpec } from '../../../src/core/entity-catalogue';
-import { digestEvent, reminderEvent, transitionEvent, type ColumnValue, type EventPayload, type ExpiryPath } from '../../../src/core/events';
+import { digestEvents, reminderEvent, transitionEvent, type ColumnValue, type EventPayload, type ExpiryPath } from '../../../src/core/events';
 import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
 import { loadEntities } from '../../../src/ops/load-entities';
 import type { OutboxRow } from '../../../src/publish/sql/outbox-row';
@@ -61,8 +61,8 @@ export function couponReminderInsert(id: string, o: Readonly<{ dueAtMs: number; 
 export function couponDigestInsert(userId: string, coupons: Readonly<Record<string, string>>, o: Readonly<{ dueAtMs: number; beforeMs: number; windowStartMs: number }>): EventInsert {
   const t = transitionOf(catalogue, 'coupon', 'expired');
   const rows = Object.entries(coupons).map(([id, faceValue]) => ({ id, status: 'ACTIVE', expireAtMs: o.dueAtMs, columns: { user_id: userId, face_value: faceValue } }));
-  const event = digestEvent(t, eventSpec('USER_COUPONS_EXPIRING_SOON'), rows, { occurredAtMs: o.windowStartMs + 5, path: 'stream', beforeMs: o.beforeMs, user: userId, windowStartMs: o.windowStartMs });
-  return { event, entityType: 'coupon', entityId: userId };
+  const [event] = digestEvents(t, eventSpec('USER_COUPONS_EXPIRING_SOON'), rows, { occurredAtMs: o.windowStartMs + 5, path: 'stream', beforeMs: o.beforeMs, user: userId, windowStartMs: o.windowStartMs });
+  return { event: event!, entityType: 'coupon', entityId: userId };
 }
 
 let dueAt = Date.UTC(2031, 0, 1);

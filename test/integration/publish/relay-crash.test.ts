@@ -51,6 +51,8 @@ beforeAll(async () => {
   const topologyPath = join(tmpdir(), `${prefix}.json`);
   writeFileSync(topologyPath, JSON.stringify(raw));
   env = {
+    // The polling relay's own mode: in router mode the relay role publishes nothing.
+    TB_PUBLISH_MODE: 'relay',
     TB_DB_NAME: testDb.name,
     TB_TOPOLOGY: topologyPath,
     TB_GROUP_PREFIX: prefix,

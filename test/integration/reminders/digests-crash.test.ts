@@ -78,7 +78,7 @@ test('kill -9 among the digests of a window, two expirers in its place: one dige
   expect(all).toHaveLength(USERS);
   expect(new Set(all.map((d) => d.entityId)).size).toBe(USERS);
   for (const d of all) {
-    expect(d.eventKey).toBe(`coupon-expired-digest-${d.entityId}-${BEFORE}-${windowStart}`);
+    expect(d.eventKey).toBe(`coupon-expired-digest-${d.entityId}-${BEFORE}-${windowStart}-1`);
     expect((d.payload['items'] as unknown[]).length).toBe(PER_USER);
   }
 });

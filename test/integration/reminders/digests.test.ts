@@ -17,6 +17,7 @@ import type { TestPipeline } from '../../support/pipeline';
 import type { TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 import { remindingFile } from '../../unit/reminders/reminder-files';
+import { DIGEST_PART_ITEMS } from '../../../src/core/events';
 
 const WINDOW = 2_000;
 const BEFORE = 4_000;
@@ -71,7 +72,7 @@ test('one digest per user and window, listing the coupons still ACTIVE; a replay
   expect(items('1001')).toEqual(alice);
   expect(items('1002')).toEqual(bob);
   for (const d of ofWindow) {
-    expect(d.headers['event_key']).toBe(`coupon-expired-digest-${d.key}-${BEFORE}-${windowStart}`);
+    expect(d.headers['event_key']).toBe(`coupon-expired-digest-${d.key}-${BEFORE}-${windowStart}-1`);
     expect(n(d.value['remind_before_ms'])).toBe(BEFORE);
     // Sent at the window's start by the database clock, before any coupon it lists is due.
     expect(n(d.value['occurred_at'])).toBeGreaterThanOrEqual(windowStart);
@@ -95,5 +96,26 @@ test('one digest per user and window, listing the coupons still ACTIVE; a replay
   expect(summary.counts.reminders).toBeGreaterThanOrEqual(7);
   expect(await digestKeys()).toEqual(before);
   expect(before).toHaveLength(3);
+  expect(events.undecodable).toEqual([]);
+});
+
+test('a user with more coupons in a window than a digest holds gets parts: 500 items each, in order, each part its own key', async () => {
+  const windowStart = Math.ceil(((await dbNow()) + 4_000) / WINDOW) * WINDOW;
+  const user = 3001;
+  const count = DIGEST_PART_ITEMS * 2 + 50;
+  // One statement: every coupon due in the window's range, ids in due order.
+  const rows = Array.from({ length: count }, (_, i) => ({ user_id: user, status: 'ACTIVE', expire_time: new Date(windowStart + BEFORE + 100 + Math.floor((i * 1_500) / count)), face_value: '1.00' }));
+  const [first] = await database.db('coupons').insert(rows);
+  const ids = rows.map((_, i) => first! + i);
+
+  const parts = () => digests().filter((d) => d.key === String(user) && n(d.value['window_start']) === windowStart);
+  await waitFor('the three parts of the user’s digest', () => (parts().length >= 3 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  const byPart = [...parts()].sort((a, b) => n(a.value['part']) - n(b.value['part']));
+  expect(byPart.map((d) => [d.headers['event_key'], n(d.value['part']), n(d.value['parts'])])).toEqual(
+    [1, 2, 3].map((part) => [`coupon-expired-digest-${user}-${BEFORE}-${windowStart}-${part}`, part, 3]),
+  );
+  const listed = byPart.map((d) => (d.value['items'] as Array<Record<string, unknown>>).map((i) => n(i['coupon_id'])));
+  expect(listed.map((items) => items.length)).toEqual([DIGEST_PART_ITEMS, DIGEST_PART_ITEMS, 50]);
+  expect(listed.flat()).toEqual(ids);
   expect(events.undecodable).toEqual([]);
 });

@@ -8,7 +8,7 @@ import { Type } from 'avsc';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import type { EntityCatalogue, EventSpec } from '../../../src/core/entity-catalogue';
 import { ConfigError } from '../../../src/core/errors';
-import { digestEvent, reminderEvent, transitionEvent } from '../../../src/core/events';
+import { digestEvents, reminderEvent, transitionEvent } from '../../../src/core/events';
 import { exactLongHook } from '../../../src/publish/exact-long';
 import { eventSchemas, loadEventSchema, subjectFor } from '../../../src/publish/schemas';
 import { catalogue, couponExpired } from './default-catalogue';
@@ -26,7 +26,7 @@ function samplePayload(spec: EventSpec): Record<string, unknown> {
   const row = { id: '1', status: t.from[0]!, expireAtMs: 5, columns };
   const facts = { occurredAtMs: 3, path: 'stream', beforeMs: 2 } as const;
   if (spec.kind === 'reminder') return { ...reminderEvent(t, spec, row, facts) };
-  return { ...digestEvent(t, spec, [row], { ...facts, user: '2', windowStartMs: 1 }) };
+  return { ...digestEvents(t, spec, [row], { ...facts, user: '2', windowStartMs: 1 })[0]! };
 }
 
 const timestamp = { type: 'long', logicalType: 'timestamp-millis' };

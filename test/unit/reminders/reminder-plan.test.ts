@@ -5,7 +5,7 @@
 import { Type } from 'avsc';
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
-import { digestEvent, reminderEvent } from '../../../src/core/events';
+import { digestEvents, reminderEvent } from '../../../src/core/events';
 import type { ReadRow } from '../../../src/core/expiry-plan';
 import { planDigests, planReminders, type ReminderEntry } from '../../../src/core/reminder-plan';
 import { deriveEventSchema, type DerivableColumn } from '../../../src/publish/derived-schema';
@@ -99,10 +99,11 @@ describe('USER_COUPONS_EXPIRING_SOON', () => {
   const t = transitionOf(digested, 'coupon', 'expired');
   const spec = t.reminders!.digest!.event;
   const w = Date.UTC(2031, 0, 9, 10, 0, 0, 0);
-  const payload = digestEvent(t, spec, [row('30', T + 60_000), row('9'), row('10')], { occurredAtMs: w + 4, path: 'stream', beforeMs: DAY, user: '42', windowStartMs: w });
+  const facts = { occurredAtMs: w + 4, path: 'stream', beforeMs: DAY, user: '42', windowStartMs: w } as const;
+  const payload: Record<string, unknown> = digestEvents(t, spec, [row('30', T + 60_000), row('9'), row('10')], facts)[0]!;
 
   test('one per user, fire point and window, its coupons by due time then id', () => {
-    expect(payload).toMatchObject({ event_key: `coupon-expired-digest-42-${DAY}-${w}`, event_type: 'USER_COUPONS_EXPIRING_SOON', user_id: '42', remind_before_ms: DAY, window_start: w });
+    expect(payload).toMatchObject({ event_key: `coupon-expired-digest-42-${DAY}-${w}-1`, event_type: 'USER_COUPONS_EXPIRING_SOON', user_id: '42', remind_before_ms: DAY, window_start: w, part: 1, parts: 1 });
     expect(payload['items']).toEqual([
       { coupon_id: '9', due_at: T, version: 1 },
       { coupon_id: '10', due_at: T, version: 1 },
@@ -110,9 +111,16 @@ describe('USER_COUPONS_EXPIRING_SOON', () => {
     ]);
   });
 
+  test('a user with more rows than a part holds gets parts: each its share in order, its number in its key and payload', () => {
+    const rows = Array.from({ length: 7 }, (_, i) => row(String(100 + i), T + i));
+    const parts: Array<Record<string, unknown>> = digestEvents(t, spec, rows, facts, 3);
+    expect(parts.map((p) => [p['event_key'], p['part'], p['parts']])).toEqual([1, 2, 3].map((n) => [`coupon-expired-digest-42-${DAY}-${w}-${n}`, n, 3]));
+    expect(parts.map((p) => (p['items'] as Array<{ coupon_id: string }>).map((i) => i.coupon_id))).toEqual([['100', '101', '102'], ['103', '104', '105'], ['106']]);
+  });
+
   test('its derived record has the items as an array of records, and encodes the payload', () => {
     const schema = deriveEventSchema(spec, entityOf(digested, 'coupon'), columns);
-    expect(schema.fields.map((f) => f.name)).toEqual(['event_key', 'event_type', 'user_id', 'remind_before_ms', 'window_start', 'occurred_at', 'path', 'items']);
+    expect(schema.fields.map((f) => f.name)).toEqual(['event_key', 'event_type', 'user_id', 'remind_before_ms', 'window_start', 'occurred_at', 'path', 'items', 'part', 'parts']);
     const type = Type.forSchema(schema as never, { typeHook: exactLongHook });
     const decoded = type.fromBuffer(type.toBuffer(payload)) as { items: Array<{ coupon_id: bigint }> };
     expect(decoded.items.map((i) => i.coupon_id)).toEqual([9n, 10n, 30n]);
