@@ -170,7 +170,7 @@ topics-apply: build
 
 # The deployment step that saves the event schema ids `run` reads (the run never calls the registry).
 schemas-register: build
-	$(ENV) && node dist/cli/main.js schemas register
+	$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} node dist/cli/main.js schemas register
 
 # Logs at warn so the demo's summary lines stand out; TB_LOG_LEVEL=info make run for more.
 # entities/demo.json is the shipped file with its reminders in seconds (3d, 1d, 30m would not

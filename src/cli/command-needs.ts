@@ -22,8 +22,8 @@ const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
   backfill: ['db', 'kafka', 'topology', 'entities'],
   // Reads the bucket from its ring topic and moves the live group; no database.
   'offsets reset': ['kafka', 'topology', 'entities'],
-  // replay runs the expiry transactions and writes their events (encoded: the registry too),
-  // so it needs every part, as `run` does.
+  // replay runs the expiry transactions and writes their events (encoded, with the saved schema
+  // ids: the registry's URL names them), so it needs every part, as `run` does.
 };
 
 /** The parts a command line needs (`['topics', 'apply']` → kafka, topology); every part when unknown. */

@@ -20,7 +20,7 @@ import { loadConfig, type Config } from '../config';
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { serverFlavour } from '../db/server-flavour';
-import { connectorConfig, ConnectorConfigOptions, type HistorySecurity, ServerFlavour } from '../ingest/connector-config';
+import { connectorConfig, ConnectorConfigOptions, truststoreWarnings, type HistorySecurity, ServerFlavour } from '../ingest/connector-config';
 import { loadEntities } from '../ops/load-entities';
 import { outboxConnectorConfig, outboxTopicPrefix } from '../publish/outbox-connector-config';
 import { createCommandLogger } from '../ops/logger';
@@ -38,6 +38,8 @@ type Opts = {
   replicationFactor: number;
   dbUser: string;
   dbPassword: string;
+  dbTruststore?: string;
+  dbTruststorePassword: string;
   configOnly?: boolean;
   outbox?: boolean;
   kafkaUser: string;
@@ -101,6 +103,8 @@ export function registerConnectorCommands(program: Command): void {
     .option('--db-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:password}`)
     .option('--kafka-user <user>', "the schema history's Kafka account with TB_KAFKA_SASL_* set (or a config-provider reference)", `\${file:${SECRETS}:kafka_user}`)
     .option('--kafka-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:kafka_password}`)
+    .option('--db-truststore <path>', "with the database's TLS on: a JKS or PKCS12 truststore on the Connect workers with the CA of its certificate (default: the workers' JVM truststore, public CAs only)")
+    .option('--db-truststore-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:db_truststore_password}`)
     .option('--kafka-ca-file <path>', "with TB_KAFKA_SSL: a CA file (PEM) on the Connect workers for the schema history's Kafka clients (default: TB_KAFKA_SSL_CA_FILE's certificates, in the configuration)")
     .option('--config-only', 'print only the config map (for PUT /connectors/<name>/config)')
     .addOption(new Option('--format <format>', 'rest: JSON for the Connect REST API; strimzi: a KafkaConnector resource (YAML)').choices(['rest', 'strimzi']).default('rest'))
@@ -136,8 +140,10 @@ export function registerConnectorCommands(program: Command): void {
       // Two databases may be schemas of one server, and two deployments may read one server:
       // every binlog reader needs an id of its own (a second one with the same id kicks the first).
       const serverId = opts.serverId ?? derivedServerId(config.groupPrefix, kind, target.database);
-      const db = { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled };
+      const truststore = opts.dbTruststore === undefined ? undefined : { path: opts.dbTruststore, password: opts.dbTruststorePassword };
+      const db = { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled, ...(truststore && { truststore }) };
       if (opts.outbox === true) {
+        for (const w of truststoreWarnings(db)) console.error(`warning: ${w}`);
         const out = outboxConnectorConfig({ name, flavour, db, topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix), serverId, history });
         print(opts, config.groupPrefix, out.name, out.config);
         return;

@@ -22,6 +22,9 @@ import { startOpsServer } from '../ops/http-server';
 
 export const ExitCodes = { OK: 0, FAILED: 1, SIGINT: 130, SIGTERM: 143 } as const;
 
+/** After TB_SHUTDOWN_TIMEOUT_MS, for the parts still stopped after one overran it (a second each). */
+const STOP_MARGIN_MS = 5_000;
+
 export async function run(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<number> {
   const metrics = createMetrics({ defaultMetrics: true, entities: catalogue.entities.map((e) => e.name), transitions: catalogue.transitions });
   let ready = false;
@@ -67,11 +70,14 @@ export async function run(config: Config, topology: Topology, catalogue: EntityC
     return true;
   })();
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs)));
+  // The parts share TB_SHUTDOWN_TIMEOUT_MS (main.ts: each overrunning part is left behind, the
+  // next still stopped, a second at least); this is the last word, a little after theirs.
+  const deadlineMs = config.shutdownTimeoutMs + STOP_MARGIN_MS;
+  const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), deadlineMs)));
   const inTime = await Promise.race([stopped, deadline]);
   clearTimeout(timer);
   await ops?.close();
-  if (!inTime) logger.warn({ deadlineMs: config.shutdownTimeoutMs }, 'shutdown deadline passed: work in flight abandoned (it is re-read from the committed offsets)');
+  if (!inTime) logger.warn({ deadlineMs }, 'shutdown deadline passed: work in flight abandoned (it is re-read from the committed offsets)');
   else logger.info('stopped');
   return reason.err ? ExitCodes.FAILED : ExitCodes.OK;
 }

@@ -15,8 +15,8 @@
  * Ids are BIGINT: snowflake-style ids pass 2^53, where a JS number stops being exact. So in the
  * program and in the payload JSON every BIGINT value is a canonical decimal string; the published
  * Avro field is a `long`, written exactly from it. An Avro long is signed, so an id above 2^63-1
- * (the upper half of BIGINT UNSIGNED) cannot be published: the relay sets such an event aside as
- * poison rather than wrap it to a negative id. DATETIME values are epoch ms; NULL stays null.
+ * (the upper half of BIGINT UNSIGNED) cannot be published: the encoder rejects such an event (it
+ * is dead-lettered, publish/dead-letter-events.ts) rather than wrap it to a negative id. DATETIME values are epoch ms; NULL stays null.
  *
  * Pure: the caller decodes the driver's values (expire/row-values.ts) before they get here.
  */

@@ -110,7 +110,7 @@ export const Backoffs = {
   cascade: { baseMs: 100, maxMs: 5_000 },
   /** Scanner pages. */
   scanner: { baseMs: 200, maxMs: 10_000 },
-  /** Schema registration in the background (publishing waits; transitions never do). */
+  /** Reading the saved schema ids again until every event type has one (its transitions wait). */
   registry: { baseMs: 500, maxMs: 10_000 },
   /** The outbox capture probe's reads. */
   captureProbe: { baseMs: 1_000, maxMs: 30_000 },

@@ -34,6 +34,9 @@ export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: s
     maxInMemoryPerPartition: ctx.config.expirer.maxInMemoryPerPartition,
     commitIntervalMs: ctx.config.expirer.commitIntervalMs,
     stallMs: ctx.config.consumer.stallMs,
+    // Its two stop steps (the last commit, the group leave) within half the shutdown budget,
+    // which the process's other parts share.
+    stopDeadlineMs: Math.max(1_000, Math.floor(ctx.config.shutdownTimeoutMs / 4)),
     logger,
   });
   try {

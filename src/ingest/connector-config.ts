@@ -30,7 +30,20 @@ export type ConnectorConfigOptions = Readonly<{
   /** The entities file's name of the database this connector captures (default main). */
   database?: string;
   flavour: ServerFlavour;
-  db: Readonly<{ host: string; port: number; database: string; user: string; password: string; tls: boolean }>;
+  db: Readonly<{
+    host: string;
+    port: number;
+    database: string;
+    user: string;
+    password: string;
+    tls: boolean;
+    /**
+     * With tls: a JKS or PKCS12 truststore on the Connect workers holding the CA that signed the
+     * server's certificate (its password a value or a config-provider reference). Without one
+     * the connector verifies against the workers' JVM truststore: public CAs only.
+     */
+    truststore?: Readonly<{ path: string; password: string }>;
+  }>;
   /** Debezium's topic.prefix: CDC topics are <prefix>.<database>.<table> (TB_CDC_TOPIC_PREFIX). */
   topicPrefix: string;
   /** A replication client id unique among everything reading this server's binlog. */
@@ -65,8 +78,15 @@ const SSL_MODE: Readonly<Record<ServerFlavour, Readonly<{ off: string; verify: s
   mysql: { off: 'disabled', verify: 'verify_identity' },
 };
 
+/** What to say of a verified TLS connection without a truststore of its own. */
+export function truststoreWarnings(db: ConnectorConfigOptions['db']): string[] {
+  return db.tls && db.truststore === undefined
+    ? ['the database certificate is verified against the Connect workers\' JVM truststore (public CAs only): give --db-truststore when your own CA signed it']
+    : [];
+}
+
 export function connectorConfig(catalogue: EntityCatalogue, opts: ConnectorConfigOptions): ConnectorConfig {
-  const warnings: string[] = [];
+  const warnings: string[] = [...truststoreWarnings(opts.db)];
   const db = opts.db.database;
   const here = opts.database ?? MAIN_DATABASE;
   const tables = catalogue.entities.flatMap((e) => e.locations.filter((l) => l.database === here).map((l) => ({ entity: e, table: l.table })));
@@ -108,6 +128,7 @@ export function connectionConfig(opts: Pick<ConnectorConfigOptions, 'flavour' | 
     'database.password': opts.db.password,
     'database.server.id': String(opts.serverId),
     'database.ssl.mode': SSL_MODE[opts.flavour][opts.db.tls ? 'verify' : 'off'],
+    ...(opts.db.tls && opts.db.truststore !== undefined && { 'database.ssl.truststore': opts.db.truststore.path, 'database.ssl.truststore.password': opts.db.truststore.password }),
     // After a database outage the binlog client reconnects only when its keepalive next looks:
     // at Debezium's default of a minute, capture and events resumed 60 to 95 s after the server
     // was back (test/integration/pipeline/two-databases.test.ts measured 73 s); every 5 s costs

@@ -12,6 +12,7 @@
  */
 import CircuitBreaker from 'opossum';
 import { classifyFailure } from '../core/retry-policy';
+import { TimebucketError } from '../core/errors';
 import type { Logger } from './logger';
 
 export type BreakerState = 'closed' | 'half-open' | 'open';
@@ -44,7 +45,10 @@ export function createBreaker<A extends unknown[], R>(action: (...args: A) => Pr
     volumeThreshold: opts.volumeThreshold ?? 5,
     resetTimeout: opts.resetTimeoutMs ?? 5_000,
     rollingCountTimeout: 10_000,
-    errorFilter: (err: unknown) => classifyFailure(err) === 'deterministic',
+    // Not failures of what the breaker guards: a deterministic one (the input's), and a transition
+    // waiting for its event's schema id (the registration's, not the database's: counting it
+    // would open the breaker for the batches whose events have ids).
+    errorFilter: (err: unknown) => classifyFailure(err) === 'deterministic' || (err instanceof TimebucketError && err.code === 'SCHEMA_ID_MISSING'),
   });
   const state = (): BreakerState => (breaker.opened ? 'open' : breaker.halfOpen ? 'half-open' : 'closed');
   const report = (next: BreakerState) => () => {

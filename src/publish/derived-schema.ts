@@ -155,7 +155,7 @@ function deriveReminderSchema(spec: EventSpec, entity: Entity, transition: Trans
     { name: 'part', type: 'int', default: 1, doc: `Which part of the user's digest this is, from 1: at most ${DIGEST_PART_ITEMS} items a part.` },
     { name: 'parts', type: 'int', default: 1, doc: 'How many parts the digest has.' },
   ];
-  return { type: 'record', name, ...namespace, doc: `${spec.summary} Published once per user, fire point and window; drop duplicates by event_key.`, fields };
+  return { type: 'record', name, ...namespace, doc: `${spec.summary} Published once per user, fire point, window and part; drop duplicates by event_key.`, fields };
 }
 
 function statusAvroType(entity: Entity, column: DerivableColumn | undefined, problems: string[]): 'string' | 'int' | 'long' {

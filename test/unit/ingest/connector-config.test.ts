@@ -78,6 +78,17 @@ test('MySQL gets its own connector class and TLS mode names', () => {
   expect(connectorConfig(catalogue, { ...opts, db: { ...opts.db, tls: true } }).config['database.ssl.mode']).toBe('verify-full');
 });
 
+test('a verified TLS connection takes a truststore on the workers, or says it relies on the JVM one', () => {
+  const withStore = connectorConfig(catalogue, { ...opts, db: { ...opts.db, tls: true, truststore: { path: '/etc/connect/db-ca.p12', password: '${file:/s:pw}' } } });
+  expect(withStore.config).toMatchObject({ 'database.ssl.mode': 'verify-full', 'database.ssl.truststore': '/etc/connect/db-ca.p12', 'database.ssl.truststore.password': '${file:/s:pw}' });
+  expect(withStore.warnings.filter((w) => w.includes('truststore'))).toEqual([]);
+  const without = connectorConfig(catalogue, { ...opts, db: { ...opts.db, tls: true } });
+  expect(without.config).not.toHaveProperty('database.ssl.truststore');
+  expect(without.warnings).toContainEqual(expect.stringMatching(/JVM truststore \(public CAs only\): give --db-truststore/));
+  // Without TLS a truststore means nothing, and is left out.
+  expect(connectorConfig(catalogue, { ...opts, db: { ...opts.db, truststore: { path: '/x', password: 'p' } } }).config).not.toHaveProperty('database.ssl.truststore');
+});
+
 test('the filter learns each table’s status column and every from-state, non-ASCII and integer codes included', () => {
   const { config, warnings } = connectorConfig(seedCatalogue(['待使用', '已锁定']), { ...opts, history: { kind: 'file', path: '/h.dat' } });
   expect(warnings).toEqual([]);

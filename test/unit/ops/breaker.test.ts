@@ -1,6 +1,7 @@
 import { createBreaker, BreakerState } from '../../../src/ops/breaker';
 import { classifyFailure } from '../../../src/core/retry-policy';
 import { createLogger } from '../../../src/ops/logger';
+import { TimebucketError } from '../../../src/core/errors';
 
 const down = () => Object.assign(new Error('db down'), { code: 'ECONNREFUSED' });
 
@@ -38,6 +39,18 @@ test('deterministic failures (bad input) never open it', async () => {
     { name: 'expiry', volumeThreshold: 2, logger: createLogger('silent') },
   );
   for (let i = 0; i < 10; i += 1) await expect(breaker.fire()).rejects.toThrow('bad row');
+  expect(breaker.state()).toBe('closed');
+  breaker.shutdown();
+});
+
+test('a transition waiting for its schema id never opens it: the database answered', async () => {
+  const breaker = createBreaker(
+    async () => {
+      throw new TimebucketError('SCHEMA_ID_MISSING', 'no schema id for COUPON_EXPIRED yet', { retriable: true });
+    },
+    { name: 'expiry', volumeThreshold: 2, logger: createLogger('silent') },
+  );
+  for (let i = 0; i < 10; i += 1) await expect(breaker.fire()).rejects.toMatchObject({ code: 'SCHEMA_ID_MISSING' });
   expect(breaker.state()).toBe('closed');
   breaker.shutdown();
 });
