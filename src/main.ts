@@ -17,7 +17,7 @@ import { dlqTopic, Topology } from './core/topology';
 import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
-import { DeadLetterCodes, Roles, type Role } from './roles';
+import { DeadLetterCodes, Roles, type DeadLetterStage, type Role } from './roles';
 import type { ConsumerHealth } from './kafka/consumer-watch';
 import { createGuardedProducer } from './kafka/guarded-producer';
 import type { BreakerState } from './ops/breaker';
@@ -102,39 +102,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     const producer = newProducer('producer');
     stops.push({ part: 'producer', stop: () => producer.disconnect() });
     await producer.connect();
-    // Only the roles that run transitions write events (router mode: encoded, so they need schema
-    // ids). An event that can never be published is dead-lettered in its transaction.
-    const outboxDlq = createDlqWriter({
-      producer,
-      topic: dlqTopic(topology),
-      otherCode: 'EVENT_REJECTED',
-      logger: opts.logger.child({ component: 'outbox' }),
-      onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage: 'outbox', code }),
-    });
-    const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
-      ? await openOutboxWriter({
-          config,
-          catalogue: opts.catalogue,
-          topology,
-          tables,
-          db,
-          logger: opts.logger,
-          rejected: deadLetterRejectedEvents(outboxDlq, eventTopics(opts.catalogue, topology), () => clock.now()),
-        })
-      : undefined;
-    if (outbox !== undefined) {
-      for (const code of ['EVENT_REJECTED', 'EVENT_TOO_LARGE'] as const) metrics.deadLetters.inc({ stage: 'outbox', code }, 0);
-      stops.push({ part: 'outbox writer', stop: outbox.stop });
-      metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
-    }
-    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
-    const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, observer: reminderObserver(metrics) });
-    metrics.trackOutbox(() => readOutboxBacklogs(databases.pools));
-    // Read before any role starts: a restarted process must not fire what the operator paused.
-    const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
-    stops.push({ part: 'control switches', stop: () => control.stop() });
-    controlSummary = control.summary;
-    const dlqFor = (stage: Role) => {
+    const dlqFor = (stage: DeadLetterStage) => {
       // At 0 from the start, so the DLQ alert and panel have series before the first dead letter.
       const codes = DeadLetterCodes[stage] ?? [];
       for (const code of codes) metrics.deadLetters.inc({ stage, code }, 0);
@@ -146,6 +114,30 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
     };
+    // Only the roles that run transitions write events (router mode: encoded, so they need schema
+    // ids). An event that can never be published is dead-lettered in its transaction.
+    const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
+      ? await openOutboxWriter({
+          config,
+          catalogue: opts.catalogue,
+          topology,
+          tables,
+          db,
+          logger: opts.logger,
+          rejected: deadLetterRejectedEvents(dlqFor('outbox'), eventTopics(opts.catalogue, topology), () => clock.now()),
+        })
+      : undefined;
+    if (outbox !== undefined) {
+      stops.push({ part: 'outbox writer', stop: outbox.stop });
+      metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
+    }
+    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
+    const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, observer: reminderObserver(metrics) });
+    metrics.trackOutbox(() => readOutboxBacklogs(databases.pools));
+    // Read before any role starts: a restarted process must not fire what the operator paused.
+    const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
+    stops.push({ part: 'control switches', stop: () => control.stop() });
+    controlSummary = control.summary;
     const ctx: RoleContext = { config, topology, catalogue: opts.catalogue, tables, batches, reminders, kafka, producer, newProducer, dlqFor, db, dbs: databases.pools, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;

@@ -28,13 +28,17 @@ export function tiersReadBy(role: HoldRole, topology: Pick<Topology, 'tiers'>): 
   return topology.tiers.map((_, i) => i).filter((i) => holdRoleOfTier(i) === role);
 }
 
+/** A role, or the outbox writer of the roles that run transitions: the `stage` of a dead letter. */
+export type DeadLetterStage = Role | 'outbox';
+
 /**
  * What each stage dead-letters: bad CDC records, bucket records that hold no readable entry
- * (CDC_INVALID: the entry decoder's), entries parked after failing alone. The first code of
- * each is what a failure that is not one of ours is filed as.
+ * (CDC_INVALID: the entry decoder's), entries parked after failing alone, events that can never
+ * be published. The first code of each is what a failure that is not one of ours is filed as.
  */
-export const DeadLetterCodes: Readonly<Partial<Record<Role, readonly [ErrorCode, ...ErrorCode[]]>>> = {
+export const DeadLetterCodes: Readonly<Partial<Record<DeadLetterStage, readonly [ErrorCode, ...ErrorCode[]]>>> = {
   repartitioner: ['CDC_UNDECODABLE', 'CDC_INVALID'],
   expirer: ['BUCKET_INVALID', 'CDC_INVALID', 'EXPIRY_PARKED'],
   cascader: ['BUCKET_INVALID', 'CDC_INVALID'],
+  outbox: ['EVENT_REJECTED', 'EVENT_TOO_LARGE'],
 };

@@ -218,15 +218,13 @@ export class HoldConsumer implements Component {
     for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
     const deadlineMs = this.opts.stopDeadlineMs ?? 10_000;
     const abandoned = (step: string) => this.opts.logger.warn({ group: this.opts.group, step, deadlineMs }, 'stop: a step outlived its deadline; abandoned (unfinished entries are re-read from the committed offsets)');
-    try {
-      if (!(await settlesWithin(this.commitDirty(), deadlineMs))) abandoned('last commit');
-    } finally {
-      const disconnect = this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
-      if (!(await settlesWithin(disconnect, deadlineMs))) abandoned('leave the group');
-      this.opts.sink.close();
-      this.opts.reroute.close();
-      this.state = 'STOPPED';
-    }
+    // settlesWithin never rejects: the leave and the closes follow whatever the commit did.
+    if (!(await settlesWithin(this.commitDirty(), deadlineMs))) abandoned('last commit');
+    const disconnect = this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
+    if (!(await settlesWithin(disconnect, deadlineMs))) abandoned('leave the group');
+    this.opts.sink.close();
+    this.opts.reroute.close();
+    this.state = 'STOPPED';
   }
 
   private onGroupJoin(assignment: Record<string, number[]>): void {

@@ -38,3 +38,9 @@ export async function collectEvents(config: Config, topics: string[]): Promise<{
   });
   return { events, undecodable, stop: () => consumer.disconnect() };
 }
+
+/** The distinct event_keys among `events` of the entities `ids` (the message key is the entity id). */
+export function eventKeysOf(events: readonly SeenEvent[], ids: ReadonlyArray<string | number>): Set<string> {
+  const wanted = new Set(ids.map(String));
+  return new Set(events.filter((e) => wanted.has(e.key)).map((e) => e.headers['event_key']!));
+}

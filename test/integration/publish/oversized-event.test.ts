@@ -14,7 +14,7 @@ import type { Consumer } from 'kafkajs';
 import { dlqTopic } from '../../../src/core/topology';
 import { createKafka } from '../../../src/kafka/client';
 import { countInStatus, metricSum } from '../../support/counts';
-import { collectEvents } from '../../support/events';
+import { collectEvents, eventKeysOf } from '../../support/events';
 import { ownDatabasePipeline, type OwnDatabasePipeline } from '../../support/own-database-pipeline';
 import { logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
@@ -94,8 +94,7 @@ test('an event over its topic\'s limit is dead-lettered with the reason and coun
     const all = [big!, ...small];
 
     await waitFor('every notice closed', async () => ((await countInStatus(db, 'notices', 'CLOSED', all)) === all.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
-    const keys = (ids: readonly number[]) => new Set(events.events.filter((e) => ids.map(String).includes(e.key)).map((e) => e.headers['event_key']));
-    await waitFor('the small notices\' events on the wire', () => (keys(small).size === small.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor('the small notices\' events on the wire', () => (eventKeysOf(events.events, small).size === small.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
     const letter = await waitFor('the dead letter', () => deadLetters.find((d) => d.eventKey.startsWith(`notice-closed-${big}-`)), { timeoutMs: 30_000, intervalMs: 250 });
     expect(letter).toEqual({
       code: 'EVENT_TOO_LARGE',
@@ -107,11 +106,11 @@ test('an event over its topic\'s limit is dead-lettered with the reason and coun
     });
     expect(await metricSum(pipeline.metrics.deadLetters, { stage: 'outbox', code: 'EVENT_TOO_LARGE' })).toBe(1);
     expect(Number((await db('event_outbox').where({ entity_id: String(big) }).count({ n: '*' }))[0]!.n)).toBe(0);
-    expect(keys([big!]).size).toBe(0);
+    expect(eventKeysOf(events.events, [big!]).size).toBe(0);
 
     // Publishing goes on: a notice after it is published too.
     const [later] = await db('notices').insert(row('after'));
-    await waitFor('the next notice\'s event on the wire', () => (keys([later!]).size === 1 ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor('the next notice\'s event on the wire', () => (eventKeysOf(events.events, [later!]).size === 1 ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
     expect(events.undecodable).toEqual([]);
   } finally {
     await events.stop();

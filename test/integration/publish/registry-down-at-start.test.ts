@@ -10,7 +10,7 @@
  */
 import { createDb, Db } from '../../../src/db/knex';
 import type { Running } from '../../../src/main';
-import { collectEvents } from '../../support/events';
+import { collectEvents, eventKeysOf } from '../../support/events';
 import { outboxCount } from '../../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { config } from '../../support/stack';
@@ -51,9 +51,7 @@ test('with the schema ids saved and the registry down for the whole run, every r
   stackUp();
   const events = await collectEvents(pipeline.config, [pipeline.topology.events.find((e) => e.type === 'COUPON_EXPIRED')!.topic]);
   try {
-    const keys = new Set(ids.map(String));
-    const published = () => new Set(events.events.filter((e) => keys.has(e.key)).map((e) => e.headers['event_key'])).size;
-    await waitFor('every event on the wire', () => (published() === ids.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor('every event on the wire', () => (eventKeysOf(events.events, ids).size === ids.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
     expect(events.undecodable).toEqual([]);
   } finally {
     await events.stop();

@@ -12,7 +12,7 @@ import type { Db } from '../../../src/db/knex';
 import { defaultEntitiesPath } from '../../support/catalogue';
 import { spawnCli } from '../../support/cli';
 import { countInStatus, metricSum } from '../../support/counts';
-import { collectEvents } from '../../support/events';
+import { collectEvents, eventKeysOf } from '../../support/events';
 import { outboxCount } from '../../support/outbox-rows';
 import { ownDatabasePipeline, type OwnDatabasePipeline } from '../../support/own-database-pipeline';
 import type { TestPipeline } from '../../support/pipeline';
@@ -59,9 +59,7 @@ test('without saved schema ids due coupons wait, counted; after `timebucket sche
     expect(await metricSum(pipeline.metrics.missingSchemaIds)).toBe(0);
     expect(await db('coupons').whereIn('id', ids).whereRaw('expired_at < expire_time').select('id')).toEqual([]);
     expect(await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids })).toEqual({ rows: ids.length, keys: ids.length });
-    const keys = new Set(ids.map(String));
-    const published = () => new Set(events.events.filter((e) => keys.has(e.key)).map((e) => e.headers['event_key'])).size;
-    await waitFor('every event on the wire', () => (published() === ids.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor('every event on the wire', () => (eventKeysOf(events.events, ids).size === ids.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
     expect(events.undecodable).toEqual([]);
   } finally {
     await events.stop();
