@@ -8,9 +8,9 @@
  *   make bench-reminders [RATE=1000] [RUN_S=60] [LEAD_S=40] [BEFORE=30s,20s,10s]
  *
  * Lateness: the reminder's commit by the database clock (its occurred_at) minus its fire point
- * (due_at − remind_before_ms). The roles run with TB_PUBLISH_MODE=relay and no relay, so every
- * reminder's JSON payload stays in `outbox`, where it is read back exactly; publishing adds the
- * outbox's own latency on top (bench/compare measures that for the transitions' events).
+ * (due_at − remind_before_ms), read back from event_outbox (each reminder decoded), where its
+ * transaction wrote it; publishing adds the outbox connector's own latency on top
+ * (bench/compare measures that for the transitions' events).
  * The coupons are expired as usual; their expiries share the expirer with the reminders.
  *
  * Prints one JSON line and writes bench/results/reminders-<timestamp>.json. Not a test.
@@ -35,6 +35,11 @@ import { log, sleep } from './lib/log';
 import { defaultResultsDir, repoRoot, topicsDir } from './lib/paths';
 import { summarize } from './lib/percentiles';
 import { defaultEventTopic } from '../src/core/event-catalogue';
+import { createSchemaRegistry } from '../src/publish/schema-registry';
+import { registerSchemas } from './lib/register-schemas';
+
+/** An Avro timestamp-millis as decoded (a Date, or its epoch milliseconds). */
+const millis = (v: unknown): number => (v instanceof Date ? v.getTime() : Number(v));
 
 const rate = Number(process.env['RATE'] ?? 1_000);
 const seconds = Number(process.env['RUN_S'] ?? 60);
@@ -77,10 +82,13 @@ async function main(): Promise<void> {
     log(`creating ${topics.length} topics under ${prefix}; logs in ${logDir}`);
     await applyTopics(admin, declaredTopics(topology));
     await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(config.cdc, 'coupons'), cdcTopicOf(config.cdc, 'orders')]);
+    const env = { ...process.env, TB_TOPOLOGY: topologyPath, TB_ENTITIES: entitiesPath, TB_GROUP_PREFIX: prefix, TB_HTTP_PORT: String(port), TB_LOG_LEVEL: 'warn' };
+    // As a deployment's `schemas register` Job does before the roles start.
+    await registerSchemas(env, topology);
     child = startRoles(
       'stream',
       'repartitioner,expirer,cascader',
-      { ...process.env, TB_TOPOLOGY: topologyPath, TB_ENTITIES: entitiesPath, TB_GROUP_PREFIX: prefix, TB_PUBLISH_MODE: 'relay', TB_HTTP_PORT: String(port), TB_LOG_LEVEL: 'warn' },
+      env,
       join(logDir, 'stream.log'),
     );
     await waitReady(child, port);
@@ -99,12 +107,12 @@ async function main(): Promise<void> {
     }
     const expected = ids.length * before.length;
     const [lo, hi] = [Math.min(...ids), Math.max(...ids)];
-    const reminders = async () =>
-      (await db('outbox').where({ event_type: 'COUPON_EXPIRING_SOON' }).whereBetween('entity_id', [lo, hi]).select('payload')) as Array<{ payload: string | Record<string, unknown> }>;
+    const ofRun = () => db('event_outbox').where({ event_type: 'COUPON_EXPIRING_SOON' }).whereRaw('CAST(entity_id AS UNSIGNED) BETWEEN ? AND ?', [lo, hi]);
+    const reminders = async () => (await ofRun().select('payload')) as Array<{ payload: Buffer }>;
     const deadline = (await dbNowMs(db)) + leadS * 1000 + 60_000;
     let found = 0;
     while ((await dbNowMs(db)) < deadline) {
-      const [row] = (await db('outbox').where({ event_type: 'COUPON_EXPIRING_SOON' }).whereBetween('entity_id', [lo, hi]).count({ n: '*' })) as Array<{ n: number }>;
+      const [row] = (await ofRun().count({ n: '*' })) as Array<{ n: number }>;
       found = Number(row!.n);
       if (found >= expected) break;
       await sleep(1_000);
@@ -112,13 +120,13 @@ async function main(): Promise<void> {
     const rows = await reminders();
     const lateness = new Float64Array(rows.length);
     let afterDue = 0;
-    rows.forEach((r, i) => {
-      const p = (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as { occurred_at: number; due_at: number; remind_before_ms: number };
-      lateness[i] = p.occurred_at - (p.due_at - p.remind_before_ms);
-      if (p.occurred_at >= p.due_at) afterDue += 1;
-    });
-    // Nothing publishes them (no relay): gone once read, so no backlog is left behind.
-    await db('outbox').where({ event_type: 'COUPON_EXPIRING_SOON' }).whereBetween('entity_id', [lo, hi]).del();
+    const registry = createSchemaRegistry(config.registry);
+    for (const [i, r] of rows.entries()) {
+      const p = (await registry.decode(r.payload)) as Record<string, unknown>;
+      const [occurredAt, dueAt, before] = [millis(p['occurred_at']), millis(p['due_at']), Number(p['remind_before_ms'])];
+      lateness[i] = occurredAt - (dueAt - before);
+      if (occurredAt >= dueAt) afterDue += 1;
+    }
     const summary = summarize(lateness);
     const result = {
       bench: 'reminders',

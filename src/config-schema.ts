@@ -100,26 +100,11 @@ export const EnvSchema = z.object({
   TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
   TB_COMMIT_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
-  // How events reach their topics (expire/outbox-writer.ts): `router` writes them encoded into
-  // event_outbox, which Debezium's Outbox Event Router publishes from the binlog (its connector:
-  // `timebucket connector config --outbox`); `relay` writes JSON into the outbox, which the
-  // polling relay encodes, sends and marks.
-  TB_PUBLISH_MODE: z.enum(['router', 'relay']).default('router'),
-  // Router mode: how often each relay process writes a capture probe into each event_outbox
+  // How often each outbox-keeper process writes a capture probe into each event_outbox
   // (timebucket_outbox_capture_lag_seconds is the age of the oldest not yet back from Kafka).
   TB_OUTBOX_PROBE_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
-  // Rows per relay batch; each loop sends them in requests under 768 KiB (publish/send-chunks.ts).
-  TB_RELAY_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(2_000),
-  // How long a relay loop may hold its locked batch waiting on Kafka before the database ends its
-  // transaction and frees the rows for other loops (idle_transaction_timeout, whole seconds).
-  TB_RELAY_LEASE_MS: z.coerce.number().int().min(1_000).default(30_000),
-  TB_RELAY_IDLE_MS: z.coerce.number().int().min(10).default(200),
-  // Relay loops per process, each claiming and sending its own batches (claims skip each other's rows).
-  // 2: a hot minute of 200,000 (an early hot-minute bench) published the last event 22-24 s after T with 2 loops,
-  // 20-21 s with 4 and 29 s with the old single loop, but 4 loops slowed the expiry drain from
-  // 10 s to 14 s (2 loops: 12 s) on a 2-core machine where they share the database's CPU.
-  TB_RELAY_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
-  // Published outbox rows older than this are deleted by the relay processes; 0 keeps them for ever.
+  // event_outbox rows older than this, and below the capture watermark, are deleted by the
+  // outbox-keeper processes; 0 keeps them for ever.
   TB_OUTBOX_RETENTION_MS: z.coerce.number().int().min(0).default(86_400_000),
   TB_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   // The compensation scanner: rows overdue by more than the grace period (far above the stream's
@@ -137,7 +122,7 @@ export const EnvSchema = z.object({
   TB_CONSUMER_STALL_MS: z.coerce.number().int().min(1_000).default(90_000),
   // Below Kubernetes' default grace period (30 s), so a SIGTERM never ends in a SIGKILL.
   TB_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
-  // Names this process in client ids and relay loops; default: host name (the pod name) + random suffix.
+  // Names this process in client ids and capture probe groups; default: host name (the pod name) + random suffix.
   TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
   });
 
@@ -162,3 +147,16 @@ export function heartbeatProblem(env: Record<string, string | undefined>): strin
   return heartbeat * 3 > session ? 'TB_HEARTBEAT_INTERVAL_MS: must be at most a third of TB_SESSION_TIMEOUT_MS' : undefined;
 }
 
+
+/**
+ * Variables of the polling relay, which is gone (events are published by Debezium's Outbox
+ * Event Router alone): a deployment that still sets one is told, instead of silently running
+ * without what it asked for.
+ */
+const RETIRED = ['TB_PUBLISH_MODE', 'TB_RELAY_BATCH_SIZE', 'TB_RELAY_LEASE_MS', 'TB_RELAY_IDLE_MS', 'TB_RELAY_CONCURRENCY'] as const;
+
+export function retiredProblems(env: Record<string, string | undefined>): string[] {
+  return RETIRED.filter((name) => env[name] !== undefined && env[name] !== '').map(
+    (name) => `${name}: no longer read: events are published by the outbox connector alone (\`timebucket connector config --outbox\`); remove it`,
+  );
+}

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { ConfigError } from './core/errors';
 import { deepFreeze } from './core/deep-freeze';
-import { ConfigParts, EnvSchema, heartbeatProblem, PRODUCTION_REQUIRED_BY_PART, splitList, type ConfigPart } from './config-schema';
+import { ConfigParts, EnvSchema, heartbeatProblem, PRODUCTION_REQUIRED_BY_PART, retiredProblems, splitList, type ConfigPart } from './config-schema';
 import { withSecretFiles } from './config-secrets';
 import { extraDatabasesOf, registryOf, saslProblems, serviceAccount, tlsOf, type BasicAuth, type DbConnection, type KafkaSasl, type NamedDatabase, type Tls } from './config-connections';
 
@@ -45,9 +45,8 @@ export type Config = Readonly<{
   entitiesPath: string;
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
-  /** concurrency: loops per process; retentionMs: published rows kept this long (0: for ever). */
-  publish: Readonly<{ mode: 'router' | 'relay'; probeIntervalMs: number }>;
-  relay: Readonly<{ batchSize: number; leaseMs: number; idleMs: number; concurrency: number; retentionMs: number }>;
+  /** retentionMs: event_outbox rows kept at least this long, and until captured (0: for ever). */
+  publish: Readonly<{ probeIntervalMs: number; retentionMs: number }>;
   scanner: Readonly<{ graceMs: number; intervalMs: number; pageSize: number; maxPagesPerSecond: number }>;
   /** The pause/throttle switches: how often each process polls them. */
   control: Readonly<{ pollMs: number }>;
@@ -56,7 +55,7 @@ export type Config = Readonly<{
   httpPort: number;
   /** SIGTERM: finish or abandon the work in flight within this, then exit. */
   shutdownTimeoutMs: number;
-  /** This process's name in client ids and relay loop names. */
+  /** This process's name in client ids and capture probe groups. */
   instanceId: string;
   /** Whether TB_INSTANCE_ID named it (else it is a generated name with a random suffix). */
   instanceIdGiven: boolean;
@@ -73,6 +72,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   const problems = [...fileProblems, ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))];
   const crossField = heartbeatProblem(env);
   if (crossField !== undefined) problems.push(crossField);
+  problems.push(...retiredProblems(env));
   const uses = opts.uses ?? ConfigParts;
   if (env['TB_ENV'] === 'production') {
     const required = uses.flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
@@ -127,14 +127,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
       maxInMemoryPerPartition: e.TB_MAX_IN_MEMORY_PER_PARTITION,
       commitIntervalMs: e.TB_COMMIT_INTERVAL_MS,
     },
-    publish: { mode: e.TB_PUBLISH_MODE, probeIntervalMs: e.TB_OUTBOX_PROBE_INTERVAL_MS },
-    relay: {
-      batchSize: e.TB_RELAY_BATCH_SIZE,
-      leaseMs: e.TB_RELAY_LEASE_MS,
-      idleMs: e.TB_RELAY_IDLE_MS,
-      concurrency: e.TB_RELAY_CONCURRENCY,
-      retentionMs: e.TB_OUTBOX_RETENTION_MS,
-    },
+    publish: { probeIntervalMs: e.TB_OUTBOX_PROBE_INTERVAL_MS, retentionMs: e.TB_OUTBOX_RETENTION_MS },
     scanner: {
       graceMs: e.TB_SCANNER_GRACE_MS,
       intervalMs: e.TB_SCANNER_INTERVAL_MS,

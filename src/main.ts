@@ -5,7 +5,7 @@
  *   repartitioner  CDC topics → bucket topics
  *   expirer        finest ring + due lane → hold → expiry transactions
  *   cascader       coarser rings → hold until `lead` before the bucket → re-route
- *   relay          outbox → event topics (Avro, registry)
+ *   outbox-keeper  the capture probe and retention of event_outbox (Connect publishes it)
  *   scanner        the compensation scanner: overdue rows the stream missed → the same expiry
  */
 import { Partitioners } from 'kafkajs';
@@ -25,7 +25,8 @@ import { createTransitionBatches } from './expire/transition-batch';
 import { createReminderBatches, reminderObserver } from './expire/reminder-batch';
 import { checkEntitySchema, schemaNamesOf } from './db/check-entity-schema';
 import { assertShardsFit } from './core/router';
-import { startRelay } from './publish/start-relay';
+import { startOutboxKeeper } from './publish/start-outbox-keeper';
+import type { OutboxWriter } from './expire/outbox-writer';
 import { openOutboxWriter } from './publish/open-outbox-writer';
 import { deadLetterRejectedEvents } from './publish/dead-letter-events';
 import { eventTopics } from './core/event-catalogue';
@@ -36,7 +37,6 @@ import { startCascader } from './hold/start-cascader';
 import type { RoleContext, RoleStarter } from './role-context';
 import type { Logger } from './ops/logger';
 import { createMetrics, Metrics } from './ops/metrics';
-import { readOutboxBacklogs } from './publish/sql/outbox-backlog';
 import { startControl } from './ops/control-start';
 import type { SwitchSummary } from './ops/control-switch-state';
 
@@ -91,15 +91,12 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     assertShardsFit(opts.catalogue, topology);
     const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
-    // Bucket records carry explicit partitions; the relay's keys use the Java-compatible hash.
-    const newProducer = (breaker: string) => {
-      onBreakerStateChange(breaker, 'closed');
-      return createGuardedProducer(
-        () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
-        { breaker, logger: opts.logger.child({ component: 'producer', breaker }), onBreakerStateChange, onReplaced: () => metrics.producerReplacements.inc() },
-      );
-    };
-    const producer = newProducer('producer');
+    // Bucket records carry explicit partitions; keyed records (the DLQ's) use the Java-compatible hash.
+    onBreakerStateChange('producer', 'closed');
+    const producer = createGuardedProducer(
+      () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
+      { breaker: 'producer', logger: opts.logger.child({ component: 'producer', breaker: 'producer' }), onBreakerStateChange, onReplaced: () => metrics.producerReplacements.inc() },
+    );
     stops.push({ part: 'producer', stop: () => producer.disconnect() });
     await producer.connect();
     const dlqFor = (stage: DeadLetterStage) => {
@@ -114,8 +111,8 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
       });
     };
-    // Only the roles that run transitions write events (router mode: encoded, so they need schema
-    // ids). An event that can never be published is dead-lettered in its transaction.
+    // Only the roles that run transitions write events (encoded, so they need schema ids). An
+    // event that can never be published is dead-lettered in its transaction.
     const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
       ? await openOutboxWriter({
           config,
@@ -131,14 +128,14 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       stops.push({ part: 'outbox writer', stop: outbox.stop });
       metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
     }
-    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
-    const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: outbox?.writer, observer: reminderObserver(metrics) });
-    metrics.trackOutbox(() => readOutboxBacklogs(databases.pools));
+    const writer = outbox?.writer ?? writesNoEvents;
+    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
+    const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: writer, observer: reminderObserver(metrics) });
     // Read before any role starts: a restarted process must not fire what the operator paused.
     const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
     stops.push({ part: 'control switches', stop: () => control.stop() });
     controlSummary = control.summary;
-    const ctx: RoleContext = { config, topology, catalogue: opts.catalogue, tables, batches, reminders, kafka, producer, newProducer, dlqFor, db, dbs: databases.pools, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
+    const ctx: RoleContext = { config, topology, catalogue: opts.catalogue, tables, batches, reminders, kafka, producer, dlqFor, db, dbs: databases.pools, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);
@@ -166,10 +163,16 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   };
 }
 
+/** The writer of a process without the expirer or the scanner: it runs no transitions. */
+const writesNoEvents: OutboxWriter = () => {
+  // A programmer's error: only the expirer and the scanner are given batches to run.
+  throw new Error('this process runs no transitions (neither the expirer nor the scanner role): it has no event writer');
+};
+
 const starters: Record<Role, RoleStarter> = {
   repartitioner: startRepartitioner,
   expirer: startExpirer,
   cascader: startCascader,
-  relay: startRelay,
+  'outbox-keeper': startOutboxKeeper,
   scanner: startScanner,
 };

@@ -1,7 +1,7 @@
 /**
  * What every role's starter is given and gives back: one signature for all of them
  * (`RoleStarter`), each starter in its stage's folder (ingest/start-repartitioner.ts,
- * hold/start-expirer.ts, hold/start-cascader.ts, publish/start-relay.ts,
+ * hold/start-expirer.ts, hold/start-cascader.ts, publish/start-outbox-keeper.ts,
  * reconcile/start-scanner.ts). main.ts opens the adapters once for the process and wires.
  */
 import type { Consumer, Kafka } from 'kafkajs';
@@ -34,13 +34,6 @@ export type RoleContext = Readonly<{
   reminders: ReminderBatches;
   kafka: Kafka;
   producer: GuardedProducer;
-  /**
-   * Another producer like `producer`, for a sender that must not share one (each relay loop),
-   * with a circuit breaker of its own named `breaker`: its own series of
-   * `timebucket_circuit_breaker_state`, since one series written by several breakers shows whichever
-   * changed last (an idle loop's half-open breaker over a busy one's closed).
-   */
-  newProducer: (breaker: string) => GuardedProducer;
   onBreakerStateChange: (name: string, state: BreakerState) => void;
   dlqFor: (stage: Role) => DlqWriter;
   /** The main database: timebucket's own tables. */

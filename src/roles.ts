@@ -7,7 +7,7 @@
 import type { ErrorCode } from './core/errors';
 import type { Topology } from './core/topology';
 
-export const Roles = ['repartitioner', 'expirer', 'cascader', 'relay', 'scanner'] as const;
+export const Roles = ['repartitioner', 'expirer', 'cascader', 'outbox-keeper', 'scanner'] as const;
 export type Role = (typeof Roles)[number];
 
 /** The roles that hold ring partitions back until their buckets are due. */

@@ -36,7 +36,7 @@ export type RunningContender = Readonly<{
    * counts, the scanner's log of its catches, the stream's events on its event topics.
    */
   progress: () => number;
-  /** The stream only: the events its relay published, as read back from the event topics. */
+  /** The stream only: the events published, as read back from the event topics. */
   events?: () => EventsSeen;
   /** The stream only (its progress counts events): transitions so far, from its expirers' /metrics. */
   transitions?: () => Promise<number>;

@@ -20,7 +20,7 @@ import { phaseCost, takeSample, type CostSample, type RunCost } from './cost';
 import type { NamedPid } from '../lib/stack-processes';
 import { stackProcesses } from '../lib/stack-processes';
 import type { Contender, RunningContender } from './contender';
-import { allPublished, lastOutboxId, readFigures, RunFigures } from './figures';
+import { lastOutboxId, readFigures, RunFigures } from './figures';
 import { createSchemaRegistry } from '../../src/publish/schema-registry';
 import type { BenchParams, WorkloadName } from './params';
 import { RunResult, ProcessFigures, resultOf } from './run-result';
@@ -65,21 +65,14 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     const notes: string[] = [...settleNotes];
     if (plan.name !== 'steady' && written.doneAtMs > plan.startRefMs) notes.push(`rows still being written ${((written.doneAtMs - plan.startRefMs) / 1000).toFixed(1)} s after T: raise LEAD_S`);
     if (written.maxWriterLagMs > 1_000) notes.push(`the steady writer fell up to ${(written.maxWriterLagMs / 1000).toFixed(1)} s behind its schedule`);
-    // The stream's events may stop short when another relay on the captured database publishes
-    // some of them (a pipeline beside the bench): asked only then, the database settles it.
-    const w = written;
-    const settled = running.events ? () => allPublished(target.db, planned, w, outboxBefore) : undefined;
     const pids = [...running.children.map((c) => ({ name: c.name, pid: c.process.pid ?? -1 })), ...stack];
-    if ((await waitForProgress(h.params, running, total, plan, settled, { pids, samples })) === 'settled') {
-      const seen = running.events?.().count ?? 0;
-      notes.push(`only ${seen} of ${total} events reached the run's event topics: another relay on ${target.name} published the rest (event figures partial; rows examined include the check)`);
-    }
+    await waitForProgress(h.params, running, total, plan, { pids, samples });
     const reads = readsBetween(readsBefore, await rowsReadByCounter(h.serverDb));
     const binlogBytes = (await binlogBytesWritten(h.serverDb)) - binlogBefore;
     const processes = measureProcesses(running, stack, stackCpuBefore);
     const events = running.events?.() ?? null;
     if (events !== null && events.foreign > 0) {
-      notes.push(`the relay also published ${events.foreign} events of rows this run did not write (another writer on ${target.name}, or an older backlog of its outbox): the stream did that work too`);
+      notes.push(`the run's event topics also hold ${events.foreign} events of rows this run did not write (another writer on ${target.name} with the run's topology)`);
     }
     await stop();
     const figures = await readFigures(target.db, plan, written, outboxBefore, decode);
@@ -116,29 +109,20 @@ function leadSeconds(params: BenchParams, workload: WorkloadName, contender: Con
   return contender.needsCdc ? Math.ceil(rows / 4_000) + 30 : Math.ceil(rows / 10_000) + 5;
 }
 
-/** How long the stream's events may stall after the last row fell due before the database is asked. */
-const SETTLE_CHECK_MS = 20_000;
-
-/**
- * Until the contender reports every transition ('done'), or, when its progress stalls and it has
- * a `settled` check, until that says the work is done anyway ('settled'). A dead process, a stall
- * or the timeout fails the run.
- */
+/** Until the contender reports every transition (the stream: every event). A dead process, a stall or the timeout fails the run. */
 async function waitForProgress(
   params: BenchParams,
   running: RunningContender,
   total: number,
   plan: WorkloadPlan,
-  settled: (() => Promise<boolean>) | undefined,
   cost: Readonly<{ pids: readonly NamedPid[]; samples: Moments }>,
-): Promise<'done' | 'settled'> {
+): Promise<void> {
   const started = Date.now();
   const { samples } = cost;
   let lastTransitionsRead = 0;
   let last = -1;
   let lastChange = Date.now();
   let lastLog = 0;
-  let lastSettleCheck = 0;
   for (;;) {
     const seen = running.progress();
     if (samples.t === undefined && Date.now() >= plan.startRefMs) samples.t = takeSample(cost.pids);
@@ -154,7 +138,7 @@ async function waitForProgress(
     }
     if (seen >= total) {
       samples.lastEvent = takeSample(cost.pids);
-      return 'done';
+      return;
     }
     const dead = running.children.find((c) => c.exit() !== undefined);
     if (dead) throw new Error(`${dead.name} exited (code ${dead.exit()!.code}, signal ${dead.exit()!.signal}) at ${seen}/${total}`);
@@ -162,10 +146,6 @@ async function waitForProgress(
     if (seen !== last) [last, lastChange] = [seen, now];
     // Nothing is expected before the last row is due: a stall counts from then at the earliest.
     const stalledMs = now - Math.max(lastChange, plan.endRefMs);
-    if (settled && stalledMs > SETTLE_CHECK_MS && now - lastSettleCheck > SETTLE_CHECK_MS) {
-      lastSettleCheck = now;
-      if (await settled()) return 'settled';
-    }
     if (stalledMs > params.stallS * 1000) throw new Error(`no progress for ${params.stallS} s at ${seen}/${total}`);
     if (now - started > params.timeoutS * 1000) throw new Error(`not done within ${params.timeoutS} s: ${seen}/${total}`);
     if (now - lastLog > 10_000) {

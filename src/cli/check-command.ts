@@ -98,17 +98,15 @@ async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: s
       topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
     });
     problems.push(...connectorProblems(wanted.config, connectors, database));
-    if (config.publish.mode === 'router') {
-      const outbox = outboxConnectorConfig({
-        name: connectorName(config.groupPrefix, 'outbox', name),
-        flavour: server.flavour,
-        db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
-        topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix),
-        serverId: 1,
-        history: { kind: 'file', path: '' },
-      });
-      problems.push(...outboxConnectorProblems(outbox.config, connectors, database, name));
-    }
+    const outbox = outboxConnectorConfig({
+      name: connectorName(config.groupPrefix, 'outbox', name),
+      flavour: server.flavour,
+      db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
+      topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix),
+      serverId: 1,
+      history: { kind: 'file', path: '' },
+    });
+    problems.push(...outboxConnectorProblems(outbox.config, connectors, database, name));
   }
   return { name, database, server, problems };
 }

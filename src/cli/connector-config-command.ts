@@ -4,7 +4,7 @@
  *   [--kafka-user U] [--kafka-password P] [--kafka-ca-file F] [--format rest|strimzi] [--strimzi-cluster C]
  *
  * With --outbox: the database's event_outbox connector (publish/outbox-connector-config.ts),
- * Debezium's Outbox Event Router publishing the events of TB_PUBLISH_MODE=router.
+ * Debezium's Outbox Event Router, which publishes every event.
  * Prints the Debezium connector for the tables the entities file maps, as JSON for Kafka
  * Connect's REST API: `{ name, config }` for POST /connectors, or with --config-only the map
  * for PUT /connectors/<name>/config (idempotent: what the local stack does). Warnings go to
@@ -109,7 +109,7 @@ export function registerConnectorCommands(program: Command): void {
     .option('--config-only', 'print only the config map (for PUT /connectors/<name>/config)')
     .addOption(new Option('--format <format>', 'rest: JSON for the Connect REST API; strimzi: a KafkaConnector resource (YAML)').choices(['rest', 'strimzi']).default('rest'))
     .option('--strimzi-cluster <name>', 'with --format strimzi: the KafkaConnect resource it runs on (its strimzi.io/cluster label; default <TB_GROUP_PREFIX>-connect)')
-    .option('--outbox', "the database's event_outbox connector instead (TB_PUBLISH_MODE=router: Debezium's Outbox Event Router publishes the events)")
+    .option('--outbox', "the database's event_outbox connector instead (Debezium's Outbox Event Router publishes the events)")
     .action(async (opts: Opts) => {
       const config = loadConfig(process.env, { uses: needsOf(['connector', 'config']) });
       const logger = createCommandLogger(config.logLevel);

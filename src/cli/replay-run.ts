@@ -37,8 +37,8 @@ export async function replayCommand(
   const databases = openDatabases(config, catalogue, logger);
   let outbox: OpenedOutboxWriter | undefined;
   try {
-    // Router mode: replayed transitions write their events encoded, as the expirer does.
-    const tables = config.publish.mode === 'router' ? await readEntitySchema(databases.pools, catalogue) : undefined;
+    // Replayed transitions write their events encoded, as the expirer does.
+    const tables = await readEntitySchema(databases.pools, catalogue);
     outbox = await openOutboxWriter({ config, catalogue, topology, tables, db: databases.main, logger });
     const summary = await replayBucket({
       kafka: createKafka(config.kafka, logger, '-replay'),

@@ -73,7 +73,7 @@ function locationProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity
 /**
  * The tables of a set must agree on every column timebucket uses: the statements are the same
  * for each, and an event's schema is derived from the first table, so a column typed otherwise
- * in another would not encode (its events would end up in outbox_poison).
+ * in another would not encode (its events would be dead-lettered).
  */
 function setProblems(schema: SchemaInfo, entity: Entity, schemaNames: Readonly<Record<string, string>>): string[] {
   const [first, ...rest] = entity.locations;

@@ -1,7 +1,7 @@
 /**
  * The events, as the outside world sees them, read from the entity catalogue: one EventSpec per
  * event type (catalogue.events, from the entities file), and the topic each is published to
- * (the topology's `events` list, or the default topic of its type: withEventTopics). The relay
+ * (the topology's `events` list, or the default topic of its type: withEventTopics). The encoder
  * (schema, headers, key), the registry registration, the tests and the AsyncAPI document (docs/asyncapi.yaml, checked in make test) all read them
  * here, so an event type exists in one place: the entities file.
  *
@@ -44,7 +44,7 @@ export type EventTopics = Readonly<Record<string, string>>;
 
 /**
  * The topic of every catalogue event, from the topology. Names every event without a topic at
- * once (a ConfigError): the relay must not start unable to publish one of them. A topology
+ * once (a ConfigError): no process may start unable to publish one of them. A topology
  * entry that no entity emits is left alone (topics apply still creates its topic).
  */
 export function eventTopics(catalogue: Pick<EntityCatalogue, 'events'>, topology: Pick<Topology, 'events'>): EventTopics {

@@ -35,7 +35,7 @@ export type { ColumnValue } from './expiry-plan';
 export type PayloadItem = Readonly<Record<string, ColumnValue>>;
 export type PayloadValue = ColumnValue | boolean | readonly PayloadItem[];
 
-/** One outbox payload. Any event of any catalogue; the relay checks it against its schema. */
+/** One event's payload. Any event of any catalogue; the encoder checks it against its schema. */
 export type EventPayload = Readonly<{ event_key: string; event_type: string } & Record<string, PayloadValue>>;
 
 /** What the transaction knows of one row it transitioned. */

@@ -1,6 +1,6 @@
 /**
  * The lifecycle every long-running part reports, and the one shape they all have (Component):
- * hold consumers, the repartitioner, the compensation scanner, the outbox relay and retention,
+ * hold consumers, the repartitioner, the compensation scanner, the outbox retention,
  * the capture probe, the control switches and the polling loops of ops/poll-loop.ts.
  *
  *   NEW → RUNNING → STOPPING → STOPPED

@@ -1,7 +1,7 @@
 /**
  * Timers a loop sleeps on that its owner can cut short: stop() wakes every sleeper at once, so a
  * loop waiting out an idle period or a back-off stops at once instead of after the wait.
- * Used by the relay loops, the outbox retention and the compensation scanner.
+ * Used by the outbox retention and the compensation scanner.
  */
 export class WakeableSleeps {
   private readonly wakers = new Set<() => void>();

@@ -10,7 +10,7 @@
  * BIGINT: ids are BIGINT UNSIGNED and snowflake-style ids pass 2^53. `supportBigNumbers` makes
  * mysql2 return a BIGINT beyond 2^53 as its exact decimal string instead of a rounded number
  * (safe ones stay numbers, so readers that count rows are unaffected); `bigintString` turns
- * either form into the decimal string the expirer and the relay work with. Parameters go the
+ * either form into the decimal string the expirer and the scanner work with. Parameters go the
  * other way as decimal strings, which MariaDB compares with BIGINT columns exactly.
  *
  * Isolation: READ COMMITTED for every session of timebucket. Its transactions are guarded

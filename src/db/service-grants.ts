@@ -6,7 +6,7 @@
  * assigned columns, and the columns the server updates itself on every update). It cannot DROP,
  * ALTER, or touch any other column (test/integration/db/service-grants.test.ts shows each refusal).
  *
- * The list follows the statements under src/expire/sql, src/publish/sql, src/reconcile and
+ * The list follows the statements under src/expire/sql, src/publish, src/reconcile and
  * src/ops: a statement that needs more fails in that test first.
  */
 import type { Knex } from 'knex';
@@ -20,14 +20,11 @@ export type TableGrant = Readonly<{ table: string; privileges: readonly string[]
 
 /** timebucket's own tables. */
 export const OWN_TABLE_GRANTS: readonly TableGrant[] = [
-  // The expirer inserts, the relay locks, marks (published_at, claimed_by), sets aside and purges.
-  { table: 'outbox', privileges: ['SELECT', 'INSERT', 'DELETE'], updateColumns: ['published_at', 'claimed_by'] },
-  // The expirer inserts (the connector reads the binlog, not the table); retention deletes.
+  // The expirer and the scanner insert, the capture probe too (the connector reads the binlog,
+  // not the table); retention deletes.
   { table: 'event_outbox', privileges: ['SELECT', 'INSERT', 'DELETE'] },
-  // Every process that writes events saves the ids its registration found (an upsert).
+  // `timebucket schemas register` saves the ids it registered (an upsert); `run` reads them.
   { table: 'event_schema_ids', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
-  // Set aside with INSERT … SELECT … ON DUPLICATE KEY UPDATE, which needs UPDATE on the table.
-  { table: 'outbox_poison', privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] },
   { table: 'scanner_cursors', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
   { table: 'control_switches', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
 ];

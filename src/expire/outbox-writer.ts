@@ -1,9 +1,7 @@
 /**
- * Where the expiry transaction writes its events (config.publish.mode):
- *   relay   the JSON outbox, which the polling relay encodes and sends (publish/outbox-relay.ts);
- *   router  event_outbox, each event encoded here, which Debezium's Outbox Event Router
- *           publishes from the binlog (publish/outbox-connector-config.ts).
- * In router mode an event whose type has no schema id yet holds its transition (retried until
+ * Where the expiry transaction writes its events: event_outbox, each event encoded here (Avro,
+ * with its schema id), which Debezium's Outbox Event Router publishes from the binlog
+ * (publish/outbox-connector-config.ts). An event whose type has no schema id yet holds its transition (retried until
  * `timebucket schemas register` has saved the id); one that can never be published (its schema
  * rejects it, or it is larger than its topic takes) goes to the dead-letter topic with the
  * reason, in the same transaction, and the transition commits. */
@@ -11,12 +9,13 @@ import type { Knex } from 'knex';
 import type { EventEncoder, EncodedEvent } from '../publish/event-encoder';
 import { TimebucketError } from '../core/errors';
 import { insertEventOutbox } from './sql/insert-event-outbox';
-import { insertOutbox, type OutboxInsert } from './sql/insert-outbox';
+import type { EventPayload } from '../core/events';
+
+/** One transition's event, with the row it is about. */
+export type OutboxInsert = Readonly<{ event: EventPayload; entityType: string; entityId: string }>;
 
 /** Writes one transaction's events; returns the rows inserted (INSERT IGNORE: 0 for a replay). */
 export type OutboxWriter = (trx: Knex.Transaction, rows: readonly OutboxInsert[]) => Promise<number>;
-
-export const relayOutbox: OutboxWriter = insertOutbox;
 
 /** An event that can never be published as it is, with why: for the dead-letter topic. */
 export type RejectedEvent = Readonly<{ event: OutboxInsert['event']; entityId: string; code: 'EVENT_REJECTED' | 'EVENT_TOO_LARGE'; reason: string }>;
@@ -26,7 +25,7 @@ export type RejectedEvent = Readonly<{ event: OutboxInsert['event']; entityId: s
  * transaction: if it fails, the transition rolls back and is retried); without it, such an event
  * fails the transaction (an operator's command, which then reports it).
  */
-export function routerOutbox(encoder: EventEncoder, opts: Readonly<{ rejected?: (events: readonly RejectedEvent[]) => Promise<void> }> = {}): OutboxWriter {
+export function eventOutboxWriter(encoder: EventEncoder, opts: Readonly<{ rejected?: (events: readonly RejectedEvent[]) => Promise<void> }> = {}): OutboxWriter {
   return async (trx, rows) => {
     const encoded: EncodedEvent[] = [];
     const rejected: RejectedEvent[] = [];

@@ -22,8 +22,7 @@ import { planDigests, planReminders, type ReminderEntry } from '../core/reminder
 import type { BatchOutcome } from './batch-outcome';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { Metrics } from '../ops/metrics';
-import { relayOutbox, type OutboxWriter } from './outbox-writer';
-import type { OutboxInsert } from './sql/insert-outbox';
+import type { OutboxInsert, OutboxWriter } from './outbox-writer';
 import { readDbNow } from './sql/read-db-now';
 import { readDigestRows, type ReadDigestRows } from './sql/read-digest-rows';
 import { readRemindedRows, type ReadRemindedRows } from './sql/read-reminded-rows';
@@ -62,9 +61,9 @@ type Compiled = Readonly<{ byId?: ReadRemindedRows; byUser?: ReadDigestRows }>;
 export function createReminderBatches(
   pools: Readonly<Record<string, Knex>>,
   catalogue: EntityCatalogue,
-  opts: Readonly<{ outbox?: OutboxWriter; observer?: ReminderObserver }> = {},
+  opts: Readonly<{ outbox: OutboxWriter; observer?: ReminderObserver }>,
 ): ReminderBatches {
-  const outbox = opts.outbox ?? relayOutbox;
+  const { outbox } = opts;
   const compiled = new Map<string, Compiled>();
   for (const t of catalogue.transitions) {
     if (t.reminders === null) continue;

@@ -7,8 +7,8 @@
  *   → decide (core/expiry-plan.ts): due, not yet due (I2), stale
  *   → guarded UPDATE of the due rows: from → to, with the transition's assignments
  *   → each effect: lock the other entity's rows held by the due rows, then move them
- *   → one outbox row per transitioned row (I4), into the outbox `opts.outbox` writes to
- *     (outbox-writer.ts: the relay's JSON outbox, or the router's event_outbox), under a key of
+ *   → one event_outbox row per transitioned row (I4), written by `opts.outbox`
+ *     (outbox-writer.ts: encoded, for the outbox connector), under a key of
  *     that transition alone; fewer rows taken than moved rolls it all back (EventNotWritten)
  *
  * The event exists if and only if the transition committed: the UPDATE must have changed every
@@ -29,7 +29,7 @@ import { planExpiry, type ScheduledEntry } from '../core/expiry-plan';
 import { eventBuilder, type EventBuilder, type ExpiryPath } from '../core/events';
 import { type BatchOutcome, outcomeOf } from './batch-outcome';
 import { applyEffect, type ApplyEffect } from './sql/apply-effect';
-import { relayOutbox, type OutboxWriter } from './outbox-writer';
+import type { OutboxWriter } from './outbox-writer';
 import { lockEffectRows, type LockEffectRows } from './sql/lock-effect-rows';
 import { lockTransitionRows, type LockTransitionRows } from './sql/lock-transition-rows';
 import { readDbNow } from './sql/read-db-now';
@@ -93,9 +93,9 @@ export class EventNotWritten extends Error {
 export function createTransitionBatches(
   pools: Knex | Readonly<Record<string, Knex>>,
   catalogue: EntityCatalogue,
-  opts: Readonly<{ outbox?: OutboxWriter; onEventsWritten?: (events: number) => void }> = {},
+  opts: Readonly<{ outbox: OutboxWriter; onEventsWritten?: (events: number) => void }>,
 ): TransitionBatches {
-  const outbox = opts.outbox ?? relayOutbox;
+  const { outbox } = opts;
   const dbs: Readonly<Record<string, Knex>> = isPool(pools) ? { [MAIN_DATABASE]: pools } : pools;
   const compiled = new Map<string, Compiled>();
   for (const t of catalogue.transitions) {

@@ -1,11 +1,10 @@
 /**
- * The producer the stages share (each relay loop has one of its own: publish/start-relay.ts),
- * made safe to keep using after a failed send.
+ * The producer the stages share, made safe to keep using after a failed send.
  *
  * kafkajs's idempotent producer numbers each partition's batches. When a send gives up, it
  * rolls its sequence back even if the broker did append the batch; the next send to that
- * partition then fails with OUT_OF_ORDER_SEQUENCE_NUMBER for ever (the relay, the cascader and
- * the repartitioner all stall) or is dropped by the broker as a duplicate (a lost ring entry).
+ * partition then fails with OUT_OF_ORDER_SEQUENCE_NUMBER for ever (the cascader and the
+ * repartitioner stall) or is dropped by the broker as a duplicate (a lost ring entry).
  * So a producer that failed a send is never used again: it is disconnected, and the next send
  * gets a fresh one (a new producer id, so fresh sequences). The failed send is the caller's to
  * retry, as before; a duplicate it may cause downstream is harmless (I4, the guarded update).

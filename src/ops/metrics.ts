@@ -11,8 +11,6 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /** What a hold stage reports at scrape time. */
 export type HoldStatsSource = () => Readonly<{ heldPartitions: number; inMemory: number; largestPartitionInMemory: number; dueLag: number }>;
-/** rows and poisonRows are counted up to a cap (publish/sql/outbox-backlog.ts): the cap means "at least". */
-export type OutboxBacklogSource = () => Promise<{ rows: number; oldestAgeSeconds: number; poisonRows: number }>;
 /** The control switches as this process applies them, read at scrape time. */
 export type ControlSource = () => ReadonlyArray<Readonly<{ what: string; paused: boolean; perSecond: number | null }>>;
 
@@ -27,13 +25,6 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
   const registers = [registry];
   // Gauges are read when scraped, from the stages that registered a source.
   const holdSources = new Map<string, HoldStatsSource>();
-  let outboxSource: OutboxBacklogSource | undefined;
-  // The outbox gauges are collected together on a scrape: they share one read, not one each.
-  let outboxRead: ReturnType<OutboxBacklogSource> | undefined;
-  const readOutbox = (source: OutboxBacklogSource): ReturnType<OutboxBacklogSource> =>
-    (outboxRead ??= source().finally(() => {
-      outboxRead = undefined;
-    }));
   let controlSource: ControlSource | undefined;
   let cdcLagSource: (() => number) | undefined;
   let captureLagSource: (() => Readonly<Record<string, number>>) | undefined;
@@ -160,11 +151,9 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
       'Unfinished entries of the fullest partition (capped by TB_MAX_IN_MEMORY_PER_PARTITION)',
       (st) => st.largestPartitionInMemory,
     ),
-    outboxPublished: new Counter({ name: 'timebucket_outbox_published_total', help: 'Outbox rows published to event topics', registers }),
-    outboxPoison: new Counter({ name: 'timebucket_outbox_poison_total', help: 'Outbox rows moved to outbox_poison because they cannot be encoded', registers }),
     captureLag: new Gauge({
       name: 'timebucket_outbox_capture_lag_seconds',
-      help: 'Router mode: age of the oldest capture probe written into event_outbox and not yet back from Kafka (0: none pending), per database',
+      help: 'Age of the oldest capture probe written into event_outbox and not yet back from Kafka (0: none pending), per database',
       labelNames: ['database'] as const,
       registers,
       collect() {
@@ -178,21 +167,16 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
     }),
     eventsWritten: new Counter({
       name: 'timebucket_events_written_total',
-      help: 'Events the transitions of this process wrote into an outbox (in router mode Connect publishes them from the binlog)',
+      help: 'Events the transitions of this process wrote: into event_outbox (Connect publishes them from the binlog) or, the few that can never be published, to the DLQ (also in timebucket_dlq_records_total{stage="outbox"})',
       registers,
     }),
     missingSchemaIds: new Gauge({
       name: 'timebucket_event_schema_ids_missing',
-      help: 'Router mode: event types without a saved schema id (timebucket schemas register has not run for their schemas): their transitions wait; 0 when every one is known',
+      help: 'Event types without a saved schema id (timebucket schemas register has not run for their schemas): their transitions wait; 0 when every one is known',
       registers,
       collect() {
         if (missingSchemaIdsSource) this.set(missingSchemaIdsSource());
       },
-    }),
-    relayFailures: new Counter({
-      name: 'timebucket_outbox_relay_failures_total',
-      help: 'Relay cycles that failed (Kafka, the registry or the database); their rows stay unpublished and are retried',
-      registers,
     }),
     cdcLag: new Gauge({
       name: 'timebucket_cdc_lag_messages',
@@ -204,38 +188,14 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
     }),
     outboxPurged: new Counter({
       name: 'timebucket_outbox_purged_total',
-      help: 'Published outbox rows deleted by retention (older than TB_OUTBOX_RETENTION_MS)',
+      help: 'event_outbox rows deleted by retention (older than TB_OUTBOX_RETENTION_MS and than the capture watermark)',
       registers,
     }),
     retentionFailures: new Counter({
       name: 'timebucket_outbox_retention_failures_total',
-      help: 'Outbox retention passes that failed, by kind: retriable ones are retried with backoff; deterministic ones in a row turn the relay role FAILED (/healthz)',
+      help: 'Outbox retention passes that failed, by kind: retriable ones are retried with backoff; deterministic ones in a row turn the outbox-keeper role FAILED (/healthz)',
       labelNames: ['kind'] as const,
       registers,
-    }),
-    outboxBacklog: new Gauge({
-      name: 'timebucket_outbox_backlog_rows',
-      help: 'Unpublished outbox rows, counted up to 10000 per scrape (10000 means at least that many)',
-      registers,
-      async collect() {
-        if (outboxSource) this.set((await readOutbox(outboxSource)).rows);
-      },
-    }),
-    outboxOldestAge: new Gauge({
-      name: 'timebucket_outbox_oldest_unpublished_age_seconds',
-      help: 'Age of the oldest unpublished outbox row by the database clock (0 when none)',
-      registers,
-      async collect() {
-        if (outboxSource) this.set((await readOutbox(outboxSource)).oldestAgeSeconds);
-      },
-    }),
-    outboxPoisonRows: new Gauge({
-      name: 'timebucket_outbox_poison_rows',
-      help: 'Rows in outbox_poison waiting to be fixed and redriven, counted up to 10000 per scrape',
-      registers,
-      async collect() {
-        if (outboxSource) this.set((await readOutbox(outboxSource)).poisonRows);
-      },
     }),
     controlPaused: new Gauge({
       name: 'timebucket_control_paused',
@@ -301,9 +261,6 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
     /** Registers the capture probe's lag per database for timebucket_outbox_capture_lag_seconds. */
     trackCaptureLag(source: () => Readonly<Record<string, number>>): void {
       captureLagSource = source;
-    },
-    trackOutbox(source: OutboxBacklogSource): void {
-      outboxSource = source;
     },
     trackControl(source: ControlSource): void {
       controlSource = source;

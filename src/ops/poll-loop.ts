@@ -1,6 +1,6 @@
 /**
- * A background loop that polls: one tick, a wait, the next tick. The way the outbox relay and
- * retention, the compensation scanner's loops and the capture probe's writes run, instead of a
+ * A background loop that polls: one tick, a wait, the next tick. The way the outbox retention,
+ * the compensation scanner's loops and the capture probe's writes run, instead of a
  * hand-written while loop each.
  *
  *   tick ok                → wait intervalMs → tick

@@ -1,6 +1,6 @@
 /**
  * Outbox capture lag, measured end to end: how long an event written into event_outbox takes to
- * reach Kafka through Connect and the Outbox Event Router (TB_PUBLISH_MODE=router).
+ * reach Kafka through Connect and the Outbox Event Router.
  *
  * Every intervalMs the probe writes one row into each database's event_outbox, routed to the
  * probe topic (core/topology.ts probeTopic), and reads that topic. The lag is the age of the

@@ -12,7 +12,7 @@
 import type { EventSpec } from '../core/entity-catalogue';
 
 export const CE_SPEC_VERSION = '1.0';
-/** Names the producing application, not an instance: the same for every relay and replica. */
+/** Names the producing application, not an instance: the same for every process and replica. */
 export const CE_SOURCE = '/timebucket/expirer';
 export const CONTENT_TYPE = 'application/avro';
 

@@ -5,8 +5,8 @@
  * BIGINT UNSIGNED and snowflake-style ids pass 2^53. So every plain `long` (ids, version) is
  * this type instead:
  *   writing  a bigint, a safe integer, or a canonical decimal string (the outbox payload carries
- *            ids that way), within the signed 64-bit range. Anything else is invalid, so the relay
- *            sets the event aside as poison rather than publish a wrong id: a number beyond 2^53
+ *            ids that way), within the signed 64-bit range. Anything else is invalid, so the encoder
+ *            refuses the event (it is dead-lettered) rather than publish a wrong id: a number beyond 2^53
  *            (it may already be rounded), or an id above 2^63-1 (an Avro long is signed).
  *   reading  always a bigint.
  * The wire format is Avro's own zig-zag varint: subscribers in any language read a long, and

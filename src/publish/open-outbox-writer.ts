@@ -1,7 +1,7 @@
 /**
- * The outbox writer of a process that runs transitions (the expirer, the scanner, `replay`), by
- * config.publish.mode (expire/outbox-writer.ts): in router mode with the event encoding started
- * from the saved schema ids (schema-id-source.ts), whose background re-read `stop` ends.
+ * The outbox writer of a process that runs transitions (the expirer, the scanner, `replay`)
+ * (expire/outbox-writer.ts), with the event encoding started from the saved schema ids
+ * (schema-id-source.ts), whose background re-read `stop` ends.
  */
 import type { Knex } from 'knex';
 import type { Config } from '../config';
@@ -9,15 +9,15 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import { eventTopics } from '../core/event-catalogue';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
-import { relayOutbox, routerOutbox, type OutboxWriter, type RejectedEvent } from '../expire/outbox-writer';
+import { eventOutboxWriter, type OutboxWriter, type RejectedEvent } from '../expire/outbox-writer';
 import { startEventEncoding } from './schema-id-source';
 import type { EventTables } from './schemas';
 
-/** `missingSchemaIds`: event types the router cannot encode yet (always 0 in relay mode). */
+/** `missingSchemaIds`: event types that cannot be encoded yet (no saved schema id). */
 export type OpenedOutboxWriter = Readonly<{ writer: OutboxWriter; missingSchemaIds: () => number; stop: () => Promise<void> }>;
 
 export async function openOutboxWriter(ctx: Readonly<{
-  config: Pick<Config, 'publish' | 'registry'>;
+  config: Pick<Config, 'registry'>;
   catalogue: EntityCatalogue;
   topology: Topology;
   tables?: EventTables;
@@ -27,7 +27,6 @@ export async function openOutboxWriter(ctx: Readonly<{
   /** Where events that can never be published go (the dead-letter topic); without it they fail the transaction. */
   rejected?: (events: readonly RejectedEvent[]) => Promise<void>;
 }>): Promise<OpenedOutboxWriter> {
-  if (ctx.config.publish.mode === 'relay') return { writer: relayOutbox, missingSchemaIds: () => 0, stop: async () => undefined };
   const encoding = await startEventEncoding({
     config: ctx.config,
     catalogue: ctx.catalogue,
@@ -36,5 +35,5 @@ export async function openOutboxWriter(ctx: Readonly<{
     db: ctx.db,
     logger: ctx.logger,
   });
-  return { writer: routerOutbox(encoding.encoder, { rejected: ctx.rejected }), missingSchemaIds: encoding.encoder.missing, stop: encoding.stop };
+  return { writer: eventOutboxWriter(encoding.encoder, { rejected: ctx.rejected }), missingSchemaIds: encoding.encoder.missing, stop: encoding.stop };
 }

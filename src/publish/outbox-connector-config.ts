@@ -5,10 +5,10 @@
  * database, beside that database's CDC connector (ingest/connector-config.ts): its converters
  * differ, since the value is already the message's bytes.
  *
- * Each row becomes the message the polling relay sent (publish/event-headers.ts):
+ * Each row becomes one message (publish/event-headers.ts):
  *   topic    the row's `topic`                     (route.by.field, replacement ${routedByValue})
- *   key      `entity_id`, the decimal id as UTF-8   (StringConverter: the bytes kafkajs sent, so
- *            Kafka's default partitioner and kafkajs's DefaultPartitioner pick the same partition)
+ *   key      `entity_id`, the decimal id as UTF-8   (StringConverter, so Kafka's default
+ *            partitioner and kafkajs's DefaultPartitioner pick the same partition for an id)
  *   value    `payload`, Confluent-framed Avro        (ByteArrayConverter: passed through untouched)
  *   headers  event_key, event_type, ce_id (= event_key), ce_type, ce_subject (= entity_id),
  *            ce_time, ce_dataschema and ce_specversion (its column's default) from the row;
@@ -19,8 +19,7 @@
  * producer sends one request at a time per partition.
  *
  * The initial snapshot publishes the rows already in the table when the connector first starts
- * (within retention): nothing written before the connector existed is lost, and what the relay
- * published before a switch to router mode comes again with the same event_key.
+ * (within retention): nothing written before the connector existed is lost.
  *
  * Pure: the caller supplies the server flavour and secrets.
  */

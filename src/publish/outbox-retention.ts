@@ -1,19 +1,21 @@
 /**
- * Retention for the outbox: deletes rows published more than retentionMs ago, so the table
- * stops growing without bound. Run by every relay process beside its loops (start-relay.ts).
+ * Retention for event_outbox: deletes rows older than retentionMs and than the capture probe's
+ * watermark, so the table stops growing without bound and never loses a row the outbox
+ * connector has not read. Run by every outbox-keeper process, one per database
+ * (start-outbox-keeper.ts).
  *
- * One pass: cutoff = database now − retentionMs; then keyset pages of batchSize rows in
- * (published_at, id) order, each deleted by primary key (sql/purge-published-outbox.ts), with a
- * pause of pauseMs between pages so a large purge never crowds out the relays and the expiry
- * transactions; the pass ends at the first short page. The next pass starts intervalMs later.
+ * One pass: cutoff = database now − max(retentionMs, the watermark's age); then pages of
+ * batchSize rows in id order, each deleted by primary key (sql/purge-event-outbox.ts), with a
+ * pause of pauseMs between pages so a large purge never crowds out the expiry transactions; the
+ * pass ends at the first page that reaches a young row. The next pass starts intervalMs later.
  *
  * No coordination between processes is needed: pages are deleted by id with the cutoff
  * re-checked, so two instances purging at once only repeat some reads, never delete a row that
- * should stay. Unpublished rows are never touched, nor is outbox_poison.
+ * should stay.
  *
  * The passes run in a PollLoop (ops/poll-loop.ts): NEW → RUNNING → STOPPING → STOPPED, or
  * FAILED after deterministic failures in a row (a missing table, a revoked DELETE grant), which
- * the relay role reports on /healthz; a failed pass is counted (onFailure) and a retriable one
+ * the outbox-keeper role reports on /healthz; a failed pass is counted (onFailure) and a retriable one
  * retried after a jittered back-off. stop() wakes any pause and waits for the page in flight.
  */
 import type { Knex } from 'knex';
@@ -23,16 +25,11 @@ import { Backoffs, type FailureKind } from '../core/retry-policy';
 import type { ConsumerHealth } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
 import { PollLoop, type TickContext } from '../ops/poll-loop';
-import { purgeCutoff, purgePublishedPage, type PurgeCursor, type PurgePage } from './sql/purge-published-outbox';
+import { purgeCutoff, purgeEventOutboxPage, type EventOutboxCursor } from './sql/purge-event-outbox';
 
-/** One page of a pass after a cursor of the page function's own (null: the first page). */
-export type PurgePageFn<C> = (db: Knex, cutoff: Date, after: C | null, limit: number) => Promise<PurgePage<C>>;
-
-export type OutboxRetentionOptions<C = PurgeCursor> = Readonly<{
+export type OutboxRetentionOptions = Readonly<{
   db: Knex;
-  /** Which table's rows go: the relay outbox's published rows (default), or event_outbox's old ones. */
-  purgePage?: PurgePageFn<C>;
-  /** Rows published longer ago than this are deleted (the caller starts no retention for "keep"). */
+  /** Rows written longer ago than this (and captured) are deleted (the caller starts no retention for "keep"). */
   retentionMs: number;
   /** Rows per page (one DELETE). */
   batchSize: number;
@@ -46,23 +43,23 @@ export type OutboxRetentionOptions<C = PurgeCursor> = Readonly<{
   /** Back-off ceiling after a failed pass. Default 60 s. */
   maxBackoffMs?: number;
   /**
-   * event_outbox: the age (ms) below which a row may not have been captured yet, from the capture
-   * probe's watermark; undefined while nothing is confirmed. Given, a pass deletes only rows
-   * older than both this and retentionMs, and none while it is undefined, so an outbox connector
-   * stopped or failed for longer than the retention never loses an event to retention.
+   * The age (ms) below which a row may not have been captured yet, from the capture probe's
+   * watermark; undefined while nothing is confirmed. A pass deletes only rows older than both
+   * this and retentionMs, and none while it is undefined, so an outbox connector stopped or
+   * failed for longer than the retention never loses an event to retention.
    */
-  capturedAgeMs?: () => number | undefined;
+  capturedAgeMs: () => number | undefined;
 }>;
 
 /** Outside a loop (purgeOnce from tests and tooling): plain pauses, never asked to stop. */
 const UNLOOPED: TickContext = { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), stopping: () => false };
 
-export class OutboxRetention<C = PurgeCursor> implements Component {
+export class OutboxRetention implements Component {
   private readonly loop: PollLoop;
   private purgedRows = 0;
   private readonly log: Logger;
 
-  constructor(private readonly opts: OutboxRetentionOptions<C>) {
+  constructor(private readonly opts: OutboxRetentionOptions) {
     this.log = opts.logger.child({ component: 'outbox-retention' });
     const problems = [
       Number.isInteger(opts.retentionMs) && opts.retentionMs >= 1 ? null : 'retentionMs: an integer >= 1',
@@ -111,22 +108,20 @@ export class OutboxRetention<C = PurgeCursor> implements Component {
   /** One whole pass (for tests and tooling, or a tick of the loop): returns the rows deleted. Errors are thrown. */
   async purgeOnce(ctx: TickContext = UNLOOPED): Promise<number> {
     const { capturedAgeMs } = this.opts;
-    const captured = capturedAgeMs?.();
-    if (capturedAgeMs !== undefined && captured === undefined) {
+    const captured = capturedAgeMs();
+    if (captured === undefined) {
       this.log.info('outbox retention waits: the capture probe has not yet confirmed any event on the wire');
       return 0;
     }
-    const ageMs = Math.max(this.opts.retentionMs, Math.ceil(captured ?? 0));
+    const ageMs = Math.max(this.opts.retentionMs, Math.ceil(captured));
     if (ageMs > this.opts.retentionMs) {
       this.log.warn({ retentionMs: this.opts.retentionMs, heldForMs: ageMs }, 'outbox retention held back: rows younger than the capture probe\'s watermark may not be on the wire yet, and are kept');
     }
     const cutoff = await purgeCutoff(this.opts.db, ageMs);
-    // Without a page function C is PurgeCursor, the default's own cursor.
-    const purgePage = this.opts.purgePage ?? (purgePublishedPage as unknown as PurgePageFn<C>);
-    let cursor: C | null = null;
+    let cursor: EventOutboxCursor | null = null;
     let deleted = 0;
     for (;;) {
-      const page = await purgePage(this.opts.db, cutoff, cursor, this.opts.batchSize);
+      const page = await purgeEventOutboxPage(this.opts.db, cutoff, cursor, this.opts.batchSize);
       deleted += page.deleted;
       this.purgedRows += page.deleted;
       if (page.deleted > 0) this.opts.observer?.purged?.(page.deleted);

@@ -1,8 +1,8 @@
 /**
  * The schema-registry client for our events, with Avro longs exact (exact-long.ts).
  *
- * Every place that encodes or decodes our events builds its client here — the relay, the demo,
- * tests — so an id beyond 2^53 is written and read exactly everywhere. A client built with
+ * Every place that encodes or decodes our events builds its client here — `schemas register`, the
+ * demo, tests — so an id beyond 2^53 is written and read exactly everywhere. A client built with
  * `new SchemaRegistry({ host })` alone would refuse such an id when encoding and round it when
  * decoding.
  *

@@ -108,7 +108,7 @@ export type RegisterOptions = Readonly<{
 /**
  * Registers the schema of every catalogue event under `<topic>-value` with BACKWARD
  * compatibility, `topics` being eventTopics(catalogue, topology). Output: the schema id per
- * event type, for the relay's encoder. Safe to re-run (same schema, same id; a derived schema is
+ * event type, for the event encoder (saved by `timebucket schemas register`). Safe to re-run (same schema, same id; a derived schema is
  * deterministic). Every schema is loaded and checked before the first registry call; rejects
  * with the registry's error when a schema is incompatible with what is registered.
  */

@@ -2,7 +2,7 @@
  * docs/asyncapi.yaml, the consuming teams' contract: valid AsyncAPI 3 by the AsyncAPI parser
  * (with the Avro payloads, referenced from schemas/, parsed as Avro), and saying what the code
  * does: one channel per event of the default catalogue (entities/default.json), at its topic in
- * topics/production.json, with its Avro schema, its CloudEvents type and every header the relay
+ * topics/production.json, with its Avro schema, its CloudEvents type and every header the outbox connector
  * sets.
  */
 import { readFileSync } from 'node:fs';
@@ -39,7 +39,7 @@ test('its version is the package version', () => {
   expect(parsed.document!.info().version()).toBe(version);
 });
 
-test('one channel per event type, at its production topic, keyed as the relay keys', () => {
+test('one channel per event type, at its production topic, keyed as the outbox connector keys', () => {
   const channels = parsed.document!.channels().all();
   expect(channels.map((c) => c.address()).sort()).toEqual(events.map((s) => topics[s.type]).sort());
   for (const spec of events) {
@@ -64,7 +64,7 @@ test('each payload is the catalogue\'s Avro schema, field for field', () => {
   }
 });
 
-test('the headers it documents are exactly the ones the relay sets, with the catalogue\'s CloudEvents type', () => {
+test('the headers it documents are exactly the ones the encoder and the outbox connector set, with the catalogue\'s CloudEvents type', () => {
   for (const spec of events) {
     const message = parsed.document!.messages().all().find((m) => m.name() === spec.type)!;
     const headers = message.headers()!.json() as { allOf: Array<{ properties?: Record<string, { const?: string }>; required?: string[] }> };

@@ -107,7 +107,7 @@ describe('Deployments', () => {
 
   test('one per role group, covering every role', () => {
     const roles = deployments.flatMap((d) => d.spec.template.spec.containers[0]!.args!.at(-1)!.split(','));
-    expect(roles.sort()).toEqual(['cascader', 'expirer', 'relay', 'repartitioner', 'scanner']);
+    expect(roles.sort()).toEqual(['cascader', 'expirer', 'outbox-keeper', 'repartitioner', 'scanner']);
   });
 
   test.each(deployments.map((d) => [d.metadata.name, d] as const))('%s: probes, resources, grace, spread, disruption budget, image, settings', (_, d) => {

@@ -2,8 +2,8 @@
  * Reads the pipeline's event topics back and decodes them through the registry, with the
  * events' own client: longs (ids, version) decode exactly, as bigints. Each record is counted
  * once by its position: a consumer that restarts (a leader not yet elected on a new topic) reads
- * again from its last commit, which is Kafka delivering twice, not the relay publishing twice
- * (that would be a second record, at another offset).
+ * again from its last commit, which is Kafka delivering twice, not the outbox connector
+ * publishing twice (that would be a second record, at another offset).
  */
 import type { Consumer } from 'kafkajs';
 import type { Config } from '../../src/config';

@@ -85,7 +85,6 @@ export async function createTestPipeline(
     TB_ENTITIES: entitiesPath,
     TB_GROUP_PREFIX: prefix,
     TB_COMMIT_INTERVAL_MS: '200',
-    TB_RELAY_IDLE_MS: '50',
     TB_SESSION_TIMEOUT_MS: '10000',
     TB_HEARTBEAT_INTERVAL_MS: '1000',
     ...opts.env,

@@ -159,7 +159,7 @@ async function secondCapture(files, run) {
     await server.query(`CREATE DATABASE \`${env.TB_DB_NAME}\``);
     cli(['migrate']);
     // The CDC connector of the mapped tables and the event_outbox connector (Debezium's Outbox
-    // Event Router, TB_PUBLISH_MODE=router), as the stack registers its own.
+    // Event Router), as the stack registers its own.
     for (const [name, kind] of connectors) {
       const config = JSON.parse(
         cli(['connector', 'config', ...kind, '--config-only', '--flavour', 'mariadb', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000)),

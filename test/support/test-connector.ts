@@ -57,7 +57,7 @@ export async function registerTestConnector(catalogue: EntityCatalogue, database
 }
 
 /**
- * The event_outbox connector of a test database (TB_PUBLISH_MODE=router), configured exactly as
+ * The event_outbox connector of a test database, configured exactly as
  * `timebucket connector config --outbox` prints it (publish/outbox-connector-config.ts). Its
  * offsets are the stack's Connect worker's (by connector name) and its schema history a file of
  * its own: `register()` again after Connect restarts resumes where the last offset flush left it.

@@ -1,5 +1,5 @@
 /**
- * A database of one test file's own, so its counts are exact: no other file, run or relay
+ * A database of one test file's own, so its counts are exact: no other file, run or connector
  * writes to it. Named `<db>_test_<label>_<pid>_<random>` (the stack grants `timebucket_test%`
  * to the application user), migrated unless asked not to, dropped by `drop()`.
  *

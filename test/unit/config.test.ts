@@ -14,6 +14,19 @@ describe('loadConfig', () => {
     expect(cdcTopicOf(config.cdc, 'coupons')).toBe('tbcdc.timebucket.coupons');
   });
 
+  test("the polling relay's variables are refused by name, each with what to do; set empty they are ignored", () => {
+    const given = { TB_PUBLISH_MODE: 'relay', TB_RELAY_CONCURRENCY: '2', TB_RELAY_LEASE_MS: '' };
+    expect(() => loadConfig(given)).toThrow(ConfigError);
+    try {
+      loadConfig(given);
+    } catch (err) {
+      const problems = (err as ConfigError).details['problems'] as string[];
+      expect(problems.filter((p) => /no longer read/.test(p)).map((p) => p.split(':')[0])).toEqual(['TB_PUBLISH_MODE', 'TB_RELAY_CONCURRENCY']);
+      expect(problems[0]).toMatch(/timebucket connector config --outbox/);
+    }
+    expect(loadConfig({ TB_RELAY_LEASE_MS: '' }).publish).toEqual({ probeIntervalMs: 5_000, retentionMs: 86_400_000 });
+  });
+
   test('explicit settings win over stack ports', () => {
     const config = loadConfig({ TB_KAFKA_BROKERS: 'a:1, b:2', TB_KAFKA_PORT: '1', TB_DB_PORT: '3307', TB_MARIADB_PORT: '1' });
     expect(config.kafka.brokers).toEqual(['a:1', 'b:2']);

@@ -1,11 +1,11 @@
 /**
  * Reads the stream's event topics back, as a subscriber would: each distinct event_key header
- * counts once (delivery is at least once), and the newest record timestamp (set by the relay's
+ * counts once (delivery is at least once), and the newest record timestamp (set by Connect's
  * producer when it sent the event) says when the last event was on the topic. Costs the database
  * nothing, which is why the stream's progress is followed here.
  *
- * Only events of the run's own rows count: the relay publishes every unpublished outbox row of
- * the captured database, including those of anything else writing to it.
+ * Only events of the run's own rows count: the run's topics could also hold events of anything
+ * else writing to the captured database with the run's topology.
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Entity } from '../workload';

@@ -2,7 +2,7 @@
  * The naive poller's unit of work (seed 003, solution 1, `cancelTimeoutOrder`): ONE row in its
  * own transaction. Read the row (the payload needs it), the seed's conditional update
  * `WHERE id = ? AND status = 'UNPAID'` (for coupons 'ACTIVE'), and, when it changed the row, the
- * same outbox row timebucket writes: the same event_key (so exactness is checked the same way)
+ * same event_outbox row timebucket writes (its own writer): the same event_key (so exactness is checked the same way)
  * and the same payload fields. Cancelling an order releases the coupon it holds, orders locked
  * before coupons as in timebucket. Time is NOW(3), not the seed's NOW(): the columns keep
  * milliseconds, and the delay figures compare like with like.
@@ -11,7 +11,7 @@ import type { Db } from '../../../src/db/knex';
 import { bigintString } from '../../../src/db/bigint-string';
 import { transitionEvent } from '../../../src/core/events';
 import { transitionOf } from '../../../src/core/entity-catalogue';
-import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
+import type { OutboxWriter } from '../../../src/expire/outbox-writer';
 import { loadEntities } from '../../../src/ops/load-entities';
 
 // The demo tables' transitions, as entities/default.json declares them: the events the stream writes.
@@ -24,7 +24,7 @@ const PATH = 'scanner' as const;
 
 type Row = { id: number | string; user_id: number | string; expire_time: Date; version: number; now: Date };
 
-export async function expireOneCoupon(db: Db, id: string): Promise<boolean> {
+export async function expireOneCoupon(db: Db, outbox: OutboxWriter, id: string): Promise<boolean> {
   return db.transaction(async (trx) => {
     const [[row]] = (await trx.raw('SELECT id, user_id, expire_time, version, NOW(3) AS now FROM coupons WHERE id = ? FOR UPDATE', [id])) as [Row[]];
     if (row === undefined) return false;
@@ -37,12 +37,12 @@ export async function expireOneCoupon(db: Db, id: string): Promise<boolean> {
       { id, status: 'ACTIVE', dueAtMs: row.expire_time.getTime(), columns: { user_id: bigintString(row.user_id, 'coupons.user_id'), version: row.version } },
       { occurredAtMs: row.now.getTime(), path: PATH, effects: [] },
     );
-    await insertOutbox(trx, [{ event, entityType: 'coupon', entityId: id }]);
+    await outbox(trx, [{ event, entityType: 'coupon', entityId: id }]);
     return true;
   });
 }
 
-export async function cancelOneOrder(db: Db, id: string): Promise<boolean> {
+export async function cancelOneOrder(db: Db, outbox: OutboxWriter, id: string): Promise<boolean> {
   return db.transaction(async (trx) => {
     const [[row]] = (await trx.raw('SELECT id, user_id, expire_time, version, coupon_id, NOW(3) AS now FROM orders WHERE id = ? FOR UPDATE', [id])) as [
       Array<Row & { coupon_id: number | string | null }>,
@@ -67,7 +67,7 @@ export async function cancelOneOrder(db: Db, id: string): Promise<boolean> {
       { id, status: 'UNPAID', dueAtMs: row.expire_time.getTime(), columns: { user_id: bigintString(row.user_id, 'orders.user_id'), coupon_id: couponId, version: row.version } },
       { occurredAtMs: row.now.getTime(), path: PATH, effects: [released] },
     );
-    await insertOutbox(trx, [{ event, entityType: 'order', entityId: id }]);
+    await outbox(trx, [{ event, entityType: 'order', entityId: id }]);
     return true;
   });
 }

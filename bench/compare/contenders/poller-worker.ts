@@ -20,6 +20,9 @@ import { createLimiter } from '../../lib/limiter';
 import { bigintString } from '../../../src/db/bigint-string';
 import type { Entity } from '../workload';
 import { cancelOneOrder, expireOneCoupon } from './poller-transitions';
+import { loadEntities } from '../../../src/ops/load-entities';
+import type { OutboxWriter } from '../../../src/expire/outbox-writer';
+import { openBenchEventWriter } from '../../lib/event-writer';
 import type { WorkerMessage } from './worker-messages';
 
 const PAGE_SIZE = 300;
@@ -33,10 +36,12 @@ const db = createDb(config.db);
 const pool = createLimiter(POOL_THREADS);
 const send = (m: WorkerMessage) => process.send!(m);
 let transitioned = 0;
+// Opened before the first run is scheduled.
+let outbox!: OutboxWriter;
 
 const JOBS: Readonly<Record<Entity, { table: string; status: string; transition: (id: string) => Promise<boolean> }>> = {
-  order: { table: 'orders', status: 'UNPAID', transition: (id) => cancelOneOrder(db, id) },
-  coupon: { table: 'coupons', status: 'ACTIVE', transition: (id) => expireOneCoupon(db, id) },
+  order: { table: 'orders', status: 'UNPAID', transition: (id) => cancelOneOrder(db, outbox, id) },
+  coupon: { table: 'coupons', status: 'ACTIVE', transition: (id) => expireOneCoupon(db, outbox, id) },
 };
 const running = new Set<Entity>();
 
@@ -95,9 +100,9 @@ function scheduleNext(): void {
 process.on('disconnect', () => void db.destroy().finally(() => process.exit(0)));
 process.on('SIGTERM', () => void db.destroy().finally(() => process.exit(0)));
 
-void db
-  .raw('SELECT 1')
-  .then(() => {
+void openBenchEventWriter(config, db, loadEntities(config.entitiesPath))
+  .then((opened) => {
+    outbox = opened;
     scheduleNext();
     send({ type: 'ready' });
   })

@@ -15,19 +15,15 @@ import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { loadEntities } from '../../../src/ops/load-entities';
-import { loadTopology } from '../../../src/ops/load-topology';
-import { createLogger } from '../../../src/ops/logger';
-import { readEntitySchema } from '../../../src/db/check-entity-schema';
-import { openOutboxWriter } from '../../../src/publish/open-outbox-writer';
-import { registerSchemas } from '../../lib/register-schemas';
+import { openBenchEventWriter } from '../../lib/event-writer';
 import type { Entity } from '../workload';
 import type { RowsMessage, WorkerMessage } from './worker-messages';
 
 const config = loadConfig(process.env);
 const db = createDb(config.db);
 const catalogue = loadEntities(config.entitiesPath);
-// The events go where the stream's would (TB_PUBLISH_MODE): in router mode encoded into
-// event_outbox, the same statements; this database has no connector, so nothing publishes them.
+// The events go where the stream's do: encoded into event_outbox, the same statements; this
+// database has no connector, so nothing publishes them.
 let batches: ReturnType<typeof createTransitionBatches> | undefined;
 const transitions = { coupon: transitionOf(catalogue, 'coupon', 'expired'), order: transitionOf(catalogue, 'order', 'cancelled') } as const;
 const { batchSize, concurrency } = config.expirer;
@@ -112,13 +108,7 @@ process.on('disconnect', () => void db.destroy().finally(() => process.exit(0)))
 process.on('SIGTERM', () => void db.destroy().finally(() => process.exit(0)));
 
 async function open(): Promise<void> {
-  const tables = config.publish.mode === 'router' ? await readEntitySchema({ main: db }, catalogue) : undefined;
-  const logger = createLogger('warn');
-  const topology = loadTopology(config.topologyPath, catalogue);
-  // As a deployment's `schemas register` Job does: the writer reads the saved ids.
-  if (config.publish.mode === 'router') await registerSchemas(process.env, topology);
-  const outbox = await openOutboxWriter({ config, catalogue, topology, tables, db, logger });
-  batches = createTransitionBatches(db, catalogue, { outbox: outbox.writer });
+  batches = createTransitionBatches(db, catalogue, { outbox: await openBenchEventWriter(config, db, catalogue) });
 }
 
 void open()

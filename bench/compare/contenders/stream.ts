@@ -1,7 +1,7 @@
 /**
  * stream: timebucket as deployed. CDC (Debezium on the captured database) → repartitioner →
- * rings → expirer → outbox → relay → event topics, the roles in separate processes
- * (repartitioner; EXPIRERS expirers, default 1; cascader + relay), on a topology, topics and consumer groups of the
+ * rings → expirer → event_outbox → outbox connector → event topics, the roles in separate processes
+ * (repartitioner; EXPIRERS expirers, default 1; cascader + outbox-keeper), on a topology, topics and consumer groups of the
  * run's own. The repartitioner's new group is pinned at the current end of the CDC topics
  * before anything is written, so it reads exactly the run's changes (plus whatever else writes
  * to the captured database meanwhile). Progress: the events read back from the event topics.
@@ -29,7 +29,7 @@ import { registerSchemas } from '../../lib/register-schemas';
 /** The processes, as deployed: name → roles; `expirers` expirer processes share the rings' partitions. */
 function processes(expirers: number): ReadonlyArray<readonly [string, string]> {
   const expirerNames = expirers === 1 ? ['expirer'] : Array.from({ length: expirers }, (_, i) => `expirer-${i + 1}`);
-  return [['repartitioner', 'repartitioner'], ...expirerNames.map((n) => [n, 'expirer'] as const), ['cascader+relay', 'cascader,relay']];
+  return [['repartitioner', 'repartitioner'], ...expirerNames.map((n) => [n, 'expirer'] as const), ['cascader+outbox-keeper', 'cascader,outbox-keeper']];
 }
 
 export const stream: Contender = {

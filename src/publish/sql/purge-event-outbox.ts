@@ -3,8 +3,8 @@
  * (by the database clock), the cursor after the previous page (null for the first), page size.
  * Output: rows deleted, the cursor for the next page, and whether the pass should go on.
  *
- * The router publishes from the binlog, so a row's age is all that decides: a purged row was
- * captured already, or is still in the binlog for the connector to read. Pages are read in
+ * Which rows may go is decided by the caller (outbox-retention.ts): older than the retention and
+ * than the capture probe's watermark, so a row the connector has not read is never deleted. Pages are read in
  * primary-key order after the cursor (ids grow with insertion, so the oldest rows come first
  * and no secondary index is kept for retention alone), and the page's rows older than the
  * cutoff are deleted by primary key, the cutoff re-checked. The pass ends at the first page
@@ -16,12 +16,15 @@
  */
 import type { Knex } from 'knex';
 import { bigintString } from '../../db/bigint-string';
-import type { PurgePage } from './purge-published-outbox';
+
+/** rows deleted, the cursor for the next page, whether the pass goes on. */
+export type PurgePage<C> = Readonly<{ deleted: number; next: C | null; full: boolean }>;
+export type EventOutboxCursor = Readonly<{ id: string }>;
 
 /** The page read (EXPLAIN checks its plan in tests); bindings: cursor id, limit. */
 export const EVENT_OUTBOX_PAGE_SQL = 'SELECT id, created_at < ? AS old FROM event_outbox WHERE id > ? ORDER BY id LIMIT ?';
 
-export async function purgeEventOutboxPage(db: Knex, cutoff: Date, after: Readonly<{ id: string }> | null, limit: number): Promise<PurgePage<{ id: string }>> {
+export async function purgeEventOutboxPage(db: Knex, cutoff: Date, after: EventOutboxCursor | null, limit: number): Promise<PurgePage<EventOutboxCursor>> {
   const [rows] = (await db.raw(EVENT_OUTBOX_PAGE_SQL, [cutoff, after?.id ?? '0', limit])) as [Array<{ id: number | string; old: number }>];
   const old = rows.filter((r) => Number(r.old) === 1).map((r) => bigintString(r.id, 'event_outbox.id'));
   const last = rows[rows.length - 1];
@@ -33,4 +36,10 @@ export async function purgeEventOutboxPage(db: Knex, cutoff: Date, after: Readon
   }
   // Go on only while the whole page was old: past the first young row, the rest is younger still.
   return { deleted, next: { id: bigintString(last.id, 'event_outbox.id') }, full: rows.length === limit && old.length === rows.length };
+}
+
+/** The database clock's now minus `ageMs`: rows written before it may go. */
+export async function purgeCutoff(db: Knex, ageMs: number): Promise<Date> {
+  const [[row]] = (await db.raw('SELECT NOW(3) - INTERVAL ? MICROSECOND AS cutoff', [Math.round(ageMs * 1000)])) as [[{ cutoff: Date }]];
+  return row.cutoff;
 }

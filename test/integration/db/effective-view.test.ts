@@ -8,16 +8,20 @@
  */
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { effectiveViewSql } from '../../../src/db/effective-view';
+import type { OutboxWriter } from '../../../src/expire/outbox-writer';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { defaultCatalogue } from '../../support/catalogue';
+import { eventWriter } from '../../support/event-writer';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 let database: TestDatabase;
+let outbox: OutboxWriter;
 const coupon = entityOf(defaultCatalogue, 'coupon');
 
 beforeAll(async () => {
   database = await createTestDatabase('effective-view');
   await database.db.raw(effectiveViewSql(coupon, coupon.locations[0]!, new Map([['expired', 'datetime']])));
+  outbox = await eventWriter(database.db, defaultCatalogue);
 });
 
 afterAll(async () => {
@@ -57,7 +61,7 @@ test('EXPIRED before the stream gets to it, for a due ACTIVE row only; equal to 
   expect(await view('+08:00')).toEqual(expected);
   expect(await view('-07:00')).toEqual(expected);
 
-  const batches = createTransitionBatches(db, defaultCatalogue);
+  const batches = createTransitionBatches(db, defaultCatalogue, { outbox });
   const outcome = await batches.run(transitionOf(defaultCatalogue, 'coupon', 'expired'), [due, notYet, used, locked].map((id, i) => ({ id: String(id), expireAtMs: at([-1, 600_000, -60_000, -60_000][i]!).getTime() })), 'scanner');
   expect(outcome.transitioned.map((t) => t.id)).toEqual([String(due)]);
   const caughtUp = await view();

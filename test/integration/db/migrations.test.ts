@@ -69,13 +69,46 @@ test('event_outbox keeps a ce_type as long as the entities file allows and a ce_
   await db.raw("DELETE FROM event_outbox WHERE event_key = 'k-wide'");
 });
 
-test('outbox.event_key has the unique index uq_outbox_event_key (invariant I4 rests on it)', async () => {
+test('event_outbox.event_key has the unique index uq_event_outbox_event_key (invariant I4 rests on it)', async () => {
   await db.migrate.latest();
-  const outbox = await indexes('outbox');
-  expect(outbox['uq_outbox_event_key']).toEqual({ unique: true, columns: ['event_key'] });
-  // The only unique index besides the primary key: the relay's lookup index must not be unique.
-  expect(Object.entries(outbox).filter(([, ix]) => ix.unique).map(([name]) => name).sort()).toEqual(['PRIMARY', 'uq_outbox_event_key']);
-  expect(outbox['idx_outbox_unpublished']).toEqual({ unique: false, columns: ['published_at', 'id'] });
+  const outbox = await indexes('event_outbox');
+  expect(outbox['uq_event_outbox_event_key']).toEqual({ unique: true, columns: ['event_key'] });
+  // The only unique index besides the primary key.
+  expect(Object.entries(outbox).filter(([, ix]) => ix.unique).map(([name]) => name).sort()).toEqual(['PRIMARY', 'uq_event_outbox_event_key']);
+});
+
+const DROP_RELAY_OUTBOX = '20270101000000-drop-relay-outbox';
+
+test('the latest migrations leave no outbox or outbox_poison; dropping them is refused while either holds an unpublished event', async () => {
+  await db.migrate.latest();
+  await expect(db.schema.hasTable('outbox')).resolves.toBe(false);
+  await expect(db.schema.hasTable('outbox_poison')).resolves.toBe(false);
+
+  // Back to just before the drop: the relay's tables, as a database still on the relay has them.
+  const [, undone] = (await db.migrate.down({ name: DROP_RELAY_OUTBOX })) as [number, string[]];
+  expect(undone).toEqual([DROP_RELAY_OUTBOX]);
+  await expect(db.schema.hasTable('outbox')).resolves.toBe(true);
+  await expect(db.schema.hasTable('outbox_poison')).resolves.toBe(true);
+  const relayRow = { event_key: 'k-relay', event_type: 'COUPON_EXPIRED', entity_type: 'coupon', entity_id: 1, payload: '{}' };
+  await db('outbox').insert([relayRow, { ...relayRow, event_key: 'k-relay-2', entity_id: 2, published_at: db.raw('NOW(3)') }]);
+
+  // An unpublished row: refused, the tables and the row kept.
+  await expect(db.migrate.latest()).rejects.toMatchObject({ code: 'MIGRATION_REFUSED', message: expect.stringContaining('outbox holds 1 unpublished events') });
+  await expect(db('outbox').count({ n: '*' })).resolves.toEqual([{ n: 2 }]);
+  await expect(db.schema.hasTable('outbox_poison')).resolves.toBe(true);
+
+  // Published, but a row set aside: refused too.
+  await db('outbox').update({ published_at: db.raw('NOW(3)') });
+  await db('outbox_poison').insert({ id: 3, event_key: 'k-poison', event_type: 'COUPON_EXPIRED', entity_type: 'coupon', entity_id: 3, payload: '{', created_at: db.raw('NOW(3)'), reason: 'a test', set_aside_by: 'test' });
+  await expect(db.migrate.latest()).rejects.toMatchObject({ code: 'MIGRATION_REFUSED', message: expect.stringContaining('outbox_poison holds 1 events set aside') });
+  await expect(db.schema.hasTable('outbox')).resolves.toBe(true);
+
+  // Nothing left to publish: both go, published history and all.
+  await db('outbox_poison').delete();
+  const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  expect(applied).toEqual([DROP_RELAY_OUTBOX]);
+  await expect(db.schema.hasTable('outbox')).resolves.toBe(false);
+  await expect(db.schema.hasTable('outbox_poison')).resolves.toBe(false);
 });
 
 test('the state machines are enforced by the schema', async () => {

@@ -2,25 +2,26 @@
  * Least privilege, on the real database: the owner migrates and grants the service account
  * (stack/env.sh: TB_DB_SERVICE_USER, created by the stack with no privileges) exactly
  * db/service-grants.ts. As that account, every statement the service runs works: expiring a
- * coupon, cancelling an order that releases its coupon, the relay's lock, mark, set-aside and
- * purge, the scanner's page claim, the control switches. Everything else is refused: DROP, ALTER,
- * CREATE, DELETE on the business tables, an UPDATE of a column no transition changes, the
- * migrations' table.
+ * coupon, cancelling an order that releases its coupon (each writing its encoded event into
+ * event_outbox), reading event_outbox and purging it by retention, the scanner's page claim, the
+ * control switches. Everything else is refused: DROP, ALTER, CREATE, DELETE on the business
+ * tables, an UPDATE of a column no transition changes or of event_outbox, the migrations' table.
  *
  * @lane isolated
  */
 import { createDb, Db } from '../../../src/db/knex';
 import { grantServiceAccess } from '../../../src/db/service-grants';
+import type { OutboxWriter } from '../../../src/expire/outbox-writer';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { defaultCatalogue } from '../../support/catalogue';
-import { lockOutboxBatch } from '../../../src/publish/sql/lock-outbox-batch';
-import { markPublished } from '../../../src/publish/sql/mark-published';
-import { setAsidePoison } from '../../../src/publish/sql/set-aside-poison';
-import { purgeCutoff, purgePublishedPage } from '../../../src/publish/sql/purge-published-outbox';
+import { OutboxRetention } from '../../../src/publish/outbox-retention';
+import { purgeCutoff, purgeEventOutboxPage } from '../../../src/publish/sql/purge-event-outbox';
 import { scanCursorsOf, scanPageClaim } from '../../../src/reconcile/sql/claim-scan-page';
 import { readSwitches, setPaused } from '../../../src/ops/control-switch-store';
-import { config } from '../../support/stack';
+import { eventWriter } from '../../support/event-writer';
+import { outboxKeys } from '../../support/outbox-rows';
+import { config, logger } from '../../support/stack';
 import { classifyFailure } from '../../../src/core/retry-policy';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
@@ -29,12 +30,15 @@ const servicePassword = process.env['TB_DB_SERVICE_PASSWORD'] ?? 'svc-pw-7Qx2vL9
 
 let owner: TestDatabase;
 let service: Db;
+let outbox: OutboxWriter;
 
 beforeAll(async () => {
   owner = await createTestDatabase('grants');
   // Both accounts: a connection to 127.0.0.1 may be matched as 'localhost' by the server.
   for (const host of ['%', 'localhost']) await grantServiceAccess(owner.db, owner.name, { user: serviceUser, host }, defaultCatalogue);
   service = createDb({ ...config.db, user: serviceUser, password: servicePassword, poolMax: 2 }, { database: owner.name });
+  // The writer inserts through the transaction it is given: the service account's.
+  outbox = await eventWriter(owner.db, defaultCatalogue);
 });
 
 afterAll(async () => {
@@ -51,25 +55,32 @@ async function dueRow(table: 'coupons' | 'orders', values: Record<string, unknow
 
 test('as the service account, every statement the service runs works', async () => {
   const coupon = await dueRow('coupons', { status: 'ACTIVE' });
-  const batches = createTransitionBatches(service, defaultCatalogue);
-  expect((await batches.run(transitionOf(defaultCatalogue, 'coupon', 'expired'), [coupon], 'stream')).transitioned).toHaveLength(1);
+  const batches = createTransitionBatches(service, defaultCatalogue, { outbox });
+  const expired = await batches.run(transitionOf(defaultCatalogue, 'coupon', 'expired'), [coupon], 'stream');
+  expect(expired.transitioned).toHaveLength(1);
 
   const locked = await dueRow('coupons', { status: 'LOCKED' });
   const order = await dueRow('orders', { status: 'UNPAID', coupon_id: locked.id });
   await owner.db('coupons').where({ id: locked.id }).update({ locked_order_id: order.id });
-  expect((await batches.run(transitionOf(defaultCatalogue, 'order', 'cancelled'), [order], 'stream')).transitioned).toHaveLength(1);
+  const cancelled = await batches.run(transitionOf(defaultCatalogue, 'order', 'cancelled'), [order], 'stream');
+  expect(cancelled.transitioned).toHaveLength(1);
   expect(await owner.db('coupons').where({ id: locked.id }).first()).toMatchObject({ status: 'ACTIVE', locked_order_id: null });
 
-  // The relay: lock a batch, set one row aside, mark the rest published, then purge them.
-  await service.transaction(async (trx) => {
-    const { rows } = await lockOutboxBatch(trx, 10);
-    expect(rows).toHaveLength(2);
-    await setAsidePoison(trx, [{ id: rows[0]!.id, reason: 'a test' }], 'relay-test');
-    await markPublished(trx, [rows[1]!.id], 'relay-test');
-  });
-  await owner.db('outbox').update({ published_at: owner.db.raw('NOW(3) - INTERVAL 2 DAY') });
-  const page = await purgePublishedPage(service, await purgeCutoff(service, 86_400_000), null, 100);
+  // Both events, encoded into event_outbox by the service account, which reads them back too.
+  const couponKey = `coupon-expired-${coupon.id}-${coupon.expireAtMs}-${expired.dbNowMs}`;
+  const orderKey = `order-cancelled-${order.id}-${order.expireAtMs}-${cancelled.dbNowMs}`;
+  await expect(outboxKeys(service, defaultCatalogue)).resolves.toEqual([couponKey, orderKey]);
+
+  // Retention: a page purge, then a pass, each deleting the one row older than a day.
+  const ageBack = (key: string) => owner.db('event_outbox').where({ event_key: key }).update({ created_at: owner.db.raw('NOW(3) - INTERVAL 2 DAY') });
+  await ageBack(couponKey);
+  const page = await purgeEventOutboxPage(service, await purgeCutoff(service, 86_400_000), null, 100);
   expect(page.deleted).toBe(1);
+  await expect(outboxKeys(owner.db, defaultCatalogue)).resolves.toEqual([orderKey]);
+  await ageBack(orderKey);
+  const retention = new OutboxRetention({ db: service, retentionMs: 86_400_000, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => 0 });
+  await expect(retention.purgeOnce()).resolves.toBe(1);
+  await expect(owner.db('event_outbox').count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
 
   // The scanner and the control switches.
   await expect(scanPageClaim(service, scanCursorsOf(defaultCatalogue)[0]!, { graceMs: 0, intervalMs: 1_000, pageSize: 10 })()).resolves.toBeDefined();
@@ -87,7 +98,7 @@ test.each([
   ['UPDATE coupons SET user_id = 1', 1143],
   ['UPDATE coupons SET expire_time = NOW()', 1143],
   ['UPDATE orders SET coupon_id = NULL', 1143],
-  ['UPDATE outbox SET payload = \'{}\'', 1143],
+  ['UPDATE event_outbox SET payload = x\'00\'', 1142],
   ['SELECT * FROM knex_migrations', 1142],
   ['DROP DATABASE <this database>', 1044],
 ])('refused: %s', async (sql, errno) => {
@@ -97,7 +108,7 @@ test.each([
 test('a column grant revoked under the service (an operator\'s slip, a grants rollout half done) makes the expiry wait, not park: it succeeds once the grant is back', async () => {
   const coupon = await dueRow('coupons', { status: 'ACTIVE' });
   const expired = transitionOf(defaultCatalogue, 'coupon', 'expired');
-  const batches = createTransitionBatches(service, defaultCatalogue);
+  const batches = createTransitionBatches(service, defaultCatalogue, { outbox });
   const revoke = (verb: 'GRANT' | 'REVOKE') =>
     Promise.all(['%', 'localhost'].map((host) => owner.db.raw(`${verb} UPDATE (\`expired_at\`) ON \`${owner.name}\`.\`coupons\` ${verb === 'GRANT' ? 'TO' : 'FROM'} ?@?`, [serviceUser, host])));
   await revoke('REVOKE');

@@ -1,7 +1,7 @@
 /**
  * Ids beyond 2^53 (snowflake-style: 2^53 + 1, 2^63 - 1) through the expiry transactions,
- * exact: the right rows transition, their neighbours do not, and the outbox payloads carry the
- * ids as exact decimal strings. Rows are written by raw SQL with the ids as SQL literals, so
+ * exact: the right rows transition, their neighbours do not, and the event_outbox payloads carry
+ * the ids exact (Avro longs, read back as decimal strings). Rows are written by raw SQL with the ids as SQL literals, so
  * no JS number ever holds them.
  *
  * In a database of this file's own: an explicit id moves the table's AUTO_INCREMENT past it,
@@ -14,6 +14,8 @@ import type { Db } from '../../../src/db/knex';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { loadEntities } from '../../../src/ops/load-entities';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
+import { eventWriter } from '../../support/event-writer';
+import { outboxEvents } from '../../support/outbox-rows';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 let testDb: TestDatabase;
@@ -30,7 +32,7 @@ const TWO_53 = '9007199254740992'; // what Number() makes of 2^53 + 1
 beforeAll(async () => {
   testDb = await createTestDatabase('expire_big_ids');
   db = testDb.db;
-  batches = createTransitionBatches(db, catalogue);
+  batches = createTransitionBatches(db, catalogue, { outbox: await eventWriter(db, catalogue) });
 });
 
 afterAll(async () => {
@@ -38,7 +40,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM event_outbox');
   await db.raw('DELETE FROM orders');
   await db.raw('DELETE FROM coupons');
 });
@@ -56,11 +58,9 @@ async function row(table: 'coupons' | 'orders', id: string): Promise<Record<stri
 }
 
 async function outbox(): Promise<Array<{ event_key: string; entity_id: string; payload: Record<string, unknown> }>> {
-  const [rows] = (await db.raw('SELECT event_key, CAST(entity_id AS CHAR) AS entity_id, payload FROM outbox ORDER BY id')) as [
-    Array<{ event_key: string; entity_id: string; payload: string }>,
-  ];
-  // The payloads hold the ids as strings, so JSON.parse is exact here; a rounded number would show.
-  return rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+  // entity_id is the key's text, and the payloads' longs are decoded exact (bigint, then its
+  // decimal string): a rounded id would show.
+  return (await outboxEvents(db, catalogue)).map((e) => ({ event_key: e.eventKey, entity_id: e.entityId, payload: e.payload }));
 }
 
 test('coupons 2^53 + 1 and 2^63 - 1 expire exactly; their neighbour 2^53 is not touched', async () => {

@@ -1,6 +1,6 @@
 /**
  * The expirer's transactions against the real database: guarded by the database clock,
- * idempotent on replay, strict about the state machines, one outbox row per event_key.
+ * idempotent on replay, strict about the state machines, one event_outbox row per event_key.
  *
  * In a database of this file's own, emptied before each test: every count is exact.
  *
@@ -13,8 +13,10 @@ import type { EventPayload, ExpiryPath } from '../../../src/core/events';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
-import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
+import type { OutboxInsert, OutboxWriter } from '../../../src/expire/outbox-writer';
 import { loadEntities } from '../../../src/ops/load-entities';
+import { eventWriter } from '../../support/event-writer';
+import { outboxEvents, type OutboxEvent } from '../../support/outbox-rows';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
@@ -23,13 +25,15 @@ const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 
 let testDb: TestDatabase;
 let db: Db;
+let outbox: OutboxWriter;
 let expireCoupons: (entries: readonly ScheduledEntry[], path: ExpiryPath) => Promise<BatchOutcome>;
 let cancelOrders: typeof expireCoupons;
 
 beforeAll(async () => {
   testDb = await createTestDatabase('expiry_tx');
   db = testDb.db;
-  const batches = createTransitionBatches(db, catalogue);
+  outbox = await eventWriter(db, catalogue);
+  const batches = createTransitionBatches(db, catalogue, { outbox });
   expireCoupons = (entries, path) => batches.run(couponExpired, entries, path);
   cancelOrders = (entries, path) => batches.run(orderCancelled, entries, path);
 });
@@ -39,7 +43,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM event_outbox');
   await db.raw('DELETE FROM orders');
   await db.raw('DELETE FROM coupons');
 });
@@ -51,9 +55,9 @@ async function insertRow(table: 'coupons' | 'orders', values: Record<string, unk
   return { id: String(id), expireAtMs: row.expire_time.getTime() };
 }
 
-/** Every row of this database's outbox, oldest first. */
-async function outboxRows(): Promise<Array<{ event_key: string; payload: string }>> {
-  return db('outbox').orderBy('id').select('event_key', 'payload');
+/** Every event of this database's event_outbox, decoded, oldest first. */
+async function outboxRows(): Promise<OutboxEvent[]> {
+  return outboxEvents(db, catalogue);
 }
 
 test('a due coupon expires once, with exactly the COUPON_EXPIRED payload of the default file; replaying the batch changes nothing', async () => {
@@ -68,10 +72,10 @@ test('a due coupon expires once, with exactly the COUPON_EXPIRED payload of the 
 
   const key = `coupon-expired-${coupon.id}-${coupon.expireAtMs}-${first.dbNowMs}`;
   const events = await outboxRows();
-  expect(events.map((e) => e.event_key)).toEqual([key]);
+  expect(events.map((e) => e.eventKey)).toEqual([key]);
   // The db clock of the transaction stamped both expired_at and occurred_at (I2).
   expect(row.expired_at.getTime()).toBe(first.dbNowMs);
-  expect(JSON.parse(events[0]!.payload)).toEqual({
+  expect(events[0]!.payload).toEqual({
     event_key: key,
     event_type: 'COUPON_EXPIRED',
     coupon_id: coupon.id,
@@ -81,7 +85,7 @@ test('a due coupon expires once, with exactly the COUPON_EXPIRED payload of the 
     due_at: coupon.expireAtMs,
     occurred_at: first.dbNowMs,
     path: 'stream',
-    version: 1,
+    version: '1',
   });
 
   const replay = await expireCoupons([coupon], 'replay');
@@ -133,8 +137,8 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
   await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'ACTIVE', locked_order_id: null, version: 1 });
 
   const events = await outboxRows();
-  expect(events.map((e) => e.event_key)).toEqual([`order-cancelled-${order.id}-${order.expireAtMs}-${outcome.dbNowMs}`]);
-  expect(JSON.parse(events[0]!.payload)).toEqual({
+  expect(events.map((e) => e.eventKey)).toEqual([`order-cancelled-${order.id}-${order.expireAtMs}-${outcome.dbNowMs}`]);
+  expect(events[0]!.payload).toEqual({
     event_key: `order-cancelled-${order.id}-${order.expireAtMs}-${outcome.dbNowMs}`,
     event_type: 'ORDER_CANCELLED',
     order_id: order.id,
@@ -147,7 +151,7 @@ test('a due unpaid order is cancelled and releases its locked coupon in the same
     due_at: order.expireAtMs,
     occurred_at: outcome.dbNowMs,
     path: 'stream',
-    version: 1,
+    version: '1',
   });
   await expect(db('orders').where({ id: order.id }).first()).resolves.toMatchObject({ cancel_time: new Date(outcome.dbNowMs) });
 
@@ -167,11 +171,11 @@ test('a coupon expired, put back to ACTIVE with the same expire_time and expired
   expect(second.dbNowMs).toBeGreaterThan(first.dbNowMs);
 
   const events = await outboxRows();
-  expect(events.map((e) => e.event_key)).toEqual([
+  expect(events.map((e) => e.eventKey)).toEqual([
     `coupon-expired-${coupon.id}-${coupon.expireAtMs}-${first.dbNowMs}`,
     `coupon-expired-${coupon.id}-${coupon.expireAtMs}-${second.dbNowMs}`,
   ]);
-  expect(events.map((e) => (JSON.parse(e.payload) as { occurred_at: number }).occurred_at)).toEqual([first.dbNowMs, second.dbNowMs]);
+  expect(events.map((e) => e.payload['occurred_at'])).toEqual([first.dbNowMs, second.dbNowMs]);
   await expect(db('coupons').where({ id: coupon.id }).first()).resolves.toMatchObject({ status: 'EXPIRED', version: 2 });
 
   const replay = await expireCoupons([coupon, coupon], 'replay');
@@ -189,9 +193,9 @@ test('a transition whose event the outbox does not take rolls back: the row stay
   await expect(expireCoupons([coupon], 'stream')).resolves.toMatchObject({ transitioned: [{ id: coupon.id, dueAtMs: coupon.expireAtMs }] });
 });
 
-test('the same outbox event inserted twice through insertOutbox leaves one row: the first', async () => {
+test('the same event written twice through the outbox writer leaves one row: the first', async () => {
   // The guarded UPDATE never lets a replayed batch get this far; this leans on the unique
-  // event_key alone (uq_outbox_event_key, invariant I4).
+  // event_key alone (uq_event_outbox_event_key, invariant I4).
   const event: EventPayload = {
     event_key: eventKeyOf(couponExpired, '42', 1_700_000_000_123, 1_700_000_000_200),
     event_type: 'COUPON_EXPIRED',
@@ -209,12 +213,13 @@ test('the same outbox event inserted twice through insertOutbox leaves one row: 
   const replayed: OutboxInsert = { ...row, event: { ...event, occurred_at: 1_700_000_009_000, path: 'replay' } };
 
   const inserted = [
-    await db.transaction((trx) => insertOutbox(trx, [row])),
-    await db.transaction((trx) => insertOutbox(trx, [row])),
-    await db.transaction((trx) => insertOutbox(trx, [replayed, row])),
+    await db.transaction((trx) => outbox(trx, [row])),
+    await db.transaction((trx) => outbox(trx, [row])),
+    await db.transaction((trx) => outbox(trx, [replayed, row])),
   ];
   expect(inserted).toEqual([1, 0, 0]);
   const rows = await outboxRows();
-  expect(rows.map((r) => r.event_key)).toEqual([event.event_key]);
-  expect(JSON.parse(rows[0]!.payload)).toEqual(event);
+  expect(rows.map((r) => r.eventKey)).toEqual([event.event_key]);
+  // The first payload, decoded (its longs as decimal strings).
+  expect(rows[0]!.payload).toEqual({ ...event, version: '1' });
 });

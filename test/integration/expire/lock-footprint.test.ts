@@ -1,6 +1,6 @@
 /**
  * What an expiry transaction keeps locked while it runs, and so what it can block: finding 7 of
- * the reliability review. Each test pauses a real expiry transaction at its outbox insert (a
+ * the reliability review. Each test pauses a real expiry transaction at its event_outbox insert (a
  * transaction of the test holds the gap its event_key goes into, so the insert waits on it) and checks
  * that the application's own writes, and the other expiry path, still go through meanwhile:
  *   - a checkout writing locked_order_id next to an order being cancelled (REPEATABLE READ's
@@ -15,6 +15,7 @@ import type { Knex } from 'knex';
 import { eventKeyOf, transitionOf, type Transition } from '../../../src/core/entity-catalogue';
 import { loadEntities } from '../../../src/ops/load-entities';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
+import { eventWriter } from '../../support/event-writer';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor, withTimeout } from '../../support/wait-for';
 import { mariadbRoot } from '../../support/stack-control';
@@ -29,7 +30,7 @@ const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 beforeAll(async () => {
   testDb = await createTestDatabase('lock_footprint');
   db = testDb.db;
-  batches = createTransitionBatches(db, catalogue);
+  batches = createTransitionBatches(db, catalogue, { outbox: await eventWriter(db, catalogue) });
 });
 
 afterAll(async () => {
@@ -37,7 +38,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM event_outbox');
   await db.raw('DELETE FROM orders');
   await db.raw('DELETE FROM coupons');
 });
@@ -56,7 +57,7 @@ async function expireAtMs(table: 'coupons' | 'orders', id: string): Promise<numb
 }
 
 /**
- * Holds the gap of the outbox's event_key index where the keys starting with `prefix` go, in an
+ * Holds the gap of event_outbox's event_key index where the keys starting with `prefix` go, in an
  * open transaction: an expiry inserting such a key waits on it, every other insert goes through.
  * A transition's key ends with its transaction's database time, unknown beforehand; its row and
  * due time, so the prefix, are known. Two committed rows just below and just above every such
@@ -65,23 +66,25 @@ async function expireAtMs(table: 'coupons' | 'orders', id: string): Promise<numb
  */
 async function blockOutboxKeys(prefix: string): Promise<Knex.Transaction> {
   const bounds = [prefix, `${prefix}~`];
-  await db('outbox').insert(bounds.map((key) => ({ event_key: key, event_type: 'BOUND', entity_type: 'coupon', entity_id: 0, payload: '{}' })));
+  await db('event_outbox').insert(
+    bounds.map((key) => ({ event_key: key, topic: 'bound', entity_id: '0', event_type: 'BOUND', ce_type: 'bound', ce_time: '1970-01-01T00:00:00.000Z', ce_dataschema: 'bound', payload: Buffer.alloc(0) })),
+  );
   const trx = await db.transaction({ isolationLevel: 'repeatable read' });
   // FORCE INDEX: on a table of a few rows the optimizer may prefer a scan of the whole table,
   // which under REPEATABLE READ locks every gap of it, and then every insert waits (the
   // cancellation's too): a plan chosen by statistics that were refreshed after the last test's
   // DELETE, or not yet. Seen once in CI as the cancellation "blocked" for 5 s.
-  await trx.raw('SELECT id FROM outbox FORCE INDEX (uq_outbox_event_key) WHERE event_key > ? AND event_key < ? FOR UPDATE', bounds);
+  await trx.raw('SELECT id FROM event_outbox FORCE INDEX (uq_event_outbox_event_key) WHERE event_key > ? AND event_key < ? FOR UPDATE', bounds);
   return trx;
 }
 
-/** Resolves once some session of this database is running `INSERT IGNORE INTO outbox` (waiting). */
+/** Resolves once some session of this database is running `INSERT IGNORE INTO event_outbox` (waiting). */
 async function expiryWaitingAtOutbox(): Promise<void> {
   await waitFor(
-    'the expiry transaction to reach its outbox insert',
+    'the expiry transaction to reach its event_outbox insert',
     async () => {
       const [rows] = (await db.raw('SHOW FULL PROCESSLIST')) as [Array<{ db: string | null; Info: string | null }>];
-      return rows.some((r) => r.db === testDb.name && (r.Info ?? '').startsWith('INSERT IGNORE INTO outbox')) ? true : undefined;
+      return rows.some((r) => r.db === testDb.name && (r.Info ?? '').startsWith('INSERT IGNORE INTO event_outbox')) ? true : undefined;
     },
     { timeoutMs: 10_000, intervalMs: 50 },
   );

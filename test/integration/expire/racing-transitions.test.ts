@@ -20,6 +20,8 @@ import { transitionOf } from '../../../src/core/entity-catalogue';
 import { loadEntities } from '../../../src/ops/load-entities';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
+import { eventWriter } from '../../support/event-writer';
+import { outboxEvents } from '../../support/outbox-rows';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor, withTimeout } from '../../support/wait-for';
 
@@ -33,7 +35,7 @@ const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 beforeAll(async () => {
   testDb = await createTestDatabase('racing');
   db = testDb.db;
-  batches = createTransitionBatches(db, catalogue);
+  batches = createTransitionBatches(db, catalogue, { outbox: await eventWriter(db, catalogue) });
 });
 
 afterAll(async () => {
@@ -41,7 +43,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM event_outbox');
   await db.raw('DELETE FROM orders');
   await db.raw('DELETE FROM coupons');
 });
@@ -90,10 +92,10 @@ test('an order paid while its cancel batch waits for the row lock stays PAID, wi
   expect(outcome.transitioned).toEqual([]);
   expect(outcome.stale).toEqual([order]);
   await expect(db('orders').where({ id: order.id }).first()).resolves.toMatchObject({ status: 'PAID', cancel_time: null, cancel_reason: null, version: 1 });
-  await expect(db('outbox').count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
+  await expect(db('event_outbox').count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
 });
 
-test('two expiry batches over the same coupons at once: each coupon expired by one of them, one outbox row each, version 1', async () => {
+test('two expiry batches over the same coupons at once: each coupon expired by one of them, one event_outbox row each, version 1', async () => {
   const coupons = await insertDue('coupons', 'ACTIVE', 50);
   const ids = coupons.map((c) => c.id);
 
@@ -121,11 +123,12 @@ test('two expiry batches over the same coupons at once: each coupon expired by o
 
   const rows = (await db('coupons').orderBy('id').select('id', 'status', 'version')) as Array<{ id: number; status: string; version: number }>;
   expect(rows).toEqual(coupons.map((c) => ({ id: Number(c.id), status: 'EXPIRED', version: 1 })));
-  const outbox = (await db('outbox').orderBy('entity_id').select('entity_id', 'event_key', 'payload')) as Array<{ entity_id: number; event_key: string; payload: string }>;
+  // entity_id is the id's text: ordered by the id's value here.
+  const outbox = (await outboxEvents(db, catalogue)).sort((x, y) => Number(BigInt(x.entityId) - BigInt(y.entityId)));
   // Each key ends with the database time of the batch that did it.
   const batchTime = (id: string) => (byA.includes(id) ? a.dbNowMs : b.dbNowMs);
-  expect(outbox.map((r) => [String(r.entity_id), r.event_key])).toEqual(coupons.map((c) => [c.id, `coupon-expired-${c.id}-${c.expireAtMs}-${batchTime(c.id)}`]));
+  expect(outbox.map((r) => [r.entityId, r.eventKey])).toEqual(coupons.map((c) => [c.id, `coupon-expired-${c.id}-${c.expireAtMs}-${batchTime(c.id)}`]));
   // Each event says which batch did it, and that batch is the one that reported the transition.
-  const path = new Map(outbox.map((r) => [String(r.entity_id), (JSON.parse(r.payload) as { path: string; version: number }).path]));
+  const path = new Map(outbox.map((r) => [r.entityId, r.payload['path']]));
   expect(ids.filter((id) => path.get(id) !== (byA.includes(id) ? 'stream' : 'replay'))).toEqual([]);
 });

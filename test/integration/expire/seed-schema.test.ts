@@ -4,11 +4,11 @@
  * coupon table with Chinese status strings, an epoch-ms BIGINT due column and a second timed
  * transition (a lock that times out: 已锁定 → 待使用, clearing lock_order_no).
  *
- * For each transition: due rows move once with one outbox row each and the payload the file
- * declares (I4); rows not yet due by the database clock stay and come back notYetDue (I2); rows
+ * For each transition: due rows move once with one event_outbox row each and the payload the file
+ * declares (I4), encoded under the schema derived from the table's columns; rows not yet due by the database clock stay and come back notYetDue (I2); rows
  * in other states stay; running the same batches again adds nothing.
  *
- * In a database of this file's own, with tables of its own (the migrations add the outbox).
+ * In a database of this file's own, with tables of its own (the migrations add event_outbox).
  *
  * @lane isolated
  */
@@ -17,6 +17,8 @@ import { transitionOf } from '../../../src/core/entity-catalogue';
 import type { Db } from '../../../src/db/knex';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
+import { eventWriter } from '../../support/event-writer';
+import { outboxEvents } from '../../support/outbox-rows';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 const event = (type: string, idField: string, fields: Array<{ name: string; column: string }>) => ({
@@ -111,7 +113,8 @@ beforeAll(async () => {
   await db.raw(`CREATE TABLE t_coupon (id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, coupon_code VARCHAR(64) NOT NULL, status VARCHAR(16) NOT NULL,
     expire_at_ms BIGINT NOT NULL, expired_at_ms BIGINT NULL, lock_order_no VARCHAR(64) NULL, lock_expire_time DATETIME(3) NULL, version INT NOT NULL DEFAULT 0,
     KEY idx_status_expire_at (status, expire_at_ms, id), KEY idx_status_lock_expire (status, lock_expire_time, id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`);
-  batches = createTransitionBatches(db, catalogue);
+  // After the tables: their columns are what the events' schemas are derived from.
+  batches = createTransitionBatches(db, catalogue, { outbox: await eventWriter(db, catalogue) });
 });
 
 afterAll(async () => {
@@ -119,7 +122,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await db.raw('DELETE FROM outbox');
+  await db.raw('DELETE FROM event_outbox');
   await db.raw('DELETE FROM t_order');
   await db.raw('DELETE FROM t_coupon');
 });
@@ -149,10 +152,8 @@ async function insertCoupon(id: number, status: string, expireInMs: number, lock
 }
 
 async function outbox(): Promise<Array<{ event_key: string; event_type: string; entity_type: string; entity_id: string; payload: Record<string, unknown> }>> {
-  const [rows] = (await db.raw('SELECT event_key, event_type, entity_type, CAST(entity_id AS CHAR) AS entity_id, payload FROM outbox ORDER BY id')) as [
-    Array<{ event_key: string; event_type: string; entity_type: string; entity_id: string; payload: string }>,
-  ];
-  return rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+  // Decoded: integer columns are Avro longs (decimal strings here), DATETIMEs epoch milliseconds.
+  return (await outboxEvents(db, catalogue)).map((e) => ({ event_key: e.eventKey, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId, payload: e.payload }));
 }
 
 const ids = (o: BatchOutcome) => ({ transitioned: o.transitioned.map((t) => t.id), notYetDue: o.notYetDue.map((n) => n.entry.id), stale: o.stale.map((e) => e.id) });
@@ -196,7 +197,7 @@ test('t_order: due UNPAID orders are cancelled once with the declared payload; n
         total_amount: '12.50',
         reason: 'TIMEOUT',
         cancel_time: first.dbNowMs,
-        version: 1,
+        version: '1',
       },
     },
   ]);
@@ -235,8 +236,8 @@ test('t_coupon: 待使用 coupons past expire_at_ms (epoch ms) become 已过期;
     path: 'stream',
     user_id: '88',
     coupon_code: 'C-201',
-    expired_at_ms: first.dbNowMs,
-    version: 1,
+    expired_at_ms: String(first.dbNowMs),
+    version: '1',
   });
 
   const again = await batches.run(couponExpired, [due.expiry, notYet.expiry, used.expiry, locked.expiry], 'replay');
@@ -271,7 +272,7 @@ test('t_coupon: a 已锁定 coupon whose lock_expire_time passed goes back to �
       occurred_at: first.dbNowMs,
       path: 'scanner',
       lock_order_no: null,
-      version: 1,
+      version: '1',
     },
   ]);
 

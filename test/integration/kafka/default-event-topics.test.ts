@@ -51,9 +51,10 @@ test('a topology naming two of the four events: topics apply creates the default
     expect(events).toEqual([...named.map((e) => e.topic), `${prefix}.events.coupon-expiring-soon`, `${prefix}.events.user-coupons-expiring-soon`].sort());
 
     const port = freePort();
-    const run = spawnCli(['run', '--roles', 'relay'], { ...env, TB_HTTP_PORT: String(port) });
+    // The expirer resolves every event's topic at start (its event writer): it must start.
+    const run = spawnCli(['run', '--roles', 'expirer'], { ...env, TB_HTTP_PORT: String(port) });
     runs.push(run);
-    await waitFor('the relay to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
     expect(run.child.exitCode).toBeNull();
   } finally {
     killRunning(runs.splice(0));

@@ -1,6 +1,6 @@
 /**
  * The whole pipeline through real Debezium: rows written with mysql2 → CDC → repartitioner →
- * rings (second-wide buckets) → cascader / expirer → database + outbox → relay → event topics,
+ * rings (second-wide buckets) → cascader / expirer → database + event_outbox → outbox connector → event topics,
  * read back and decoded through the registry.
  *
  * @lane captured-2

@@ -48,7 +48,7 @@ async function allExpired(ids: number[]): Promise<true | undefined> {
 
 test('an expirer whose clock runs 3 s ahead of the database never expires early and drops nothing', async () => {
   pipeline = await createTestPipeline();
-  await pipeline.start(['repartitioner', 'cascader', 'relay']);
+  await pipeline.start(['repartitioner', 'cascader', 'outbox-keeper']);
   await pipeline.start(['expirer'], offsetClock(systemClock, 3_000));
 
   const ids = await insertCoupons(40, 1_000, 6_000);

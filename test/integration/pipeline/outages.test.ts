@@ -1,7 +1,7 @@
 /**
  * Outages mid-flow, the pipeline running throughout: the database refusing the application for
- * 20 s, and the broker frozen for 8 s (its requests time out, sends fail and producers are
- * replaced). Afterwards, without a restart: every coupon transitioned exactly once and never
+ * 20 s, and the broker frozen for 8 s (its requests time out; Connect stops publishing until it
+ * returns). Afterwards, without a restart: every coupon transitioned exactly once and never
  * early, every event published, the circuit breakers closed again and the process healthy.
  *
  * @lane exclusive
@@ -99,15 +99,14 @@ test('the database refuses the application for 20 s mid-flow: the expiry breaker
   expect(running.health()).toEqual({ ok: true, problems: [] });
 });
 
-test('the broker frozen for 8 s mid-flow: sends time out, producers are replaced, nothing is lost or stuck', async () => {
+test('the broker frozen for 8 s mid-flow: nothing is lost or stuck, the producer breaker not left open', async () => {
   // Requests time out after 3 s and are retried once: a send gives up inside the freeze. The
   // freeze stays under the broker's session timeout (9 s): a longer one fences the one-node
   // broker from its own controller, and its partitions were seen leaderless for over a minute
   // after it (a stack's recovery, not this process's).
-  // The events are published by this process's relay (TB_PUBLISH_MODE=relay), so its producers
-  // are sending while the broker is frozen: in router mode Connect publishes them, and the
-  // process may have nothing to send during the freeze (the rows were routed before it).
-  pipeline = await createTestPipeline({ env: { TB_KAFKA_REQUEST_TIMEOUT_MS: '3000', TB_KAFKA_RETRIES: '1', TB_PUBLISH_MODE: 'relay' } });
+  // Connect publishes the events, and catches up after the freeze (expectExact); the process's
+  // own consumers and producer ride it out.
+  pipeline = await createTestPipeline({ env: { TB_KAFKA_REQUEST_TIMEOUT_MS: '3000', TB_KAFKA_RETRIES: '1' } });
   const running: Running = await pipeline.start();
   const ids = await insertCoupons(400, 2_000, 25_000);
   await waitFor('the flow to start', async () => ((await countExpired(ids)) >= 30 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
@@ -120,19 +119,15 @@ test('the broker frozen for 8 s mid-flow: sends time out, producers are replaced
 
   await waitFor('every coupon expired after the freeze', async () => ((await countExpired(ids)) === ids.length ? true : undefined), { timeoutMs: 120_000, intervalMs: 500 });
   await expectExact(ids);
-  // A series per producer: the shared one and each relay loop's. None stays open; an idle loop's
-  // may stay half-open (its next send closes it), which one shared series used to report for all.
-  const loops = Array.from({ length: pipeline.config.relay.concurrency }, (_, n) => `producer-relay-${n}`);
-  const states = await waitFor('no producer breaker left open', async () => {
+  // One producer, one series: not left open (half-open until its next send, which closes it).
+  const states = await waitFor('the producer breaker not left open', async () => {
     const now = await producerBreakerStates();
     return Object.values(now).every((v) => v !== 2) ? now : undefined;
   }, { timeoutMs: 30_000, intervalMs: 200 });
-  expect(Object.keys(states).sort()).toEqual(['producer', ...loops].sort());
-  expect(Object.entries(states).filter(([name, v]) => name.startsWith('producer-relay-') && v === 0).length).toBeGreaterThan(0);
-  // The sends that failed during the freeze retired their producers: no later send reused a
-  // producer whose sequence numbers the broker may no longer agree with.
-  const replaced = (await pipeline.metrics.producerReplacements.get()).values[0]?.value ?? 0;
-  expect(replaced).toBeGreaterThan(0);
+  expect(Object.keys(states)).toEqual(['producer']);
+  // Whether a send fails inside the freeze depends on where the rows' entries are then (the
+  // events themselves are Connect's to send); a failed send retiring its producer is
+  // guarded-producer.test.ts's. Here: whatever failed, nothing was lost or left stuck.
   expect(running.health()).toEqual({ ok: true, problems: [] });
   // Its bounded waits add up past the default test timeout: a slow step then fails by its own name.
 }, 300_000);

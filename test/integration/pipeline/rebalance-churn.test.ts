@@ -40,7 +40,7 @@ const countExpired = (ids: number[]) => countInStatus(db, 'coupons', 'EXPIRED', 
 beforeAll(async () => {
   db = createDb(baseConfig.db);
   pipeline = await createTestPipeline();
-  await pipeline.start(['repartitioner', 'cascader', 'relay']);
+  await pipeline.start(['repartitioner', 'cascader', 'outbox-keeper']);
 });
 
 afterAll(async () => {

@@ -13,7 +13,7 @@
  * @lane exclusive
  */
 import type { KafkaMessage } from 'kafkajs';
-import { routerOutbox } from '../../../src/expire/outbox-writer';
+import { eventOutboxWriter } from '../../../src/expire/outbox-writer';
 import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
 import { createEventEncoder } from '../../../src/publish/event-encoder';
 import { OutboxRelay } from '../../../src/publish/outbox-relay';
@@ -75,7 +75,7 @@ async function readRaw(topics: Record<string, string>): Promise<{ seen: Seen[]; 
 function routerWriter(topics: Record<string, string>, ids: Record<string, number>) {
   const encoder = createEventEncoder({ catalogue, topics, schemaTexts: eventSchemas(catalogue), registryUrl: config.registry.url });
   encoder.setSchemaIds(ids);
-  return routerOutbox(encoder);
+  return eventOutboxWriter(encoder);
 }
 
 const firstDue = Date.UTC(2031, 0, 1);

@@ -54,7 +54,7 @@ describe('backfill on a database without CDC', () => {
       // No repartitioner: this database has no CDC, so every entry comes from backfill. The
       // expirer starts only after both runs, so what each run finds expirable does not depend on
       // how long two process starts take on a loaded machine: both find the same 95 rows.
-      await pipeline.start(['cascader', 'relay']);
+      await pipeline.start(['cascader', 'outbox-keeper']);
       await db('coupons').insert(Array.from({ length: 60 }, (_, i) => ({ user_id: 1, status: 'ACTIVE', expire_time: inMs(db, AHEAD_MS + i * 50) })));
       await db('coupons').insert(Array.from({ length: 10 }, () => ({ user_id: 2, status: 'ACTIVE', expire_time: inMs(db, -30_000) })));
       await db('orders').insert(Array.from({ length: 20 }, (_, i) => ({ user_id: 3, status: 'UNPAID', expire_time: inMs(db, AHEAD_MS + i * 100) })));

@@ -18,6 +18,7 @@ import { systemClock } from '../../../src/core/clock';
 import { createMetrics } from '../../../src/ops/metrics';
 import { backfill } from '../../../src/reconcile/backfill';
 import { classifyEntry } from '../../../src/reconcile/replay-classify';
+import type { OutboxWriter } from '../../../src/expire/outbox-writer';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { startScanner } from '../../../src/reconcile/start-scanner';
 import { scanCursorsOf, scanPageSql } from '../../../src/reconcile/sql/claim-scan-page';
@@ -25,6 +26,8 @@ import { keysetShape } from '../../../src/reconcile/sql/due-keyset';
 import { entryStateReader } from '../../../src/reconcile/sql/read-entry-states';
 import { expirableReads, pageQuery } from '../../../src/reconcile/sql/read-expirable-page';
 import { config, logger } from '../../support/stack';
+import { eventWriter } from '../../support/event-writer';
+import { outboxKeys } from '../../support/outbox-rows';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 
@@ -79,12 +82,15 @@ const BIG = 9_007_199_254_740_993n; // past 2^53: ids must stay exact strings
 
 let testDb: TestDatabase;
 let db: Knex;
+let outbox: OutboxWriter;
 
 beforeAll(async () => {
   testDb = await createTestDatabase('foreign-tables');
   db = testDb.db;
   await db.raw(T_ORDER);
   await db.raw(T_COUPON);
+  // After the tables: the events' schemas are derived from their columns.
+  outbox = await eventWriter(db, catalogue);
 });
 
 afterAll(async () => {
@@ -92,7 +98,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  for (const table of ['outbox', 't_order', 't_coupon', 'scanner_cursors']) await db.raw(`DELETE FROM ${table}`);
+  for (const table of ['event_outbox', 't_order', 't_coupon', 'scanner_cursors']) await db.raw(`DELETE FROM ${table}`);
 });
 
 const count = async (table: string, where: Record<string, string>) => Number((await db(table).where(where).count({ n: '*' }))[0]!['n']);
@@ -158,7 +164,7 @@ test('the scanner transitions every overdue row of both tables once (path = scan
     db,
     dbs: { main: db },
     catalogue,
-    batches: createTransitionBatches(db, catalogue),
+    batches: createTransitionBatches(db, catalogue, { outbox }),
     clock: systemClock,
     logger,
     metrics,
@@ -182,14 +188,14 @@ test('the scanner transitions every overdue row of both tables once (path = scan
   expect(await count('t_coupon', { state: UNUSED })).toBe(2);
   expect(await count('t_coupon', { state: USED })).toBe(2);
 
-  const outbox = (await db('outbox').select('event_key', 'entity_type')) as Array<{ event_key: string; entity_type: string }>;
-  expect(outbox).toHaveLength(54);
-  expect(new Set(outbox.map((r) => r.event_key)).size).toBe(54);
+  const keys = await outboxKeys(db, catalogue);
+  expect(keys).toHaveLength(54);
+  expect(new Set(keys).size).toBe(54);
   const first = orders.find((o) => o.id === String(BIG))!;
   // Keys: the row, its due time, then the transition's database time.
   const rowOfKey = (key: string) => key.slice(0, key.lastIndexOf('-'));
-  expect(outbox.map((r) => rowOfKey(r.event_key))).toContain(`order-cancelled-${BIG}-${first.expire_time.getTime()}`);
-  expect(outbox.filter((r) => r.event_key.startsWith('coupon-expired-')).map((r) => rowOfKey(r.event_key))).toContain(`coupon-expired-${BIG}-${now - 5_000}`);
+  expect(keys.map(rowOfKey)).toContain(`order-cancelled-${BIG}-${first.expire_time.getTime()}`);
+  expect(keys.filter((k) => k.startsWith('coupon-expired-')).map(rowOfKey)).toContain(`coupon-expired-${BIG}-${now - 5_000}`);
   // One cursor row per entity, keyed by the entity (its first transition), the pass closed.
   const cursors = (await db('scanner_cursors').select('entity', 'pass_until').orderBy('entity')) as Array<{ entity: string; pass_until: Date | null }>;
   expect(cursors).toEqual([

@@ -40,7 +40,7 @@ const metricSum = async (metric: { get: () => Promise<{ values: Array<{ value: n
 test('rows due while Connect is down are caught by the scanner, and the late CDC entries change nothing', async () => {
   const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
   try {
-    await pipeline.start(['repartitioner', 'expirer', 'cascader', 'relay', 'scanner']);
+    await pipeline.start(['repartitioner', 'expirer', 'cascader', 'outbox-keeper', 'scanner']);
     await stopConnect();
     const dueSoon = db.raw('NOW(3) + INTERVAL 1 SECOND');
     for (let i = 0; i < 40; i += 1) ids.coupon.push((await db('coupons').insert({ user_id: 7, status: 'ACTIVE', expire_time: dueSoon }))[0]!);

@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  for (const table of ['outbox', 'event_outbox', 'orders', 'coupons', 'scanner_cursors']) await db.raw(`DELETE FROM ${table}`);
+  for (const table of ['event_outbox', 'orders', 'coupons', 'scanner_cursors']) await db.raw(`DELETE FROM ${table}`);
 });
 
 const overdue = (ms: number) => db.raw('NOW(3) - INTERVAL ? MICROSECOND', [ms * 1000]);
@@ -75,7 +75,7 @@ test('with the stream down, the scanner alone transitions every overdue coupon a
 
   const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
   try {
-    await pipeline.start(['scanner', 'relay']);
+    await pipeline.start(['scanner', 'outbox-keeper']);
     await waitFor('every overdue row transitioned', async () => ((await count('coupons', 'EXPIRED')) === 110 && (await count('orders', 'CANCELLED')) === 30 ? true : undefined), {
       timeoutMs: 30_000,
       intervalMs: 200,

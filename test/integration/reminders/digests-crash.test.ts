@@ -41,8 +41,8 @@ function startExpirer(): ChildProcess {
 const digests = () => outboxEvents(database.db, catalogue).then((es) => es.filter((e) => e.eventType === 'USER_COUPONS_EXPIRING_SOON'));
 
 beforeAll(async () => {
-  // Relay mode, no relay: the digests stay in the outbox as JSON, where the test reads them.
-  own = await ownDatabasePipeline('digests-crash', entities, { outbox: false, env: { TB_PUBLISH_MODE: 'relay' } });
+  // No outbox connector: the digests stay in event_outbox, where the test reads them.
+  own = await ownDatabasePipeline('digests-crash', entities, { outbox: false });
   ({ database, pipeline } = own);
   await pipeline.start(['repartitioner', 'cascader']);
 });

@@ -1,6 +1,6 @@
 /**
  * Schema evolution as consumers rely on it (schemas/CHANGELOG.md): timebucket's event schemas
- * registered as the relay registers them (BACKWARD), then a backward-compatible change (a new
+ * registered as `schemas register` registers them (BACKWARD), then a backward-compatible change (a new
  * field with a default) is accepted and an incompatible one (a new field without a default, a
  * field's type changed) is refused by the registry. A subject of the test's own, so the real
  * subjects are never touched.

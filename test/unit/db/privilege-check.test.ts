@@ -3,7 +3,7 @@ import type { OwnPrivileges } from '../../../src/db/read-own-privileges';
 
 const needed = [
   { table: 'coupons', privileges: ['SELECT'], updateColumns: ['status', 'version'] },
-  { table: 'outbox', privileges: ['SELECT', 'INSERT', 'DELETE'] },
+  { table: 'event_outbox', privileges: ['SELECT', 'INSERT', 'DELETE'] },
 ];
 const own = (o: Partial<{ global: string[]; schema: string[]; tables: Record<string, string[]>; columns: Record<string, string[]> }>): OwnPrivileges => ({
   global: new Set(o.global ?? ['USAGE']),
@@ -13,14 +13,14 @@ const own = (o: Partial<{ global: string[]; schema: string[]; tables: Record<str
 });
 
 test('privileges held per table and column satisfy the needs; each lack is named', () => {
-  const granted = own({ tables: { coupons: ['SELECT'], outbox: ['SELECT', 'INSERT', 'DELETE'] }, columns: { 'coupons.status': ['UPDATE'], 'coupons.version': ['UPDATE'] } });
+  const granted = own({ tables: { coupons: ['SELECT'], event_outbox: ['SELECT', 'INSERT', 'DELETE'] }, columns: { 'coupons.status': ['UPDATE'], 'coupons.version': ['UPDATE'] } });
   expect(missingPrivileges(needed, granted, 'shop')).toEqual([]);
-  const partial = own({ tables: { coupons: ['SELECT'], outbox: ['SELECT'] }, columns: { 'coupons.status': ['UPDATE'] } });
-  expect(missingPrivileges(needed, partial, 'shop')).toEqual(['UPDATE (version) on shop.coupons', 'INSERT, DELETE on shop.outbox']);
+  const partial = own({ tables: { coupons: ['SELECT'], event_outbox: ['SELECT'] }, columns: { 'coupons.status': ['UPDATE'] } });
+  expect(missingPrivileges(needed, partial, 'shop')).toEqual(['UPDATE (version) on shop.coupons', 'INSERT, DELETE on shop.event_outbox']);
 });
 
 test('a privilege held on the whole database or globally counts for every table and column', () => {
   expect(missingPrivileges(needed, own({ schema: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] }), 'shop')).toEqual([]);
   expect(missingPrivileges(needed, own({ global: ['ALL PRIVILEGES'] }), 'shop')).toEqual([]);
-  expect(missingPrivileges(needed, own({}), 'shop')).toEqual(['SELECT on shop.coupons', 'UPDATE (status, version) on shop.coupons', 'SELECT, INSERT, DELETE on shop.outbox']);
+  expect(missingPrivileges(needed, own({}), 'shop')).toEqual(['SELECT on shop.coupons', 'UPDATE (status, version) on shop.coupons', 'SELECT, INSERT, DELETE on shop.event_outbox']);
 });

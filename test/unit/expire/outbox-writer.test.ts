@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { TimebucketError } from '../../../src/core/errors';
 import { transitionEvent } from '../../../src/core/events';
-import { routerOutbox, type RejectedEvent } from '../../../src/expire/outbox-writer';
+import { eventOutboxWriter, type RejectedEvent } from '../../../src/expire/outbox-writer';
 import { createEventEncoder } from '../../../src/publish/event-encoder';
 import { eventSchemas } from '../../../src/publish/schemas';
 import { catalogue } from '../publish/default-catalogue';
@@ -32,7 +32,7 @@ function encoder(ids: Record<string, number>) {
 
 test('an event without a schema id holds the transaction: a retriable SCHEMA_ID_MISSING, nothing written anywhere', async () => {
   const rejected: RejectedEvent[] = [];
-  const write = routerOutbox(encoder({}), { rejected: async (events) => void rejected.push(...events) });
+  const write = eventOutboxWriter(encoder({}), { rejected: async (events) => void rejected.push(...events) });
   const failure = await write(trx, [row('1')]).catch((err: unknown) => err);
   expect(failure).toBeInstanceOf(TimebucketError);
   expect(failure).toMatchObject({ code: 'SCHEMA_ID_MISSING', retriable: true, message: expect.stringMatching(/timebucket schemas register/) });
@@ -41,13 +41,13 @@ test('an event without a schema id holds the transaction: a retriable SCHEMA_ID_
 
 test('an event its schema rejects goes to `rejected` with its code and reason, and counts as written', async () => {
   const rejected: RejectedEvent[] = [];
-  const write = routerOutbox(encoder({ COUPON_EXPIRED: 1 }), { rejected: async (events) => void rejected.push(...events) });
+  const write = eventOutboxWriter(encoder({ COUPON_EXPIRED: 1 }), { rejected: async (events) => void rejected.push(...events) });
   // Above 2^63 - 1: an Avro long cannot hold the id.
   expect(await write(trx, [row('18446744073709551615')])).toBe(1);
   expect(rejected).toEqual([{ event: expect.objectContaining({ event_type: 'COUPON_EXPIRED' }), entityId: '18446744073709551615', code: 'EVENT_REJECTED', reason: expect.stringMatching(/coupon_id/) }]);
 });
 
 test('without `rejected`, such an event fails the transaction, named', async () => {
-  const write = routerOutbox(encoder({ COUPON_EXPIRED: 1 }));
+  const write = eventOutboxWriter(encoder({ COUPON_EXPIRED: 1 }));
   await expect(write(trx, [row('18446744073709551615')])).rejects.toMatchObject({ code: 'EVENT_REJECTED', retriable: false, message: expect.stringMatching(/cannot be published: does not match the Avro schema/) });
 });

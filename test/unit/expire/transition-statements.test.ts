@@ -7,6 +7,7 @@
 import type { Knex } from 'knex';
 import { transitionOf, type EntityCatalogue } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
+import type { OutboxInsert, OutboxWriter } from '../../../src/expire/outbox-writer';
 import { createTransitionBatches, GuardMismatch, transitionStatements } from '../../../src/expire/transition-batch';
 import defaultEntities from '../../../entities/default.json';
 
@@ -68,9 +69,16 @@ const BIG = '9007199254740993';
 const MAX_SIGNED = '9223372036854775807';
 const type = (name: string, columnType: number) => ({ name, columnType });
 
-/** A driver that answers each statement of the transaction as MariaDB would for these rows. */
+/** One call of the outbox writer: its transaction, its rows, and how many statements had run before it. */
+type Write = { trx: unknown; rows: readonly OutboxInsert[]; after: number };
+
+/**
+ * A driver that answers each statement of the transaction as MariaDB would for these rows, and
+ * an outbox writer that takes every event (its encoding and insert are outbox-writer.test.ts's).
+ */
 function fakeDb(opts: { moved?: (ids: readonly unknown[]) => number } = {}) {
   const calls: Call[] = [];
+  const writes: Write[] = [];
   const raw = async (sql: string, bindings: readonly unknown[] = []): Promise<unknown> => {
     calls.push({ sql, bindings });
     if (sql.startsWith('SELECT NOW(3)')) return [[{ now: new Date(NOW) }]];
@@ -86,11 +94,15 @@ function fakeDb(opts: { moved?: (ids: readonly unknown[]) => number } = {}) {
     }
     if (sql.startsWith('SELECT `id`, `locked_order_id` FROM `coupons`')) return [[{ id: BIG, locked_order_id: 7 }], [type('id', 8), type('locked_order_id', 8)]];
     if (sql.startsWith('UPDATE')) return [{ affectedRows: (opts.moved ?? ((x) => x.length))(idsOf(sql, bindings)) }];
-    if (sql.startsWith('INSERT IGNORE INTO outbox')) return [{ affectedRows: bindings.length / 5 }];
     throw new Error(`unexpected statement ${sql}`);
   };
-  const db = { transaction: async (fn: (trx: unknown) => Promise<unknown>) => fn({ raw }) } as unknown as Knex;
-  return { db, calls };
+  const trx = { raw };
+  const db = { transaction: async (fn: (t: unknown) => Promise<unknown>) => fn(trx) } as unknown as Knex;
+  const outbox: OutboxWriter = async (t, rows) => {
+    writes.push({ trx: t, rows, after: calls.length });
+    return rows.length;
+  };
+  return { db, calls, trx, writes, batches: () => createTransitionBatches(db, catalogue, { outbox }) };
 }
 
 const placeholders = (sql: string): number => (sql.match(/\?/g) ?? []).length;
@@ -99,13 +111,11 @@ const idsOf = (sql: string, bindings: readonly unknown[]): readonly unknown[] =>
   const literal = /`id` IN \(([0-9][0-9, ]*)\)/.exec(sql);
   return literal ? literal[1]!.split(', ') : ((bindings.find(Array.isArray) as unknown[] | undefined) ?? []);
 };
-const outboxPayloads = (calls: readonly Call[]) =>
-  calls.filter((c) => c.sql.startsWith('INSERT')).flatMap((c) => c.bindings.filter((_, i) => i % 5 === 4).map((p) => JSON.parse(p as string) as unknown));
+const outboxPayloads = (writes: readonly Write[]) => writes.flatMap((w) => w.rows.map((r) => r.event));
 
 test('every statement of a run binds every value but the batch ids, which are integer literals: one binding per placeholder, statuses and constants among them', async () => {
-  const { db, calls } = fakeDb();
-  const batches = createTransitionBatches(db, catalogue);
-  await batches.run(orderCancelled, [{ id: '7', expireAtMs: DUE }, { id: '8', expireAtMs: DUE }], 'stream');
+  const { calls, trx, writes, batches } = fakeDb();
+  await batches().run(orderCancelled, [{ id: '7', expireAtMs: DUE }, { id: '8', expireAtMs: DUE }], 'stream');
   for (const c of calls) expect([c.sql, c.bindings.length]).toEqual([c.sql, placeholders(c.sql)]);
   const [lock, , update, effectLock, effectUpdate] = calls;
   expect(lock!.sql).toContain('WHERE `id` IN (7, 8) AND `status` IN (?)');
@@ -114,21 +124,23 @@ test('every statement of a run binds every value but the batch ids, which are in
   expect(update!.bindings).toEqual(['CANCELLED', new Date(NOW), 'TIMEOUT', 1, ['UNPAID'], new Date(NOW)]);
   expect(effectLock!.bindings).toEqual([['7', '8'], ['LOCKED']]);
   expect(effectUpdate!.bindings).toEqual(['ACTIVE', null, 1, [BIG], ['LOCKED']]);
-  expect(calls.map((c) => c.sql.slice(0, 12))).toEqual(['SELECT `id`,', 'SELECT NOW(3', 'UPDATE `orde', 'SELECT `id`,', 'UPDATE `coup', 'INSERT IGNOR']);
+  expect(calls.map((c) => c.sql.slice(0, 12))).toEqual(['SELECT `id`,', 'SELECT NOW(3', 'UPDATE `orde', 'SELECT `id`,', 'UPDATE `coup']);
+  // Then the events, once, in the same transaction, after every statement of it.
+  expect(writes.map((w) => [w.trx === trx, w.rows.length, w.after])).toEqual([[true, 2, 5]]);
 });
 
 test('the payloads are exactly the COUPON_EXPIRED and ORDER_CANCELLED of before: ids as decimal strings, version + 1, the coupon released', async () => {
-  const { db, calls } = fakeDb();
-  const batches = createTransitionBatches(db, catalogue);
-  await batches.run(couponExpired, [{ id: '5', expireAtMs: DUE }], 'scanner');
-  await batches.run(orderCancelled, [{ id: '7', expireAtMs: DUE }, { id: '8', expireAtMs: DUE }], 'stream');
-  const insert = calls.filter((c) => c.sql.startsWith('INSERT'));
-  expect(insert.map((c) => c.bindings.filter((_, i) => i % 5 !== 4))).toEqual([
+  const { writes, batches } = fakeDb();
+  const run = batches();
+  await run.run(couponExpired, [{ id: '5', expireAtMs: DUE }], 'scanner');
+  await run.run(orderCancelled, [{ id: '7', expireAtMs: DUE }, { id: '8', expireAtMs: DUE }], 'stream');
+  // One writer call per transaction: each event's key and type, and the row it is about.
+  expect(writes.map((w) => w.rows.flatMap((r) => [r.event.event_key, r.event.event_type, r.entityType, r.entityId]))).toEqual([
     [`coupon-expired-5-${DUE}-${NOW}`, 'COUPON_EXPIRED', 'coupon', '5'],
     [`order-cancelled-7-${DUE}-${NOW}`, 'ORDER_CANCELLED', 'order', '7', `order-cancelled-8-${DUE}-${NOW}`, 'ORDER_CANCELLED', 'order', '8'],
   ]);
   const common = { due_at: DUE, occurred_at: NOW };
-  expect(outboxPayloads(calls)).toEqual([
+  expect(outboxPayloads(writes)).toEqual([
     { event_key: `coupon-expired-5-${DUE}-${NOW}`, event_type: 'COUPON_EXPIRED', coupon_id: '5', user_id: MAX_SIGNED, from_status: 'ACTIVE', to_status: 'EXPIRED', ...common, path: 'scanner', version: 1 },
     {
       event_key: `order-cancelled-7-${DUE}-${NOW}`,
@@ -162,15 +174,16 @@ test('the payloads are exactly the COUPON_EXPIRED and ORDER_CANCELLED of before:
 });
 
 test('an UPDATE that moves fewer rows than the plan found due rolls back, retriable, before any event (I4)', async () => {
-  const { db, calls } = fakeDb({ moved: () => 0 });
-  const run = createTransitionBatches(db, catalogue).run(couponExpired, [{ id: '5', expireAtMs: DUE }], 'stream');
+  const { calls, writes, batches } = fakeDb({ moved: () => 0 });
+  const run = batches().run(couponExpired, [{ id: '5', expireAtMs: DUE }], 'stream');
   await expect(run).rejects.toBeInstanceOf(GuardMismatch);
   await expect(run).rejects.toMatchObject({ retriable: true });
-  expect(calls.some((c) => c.sql.startsWith('INSERT'))).toBe(false);
+  expect(calls.some((c) => c.sql.startsWith('UPDATE'))).toBe(true);
+  expect(writes).toEqual([]);
 });
 
 test('a transition of another catalogue is refused', async () => {
-  const { db } = fakeDb();
+  const { batches } = fakeDb();
   const other = parseEntityFile({ entities: [{ ...defaultEntities.entities[0], transitions: [{ ...defaultEntities.entities[0]!.transitions[0], name: 'gone' }] }] }, 'other');
-  await expect(createTransitionBatches(db, catalogue).run(transitionOf(other, 'coupon', 'gone'), [], 'stream')).rejects.toBeInstanceOf(RangeError);
+  await expect(batches().run(transitionOf(other, 'coupon', 'gone'), [], 'stream')).rejects.toBeInstanceOf(RangeError);
 });

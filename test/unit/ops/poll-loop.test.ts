@@ -5,7 +5,7 @@ import { PollLoop, type PollLoopOptions } from '../../../src/ops/poll-loop';
 import { FailureWatch } from '../../../src/ops/failure-watch';
 
 const retriable = Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' });
-const deterministic = Object.assign(new Error("Table 'outbox' doesn't exist"), { errno: 1146 });
+const deterministic = Object.assign(new Error("Table 'event_outbox' doesn't exist"), { errno: 1146 });
 
 /** Resolves once `n` ticks have run. */
 function ticker(behaviour: (n: number) => Promise<void>) {
@@ -47,7 +47,7 @@ test('deterministic failures in a row turn it FAILED: no more ticks, `failed` re
   expect(loop.lifecycle).toBe('FAILED');
   expect(t.count()).toBe(3);
   expect(failures).toEqual(['deterministic', 'deterministic', 'deterministic']);
-  expect(loop.health()).toEqual({ ok: false, reason: "test loop FAILED: Table 'outbox' doesn't exist" });
+  expect(loop.health()).toEqual({ ok: false, reason: "test loop FAILED: Table 'event_outbox' doesn't exist" });
   await loop.stop();
   expect(loop.lifecycle).toBe('FAILED');
 });
@@ -103,6 +103,6 @@ test('a watch over several loops fails with the first that fails and names each 
   healthy.start();
   broken.start();
   await expect(watch.failed()).resolves.toBe(deterministic);
-  expect(watch.health()).toEqual({ ok: false, reason: "broken loop FAILED: Table 'outbox' doesn't exist" });
+  expect(watch.health()).toEqual({ ok: false, reason: "broken loop FAILED: Table 'event_outbox' doesn't exist" });
   await healthy.stop();
 });

@@ -1,5 +1,5 @@
 /**
- * The default entities file (entities/default.json: today's coupons and orders) as the relay
+ * The default entities file (entities/default.json: today's coupons and orders) as the encoder
  * reads it, for the publish tests. Not a test file.
  */
 import { join } from 'node:path';

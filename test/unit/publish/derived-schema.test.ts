@@ -157,7 +157,7 @@ describe('a seed-style t_order event', () => {
     // As the registry client parses it (register, encode, decode).
     const csr = schemaFromConfluentSchema({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, eventAvroOptions);
     expect(csr.fromBuffer(csr.toBuffer(payload))).toEqual(decoded);
-    // An id above 2^63 - 1 is invalid at its path (the relay sets the event aside as poison).
+    // An id above 2^63 - 1 is invalid at its path (the encoder refuses the event: it is dead-lettered).
     const paths: string[][] = [];
     type.isValid({ ...payload, order_id: '18446744073709551615' }, { errorHook: (path) => paths.push(path) });
     expect(paths).toEqual([['order_id']]);

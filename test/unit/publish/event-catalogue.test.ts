@@ -89,7 +89,7 @@ describe('withEventTopics: an event the topology does not name gets the default 
     const declared = new Map(declaredTopics(completed).map((d) => [d.topic, d]));
     expect(declared.get(`${older.prefix}.events.coupon-expiring-soon`)).toMatchObject({ partitions: older.due.partitions, config: { 'retention.ms': String(7 * 24 * 3_600_000) } });
     expect(Object.isFrozen(completed.events)).toBe(true);
-    // Without it the relay cannot start (exit 78).
+    // Without it no process that writes events can start (exit 78).
     expect(() => eventTopics(catalogue, older)).toThrow(/no topic for COUPON_EXPIRING_SOON, USER_COUPONS_EXPIRING_SOON$/);
   });
 

@@ -99,7 +99,7 @@ describe('the event schemas with eventAvroOptions', () => {
     expect(orderType.fromBuffer(orderType.toBuffer({ ...order, coupon_id: null }))).toMatchObject({ coupon_id: null });
   });
 
-  test('an id above 2^63 - 1 fails validation at its path (the relay sets it aside as poison)', () => {
+  test('an id above 2^63 - 1 fails validation at its path (the encoder refuses the event: it is dead-lettered)', () => {
     const paths: string[][] = [];
     parse(loadEventSchema(couponExpired)).isValid({ ...coupon, coupon_id: '18446744073709551615' }, { errorHook: (path) => paths.push(path) });
     expect(paths).toEqual([['coupon_id']]);

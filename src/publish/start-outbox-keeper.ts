@@ -1,0 +1,89 @@
+/**
+ * Wires the outbox-keeper role: Debezium's Outbox Event Router publishes every event_outbox row
+ * from the binlog, and this role keeps the table honest and bounded:
+ *   - the capture probe (capture-probe.ts): a probe row written into each database's
+ *     event_outbox every TB_OUTBOX_PROBE_INTERVAL_MS and read back from the probe topic, its lag
+ *     timebucket_outbox_capture_lag_seconds{database};
+ *   - retention (outbox-retention.ts), per database when TB_OUTBOX_RETENTION_MS > 0: rows older
+ *     than the retention and than the probe's watermark, so a row Connect has not read is kept.
+ * It never calls the schema registry (`timebucket schemas register` does, at deployment).
+ */
+import type { Kafka } from 'kafkajs';
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { Clock } from '../core/clock';
+import type { Logger } from '../ops/logger';
+import { OutboxRetention } from './outbox-retention';
+import { CaptureProbe } from './capture-probe';
+import { probeTopic, type Topology } from '../core/topology';
+import type { Metrics } from '../ops/metrics';
+import { FailureWatch, type WatchedRole } from '../ops/failure-watch';
+
+// Retention pages: 1000 rows are one short DELETE; the pause keeps a day's worth of a hot minute
+// (a million rows) from crowding the database, at several thousand rows a second. A pass that
+// found nothing more to delete waits a minute: retention is measured in hours.
+const RETENTION_BATCH_SIZE = 1_000;
+const RETENTION_PAUSE_MS = 100;
+const RETENTION_INTERVAL_MS = 60_000;
+// A transition's transaction writes its event_outbox row before it commits: one that began
+// before a probe and committed after it is behind that probe in the binlog. Retention keeps
+// rows this much younger than the watermark as well, far longer than any expiry transaction.
+const CAPTURE_MARGIN_MS = 60_000;
+
+export async function startOutboxKeeper(ctx: Readonly<{
+  config: Pick<Config, 'groupPrefix' | 'publish' | 'consumer'>;
+  topology: Topology;
+  /** A pool per database (config.databases): each one's event_outbox is probed and purged. */
+  dbs: Readonly<Record<string, Knex>>;
+  /** For the capture probe's consumer. */
+  kafka: Pick<Kafka, 'consumer'>;
+  clock: Clock;
+  logger: Logger;
+  instanceId: string;
+  metrics: Pick<Metrics, 'captureProbeFailures' | 'trackCaptureLag' | 'outboxPurged' | 'retentionFailures'>;
+}>): Promise<WatchedRole> {
+  const watch = new FailureWatch();
+  const logger = ctx.logger.child({ role: 'outbox-keeper' });
+  const group = `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`;
+  // Watched: a reader down longer than the stall limit, or a writer FAILED, shows on /healthz.
+  const probe = watch.add(new CaptureProbe({
+    dbs: ctx.dbs,
+    topic: probeTopic(ctx.topology),
+    // A group per process: each process sees every probe and tracks its own.
+    group,
+    newConsumer: () => ctx.kafka.consumer({ groupId: group, maxWaitTimeInMs: 250 }),
+    intervalMs: ctx.config.publish.probeIntervalMs,
+    stallMs: ctx.config.consumer.stallMs,
+    clock: ctx.clock,
+    logger,
+    onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
+  }));
+  void probe.start();
+  ctx.metrics.trackCaptureLag(() => probe.lagSeconds());
+  const capturedAgeMs = (name: string) => () => {
+    const age = probe.confirmedAgeMs(name);
+    return age === undefined ? undefined : age + CAPTURE_MARGIN_MS;
+  };
+  const retentions = ctx.config.publish.retentionMs === 0
+    ? []
+    : Object.entries(ctx.dbs).map(([name, db]) =>
+        watch.add(new OutboxRetention({
+          db,
+          capturedAgeMs: capturedAgeMs(name),
+          retentionMs: ctx.config.publish.retentionMs,
+          batchSize: RETENTION_BATCH_SIZE,
+          pauseMs: RETENTION_PAUSE_MS,
+          intervalMs: RETENTION_INTERVAL_MS,
+          logger: logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }),
+          observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows), failed: (_err, kind) => ctx.metrics.retentionFailures.inc({ kind }) },
+        })),
+      );
+  for (const r of retentions) void r.start();
+  return {
+    stop: async () => {
+      await Promise.all([...retentions.map((r) => r.stop()), probe.stop()]);
+    },
+    health: () => watch.health(),
+    failed: () => watch.failed(),
+  };
+}
