@@ -50,9 +50,8 @@ async function main(): Promise<void> {
     await insertInChunks(db, 'orders', Math.round(overdue / 10), () => ({ user_id: 2, status: 'UNPAID', expire_time: past }));
     await db.raw('ANALYZE TABLE coupons, orders');
     const target = overdue + Math.round(overdue / 10);
-    // Progress from the scanner's own log of its catches: polling the database (COUNT(*)) or
-    // /metrics (its outbox-backlog gauge counts the unpublished rows) would read rows of its own
-    // and spoil the rows-examined figure.
+    // Progress from the scanner's own log of its catches: polling the database (COUNT(*)) would
+    // read rows of its own and spoil the rows-examined figure.
     let caughtSoFar = 0;
     const caught = async () => caughtSoFar;
 

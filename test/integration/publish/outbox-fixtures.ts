@@ -1,18 +1,20 @@
 /**
- * Outbox rows for the publish tests, written as the expirer writes them (insert-outbox.ts, with
- * the payload of core/events.ts transitionEvent), and readers for what the relay left behind.
- * Not a test file: shared by the tests beside it.
+ * Events for the publish tests, with the payload of core/events.ts transitionEvent (and its
+ * reminder and digest kin), as the expiry transaction hands them to its OutboxWriter, and rows
+ * of them written to event_outbox through one (expire/outbox-writer.ts: encoded, as the expirer
+ * writes them). Not a test file: shared by the tests beside it.
  */
 import { join } from 'node:path';
 import type { Knex } from 'knex';
 import { findEvent, transitionOf, type EntityCatalogue, type EventSpec } from '../../../src/core/entity-catalogue';
-import { digestEvents, reminderEvent, transitionEvent, type ColumnValue, type EventPayload, type ExpiryPath } from '../../../src/core/events';
-import { insertOutbox, OutboxInsert } from '../../../src/expire/sql/insert-outbox';
+import { digestEvents, reminderEvent, transitionEvent, type ColumnValue, type ExpiryPath } from '../../../src/core/events';
+import { defaultEventTopic } from '../../../src/core/event-catalogue';
+import type { OutboxInsert, OutboxWriter, RejectedEvent } from '../../../src/expire/outbox-writer';
 import { loadEntities } from '../../../src/ops/load-entities';
-import type { OutboxRow } from '../../../src/publish/sql/outbox-row';
+import { eventWriter } from '../../support/event-writer';
 import { uniqueName } from '../../support/stack';
 
-/** The default entities file (today's coupons and orders), as the relay and the expirer read it. */
+/** The default entities file (today's coupons and orders), as the expirer reads it. */
 export const catalogue = loadEntities(join(__dirname, '../../../entities/default.json'));
 
 export function eventSpec(type: string): EventSpec {
@@ -29,10 +31,27 @@ export function uniqueEventTopics(label: string, c: Pick<EntityCatalogue, 'event
   return Object.fromEntries(c.events.map((e) => [e.type, uniqueName(`tb-${label}-${e.type.toLowerCase().replace(/_/g, '-')}`)]));
 }
 
-export type EventInsert = OutboxInsert & { event: EventPayload };
+/**
+ * An OutboxWriter for `c` (default: the default catalogue) under a topic prefix of its own
+ * (test/support/event-writer.ts: its schemas registered first), and the topic of each event
+ * type it writes to. `rejected`: where events the encoder refuses go.
+ */
+export async function prefixedWriter(
+  db: Knex,
+  label: string,
+  opts: Readonly<{ catalogue?: EntityCatalogue; rejected?: (events: readonly RejectedEvent[]) => Promise<void> }> = {},
+): Promise<{ write: OutboxWriter; topics: Record<string, string> }> {
+  const c = opts.catalogue ?? catalogue;
+  const prefix = uniqueName(`tb-${label}`);
+  const write = await eventWriter(db, c, { prefix, rejected: opts.rejected });
+  return { write, topics: Object.fromEntries(c.events.map((e) => [e.type, defaultEventTopic({ prefix }, e.type)])) };
+}
+
+/** One event as a transition hands it to the OutboxWriter. */
+export type EventInsert = OutboxInsert;
 
 /**
- * The outbox row the expirer writes when `entity`'s `transition` moves row `id`. `version` is the
+ * The event the expirer writes when `entity`'s `transition` moves row `id`. `version` is the
  * row's version after the transition; `columns` the locked row's other values.
  */
 export function eventInsert(
@@ -49,7 +68,7 @@ export function eventInsert(
   return { event, entityType: entity, entityId: id };
 }
 
-/** The outbox row of coupon `id`'s reminder `beforeMs` before its due time, as the reminder batch writes it. */
+/** The event of coupon `id`'s reminder `beforeMs` before its due time, as the reminder batch writes it. */
 export function couponReminderInsert(id: string, o: Readonly<{ dueAtMs: number; beforeMs: number; userId: string; faceValue: string }>): EventInsert {
   const t = transitionOf(catalogue, 'coupon', 'expired');
   const row = { id, status: 'ACTIVE', expireAtMs: o.dueAtMs, columns: { user_id: o.userId, face_value: o.faceValue } };
@@ -57,7 +76,7 @@ export function couponReminderInsert(id: string, o: Readonly<{ dueAtMs: number; 
   return { event, entityType: 'coupon', entityId: id };
 }
 
-/** The outbox row of user `userId`'s digest of `coupons` (id → face value), all due at `dueAtMs`. */
+/** The event of user `userId`'s digest of `coupons` (id → face value), all due at `dueAtMs`. */
 export function couponDigestInsert(userId: string, coupons: Readonly<Record<string, string>>, o: Readonly<{ dueAtMs: number; beforeMs: number; windowStartMs: number }>): EventInsert {
   const t = transitionOf(catalogue, 'coupon', 'expired');
   const rows = Object.entries(coupons).map(([id, faceValue]) => ({ id, status: 'ACTIVE', expireAtMs: o.dueAtMs, columns: { user_id: userId, face_value: faceValue } }));
@@ -67,30 +86,29 @@ export function couponDigestInsert(userId: string, coupons: Readonly<Record<stri
 
 let dueAt = Date.UTC(2031, 0, 1);
 
-/** The outbox row the expirer writes when coupon `id`, due at `dueAtMs`, expires `lateMs` after it. */
+/** The event the expirer writes when coupon `id`, due at `dueAtMs`, expires `lateMs` after it. */
 export function couponExpiredInsert(id: string, dueAtMs: number, lateMs: number): EventInsert {
   return eventInsert('coupon', 'expired', id, { dueAtMs, occurredAtMs: dueAtMs + lateMs });
 }
 
-/** The outbox row of an order cancelled with the coupon it held (or none), released when it held one. */
+/** The event of an order cancelled with the coupon it held (or none), released when it held one. */
 export function orderCancelledInsert(id: string, couponId: string | null, o: Readonly<{ dueAtMs: number; occurredAtMs: number; path?: ExpiryPath; version?: number; userId?: string }>): EventInsert {
   return eventInsert('order', 'cancelled', id, { ...o, columns: { coupon_id: couponId, user_id: o.userId ?? '9' }, effects: [couponId !== null] });
 }
 
 /**
- * A COUPON_EXPIRED row per entity id, in the given order (one transaction, ids in that order).
- * The same entity id twice is a coupon that expired twice (each time a new expire_time).
- * Returns the outbox ids, in order.
+ * A COUPON_EXPIRED event per entity id, in the given order, written through `write` (one
+ * transaction, ids in that order). The same entity id twice is a coupon that expired twice (each
+ * time a new expire_time). Returns the event_outbox ids, in order.
  */
-export async function insertCouponEvents(db: Knex, entityIds: readonly string[]): Promise<string[]> {
+export async function insertCouponEvents(db: Knex, write: OutboxWriter, entityIds: readonly string[]): Promise<string[]> {
   const rows = entityIds.map((id) => couponExpiredInsert(id, (dueAt += 1), 5));
-  const keys: string[] = [];
-  // In slices: one INSERT per 1000 rows, as the expirer's batches are.
+  // In slices: one write per 1000 rows, as the expirer's batches are.
   await db.transaction(async (trx) => {
-    for (let i = 0; i < rows.length; i += 1_000) await insertOutbox(trx, rows.slice(i, i + 1_000));
+    for (let i = 0; i < rows.length; i += 1_000) await write(trx, rows.slice(i, i + 1_000));
   });
-  for (const r of rows) keys.push(r.event.event_key);
-  const found = (await db('outbox').whereIn('event_key', keys).select('id', 'event_key')) as Array<{ id: number; event_key: string }>;
+  const keys = rows.map((r) => r.event.event_key);
+  const found = (await db('event_outbox').whereIn('event_key', keys).select('id', 'event_key')) as Array<{ id: number | string; event_key: string }>;
   const idByKey = new Map(found.map((r) => [r.event_key, String(r.id)]));
   return keys.map((k) => idByKey.get(k)!);
 }
@@ -99,21 +117,4 @@ export async function insertCouponEvents(db: Knex, entityIds: readonly string[])
 let nextEntity = 5_000_000 + Math.floor(Math.random() * 1_000_000) * 1_000;
 export function entityIds(n: number): string[] {
   return Array.from({ length: n }, () => String((nextEntity += 1)));
-}
-
-export const idsOf = (rows: readonly Pick<OutboxRow, 'id'>[]): string[] => rows.map((r) => r.id);
-
-/** Handler_read_next of the session: index entries read in index order. */
-export async function readNext(conn: Knex): Promise<number> {
-  const [rows] = (await conn.raw("SHOW SESSION STATUS LIKE 'Handler_read_next'")) as [Array<{ Value: string }>];
-  return Number(rows[0]!.Value);
-}
-
-/** The plan of a statement as MariaDB's EXPLAIN FORMAT=JSON gives it: the table access, and whether it sorts. */
-export async function planOf(db: Knex, sql: string, bindings: readonly Knex.RawBinding[]): Promise<{ access: Record<string, unknown>; text: string }> {
-  const [[row]] = (await db.raw(`EXPLAIN FORMAT=JSON ${sql}`, [...bindings])) as [[{ EXPLAIN: string }]];
-  const plan = JSON.parse(row.EXPLAIN) as { query_block: { table?: Record<string, unknown>; nested_loop?: Array<{ table: Record<string, unknown> }> } };
-  // MariaDB nests the table under nested_loop; MySQL puts it at query_block.table.
-  const access = plan.query_block.table ?? plan.query_block.nested_loop?.[0]?.table ?? {};
-  return { access, text: row.EXPLAIN };
 }
