@@ -2,9 +2,10 @@
  * Event schemas derived from the tables (an entities file without schema files) against the
  * real registry and database: the columns read from information_schema give the same schema on
  * every start (same ids), a subject that held the hand-written schema accepts the derived one
- * (BACKWARD), and events of real transitions encode with it and decode exactly.
+ * (BACKWARD), and events of real transitions are written to event_outbox encoded with it
+ * (framed with the derived schema's id) and decode exactly.
  *
- * In a database of this file's own, so the relay publishes only this file's transitions.
+ * In a database of this file's own, so its event_outbox holds only this file's transitions' events.
  *
  * @lane isolated
  */
@@ -15,14 +16,11 @@ import { parseEntityFile } from '../../../src/core/entity-file';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { readEntitySchema } from '../../../src/db/check-entity-schema';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
-import { OutboxRelay } from '../../../src/publish/outbox-relay';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { eventSchemas, registerEventSchemas, subjectFor } from '../../../src/publish/schemas';
-import { config, logger, uniqueName } from '../../support/stack';
-import { waitFor } from '../../support/wait-for';
-import { catalogue, uniqueEventTopics } from './outbox-fixtures';
+import { config } from '../../support/stack';
+import { catalogue, prefixedWriter, uniqueEventTopics } from './outbox-fixtures';
 import { usePublishEnvironment } from './publish-environment';
-import { createTestTopics } from '../../support/topics';
 
 const env = usePublishEnvironment('derived_schemas');
 
@@ -85,32 +83,29 @@ test('events of real transitions encode with the derived schemas and decode exac
   await env.db.raw(`INSERT INTO orders (id, user_id, status, coupon_id, expire_time) VALUES (${order}, 43, 'UNPAID', ${held}, NOW(3) - INTERVAL 1 SECOND)`);
   const [[c]] = (await env.db.raw(`SELECT expire_time FROM coupons WHERE id = ${coupon}`)) as [[{ expire_time: Date }]];
   const [[o]] = (await env.db.raw(`SELECT expire_time FROM orders WHERE id = ${order}`)) as [[{ expire_time: Date }]];
-  const batches = createTransitionBatches(env.db, derived);
+  // The expirer's writer for the derived catalogue: its schemas derived from the tables and registered first.
+  const { write, topics } = await prefixedWriter(env.db, 'derived', { catalogue: derived });
+  const batches = createTransitionBatches(env.db, derived, { outbox: write });
   await batches.run(transitionOf(derived, 'coupon', 'expired'), [{ id: coupon, expireAtMs: c.expire_time.getTime() }], 'stream');
   await batches.run(transitionOf(derived, 'order', 'cancelled'), [{ id: order, expireAtMs: o.expire_time.getTime() }], 'scanner');
 
-  const topics = newTopics();
-  await createTestTopics(env.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 1 })));
-  const registry = createSchemaRegistry(config.registry);
-  const tables = await readEntitySchema({ main: env.db }, derived);
-  const schemaIds = await registerEventSchemas(registry, derived, topics, { registry: config.registry, tables });
-  const relay = new OutboxRelay({
-    ...{ db: env.db, catalogue: derived, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics },
-    ...{ relayId: uniqueName('relay'), batchSize: 100, leaseMs: 30_000, idleDelayMs: 50, logger },
-  });
-  await expect(relay.publishOnce()).resolves.toBe(2);
-  expect(relay.poison).toBe(0);
-
+  const rows = (await env.db('event_outbox').select('event_type', 'topic', 'ce_dataschema', 'payload').orderBy('id')) as Array<{ event_type: string; topic: string; ce_dataschema: string; payload: Buffer }>;
+  expect(rows.map((r) => [r.event_type, r.topic])).toEqual([
+    ['COUPON_EXPIRED', topics['COUPON_EXPIRED']],
+    ['ORDER_CANCELLED', topics['ORDER_CANCELLED']],
+  ]);
+  const texts = eventSchemas(derived, await readEntitySchema({ main: env.db }, derived));
+  // A fresh client, as a subscriber has: the writer schema is fetched from the registry by the framed id.
   const subscriber = createSchemaRegistry(config.registry);
   const received: Array<Record<string, unknown>> = [];
-  const consumer = env.kafka.consumer({ groupId: uniqueName('tb-derived'), maxWaitTimeInMs: 200 });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topics: Object.values(topics), fromBeginning: true });
-    await consumer.run({ eachMessage: async ({ message }) => void received.push((await subscriber.decode(message.value!)) as Record<string, unknown>) });
-    await waitFor('both events read back', () => (received.length >= 2 ? true : undefined));
-  } finally {
-    await consumer.disconnect();
+  for (const r of rows) {
+    // Framed with the id of the derived schema, the subject's latest, and named so in ce_dataschema.
+    const id = await subscriber.getLatestSchemaId(subjectFor(r.topic));
+    expect([r.payload[0], r.payload.readUInt32BE(1)]).toEqual([0, id]);
+    expect(r.ce_dataschema).toBe(`${config.registry.url.replace(/\/+$/, '')}/schemas/ids/${id}`);
+    const { schema } = (await (await fetch(`${config.registry.url}/schemas/ids/${id}`)).json()) as { schema: string };
+    expect(JSON.parse(schema)).toEqual(JSON.parse(texts[r.event_type]!));
+    received.push((await subscriber.decode(r.payload)) as Record<string, unknown>);
   }
   expect(received.find((e) => e['event_type'] === 'COUPON_EXPIRED')).toMatchObject({ coupon_id: BigInt(coupon), user_id: 42n, version: 1n, from_status: 'ACTIVE', to_status: 'EXPIRED', path: 'stream' });
   expect(received.find((e) => e['event_type'] === 'ORDER_CANCELLED')).toMatchObject({

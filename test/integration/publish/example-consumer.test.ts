@@ -1,29 +1,39 @@
 /**
- * examples/consumer, as a subscribing team runs it, against events the real relay published:
- * each event is delivered twice (the relay published, then "crashed" before recording so, and
- * published again), and the consumer hands each one over once, ids beyond 2^53 exact; an event
- * whose handling failed is handled again when redelivered, not dropped as a duplicate.
+ * examples/consumer, as a subscribing team runs it, against events an outbox connector
+ * published from event_outbox: each event is delivered twice (the connector published the rows,
+ * then lost its position, deleted and created again as after a loss of Connect's offsets, and
+ * published them again from its snapshot of the table), and the consumer hands each one over
+ * once, ids beyond 2^53 exact; an event whose handling failed is handled again when
+ * redelivered, not dropped as a duplicate.
+ *
+ * In a database of this file's own, with its own outbox connector.
  *
  * @lane isolated
  */
-import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
-import { OutboxRelay } from '../../../src/publish/outbox-relay';
-import { createSchemaRegistry } from '../../../src/publish/schema-registry';
-import { registerEventSchemas } from '../../../src/publish/schemas';
-import { config, logger, uniqueName } from '../../support/stack';
+import { config, uniqueName } from '../../support/stack';
+import { registerOutboxConnector, type TestOutboxConnector } from '../../support/test-connector';
 import { waitFor } from '../../support/wait-for';
 import { startConsumer } from '../../support/example-consumer';
 import { usePublishEnvironment } from './publish-environment';
-import { catalogue, couponDigestInsert, couponReminderInsert, eventInsert, orderCancelledInsert, uniqueEventTopics } from './outbox-fixtures';
+import { couponDigestInsert, couponReminderInsert, eventInsert, orderCancelledInsert, prefixedWriter } from './outbox-fixtures';
 import { createTestTopics } from '../../support/topics';
 
 const env = usePublishEnvironment('example_consumer');
+let connector: TestOutboxConnector | undefined;
+
+afterAll(async () => {
+  await connector?.remove();
+});
 
 test('every event once, with exact 64-bit ids, though each was delivered twice', async () => {
-  const topics = uniqueEventTopics('consumer');
+  const { write, topics } = await prefixedWriter(env.db, 'consumer');
   await createTestTopics(env.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })));
-  const registry = createSchemaRegistry(config.registry);
-  const schemaIds = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
+  /** Records on the event topics so far. */
+  const onTheWire = async () => {
+    let n = 0;
+    for (const topic of Object.values(topics)) n += (await env.admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
+    return n;
+  };
 
   const dueAtMs = Date.UTC(2031, 0, 1);
   const t = { dueAtMs, occurredAtMs: dueAtMs + 40, version: 2 };
@@ -33,15 +43,15 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
   const reminder = couponReminderInsert('9223372036854775805', { dueAtMs, beforeMs: 1_800_000, userId: '9007199254740993', faceValue: '12.50' });
   const digest = couponDigestInsert('9007199254740993', { '9223372036854775804': '5.00', '42': '100.00' }, { dueAtMs, beforeMs: DAY, windowStartMs: dueAtMs - DAY - 3_600_000 });
   const written = [...coupons, order, reminder, digest];
-  await env.db.transaction((trx) => insertOutbox(trx, written));
-  const relay = new OutboxRelay({
-    ...{ db: env.db, catalogue, producer: env.producer, registry, schemaIds, registryUrl: config.registry.url, topicsByEventType: topics, relayId: uniqueName('relay') },
-    ...{ batchSize: 100, leaseMs: 30_000, idleDelayMs: 50, logger },
-  });
-  await expect(relay.publishOnce()).resolves.toBe(written.length);
-  // As if the relay had died after Kafka's acknowledgement and before its commit: sent again.
-  await env.db('outbox').update({ published_at: null });
-  await expect(relay.publishOnce()).resolves.toBe(written.length);
+  // Published first from the binlog, as written; then again from the new connector's snapshot.
+  connector = await registerOutboxConnector(env.testDb.name);
+  await env.db.transaction((trx) => write(trx, written));
+  await waitFor('every event published once', async () => ((await onTheWire()) >= written.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  // Its position lost (deleted, created again from scratch): the new one's snapshot publishes every row again.
+  await connector.remove();
+  connector = await registerOutboxConnector(env.testDb.name);
+  await waitFor('every event published twice', async () => ((await onTheWire()) >= 2 * written.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  expect(await onTheWire()).toBe(2 * written.length);
 
   const events: Array<{ key: string; headers: Record<string, string>; value: Record<string, unknown> }> = [];
   const duplicates: string[] = [];
@@ -62,7 +72,7 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
     onDuplicate: (key) => void duplicates.push(key),
   });
   try {
-    await waitFor('every event delivered twice', async () => (events.length + duplicates.length === 2 * written.length ? true : undefined));
+    await waitFor('every event delivered twice', async () => (events.length + duplicates.length === 2 * written.length ? true : undefined), { timeoutMs: 60_000 });
   } finally {
     await stop();
   }

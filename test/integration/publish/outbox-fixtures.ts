@@ -9,8 +9,10 @@ import type { Knex } from 'knex';
 import { findEvent, transitionOf, type EntityCatalogue, type EventSpec } from '../../../src/core/entity-catalogue';
 import { digestEvents, reminderEvent, transitionEvent, type ColumnValue, type ExpiryPath } from '../../../src/core/events';
 import { defaultEventTopic } from '../../../src/core/event-catalogue';
-import type { OutboxInsert, OutboxWriter, RejectedEvent } from '../../../src/expire/outbox-writer';
+import type { OutboxInsert, OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { DlqWriter } from '../../../src/kafka/dlq-writer';
 import { loadEntities } from '../../../src/ops/load-entities';
+import { deadLetterRejectedEvents } from '../../../src/publish/dead-letter-events';
 import { eventWriter } from '../../support/event-writer';
 import { uniqueName } from '../../support/stack';
 
@@ -34,17 +36,19 @@ export function uniqueEventTopics(label: string, c: Pick<EntityCatalogue, 'event
 /**
  * An OutboxWriter for `c` (default: the default catalogue) under a topic prefix of its own
  * (test/support/event-writer.ts: its schemas registered first), and the topic of each event
- * type it writes to. `rejected`: where events the encoder refuses go.
+ * type it writes to. `deadLetters`: where events the encoder rejects go, as the expirer sends
+ * them (publish/dead-letter-events.ts); without it they fail the transaction.
  */
 export async function prefixedWriter(
   db: Knex,
   label: string,
-  opts: Readonly<{ catalogue?: EntityCatalogue; rejected?: (events: readonly RejectedEvent[]) => Promise<void> }> = {},
+  opts: Readonly<{ catalogue?: EntityCatalogue; deadLetters?: DlqWriter }> = {},
 ): Promise<{ write: OutboxWriter; topics: Record<string, string> }> {
   const c = opts.catalogue ?? catalogue;
   const prefix = uniqueName(`tb-${label}`);
-  const write = await eventWriter(db, c, { prefix, rejected: opts.rejected });
-  return { write, topics: Object.fromEntries(c.events.map((e) => [e.type, defaultEventTopic({ prefix }, e.type)])) };
+  const topics = Object.fromEntries(c.events.map((e) => [e.type, defaultEventTopic({ prefix }, e.type)]));
+  const rejected = opts.deadLetters === undefined ? undefined : deadLetterRejectedEvents(opts.deadLetters, topics, Date.now);
+  return { write: await eventWriter(db, c, { prefix, rejected }), topics };
 }
 
 /** One event as a transition hands it to the OutboxWriter. */

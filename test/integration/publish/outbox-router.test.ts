@@ -1,9 +1,10 @@
 /**
- * Debezium's Outbox Event Router publishes event_outbox (TB_PUBLISH_MODE=router) and subscribers
- * see no difference: for the same events, the router's messages and the polling relay's carry
- * the same key, land on the same partition, with the same headers (and no other), and values
- * whose Avro bodies are byte for byte the same, framed with the subject's registered schema id.
- * An entity's events arrive in the order they were written. Then a kill -9 of Kafka Connect
+ * Debezium's Outbox Event Router publishes event_outbox, and subscribers see each event as the
+ * expiry transaction wrote it: on its event type's topic, keyed by the exact decimal entity id,
+ * on the partition Kafka's default partitioner (and kafkajs's) picks for that key, with exactly
+ * the event headers (publish/event-headers.ts) and no other, and a value that is the row's
+ * payload byte for byte: Confluent-framed Avro with the subject's registered schema id. An
+ * entity's events arrive in the order they were written. Then a kill -9 of Kafka Connect
  * mid-drain: every event arrives, a duplicate only ever with the same event_key, and the order
  * of an entity's first copies kept. And the capture probe: its lag is 0 while the connector
  * runs, grows while it is paused, and falls back once it resumes; retention deletes only rows
@@ -12,11 +13,10 @@
  *
  * @lane exclusive
  */
-import type { KafkaMessage } from 'kafkajs';
+import { Partitioners, type KafkaMessage, type PartitionMetadata } from 'kafkajs';
 import { eventOutboxWriter } from '../../../src/expire/outbox-writer';
-import { insertOutbox } from '../../../src/expire/sql/insert-outbox';
 import { createEventEncoder } from '../../../src/publish/event-encoder';
-import { OutboxRelay } from '../../../src/publish/outbox-relay';
+import { dataSchemaUri, eventHeaders } from '../../../src/publish/event-headers';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 import { eventSchemas, registerEventSchemas } from '../../../src/publish/schemas';
 import { config, logger, uniqueName } from '../../support/stack';
@@ -24,11 +24,10 @@ import { stackUp } from '../../support/stack-control';
 import { registerOutboxConnector, type TestOutboxConnector } from '../../support/test-connector';
 import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
-import { catalogue, couponExpiredInsert, orderCancelledInsert, type EventInsert, uniqueEventTopics } from './outbox-fixtures';
+import { catalogue, couponExpiredInsert, eventSpec, orderCancelledInsert, type EventInsert, uniqueEventTopics } from './outbox-fixtures';
 import { readFileSync } from 'node:fs';
 import { CaptureProbe } from '../../../src/publish/capture-probe';
 import { OutboxRetention } from '../../../src/publish/outbox-retention';
-import { purgeEventOutboxPage } from '../../../src/publish/sql/purge-event-outbox';
 import { systemClock } from '../../../src/core/clock';
 import { join } from 'node:path';
 import { createTestTopics } from '../../support/topics';
@@ -89,48 +88,48 @@ function sampleEvents(): EventInsert[] {
   return [...coupons, ...thrice, order];
 }
 
-test('the router publishes what the relay publishes: key, partition, headers and value bytes', async () => {
-  const viaRouter = await newTopics('router');
-  const viaRelay = await newTopics('relay');
-  const routerIds = await registerEventSchemas(registry, catalogue, viaRouter, { registry: config.registry });
-  const relayIds = await registerEventSchemas(registry, catalogue, viaRelay, { registry: config.registry });
-  const events = sampleEvents();
+/** The partition Kafka's default partitioner (murmur2 of the key, as kafkajs's DefaultPartitioner) picks among `partitions`. */
+function defaultPartition(key: string, partitions: number): number {
+  const partitionMetadata = Array.from({ length: partitions }, (_, partitionId): PartitionMetadata => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] }));
+  return Partitioners.DefaultPartitioner()({ topic: 'any', partitionMetadata, message: { key, value: null } });
+}
 
-  const write = routerWriter(viaRouter, routerIds);
+test('each event as written: its topic, the entity id as key, the default partitioner\'s partition, exactly its headers, and the row\'s payload bytes', async () => {
+  const topics = await newTopics('router');
+  const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
+  const events = sampleEvents();
+  const byKey = new Map(events.map((e) => [e.event.event_key, e]));
+
+  const write = routerWriter(topics, ids);
   await env.db.transaction((trx) => write(trx, events.slice(0, 20)));
   await env.db.transaction((trx) => write(trx, events.slice(20)));
-  await env.db.transaction((trx) => insertOutbox(trx, events));
-  const relay = new OutboxRelay({
-    ...{ db: env.db, catalogue, producer: env.producer, registry, schemaIds: relayIds, registryUrl: config.registry.url, topicsByEventType: viaRelay, relayId: uniqueName('relay') },
-    ...{ batchSize: 1_000, leaseMs: 30_000, idleDelayMs: 50, logger },
-  });
-  await expect(relay.publishOnce()).resolves.toBe(events.length);
+  const rows = (await env.db('event_outbox').whereIn('event_key', [...byKey.keys()]).select('event_key', 'payload')) as Array<{ event_key: string; payload: Buffer }>;
+  const payloadOf = new Map(rows.map((r) => [r.event_key, r.payload]));
+  expect(payloadOf.size).toBe(events.length);
 
-  const routed = await readRaw(viaRouter);
-  const relayed = await readRaw(viaRelay);
+  const routed = await readRaw(topics);
   try {
-    await waitFor(`${events.length} events on each path`, async () => (routed.seen.length >= events.length && relayed.seen.length >= events.length ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor(`${events.length} events on the wire`, async () => (routed.seen.length >= events.length ? true : undefined), { timeoutMs: 60_000 });
   } finally {
-    await Promise.all([routed.stop(), relayed.stop()]);
+    await routed.stop();
   }
   expect(routed.seen).toHaveLength(events.length);
-  const byKey = new Map(relayed.seen.map((m) => [m.headers['event_key'], m]));
-  const idOf = (value: Buffer) => value.readUInt32BE(1);
+  expect(new Set(routed.seen.map((m) => m.headers['event_key']))).toEqual(new Set(byKey.keys()));
   for (const m of routed.seen) {
-    const twin = byKey.get(m.headers['event_key'])!;
-    expect(twin).toBeDefined();
-    const eventType = m.headers['event_type']!;
-    expect(m.topic).toBe(viaRouter[eventType]);
-    expect(m.key).toBe(twin.key);
-    expect(m.partition).toBe(twin.partition);
-    // ce_dataschema names each subject's own schema id; every other header is the same, and there are no others.
-    const dataSchema = (id: number) => `${config.registry.url.replace(/\/+$/, '')}/schemas/ids/${id}`;
-    expect(m.headers).toEqual({ ...twin.headers, ce_dataschema: dataSchema(routerIds[eventType]!) });
-    expect(twin.headers['ce_dataschema']).toBe(dataSchema(relayIds[eventType]!));
-    expect(m.value[0]).toBe(0);
-    expect(idOf(m.value)).toBe(routerIds[eventType]);
-    expect(m.value.subarray(5).equals(twin.value.subarray(5))).toBe(true);
-    await expect(registry.decode(m.value)).resolves.toEqual(await registry.decode(twin.value));
+    const written = byKey.get(m.headers['event_key']!)!;
+    const eventType = written.event.event_type;
+    const spec = eventSpec(eventType);
+    expect(m.topic).toBe(topics[eventType]);
+    expect(m.key).toBe(written.entityId);
+    expect(m.partition).toBe(defaultPartition(written.entityId, 3));
+    // Exactly the event's headers, ce_dataschema naming the subject's schema id: no other (no router id, no __debezium.*).
+    const occurredAtMs = written.event['occurred_at'] as number;
+    expect(m.headers).toEqual({ ...eventHeaders({ eventKey: written.event.event_key, event: spec, entityId: written.entityId, occurredAtMs, dataSchema: dataSchemaUri(config.registry.url, ids[eventType]!) }) });
+    // The row's payload, untouched: magic byte 0, the subject's schema id, the Avro body.
+    expect(m.value.equals(payloadOf.get(written.event.event_key)!)).toBe(true);
+    expect([m.value[0], m.value.readUInt32BE(1)]).toEqual([0, ids[eventType]]);
+    // Decoded by the id it carries, the entity id exact (several are past 2^53).
+    await expect(registry.decode(m.value)).resolves.toMatchObject({ event_key: written.event.event_key, event_type: eventType, [spec.idField]: BigInt(written.entityId), occurred_at: occurredAtMs });
   }
   // One entity's events in the order written: its offsets grow with its due times.
   const thrice = routed.seen.filter((m) => m.key === '777').sort((a, b) => (a.offset < b.offset ? -1 : 1));
@@ -208,8 +207,8 @@ async function newProbe(beforeSubscribe?: (topic: string) => Promise<unknown>): 
  * Retention of event_outbox at 1 ms, held by `probe`'s watermark: by age alone every row is old
  * at once, so whatever a pass keeps, the watermark kept.
  */
-function watermarkRetention(probe: CaptureProbe): OutboxRetention<{ id: string }> {
-  return new OutboxRetention<{ id: string }>({ db: env.db, purgePage: purgeEventOutboxPage, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
+function watermarkRetention(probe: CaptureProbe): OutboxRetention {
+  return new OutboxRetention({ db: env.db, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
 }
 
 /** Until every one of `keys` has been seen on the wire at least once. */
@@ -253,8 +252,8 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
   const topics = await newTopics('retention');
   const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   const probe = await newProbe();
-  // Retention of 1 ms: by age alone every row is old at once. Without the probe's watermark (no
-  // capturedAgeMs) the first pass below already deletes rows, before any probe has come back.
+  // Retention of 1 ms: by age alone every row is old at once. Held by age alone (were the
+  // watermark not heeded), the first pass below would already delete rows, before any probe came back.
   const retention = watermarkRetention(probe);
   const events = Array.from({ length: 20 }, (_, i) => couponExpiredInsert(String(6_000_000 + i), firstDue + i, 25));
   const keys = new Set(events.map((e) => e.event.event_key));

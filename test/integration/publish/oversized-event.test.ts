@@ -85,7 +85,7 @@ test('an event over its topic\'s limit is dead-lettered with the reason and coun
   const topic = pipeline.topology.events.find((e) => e.type === 'NOTICE_CLOSED')!.topic;
   const events = await collectEvents(pipeline.config, [topic]);
   try {
-    await pipeline.start(['repartitioner', 'expirer', 'cascader', 'relay']);
+    await pipeline.start(['repartitioner', 'expirer', 'cascader', 'outbox-keeper']);
     const row = (body: string) => ({ status: 'OPEN', close_at: db.raw('NOW(3) + INTERVAL 1500000 MICROSECOND'), body });
     // 1.2 million characters: the event is over the 1,000,000 bytes its topic takes.
     const [big] = await db('notices').insert(row('x'.repeat(1_200_000)));

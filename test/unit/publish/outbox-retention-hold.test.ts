@@ -1,23 +1,30 @@
 /**
  * Retention held by the capture watermark: a pass deletes only rows older than both the retention
  * and the age the probe confirms, and nothing while no probe has been confirmed. The database is
- * a fake answering the cutoff query (NOW(3) − the age asked) on a fixed clock.
+ * a fake on a fixed clock: it answers purgeCutoff's query (NOW(3) − the age asked), and a page
+ * read of event_outbox with three rows, all older than the cutoff it was given.
  */
 import type { Knex } from 'knex';
 import { createLogger } from '../../../src/ops/logger';
-import { OutboxRetention, type PurgePageFn } from '../../../src/publish/outbox-retention';
+import { OutboxRetention } from '../../../src/publish/outbox-retention';
+import { EVENT_OUTBOX_PAGE_SQL } from '../../../src/publish/sql/purge-event-outbox';
 
 const NOW = Date.UTC(2031, 0, 1);
-/** Answers purgeCutoff's `SELECT NOW(3) - INTERVAL ? MICROSECOND`. */
-const db = { raw: async (_sql: string, [micros]: [number]) => [[{ cutoff: new Date(NOW - micros / 1000) }]] } as unknown as Knex;
 
-function retentionWith(capturedAgeMs: (() => number | undefined) | undefined, retentionMs: number) {
+function retentionWith(capturedAgeMs: () => number | undefined, retentionMs: number) {
+  /** The age (ms before NOW) of the cutoff of every page read. */
   const cutoffs: number[] = [];
-  const purgePage: PurgePageFn<{ id: string }> = async (_db, cutoff) => {
-    cutoffs.push(NOW - cutoff.getTime());
-    return { deleted: 3, next: { id: '3' }, full: false };
+  const raw = async (sql: string, bindings: unknown[]) => {
+    if (sql.startsWith('SELECT NOW(3) - INTERVAL ? MICROSECOND')) return [[{ cutoff: new Date(NOW - (bindings[0] as number) / 1000) }]];
+    if (sql === EVENT_OUTBOX_PAGE_SQL) {
+      cutoffs.push(NOW - (bindings[0] as Date).getTime());
+      return [[1, 2, 3].map((id) => ({ id, old: 1 }))];
+    }
+    if (sql.startsWith('DELETE FROM event_outbox')) return [{ affectedRows: (bindings[0] as unknown[]).length }];
+    throw new Error(`unexpected statement: ${sql}`);
   };
-  const retention = new OutboxRetention<{ id: string }>({ db, purgePage, retentionMs, batchSize: 10, pauseMs: 0, intervalMs: 60_000, logger: createLogger('silent'), capturedAgeMs });
+  const db = { raw } as unknown as Knex;
+  const retention = new OutboxRetention({ db, retentionMs, batchSize: 10, pauseMs: 0, intervalMs: 60_000, logger: createLogger('silent'), capturedAgeMs });
   return { retention, cutoffs };
 }
 
@@ -32,12 +39,6 @@ test('the cutoff is the older of the retention and the watermark', async () => {
   await expect(held.retention.purgeOnce()).resolves.toBe(3);
   expect(held.cutoffs).toEqual([90_000]);
   const byAge = retentionWith(() => 65_000, 86_400_000);
-  await byAge.retention.purgeOnce();
+  await expect(byAge.retention.purgeOnce()).resolves.toBe(3);
   expect(byAge.cutoffs).toEqual([86_400_000]);
-});
-
-test('without a watermark (the relay outbox), age alone decides', async () => {
-  const { retention, cutoffs } = retentionWith(undefined, 5_000);
-  await retention.purgeOnce();
-  expect(cutoffs).toEqual([5_000]);
 });
