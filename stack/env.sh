@@ -64,7 +64,8 @@ tb_node_addresses() { local i; for ((i = 0; i < TB_KAFKA_NODES; i++)); do printf
 TB_KAFKA_BROKERS="${TB_KAFKA_BROKERS:-$(tb_node_addresses "$TB_KAFKA_PORT")}"
 TB_KAFKA_REPLICATION_FACTOR=$((TB_KAFKA_NODES >= 3 ? 3 : 1))
 TB_KAFKA_MIN_ISR=$((TB_KAFKA_NODES >= 3 ? 2 : 1))
-# group.initial.rebalance.delay.ms (stack/conf/kafka.properties): 0, where Kafka's default is 3 s.
+# group.initial.rebalance.delay.ms (stack/conf/kafka.properties): 0, where Kafka's default (and
+# the cluster stack's, stack/cluster.env) is 3 s.
 TB_KAFKA_INITIAL_REBALANCE_DELAY_MS="${TB_KAFKA_INITIAL_REBALANCE_DELAY_MS:-0}"
 TB_STACK_KAFKA_SASL_BROKERS="${TB_STACK_KAFKA_SASL_BROKERS:-$(tb_node_addresses "$TB_STACK_KAFKA_SASL_PORT")}"
 # Not left behind: `set -a` (the Makefile's) would export it into every process's environment.

@@ -1,6 +1,7 @@
 /** Runs the built `timebucket` command (dist/) as a child process, as an operator would. */
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const cliPath = join(__dirname, '../../dist/cli/main.js');
@@ -30,17 +31,26 @@ const LANE_PORTS: Readonly<Record<string, number>> = { captured: 20_000, 'captur
 const portBase = LANE_PORTS[process.env['TB_TEST_LANE'] ?? 'captured'] ?? 20_000;
 
 /**
- * A port for a child's ops endpoint, never the same twice in a test file, and below the kernel's
- * ephemeral range (32768 and up), which outgoing connections draw from: a port there may be
- * taken by any process's next connection before the child binds it. Drawn from the lane's range.
+ * A port for a child's ops endpoint, never the same twice in a test file, below the kernel's
+ * ephemeral range (32768 and up, which outgoing connections draw from), drawn from the lane's
+ * range, and free when drawn: a port some long-running listener already holds (the cluster
+ * stack's, a system service's) is skipped rather than handed to a child that would fail to bind.
  */
-export function freePort(): number {
+export async function freePort(): Promise<number> {
   for (;;) {
     const port = portBase + Math.floor(Math.random() * 3_000);
     if (handedOut.has(port)) continue;
     handedOut.add(port);
-    return port;
+    if (await canListen(port)) return port;
   }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 /** The process has not exited yet. */

@@ -50,7 +50,7 @@ test('a topology naming two of the four events: topics apply creates the default
     const events = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.events.`)).sort();
     expect(events).toEqual([...named.map((e) => e.topic), `${prefix}.events.coupon-expiring-soon`, `${prefix}.events.user-coupons-expiring-soon`].sort());
 
-    const port = freePort();
+    const port = await freePort();
     // The expirer resolves every event's topic at start (its event writer): it must start.
     const run = spawnCli(['run', '--roles', 'expirer'], { ...env, TB_HTTP_PORT: String(port) });
     runs.push(run);

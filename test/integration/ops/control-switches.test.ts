@@ -49,7 +49,7 @@ beforeAll(async () => {
   pipeline = await createTestPipeline({ env: { TB_DB_NAME: testDb.name, TB_CONTROL_POLL_MS: '500' } });
   scope = pipeline.env['TB_GROUP_PREFIX']!;
   for (const name of ['a', 'b']) {
-    const port = freePort();
+    const port = await freePort();
     const run = spawnCli(['run', '--roles', 'expirer'], { ...pipeline.env, TB_LOG_LEVEL: 'info', TB_HTTP_PORT: String(port), TB_INSTANCE_ID: `ctl-${name}-${process.pid}` });
     instances.push({ name, run, port });
   }

@@ -35,7 +35,7 @@ test('migrate as the owner grants the service account; run as it expires a coupo
   expect(await withTimeout('migrate to finish', migrate.exited, 60_000)).toEqual({ code: 0, signal: null });
   expect(migrate.stdout()).toMatch(/service user granted what the service needs/);
 
-  const port = freePort();
+  const port = await freePort();
   const run = spawnCli(['run'], {
     ...pipeline.env,
     TB_DB_USER: serviceUser,

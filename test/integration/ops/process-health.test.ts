@@ -36,8 +36,8 @@ afterAll(async () => {
   await admin.disconnect();
 });
 
-function startExpirer(env: Record<string, string> = {}): { run: CliRun; port: number } {
-  const port = freePort();
+async function startExpirer(env: Record<string, string> = {}): Promise<{ run: CliRun; port: number }> {
+  const port = await freePort();
   const run = spawnCli(['run', '--roles', 'expirer'], { ...pipeline.env, TB_LOG_LEVEL: 'error', TB_HTTP_PORT: String(port), ...env });
   runs.push(run);
   return { run, port };
@@ -45,7 +45,7 @@ function startExpirer(env: Record<string, string> = {}): { run: CliRun; port: nu
 
 
 test('a consumer that can no longer consume turns /healthz 503 with the reason, then the process exits 1', async () => {
-  const { run, port } = startExpirer({ TB_CONSUMER_STALL_MS: '3000' });
+  const { run, port } = await startExpirer({ TB_CONSUMER_STALL_MS: '3000' });
   await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
   expect(await httpStatus(port, '/healthz')).toEqual({ code: 200, body: 'ok\n' });
 
@@ -66,7 +66,7 @@ test('a consumer that can no longer consume turns /healthz 503 with the reason, 
 });
 
 test('SIGTERM: the member leaves its group and the process exits 0 within the deadline', async () => {
-  const { run, port } = startExpirer({ TB_SHUTDOWN_TIMEOUT_MS: '10000' });
+  const { run, port } = await startExpirer({ TB_SHUTDOWN_TIMEOUT_MS: '10000' });
   await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
   const group = `${pipeline.env['TB_GROUP_PREFIX']}.expirer`;
   expect((await admin.describeGroups([group])).groups[0]!.members).toHaveLength(1);
@@ -115,7 +115,7 @@ test('on a database whose tables never changed, topics apply creates the CDC top
     // Metadata lists topics in no particular order.
     expect(meta.topics.map((t) => [t.name, t.partitions.length]).sort()).toEqual(cdcTopics.map((t) => [t, 4]).sort());
 
-    const port = freePort();
+    const port = await freePort();
     const run = spawnCli(['run', '--roles', 'repartitioner'], { ...env, TB_HTTP_PORT: String(port) });
     runs.push(run);
     await waitFor('the repartitioner to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });

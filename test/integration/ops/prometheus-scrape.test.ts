@@ -56,7 +56,7 @@ function byLabels(expr: string): string[] {
 
 beforeAll(async () => {
   pipeline = await createTestPipeline();
-  const metricsPort = freePort();
+  const metricsPort = await freePort();
   run = spawnCli(['run'], { ...pipeline.env, TB_LOG_LEVEL: 'error', TB_HTTP_PORT: String(metricsPort) });
   await waitFor('timebucket to serve /readyz', async () => ((await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined))?.ok ? true : undefined), { timeoutMs: 90_000 });
 
@@ -71,7 +71,7 @@ beforeAll(async () => {
       scrape_configs: [{ job_name: 'timebucket', static_configs: [{ targets: [`127.0.0.1:${metricsPort}`], labels: { pod: 'timebucket-all-0', component: 'all' } }] }],
     }),
   );
-  promPort = freePort();
+  promPort = await freePort();
   prometheus = spawn(tool('prometheus'), [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -87,7 +87,7 @@ test('schemas register over registry basic auth and database TLS, then run over 
   const register = start(['schemas', 'register'], env);
   expect(await withTimeout('schemas register', register.exited, 60_000)).toEqual({ code: 0, signal: null });
   expect(proxy.counts().forwarded).toBeGreaterThan(0);
-  const port = freePort();
+  const port = await freePort();
   const run = start(['run'], { ...env, TB_LOG_LEVEL: 'debug', TB_HTTP_PORT: String(port), TB_INSTANCE_ID: uniqueName('secure') });
   await waitFor('timebucket run to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok ? true : undefined), { timeoutMs: 90_000 });
 
