@@ -11,7 +11,7 @@ ENV := set -a && source stack/env.sh && set +a
 CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
-.PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test \
+.PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test-mysql test \
         stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply schemas-register run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench-reminders bench bench-smoke
 
 help:
@@ -68,17 +68,23 @@ test-integration: build
 # Against the three-node stack (replication factor 3): leader moves, a broker killed.
 test-cluster: build
 	@mkdir -p $(REPORTS)
-	$(CLUSTER) && $(ENV) && npx jest --selectProjects cluster --runInBand --forceExit --json --outputFile=$(REPORTS)/cluster.json \
+	$(CLUSTER) && $(ENV) && TB_TEST_LANE=cluster npx jest --selectProjects cluster --runInBand --forceExit --json --outputFile=$(REPORTS)/cluster.json \
 	  || { node test/support/print-failed-logs.js $(REPORTS)/cluster.json; exit 1; }
 
+# The integration files marked @mysql, on the same stack, whose database servers are MySQL 9.7
+# (stack/cluster.env): one after the other, their report and logs in $(REPORTS)/mysql.
+test-mysql: build
+	@mkdir -p $(REPORTS)/mysql
+	$(CLUSTER) && $(ENV) && node test/support/run-lanes.js integration $(REPORTS)/mysql --mysql
+
 # stack/test-all.sh: both stacks start while lint, typecheck, the unit and deployment tests run;
-# then the integration tests (on the development stack) and the cluster tests (on the three-node
-# one) run side by side; each stack is stopped afterwards even when tests fail (only if the run
+# then the integration tests (on the development stack, MariaDB) and the cluster tests followed
+# by the MySQL lane (on the three-node one, MySQL) run side by side; each stack is stopped afterwards even when tests fail (only if the run
 # started it). The logs of the pipelines under test are in .stack/reports/logs/<test file>.log.
 test: install
 	@rm -rf $(REPORTS)
 	bash stack/test-all.sh
-	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/deploy.json $(REPORTS)/integration-*.json $(REPORTS)/cluster.json
+	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/deploy.json $(REPORTS)/integration-*.json $(REPORTS)/cluster.json $(REPORTS)/mysql/integration-mysql.json
 
 # Benchmark (not a test): P poison CDC records ahead of G good ones; prints one JSON line.
 P ?= 400000

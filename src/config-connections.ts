@@ -25,7 +25,7 @@ export function extraDatabasesOf(env: Record<string, string | undefined>, e: Par
     const at = (suffix: string) => `TB_DB_${name.toUpperCase()}_${suffix}`;
     if (e.TB_ENV === 'production' && usesDb && !v('HOST')) problems.push(`${at('HOST')}: required when TB_ENV=production for database ${name} (TB_DATABASES)`);
     const portText = v('PORT');
-    const portValue = portText === undefined ? (e.TB_ENV === 'production' ? 3306 : e.TB_MARIADB2_PORT) : Number(portText);
+    const portValue = portText === undefined ? (e.TB_ENV === 'production' ? 3306 : e.TB_STACK_DB2_PORT) : Number(portText);
     if (!Number.isInteger(portValue) || portValue < 1 || portValue > 65535) problems.push(`${at('PORT')}: not a port: ${JSON.stringify(portText)}`);
     const schema = v('NAME') ?? e.TB_DB_NAME;
     if (!/^[A-Za-z0-9_]+$/.test(schema)) problems.push(`${at('NAME')}: letters, digits and _ only`);

@@ -49,7 +49,7 @@ export const EnvSchema = z.object({
   TB_KAFKA_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   // How often kafkajs retries a failed request (backoff 200 ms doubling to 5 s) before it gives up.
   TB_KAFKA_RETRIES: z.coerce.number().int().min(0).max(20).default(8),
-  TB_MARIADB_PORT: port.default(13306),
+  TB_STACK_DB_PORT: port.default(13306),
   TB_DB_HOST: z.string().min(1).default('127.0.0.1'),
   TB_DB_PORT: port.optional(),
   TB_DB_NAME: z.string().regex(/^[A-Za-z0-9_]+$/, 'letters, digits and _ only').default('timebucket'),
@@ -76,7 +76,7 @@ export const EnvSchema = z.object({
     // Not main (TB_DB_*), nor service, whose TB_DB_SERVICE_USER is migrate's service account.
     .refine((v) => splitList(v).every((n) => DATABASE_NAME.test(n) && !RESERVED_DATABASE_NAMES.includes(n)), 'names of lower-case letters, digits and _ (at most 16), not main or service'),
   // The local stack's second MariaDB server (stack/env.sh): the local default of TB_DB_<N>_PORT.
-  TB_MARIADB2_PORT: port.default(13307),
+  TB_STACK_DB2_PORT: port.default(13307),
   TB_REGISTRY_PORT: port.default(18081),
   // At most 990: ce_dataschema (VARCHAR(1024)) holds it plus /schemas/ids/<id>.
   TB_REGISTRY_URL: z.string().url().max(990).optional(),

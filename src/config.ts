@@ -94,7 +94,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   const db: DbConnection = {
     host: e.TB_DB_HOST,
     // Production: MySQL's own port unless told; locally the stack's.
-    port: e.TB_DB_PORT ?? (e.TB_ENV === 'production' ? 3306 : e.TB_MARIADB_PORT),
+    port: e.TB_DB_PORT ?? (e.TB_ENV === 'production' ? 3306 : e.TB_STACK_DB_PORT),
     database: e.TB_DB_NAME,
     user: e.TB_DB_USER,
     password: e.TB_DB_PASSWORD,

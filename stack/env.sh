@@ -8,12 +8,20 @@ TB_STACK_HOME="${TB_STACK_HOME:-$TB_ROOT/.stack}"
 # Downloaded jars, shared by every stack of this checkout (the cluster stack of `make test` too).
 TB_STACK_LIB="${TB_STACK_LIB:-$TB_ROOT/.stack/lib}"
 
-TB_MARIADB_PORT="${TB_MARIADB_PORT:-13306}"
-# MariaDB servers the stack runs (1 or 2). The second (stack/lib/mariadb.sh) is for the tests that
-# run one entity over two database servers: its own datadir, binlog and server_id, the same
-# database and accounts, on TB_MARIADB2_PORT. 2 by default so `make test` has it; 1 skips it.
+# The stack's database servers: TB_DB_SERVERS of them (1 or 2), each MariaDB or MySQL by
+# TB_DB_FLAVOUR (stack/lib/db-flavour.sh): mariadb (the default), mysql (both MySQL 9.7), or mixed
+# (server 1 MariaDB, server 2 MySQL). Server 1 listens on TB_STACK_DB_PORT, server 2 on
+# TB_STACK_DB2_PORT, whichever server it runs. The second is for the tests that run one entity over
+# two database servers: its own datadir, binlog and server_id, the same database and accounts.
+# 2 by default so `make test` has it; 1 skips it.
+TB_DB_FLAVOUR="${TB_DB_FLAVOUR:-mariadb}"
 TB_DB_SERVERS="${TB_DB_SERVERS:-2}"
-TB_MARIADB2_PORT="${TB_MARIADB2_PORT:-$((TB_MARIADB_PORT + 1))}"
+TB_STACK_DB_PORT="${TB_STACK_DB_PORT:-13306}"
+TB_STACK_DB2_PORT="${TB_STACK_DB2_PORT:-$((TB_STACK_DB_PORT + 1))}"
+# MySQL comes from Debian's sid suite, in a tree of its own made once by debootstrap and shared
+# by every checkout (stack/lib/mysql-tree.sh), from the mirror this machine's apt uses.
+TB_MYSQL_TREE="${TB_MYSQL_TREE:-${XDG_CACHE_HOME:-$HOME/.cache}/timebucket/mysql-sid}"
+TB_DEBIAN_MIRROR="${TB_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 TB_KAFKA_PORT="${TB_KAFKA_PORT:-19092}"
 TB_KAFKA_CONTROLLER_PORT="${TB_KAFKA_CONTROLLER_PORT:-19093}"
 # Kafka nodes (each broker and KRaft controller). 1 for development; 3 is what production runs:
@@ -28,7 +36,7 @@ TB_STACK_KAFKA_SASL_PORT="${TB_STACK_KAFKA_SASL_PORT:-$((TB_KAFKA_PORT + 2))}"
 TB_STACK_KAFKA_SASL_USER="${TB_STACK_KAFKA_SASL_USER:-timebucket}"
 TB_STACK_KAFKA_SASL_PASSWORD="${TB_STACK_KAFKA_SASL_PASSWORD:-kafka-pw-Hq4rX8mN}"
 # The stack's CA and server certificate (stack/lib/tls.sh), for Kafka's SASL_SSL listener and
-# MariaDB's TLS; clients verify against $TB_STACK_TLS_DIR/ca.pem.
+# the database servers' TLS; clients verify against $TB_STACK_TLS_DIR/ca.pem.
 TB_STACK_TLS_DIR="${TB_STACK_TLS_DIR:-$TB_STACK_HOME/tls}"
 TB_STACK_TLS_KEYSTORE_PASSWORD="${TB_STACK_TLS_KEYSTORE_PASSWORD:-stack-keystore-pw}"
 TB_CONNECT_PORT="${TB_CONNECT_PORT:-18083}"
@@ -71,7 +79,7 @@ TB_STACK_KAFKA_SASL_BROKERS="${TB_STACK_KAFKA_SASL_BROKERS:-$(tb_node_addresses 
 # Not left behind: `set -a` (the Makefile's) would export it into every process's environment.
 unset -f tb_node_addresses
 
-export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_MARIADB_PORT TB_MARIADB2_PORT TB_DB_SERVERS TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_KAFKA_NODES \
+export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_STACK_DB_PORT TB_STACK_DB2_PORT TB_DB_SERVERS TB_DB_FLAVOUR TB_MYSQL_TREE TB_DEBIAN_MIRROR TB_KAFKA_PORT TB_KAFKA_CONTROLLER_PORT TB_KAFKA_NODES \
   TB_KAFKA_BROKERS TB_KAFKA_REPLICATION_FACTOR TB_KAFKA_MIN_ISR TB_KAFKA_INITIAL_REBALANCE_DELAY_MS TB_CONNECT_PORT \
   TB_REGISTRY_PORT TB_DB_NAME TB_DB_USER TB_DB_PASSWORD TB_DB_SERVICE_USER TB_DB_SERVICE_PASSWORD TB_CDC_USER TB_CDC_PASSWORD TB_CDC_TOPIC_PREFIX \
   TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS TB_TOOLS_BIN \

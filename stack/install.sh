@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs what the local stack needs, idempotently:
 #  - Debian packages (MariaDB server/client, curl, envsubst) when missing;
-#  - Kafka broker + Connect jars and Debezium's MariaDB connector, resolved by Maven from
+#  - Kafka broker + Connect jars and Debezium's MariaDB and MySQL connectors, resolved by Maven from
 #    Maven Central into $TB_STACK_LIB (.stack/lib);
 #  - Apicurio Registry's runnable Quarkus app, unpacked into $TB_STACK_LIB/apicurio;
 #  - timebucket's Connect predicate (stack/connect-smt), built with Maven into the plugin path;
+#  - MySQL 9.7 from Debian's sid suite, in a tree of its own made with debootstrap (once per
+#    machine, stack/lib/mysql-tree.sh), when TB_DB_FLAVOUR puts a MySQL server in the stack;
 #  - promtool, prometheus and kubectl (for `kubectl kustomize`), unpacked from Debian's packages
 #    into $TB_STACK_LIB/tools: no service is installed or started.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 source "$TB_ROOT/stack/lib/common.sh"
+source "$TB_ROOT/stack/lib/db-flavour.sh"
+source "$TB_ROOT/stack/lib/mysql-tree.sh"
 
 install_debian_packages() {
   local missing=()
@@ -97,8 +101,11 @@ install_deploy_tools
 resolve_jars "$TB_ROOT/stack/maven/kafka/pom.xml" "$TB_STACK_LIB/kafka"
 # Kafka's own classes come from the worker's classpath; a second copy in the plugin folder
 # would be loaded by the plugin's class loader and clash.
-resolve_jars "$TB_ROOT/stack/maven/debezium/pom.xml" "$TB_STACK_LIB/connect-plugins/debezium-mariadb" \
+rm -rf "$TB_STACK_LIB/connect-plugins/debezium-mariadb"
+resolve_jars "$TB_ROOT/stack/maven/debezium/pom.xml" "$TB_STACK_LIB/connect-plugins/debezium" \
   -DexcludeGroupIds=org.apache.kafka,org.slf4j
 install_apicurio
 install_connect_smt
+# MySQL's tree (stack/lib/mysql-tree.sh) only when a server of this stack runs MySQL.
+[[ -z $(db_instances_of mysql) ]] || mysql_tree_ensure
 log "stack installed under $TB_STACK_LIB"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The local stack: MariaDB (binlog; two servers unless TB_DB_SERVERS=1), Kafka (KRaft),
+# The local stack: two database servers (binlog; MariaDB or MySQL by TB_DB_FLAVOUR; one with
+# TB_DB_SERVERS=1), Kafka (KRaft),
 # Kafka Connect + Debezium, schema registry.
 #   stack/stack.sh up       install if needed, start what is not running, wait until all healthy
 #   stack/stack.sh down     stop everything the stack started (nothing left behind)
@@ -8,17 +9,18 @@
 # Idempotent: up twice is fine, down when nothing runs is fine.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-for f in common tls mariadb kafka connect registry; do source "$TB_ROOT/stack/lib/$f.sh"; done
+for f in common db-flavour tls mariadb mysql-tree mysql kafka connect registry; do source "$TB_ROOT/stack/lib/$f.sh"; done
 
 up() {
   bash "$TB_ROOT/stack/install.sh"
   local started=$SECONDS
   tls_ensure
-  # MariaDB (both servers), Kafka and the registry do not depend on each other: start them
-  # together, then Connect, which needs both MariaDB and Kafka.
+  # The database servers, Kafka and the registry do not depend on each other: start them
+  # together, then Connect, which needs the databases and Kafka.
   kafka_start
   registry_start
   mariadb_start
+  mysql_start
   kafka_wait
   connect_start
   registry_wait
@@ -32,6 +34,7 @@ down() {
   registry_stop
   kafka_stop
   mariadb_stop
+  mysql_stop
   local left
   left=$(stack_processes)
   if [[ -n "$left" ]]; then
@@ -42,7 +45,7 @@ down() {
 }
 
 status() {
-  local out; out=$(mariadb_status; kafka_status; connect_status; registry_status)
+  local out; out=$(mariadb_status; mysql_status; kafka_status; connect_status; registry_status)
   echo "$out"
   ! grep -qE ' (down|degraded)' <<<"$out"
 }

@@ -3,8 +3,9 @@
 #   1. the development stack and the three-node cluster stack (stack/cluster.env) start in the
 #      background, each only if it is not up, while lint, typecheck, the unit and the deployment
 #      tests run (they need no stack);
-#   2. the integration tests (in lanes, test/support/run-lanes.js) on the development stack and
-#      the cluster tests on the cluster stack, side by side: separate processes, ports and homes;
+#   2. the integration tests (in lanes, test/support/run-lanes.js) on the development stack
+#      (MariaDB), and on the cluster stack (MySQL) the cluster tests, then the integration files
+#      marked @mysql, side by side: separate processes, ports and homes;
 #   3. each stack this script started is stopped, whatever the outcome.
 # Exits non-zero when anything failed; the stacks' start-up logs are in .stack/reports/.
 set -uo pipefail
@@ -51,15 +52,27 @@ done
 echo "test-all: checks and stack start-ups took ${SECONDS} s"
 phase=$SECONDS
 
-# The cluster tests' output is kept apart and printed after them, so the lanes' lines stay readable.
-"${make_quiet[@]}" test-cluster >"$reports/cluster.log" 2>&1 &
+# The cluster stack's output is kept apart and printed after them, so the lanes' lines stay
+# readable. The MySQL lane runs even when a cluster test failed: its result is its own.
+{
+  "${make_quiet[@]}" test-cluster >"$reports/cluster.log" 2>&1
+  c=$?
+  "${make_quiet[@]}" test-mysql >"$reports/mysql.log" 2>&1
+  m=$?
+  echo "$c $m" >"$reports/cluster-status"
+  ((c == 0 && m == 0))
+} &
 cluster_pid=$!
 "${make_quiet[@]}" test-integration
 integration=$?
 wait "$cluster_pid"
 cluster_status=$?
-echo "test-all: integration and cluster tests took $((SECONDS - phase)) s"
-echo "--- cluster tests (exit $cluster_status)"
+echo "test-all: integration, cluster and MySQL tests took $((SECONDS - phase)) s"
+read -r c m <"$reports/cluster-status" 2>/dev/null || { c=1; m=1; }
+echo "--- cluster tests (exit $c)"
 grep -E '^(PASS|FAIL)|●|Tests:' "$reports/cluster.log" || true
-[[ $cluster_status -eq 0 ]] || tail -n 80 "$reports/cluster.log"
+[[ $c -eq 0 ]] || tail -n 80 "$reports/cluster.log"
+echo "--- MySQL lane (exit $m)"
+grep -E '(PASS|FAIL) |●|Tests:|lanes:' "$reports/mysql.log" || true
+[[ $m -eq 0 ]] || tail -n 120 "$reports/mysql.log"
 [[ $integration -eq 0 && $cluster_status -eq 0 ]]

@@ -129,6 +129,11 @@ export function connectionConfig(opts: Pick<ConnectorConfigOptions, 'flavour' | 
     'database.server.id': String(opts.serverId),
     'database.ssl.mode': SSL_MODE[opts.flavour][opts.db.tls ? 'verify' : 'off'],
     ...(opts.db.tls && opts.db.truststore !== undefined && { 'database.ssl.truststore': opts.db.truststore.path, 'database.ssl.truststore.password': opts.db.truststore.password }),
+    // MySQL's caching_sha2_password sends the password in the clear over TLS only; without TLS the
+    // JDBC driver must fetch the server's RSA key to encrypt it, which it refuses unless allowed.
+    // A connection succeeds without it only while the server still caches the account's hash
+    // from an earlier login, so the connector fails after each MySQL restart (seen on 9.7).
+    ...(opts.flavour === 'mysql' && !opts.db.tls && { 'driver.allowPublicKeyRetrieval': 'true' }),
     // After a database outage the binlog client reconnects only when its keepalive next looks:
     // at Debezium's default of a minute, capture and events resumed 60 to 95 s after the server
     // was back (test/integration/pipeline/two-databases.test.ts measured 73 s); every 5 s costs

@@ -1,4 +1,5 @@
-# Kafka Connect (standalone) running Debezium's MariaDB connector twice: the CDC connector of the
+# Kafka Connect (standalone) running Debezium's MariaDB or MySQL connector (the class of database
+# server 1's flavour) twice: the CDC connector of the
 # mapped tables, and the outbox connector that publishes event_outbox through Debezium's Outbox
 # Event Router. Their configurations are the ones `timebucket connector config [--outbox]`
 # generates from the entities file (TB_ENTITIES), put through the REST API as a deployment on
@@ -52,7 +53,7 @@ connect_start() {
   # KAFKA_JVM's classpath plus timebucket's predicate and Debezium's transforms (the table-set
   # router): install.sh says why a standalone worker needs what a connector created through the
   # REST API transforms with on its classpath. Debezium stays on the plugin path too.
-  jvm[${#jvm[@]} - 1]="$TB_STACK_LIB/kafka/*:$TB_STACK_LIB/connect-classpath/timebucket-smt/*:$TB_STACK_LIB/connect-plugins/debezium-mariadb/*"
+  jvm[${#jvm[@]} - 1]="$TB_STACK_LIB/kafka/*:$TB_STACK_LIB/connect-classpath/timebucket-smt/*:$TB_STACK_LIB/connect-plugins/debezium/*"
   launch connect "${jvm[@]}" org.apache.kafka.connect.cli.ConnectStandalone "$TB_STACK_HOME/conf/connect-worker.properties"
 }
 
@@ -63,7 +64,7 @@ connector_config() {
   [[ -f "$TB_ROOT/dist/cli/main.js" ]] || die "dist/cli/main.js is missing: run 'make build' (make stack-up does) before starting Connect"
   local kind=() server_id=184054 history=schema-history.dat
   if [[ $1 == "$OUTBOX_CONNECTOR_NAME" ]]; then kind=(--outbox); server_id=184154; history=outbox-schema-history.dat; fi
-  (cd "$TB_ROOT" && TB_LOG_LEVEL=warn node dist/cli/main.js connector config "${kind[@]}" --config-only --flavour mariadb --server-id "$server_id" \
+  (cd "$TB_ROOT" && TB_LOG_LEVEL=warn node dist/cli/main.js connector config "${kind[@]}" --config-only --flavour auto --server-id "$server_id" \
     --history "file:$TB_STACK_HOME/data/connect/$history" --replication-factor "$TB_KAFKA_REPLICATION_FACTOR" \
     --db-user "$TB_CDC_USER" --db-password "$TB_CDC_PASSWORD")
 }

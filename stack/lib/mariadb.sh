@@ -1,16 +1,15 @@
-# MariaDB: project-owned instances with binlog on, for the application and for Debezium.
-# TB_DB_SERVERS of them (1 or 2). Instance 1 is "mariadb" (its pid, socket, log and data names)
-# on TB_MARIADB_PORT; instance 2, "mariadb-2" on TB_MARIADB2_PORT, is a second, independent
+# MariaDB: project-owned instances with binlog on, for the application and for Debezium: the
+# stack's instances whose TB_DB_FLAVOUR is mariadb (stack/lib/db-flavour.sh). Instance 1 is
+# "mariadb" (its pid, socket, log and data names) on TB_STACK_DB_PORT; instance 2, "mariadb-2" on
+# TB_STACK_DB2_PORT, is a second, independent
 # server for the tests that run one entity over two database servers: its own datadir, binlog,
 # socket and server_id (Debezium needs every server id to be unique), the same database and
 # accounts. Instance 1 keeps the file names it had before there was a second, so an existing
 # stack keeps its data.
 
-[[ $TB_DB_SERVERS == [12] ]] || die "TB_DB_SERVERS must be 1 or 2 (is '$TB_DB_SERVERS')"
-
 mariadb_name() { if (($1 == 1)); then echo mariadb; else echo "mariadb-$1"; fi; }
-mariadb_port() { if (($1 == 1)); then echo "$TB_MARIADB_PORT"; else echo "$TB_MARIADB2_PORT"; fi; }
-mariadb_instances() { seq 1 "$TB_DB_SERVERS"; }
+mariadb_port() { db_port "$1"; }
+mariadb_instances() { db_instances_of mariadb; }
 
 # mariadb_client I ARGS...: the mariadb client as root over instance I's socket.
 mariadb_client() {
@@ -68,6 +67,7 @@ mariadb_instance_start() {
 mariadb_start() {
   local i
   MARIADB_LAUNCHED=()
+  [[ -n $(mariadb_instances) ]] || return 0
   for i in $(mariadb_instances); do mariadb_instance_start "$i"; done
   for i in "${MARIADB_LAUNCHED[@]}"; do
     wait_until "$(mariadb_name "$i")" "$TB_START_TIMEOUT_SECONDS" mariadb_healthy "$i"
@@ -109,12 +109,12 @@ SQL
 mariadb_stop() { stop_component mariadb mariadb-2; }
 
 mariadb_status() {
-  local i name vars log_bin format server_id
+  local i name vars version log_bin format server_id
   for i in $(mariadb_instances); do
     name=$(mariadb_name "$i")
-    if mariadb_healthy "$i" && vars=$(mariadb_client "$i" -N -e 'SELECT @@log_bin, @@binlog_format, @@server_id'); then
-      read -r log_bin format server_id <<<"$vars"
-      printf '%-9s up    127.0.0.1:%s  log_bin=%s binlog_format=%s server_id=%s\n' "$name" "$(mariadb_port "$i")" "$log_bin" "$format" "$server_id"
+    if mariadb_healthy "$i" && vars=$(mariadb_client "$i" -N -e 'SELECT VERSION(), @@log_bin, @@binlog_format, @@server_id'); then
+      read -r version log_bin format server_id <<<"$vars"
+      printf '%-9s up    127.0.0.1:%s  mariadb %s log_bin=%s binlog_format=%s server_id=%s\n' "$name" "$(mariadb_port "$i")" "$version" "$log_bin" "$format" "$server_id"
     else
       printf '%-9s down\n' "$name"
     fi

@@ -24,7 +24,13 @@
 // (TB_TEST_LANE, test/support/cli.ts); its output lines are prefixed with its lane's name. Exits
 // non-zero when any lane fails, after printing each failed file's pipeline log tail.
 //
-// Usage: node test/support/run-lanes.js <project> <reports dir>
+// With --mysql: only the files whose docblock says `@mysql` (the files that prove the mission on
+// MySQL, run on the cluster stack, whose servers are MySQL: stack/cluster.env), in one lane of
+// their own, `mysql`, one file at a time (nothing else uses that stack by then, so the captured
+// and exclusive files need no lane of their own), exclusive files last; its report and the
+// pipelines' logs go to the reports dir given.
+//
+// Usage: node test/support/run-lanes.js <project> <reports dir> [--mysql]
 //        node test/support/run-lanes.js --durations <reports dir>   (rewrites durations.json)
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -33,7 +39,7 @@ const { extract, parse } = require('jest-docblock');
 
 const LANES = ['captured', 'captured-2', 'isolated', 'exclusive'];
 const root = path.join(__dirname, '../..');
-const [project, reports] = process.argv.slice(2);
+const [project, reports, mode] = process.argv.slice(2);
 const durationsFile = path.join(root, 'test/integration/durations.json');
 if (!project || !reports) {
   console.error('usage: node test/support/run-lanes.js <project> <reports dir> | --durations <reports dir>');
@@ -77,8 +83,12 @@ function testFiles(dir) {
 }
 
 /** The file's lane: its `@lane` pragma, `captured` without one; an unknown lane is an error. */
+function pragmasOf(file) {
+  return parse(extract(fs.readFileSync(file, 'utf8')));
+}
+
 function laneOf(file) {
-  const lane = parse(extract(fs.readFileSync(file, 'utf8'))).lane ?? 'captured';
+  const lane = pragmasOf(file).lane ?? 'captured';
   if (!LANES.includes(lane)) throw new Error(`${path.relative(root, file)}: unknown @lane ${JSON.stringify(lane)} (one of ${LANES.join(', ')})`);
   return lane;
 }
@@ -99,7 +109,7 @@ function runLane(lane, files, env = {}) {
   const report = path.join(reports, `${project}-${lane}.json`);
   if (files.length === 0) return Promise.resolve({ lane, report: undefined, ok: true });
   const args = ['jest', '--selectProjects', project, '--runInBand', '--forceExit', '--json', `--outputFile=${report}`, '--runTestsByPath', ...files];
-  const child = spawn('npx', args, { cwd: root, env: { ...process.env, ...env, TB_TEST_LANE: lane }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npx', args, { cwd: root, env: { ...process.env, TB_TEST_REPORTS: reports, ...env, TB_TEST_LANE: lane }, stdio: ['ignore', 'pipe', 'pipe'] });
   const prefix = `[${lane}]`;
   prefixLines(child.stdout, prefix, process.stdout);
   prefixLines(child.stderr, prefix, process.stderr);
@@ -149,7 +159,7 @@ async function secondCapture(files, run) {
   const mysql = require('mysql2/promise');
   const server = await mysql.createConnection({
     host: process.env.TB_DB_HOST ?? '127.0.0.1',
-    port: Number(process.env.TB_DB_PORT ?? process.env.TB_MARIADB_PORT ?? 13306),
+    port: Number(process.env.TB_DB_PORT ?? process.env.TB_STACK_DB_PORT ?? 13306),
     user: process.env.TB_DB_USER,
     password: process.env.TB_DB_PASSWORD,
   });
@@ -162,7 +172,7 @@ async function secondCapture(files, run) {
     // Event Router), as the stack registers its own.
     for (const [name, kind] of connectors) {
       const config = JSON.parse(
-        cli(['connector', 'config', ...kind, '--config-only', '--flavour', 'mariadb', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000)),
+        cli(['connector', 'config', ...kind, '--config-only', '--flavour', 'auto', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000)),
           '--history', `file:${historyOf(name)}`, '--replication-factor', process.env.TB_KAFKA_REPLICATION_FACTOR ?? '1',
           '--db-user', process.env.TB_CDC_USER ?? 'debezium', '--db-password', process.env.TB_CDC_PASSWORD ?? 'debezium']),
       );
@@ -184,7 +194,24 @@ async function secondCapture(files, run) {
   }
 }
 
+/** The @mysql files, one after the other in one lane; exclusive files last. */
+async function mysqlLane() {
+  const files = testFiles(path.join(root, 'test', project)).sort().filter((f) => pragmasOf(f).mysql !== undefined);
+  const ordered = [...files.filter((f) => laneOf(f) !== 'exclusive'), ...files.filter((f) => laneOf(f) === 'exclusive')].map((f) => path.relative(root, f));
+  fs.mkdirSync(reports, { recursive: true });
+  console.log(`lanes: mysql ${ordered.length} files (~${secondsOf(ordered)} s)`);
+  const started = Date.now();
+  const result = await runLane('mysql', ordered);
+  console.log(`lanes: mysql done in ${Math.round((Date.now() - started) / 1000)} s`);
+  if (!result.ok && result.report && fs.existsSync(result.report)) {
+    await new Promise((resolve) => spawn('node', [path.join(__dirname, 'print-failed-logs.js'), result.report], { stdio: 'inherit' }).on('close', resolve));
+  }
+  process.exit(result.ok ? 0 : 1);
+}
+
 async function main() {
+  if (mode === '--mysql') return mysqlLane();
+  if (mode !== undefined) throw new Error(`unknown option ${mode} (--mysql)`);
   const projectDir = path.join(root, 'test', project);
   const byLane = Object.fromEntries(LANES.map((l) => [l, []]));
   for (const file of testFiles(projectDir).sort()) byLane[laneOf(file)].push(path.relative(root, file));

@@ -1,39 +1,41 @@
 /**
  * Faults on the real local stack, for tests that prove recovery: the database refusing the
  * application (its account locked, its sessions killed), the broker frozen (SIGSTOP), each
- * undone by the returned function, a Kafka node or the second MariaDB server killed (SIGKILL) or
+ * undone by the returned function, a Kafka node or the second database server killed (SIGKILL) or
  * Kafka Connect stopped, then started again by `stackUp`.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { config } from './stack';
+import { stackServerName } from './stack-flavour';
 
 const stackHome = process.env['TB_STACK_HOME'] ?? join(__dirname, '../../.stack');
 
-/** Runs SQL as the stack's root over its socket; returns the tab-separated output. */
-export function mariadbRoot(sql: string): string {
-  return execFileSync('mariadb', ['--no-defaults', '--protocol=socket', `--socket=${join(stackHome, 'run/mariadb.sock')}`, '-uroot', '-N', '-e', sql], { encoding: 'utf8' });
-}
-
-/** Runs SQL as root on the second MariaDB server (TB_DB_SERVERS=2, the default) over its socket. */
-export function mariadb2Root(sql: string): string {
-  return execFileSync('mariadb', ['--no-defaults', '--protocol=socket', `--socket=${join(stackHome, 'run/mariadb-2.sock')}`, '-uroot', '-N', '-e', sql], { encoding: 'utf8' });
+/**
+ * Runs SQL as root on the stack's database server `server` over its socket; returns the
+ * tab-separated output. The mariadb client speaks to MySQL's socket as well (root has an empty
+ * password there, which caching_sha2_password accepts over a socket).
+ */
+export function dbRoot(sql: string, server: 1 | 2 = 1): string {
+  return execFileSync('mariadb', ['--no-defaults', '--protocol=socket', `--socket=${join(stackHome, `run/${stackServerName(server)}.sock`)}`, '-uroot', '-N', '-e', sql], {
+    encoding: 'utf8',
+  });
 }
 
 /** Locks the application's account and kills its sessions: to it, the database is down. */
 export function lockOutApplication(): () => void {
   const user = config.db.user;
-  mariadbRoot(`ALTER USER '${user}'@'%' ACCOUNT LOCK; ALTER USER '${user}'@'localhost' ACCOUNT LOCK;`);
-  const ids = mariadbRoot(`SELECT id FROM information_schema.PROCESSLIST WHERE USER = '${user}'`).split('\n').filter((l) => l.trim() !== '');
+  dbRoot(`ALTER USER '${user}'@'%' ACCOUNT LOCK; ALTER USER '${user}'@'localhost' ACCOUNT LOCK;`);
+  const ids = dbRoot(`SELECT id FROM information_schema.PROCESSLIST WHERE USER = '${user}'`).split('\n').filter((l) => l.trim() !== '');
   for (const id of ids) {
     try {
-      mariadbRoot(`KILL CONNECTION ${id}`);
+      dbRoot(`KILL CONNECTION ${id}`);
     } catch {
       // Gone already.
     }
   }
-  return () => mariadbRoot(`ALTER USER '${user}'@'%' ACCOUNT UNLOCK; ALTER USER '${user}'@'localhost' ACCOUNT UNLOCK;`);
+  return () => dbRoot(`ALTER USER '${user}'@'%' ACCOUNT UNLOCK; ALTER USER '${user}'@'localhost' ACCOUNT UNLOCK;`);
 }
 
 /** Kills Kafka node `node` (1-based) with SIGKILL, as a crashed host would go. */
@@ -44,20 +46,20 @@ export function killKafkaNode(node: number): void {
 
 /**
  * Starts whatever part of the stack is not running (idempotent) and waits until all is healthy:
- * a killed Kafka node, Kafka Connect, the second MariaDB server.
+ * a killed Kafka node, Kafka Connect, the second database server.
  */
 export function stackUp(): void {
   execFileSync('bash', [join(__dirname, '../../stack/stack.sh'), 'up'], { stdio: 'ignore', timeout: 180_000 });
 }
 
 /**
- * Kills the second MariaDB server with SIGKILL, as a crashed host would go: its clients see
+ * Kills the second database server with SIGKILL, as a crashed host would go: its clients see
  * their connections drop, with no orderly shutdown. Resolves once the process is gone, so
  * `stackUp` then starts it again (with its data: InnoDB's crash recovery) rather than finding it
  * still running. Only server 2: the first is the one every other test uses.
  */
-export async function stopMariadb(server: 2): Promise<void> {
-  await stopProcess(`mariadb-${server}`, 'SIGKILL', `MariaDB server ${server}`, 30_000);
+export async function stopDatabaseServer(server: 2): Promise<void> {
+  await stopProcess(stackServerName(server), 'SIGKILL', `database server ${server}`, 30_000);
 }
 
 /** Stops the schema registry (SIGTERM) and waits until it is gone; `stackUp` starts it again. */

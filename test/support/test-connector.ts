@@ -17,13 +17,14 @@ import { outboxConnectorConfig } from '../../src/publish/outbox-connector-config
 import { config, uniqueName } from './stack';
 import { waitFor } from './wait-for';
 import { secondServer } from './test-database';
+import { stackFlavour } from './stack-flavour';
 
 const connectUrl = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}`;
 
 export type TestConnector = Readonly<{ name: string; topicPrefix: string; config: Readonly<Record<string, string>>; remove: () => Promise<void> }>;
 
 /**
- * `database`: the schema to capture; `opts.server`: the stack's MariaDB server holding it (1 or
+ * `database`: the schema to capture; `opts.server`: the stack's database server holding it (1 or
  * 2); `opts.entitiesDatabase`: the entities file's name of that database (default main).
  */
 export async function registerTestConnector(catalogue: EntityCatalogue, database: string, opts: { server?: 1 | 2; entitiesDatabase?: string } = {}): Promise<TestConnector> {
@@ -34,7 +35,7 @@ export async function registerTestConnector(catalogue: EntityCatalogue, database
   const generated = connectorConfig(catalogue, {
     name,
     database: opts.entitiesDatabase,
-    flavour: 'mariadb',
+    flavour: stackFlavour(opts.server ?? 1),
     db: { host: config.db.host, port, database, user: process.env['TB_CDC_USER'] ?? 'debezium', password: process.env['TB_CDC_PASSWORD'] ?? 'debezium', tls: false },
     topicPrefix,
     // Unique among the binlog's readers (the stack's connector is 184054).
@@ -70,7 +71,7 @@ export async function registerOutboxConnector(database: string, opts: { server?:
   const port = opts.server === 2 ? secondServer().port : config.db.port;
   const generated = outboxConnectorConfig({
     name,
-    flavour: 'mariadb',
+    flavour: stackFlavour(opts.server ?? 1),
     db: { host: config.db.host, port, database, user: process.env['TB_CDC_USER'] ?? 'debezium', password: process.env['TB_CDC_PASSWORD'] ?? 'debezium', tls: false },
     topicPrefix: name.replace(/-/g, ''),
     serverId: 200_000 + Math.floor(Math.random() * 1_000_000),

@@ -4,7 +4,7 @@
  * to the application user), migrated unless asked not to, dropped by `drop()`.
  *
  * Only for tests that do not need Debezium: it captures the `timebucket` database alone.
- * `server: 2`: on the stack's second MariaDB server (stack/env.sh TB_MARIADB2_PORT).
+ * `server: 2`: on the stack's second MariaDB server (stack/env.sh TB_STACK_DB2_PORT).
  */
 import { randomBytes } from 'node:crypto';
 import { createDb, Db } from '../../src/db/knex';
@@ -50,5 +50,5 @@ export async function createTestDatabase(label: string, opts: { migrate?: boolea
 
 /** The stack's second MariaDB server: the first one's accounts, its own port. */
 export function secondServer(): typeof config.db {
-  return { ...config.db, port: Number(process.env['TB_MARIADB2_PORT'] ?? 13307) };
+  return { ...config.db, port: Number(process.env['TB_STACK_DB2_PORT'] ?? 13307) };
 }

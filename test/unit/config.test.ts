@@ -28,7 +28,7 @@ describe('loadConfig', () => {
   });
 
   test('explicit settings win over stack ports', () => {
-    const config = loadConfig({ TB_KAFKA_BROKERS: 'a:1, b:2', TB_KAFKA_PORT: '1', TB_DB_PORT: '3307', TB_MARIADB_PORT: '1' });
+    const config = loadConfig({ TB_KAFKA_BROKERS: 'a:1, b:2', TB_KAFKA_PORT: '1', TB_DB_PORT: '3307', TB_STACK_DB_PORT: '1' });
     expect(config.kafka.brokers).toEqual(['a:1', 'b:2']);
     expect(config.db.port).toBe(3307);
   });

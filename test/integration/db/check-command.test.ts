@@ -3,8 +3,9 @@
  * settings, the mapped tables, the account's privileges and the connectors of the stack's
  * Connect. The shipped default on the stack's own database passes (exit 0); a database whose
  * table lacks an index, run as an account without the grants, fails with each problem and its
- * fix (exit 78).
+ * fix (exit 78), and so does a binlog kept for less than the Connect outage budget.
  *
+ * @mysql
  * @lane isolated
  */
 import { writeFileSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { join } from 'node:path';
 import { spawnCli } from '../../support/cli';
 import { uniqueName } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { stackFlavour } from '../../support/stack-flavour';
+import { dbRoot } from '../../support/stack-control';
 
 const connectUrl = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}`;
 const serviceUser = process.env['TB_DB_SERVICE_USER'] ?? 'timebucket_app';
@@ -41,7 +44,7 @@ async function check(env: Record<string, string>, args: string[] = []) {
 
 test('the shipped entities file on the stack: server, tables, the owner account and the stack connector all check out', async () => {
   const { code, out } = await check({}, ['--connect-url', connectUrl]);
-  expect(out).toMatch(/^check: mariadb 10\.\S+, database timebucket, entities entities\/default\.json$/m);
+  expect(out).toMatch(new RegExp(`^check: ${stackFlavour()} ${stackFlavour() === 'mariadb' ? '10' : '9'}\\.\\S+, database timebucket, entities entities/default\\.json$`, 'm'));
   expect(out).toMatch(/^check: no problems$/m);
   expect(code).toBe(0);
 });
@@ -74,7 +77,7 @@ test('a table without the scanner index, an account without grants and no connec
   );
   const { code, out } = await check({ TB_ENTITIES: file, TB_DB_NAME: database.name, TB_DB_USER: serviceUser, TB_DB_PASSWORD: servicePassword }, ['--connect-url', connectUrl, '--json']);
   const result = JSON.parse(out) as { server: { flavour: string }; problems: string[] };
-  expect(result.server.flavour).toBe('mariadb');
+  expect(result.server.flavour).toBe(stackFlavour());
   expect(result.problems).toEqual([
     `order.cancelled (${database.name}.t_order): index idx_status_expire_id does not exist; the scanner and backfill page through (status, due, id): CREATE INDEX idx_status_expire_id ON ${database.name}.t_order (status, expire_time, id)`,
     expect.stringMatching(new RegExp(`^the account ${serviceUser} lacks UPDATE \\(status, cancel_reason\\) on ${database.name}\\.t_order; .*outbox.*: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${serviceUser}$`)),
@@ -83,4 +86,18 @@ test('a table without the scanner index, an account without grants and no connec
     `no connector publishes ${database.name}.event_outbox under topic.prefix tbcdc-outbox: its events stay in the table; register the output of \`timebucket connector config --outbox\` (PUT /connectors/<name>/config with --config-only)`,
   ]);
   expect(code).toBe(78);
+});
+
+test('a binlog kept for less than the Connect outage budget is named with its fix, on the server the stack runs', async () => {
+  const kept = dbRoot('SELECT @@GLOBAL.binlog_expire_logs_seconds').trim();
+  dbRoot('SET GLOBAL binlog_expire_logs_seconds = 3600');
+  try {
+    const { code, out } = await check({}, ['--json']);
+    const result = JSON.parse(out) as { server: { flavour: string }; problems: string[] };
+    expect(result.server.flavour).toBe(stackFlavour());
+    expect(result.problems).toEqual([expect.stringMatching(/^binlog_expire_logs_seconds is 3600: a Connect outage longer than that loses changes and events/)]);
+    expect(code).toBe(78);
+  } finally {
+    dbRoot(`SET GLOBAL binlog_expire_logs_seconds = ${Number(kept)}`);
+  }
 });

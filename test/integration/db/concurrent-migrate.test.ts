@@ -4,6 +4,7 @@
  * keeps its one row. knex alone can insert that row twice in the race, after which nobody can
  * ever take the lock again (db/migrate-latest.ts). Each pool stands for a process.
  *
+ * @mysql
  * @lane isolated
  */
 import { createDb, type Db } from '../../../src/db/knex';

@@ -4,6 +4,7 @@
  * whatever the reader's session time zone; once the expiry transaction has moved the rows, the
  * view and the table agree on every row.
  *
+ * @mysql
  * @lane isolated
  */
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';

@@ -3,6 +3,7 @@
  * shipped default matches the migrated demo tables, a seed-style schema matches its file, and
  * each kind of mismatch is named with its fix.
  *
+ * @mysql
  * @lane isolated
  */
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { ConfigError } from '../../../src/core/errors';
 import { checkEntitySchema } from '../../../src/db/check-entity-schema';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { createTablesFrom } from '../../support/sql-file';
+import { integerColumnType } from '../../support/stack-flavour';
 
 /** A parsed JSON fixture, edited field by field to break one rule at a time. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -79,7 +81,7 @@ test('an unknown table or column, a wrong type, a value the column cannot hold a
       `t_order.cancelled (${seed.name}.t_order): "${'T'.repeat(65)}" is longer than column cancel_reason (varchar(64)) holds`,
       `t_order.cancelled (${seed.name}.t_order): index idx_missing does not exist; the scanner and backfill page through (status, due, id): CREATE INDEX idx_missing ON ${seed.name}.t_order (status, expire_time, id)`,
       `user_coupon (${seed.name}.user_coupon): "已经过期了的优惠券" is longer than column status (varchar(8)) holds`,
-      `user_coupon.expired (${seed.name}.user_coupon): due column expire_at_ms is bigint(20); kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`,
+      `user_coupon.expired (${seed.name}.user_coupon): due column expire_at_ms is ${integerColumnType('bigint', 20)}; kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`,
       `user_coupon.lock_timeout (${seed.name}.user_coupon): event USER_COUPON_UNLOCKED field missing: column no_such_column does not exist`,
       `ghost: table ${seed.name}.ghost_table does not exist`,
     ]),
@@ -109,7 +111,7 @@ test('an integer status column refuses string values and a code out of its range
       },
     ],
   };
-  await expect(problemsOf(seed, file)).resolves.toEqual([`task.timed_out (${seed.name}.task): 300 does not fit column state (tinyint(3) unsigned)`]);
+  await expect(problemsOf(seed, file)).resolves.toEqual([`task.timed_out (${seed.name}.task): 300 does not fit column state (${integerColumnType('tinyint unsigned', 3)})`]);
   file.entities[0]!.transitions[0]!.to = 9;
   await expect(problemsOf(seed, file)).resolves.toEqual([]);
 });

@@ -2,6 +2,7 @@
  * Migrations apply, are idempotent and reverse cleanly, in a database of the test's own; and
  * the connection runs in UTC so DATETIME(3) round-trips to the exact instant.
  *
+ * @mysql
  * @lane isolated
  */
 import type { Db } from '../../../src/db/knex';

@@ -7,6 +7,7 @@
  * control switches. Everything else is refused: DROP, ALTER, CREATE, DELETE on the business
  * tables, an UPDATE of a column no transition changes or of event_outbox, the migrations' table.
  *
+ * @mysql
  * @lane isolated
  */
 import { createDb, Db } from '../../../src/db/knex';

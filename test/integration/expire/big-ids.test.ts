@@ -7,6 +7,7 @@
  * In a database of this file's own: an explicit id moves the table's AUTO_INCREMENT past it,
  * and every later insert into a shared table would get an id beyond 2^53.
  *
+ * @mysql
  * @lane isolated
  */
 import { join } from 'node:path';

@@ -4,6 +4,7 @@
  *
  * In a database of this file's own, emptied before each test: every count is exact.
  *
+ * @mysql
  * @lane isolated
  */
 import { join } from 'node:path';

@@ -8,6 +8,7 @@
  *   - the cancellation of an order whose LOCKED coupon sits in a coupon-expiry batch (a lock on
  *     a row the batch cannot expire is what let the two paths deadlock).
  *
+ * @mysql
  * @lane isolated
  */
 import { join } from 'node:path';
@@ -18,7 +19,8 @@ import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { eventWriter } from '../../support/event-writer';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor, withTimeout } from '../../support/wait-for';
-import { mariadbRoot } from '../../support/stack-control';
+import { dbRoot } from '../../support/stack-control';
+import { stackFlavour, withLockWait } from '../../support/stack-flavour';
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -65,7 +67,9 @@ async function expireAtMs(table: 'coupons' | 'orders', id: string): Promise<numb
  * insert falls into it.
  */
 async function blockOutboxKeys(prefix: string): Promise<Knex.Transaction> {
-  const bounds = [prefix, `${prefix}~`];
+  // A letter above: every key of the prefix continues with digits, which sort below letters under
+  // every collation (under MySQL's utf8mb4_0900_ai_ci punctuation such as '~' sorts below digits).
+  const bounds = [prefix, `${prefix}a`];
   await db('event_outbox').insert(
     bounds.map((key) => ({ event_key: key, topic: 'bound', entity_id: '0', event_type: 'BOUND', ce_type: 'bound', ce_time: '1970-01-01T00:00:00.000Z', ce_dataschema: 'bound', payload: Buffer.alloc(0) })),
   );
@@ -95,8 +99,13 @@ async function expiryWaitingAtOutbox(): Promise<void> {
  * needs the PROCESS privilege: read as the stack's root), by id, with their statements.
  */
 function lockWaits(): Map<string, string> {
-  const out = mariadbRoot(
-    `SELECT t.trx_id, REPLACE(REPLACE(COALESCE(t.trx_query, ''), '\\t', ' '), '\\n', ' ') FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.DB = '${testDb.name}'`,
+  // On MySQL INNODB_TRX and PROCESSLIST fail as a whole when a statement's text holds bytes
+  // their utf8mb3 columns cannot (event_outbox's payload): performance_schema's lock waits name
+  // the waiting transaction and its thread instead.
+  const out = dbRoot(
+    stackFlavour() === 'mysql'
+      ? `SELECT w.REQUESTING_ENGINE_TRANSACTION_ID, CONCAT('thread ', t.PROCESSLIST_ID, ' waits on ', w.BLOCKING_ENGINE_TRANSACTION_ID) FROM performance_schema.data_lock_waits w JOIN performance_schema.threads t ON t.THREAD_ID = w.REQUESTING_THREAD_ID WHERE t.PROCESSLIST_DB = '${testDb.name}'`
+      : `SELECT t.trx_id, REPLACE(REPLACE(COALESCE(t.trx_query, ''), '\\t', ' '), '\\n', ' ') FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.DB = '${testDb.name}'`,
   );
   return new Map(out.split('\n').filter((l) => l.length > 0).map((l) => [l.split('\t')[0]!, l.split('\t').slice(1).join(' ')]));
 }
@@ -134,9 +143,8 @@ test('a checkout writing locked_order_id is not blocked by an order cancellation
     await expiryWaitingAtOutbox();
     // The checkout: another user's coupon locked by their new order, whose id sorts right
     // after the order being cancelled in the locked_order_id index. It must not wait.
-    // SET STATEMENT scopes the short lock wait to this statement (the pooled session keeps its own).
     const checkout = db
-      .raw("SET STATEMENT innodb_lock_wait_timeout = 2 FOR UPDATE coupons SET status = 'LOCKED', locked_order_id = ? WHERE id = ? AND status = 'ACTIVE'", [nextOrder, freeCoupon])
+      .raw(withLockWait("UPDATE coupons SET status = 'LOCKED', locked_order_id = ? WHERE id = ? AND status = 'ACTIVE'", 2), [nextOrder, freeCoupon])
       .then(([result]: [{ affectedRows: number }]) => result.affectedRows);
     // Its own lock wait timeout (2 s) is the bound: blocked, it fails with ER_LOCK_WAIT_TIMEOUT.
     await expect(withTimeout('the checkout update', checkout, 60_000)).resolves.toBe(1);

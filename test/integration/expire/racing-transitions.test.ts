@@ -11,6 +11,7 @@
  * open transaction, the test waits until the batches are seen blocked in the server's process
  * list, then lets go. In a database of this file's own, so the process list and counts are ours.
  *
+ * @mysql
  * @lane isolated
  */
 import { join } from 'node:path';

@@ -10,6 +10,7 @@
  *
  * In a database of this file's own, with tables of its own (the migrations add event_outbox).
  *
+ * @mysql
  * @lane isolated
  */
 import { parseEntityFile } from '../../../src/core/entity-file';

@@ -8,6 +8,7 @@
  *     index, read in index order (no filesort), for every from-state.
  * Each table holds rows enough that a scan is a real choice for the optimizer.
  *
+ * @mysql
  * @lane isolated
  */
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ import { scanCursorsOf, scanPageSql } from '../../../src/reconcile/sql/claim-sca
 import { keysetShape } from '../../../src/reconcile/sql/due-keyset';
 import { pageQuery } from '../../../src/reconcile/sql/read-expirable-page';
 import { createTablesFrom } from '../../support/sql-file';
+import { explainJson, FILESORT } from '../../support/explain';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 const root = join(__dirname, '../../..');
@@ -32,10 +34,10 @@ const shipped: ReadonlyArray<{ file: string; schema: string | null }> = [
 type Access = { access_type?: string; key?: string };
 
 async function accessOf(db: Knex, sql: string, bindings: readonly unknown[]): Promise<{ access: Access; text: string }> {
-  const [[row]] = (await db.raw(`EXPLAIN FORMAT=JSON ${sql.replace(/ FOR UPDATE$/, '')}`, bindings as Knex.RawBinding[])) as [[{ EXPLAIN: string }]];
+  const text = await explainJson(db, sql, bindings);
   // The first table node, wherever the plan puts it: MariaDB nests it under nested_loop (and
   // read_sorted_file when a small result is sorted), MySQL under query_block.
-  return { access: firstTable(JSON.parse(row.EXPLAIN)) ?? {}, text: row.EXPLAIN };
+  return { access: firstTable(JSON.parse(text)) ?? {}, text };
 }
 
 function firstTable(node: unknown): Access | undefined {
@@ -121,7 +123,7 @@ describe.each(shipped)('$file', ({ file, schema }) => {
     ] as const) {
       const plan = await accessOf(database.db, sql, bindings);
       expect(plan.access).toMatchObject({ access_type: 'range', key: t.index });
-      expect(plan.text).not.toMatch(/filesort/);
+      expect(plan.text).not.toMatch(FILESORT);
     }
   });
 });

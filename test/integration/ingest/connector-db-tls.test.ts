@@ -50,7 +50,7 @@ const records = async (topic: string) => (await admin.fetchTopicOffsets(topic)).
 /** The connector as printed for the test database over TLS, and the command's stderr. */
 async function printed(name: string, extra: string[]): Promise<{ config: Record<string, string>; stderr: string }> {
   const run = spawnCli(
-    ['connector', 'config', '--config-only', '--flavour', 'mariadb', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000))]
+    ['connector', 'config', '--config-only', '--flavour', 'auto', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000))]
       .concat(['--db-user', process.env['TB_CDC_USER'] ?? 'debezium', '--db-password', process.env['TB_CDC_PASSWORD'] ?? 'debezium'])
       .concat(extra),
     { TB_DB_NAME: testDb.name, TB_DB_TLS: 'on', TB_DB_TLS_CA_FILE: caFile, TB_CDC_TOPIC_PREFIX: name.replace(/-/g, ''), TB_LOG_LEVEL: 'warn' },

@@ -45,7 +45,7 @@ const records = async (topic: string) => (await admin.fetchTopicOffsets(topic)).
 
 test('the printed connector for a SASL_SSL cluster runs as printed: its schema history written over SASL_SSL, the table captured', async () => {
   const printed = spawnCli(
-    ['connector', 'config', '--config-only', '--flavour', 'mariadb', '--history', 'kafka', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000))]
+    ['connector', 'config', '--config-only', '--flavour', 'auto', '--history', 'kafka', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000))]
       .concat(['--db-user', process.env['TB_CDC_USER'] ?? 'debezium', '--db-password', process.env['TB_CDC_PASSWORD'] ?? 'debezium'])
       .concat(['--kafka-user', stack.saslUser, '--kafka-password', stack.saslPassword]),
     {

@@ -4,6 +4,8 @@
  * a coupon end to end. Every log line of both processes, at debug level, is searched for the
  * service account's password (the stack gives it one found nowhere else): it never appears. And a wrong password fails `migrate` with a clear message that
  * does not repeat it.
+ *
+ * @mysql
  */
 import { config, uniqueName } from '../../support/stack';
 import { createDb, Db } from '../../../src/db/knex';

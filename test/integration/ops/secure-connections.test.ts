@@ -5,6 +5,8 @@
  * mounts them. The stack's SASL_SSL listener is the only one `run` is given, so nothing can go
  * around it. Then each way it can be wrong fails start-up with a message that says what to
  * check, and never repeats the secret.
+ *
+ * @mysql
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

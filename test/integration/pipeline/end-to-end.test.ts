@@ -3,6 +3,7 @@
  * rings (second-wide buckets) → cascader / expirer → database + event_outbox → outbox connector → event topics,
  * read back and decoded through the registry.
  *
+ * @mysql
  * @lane captured-2
  */
 import { createDb, Db } from '../../../src/db/knex';

@@ -14,6 +14,7 @@ import { outboxCount } from '../../support/outbox-rows';
 import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { waitFor } from '../../support/wait-for';
 import { countInStatus, metricSum } from '../../support/counts';
+import { withLockWait } from '../../support/stack-flavour';
 
 let db: Db;
 let pipeline: TestPipeline;
@@ -56,7 +57,7 @@ test('orders holding coupons cancelled while coupons of the same shards expire: 
     for (let i = 0; shopping && i < 100; i += 1) {
       try {
         // A checkout that had to wait 1 s for a lock fails: the expirer must never make it wait.
-        await db.raw("SET STATEMENT innodb_lock_wait_timeout = 1 FOR UPDATE coupons SET status = 'LOCKED', locked_order_id = ? WHERE id = ? AND status = 'ACTIVE'", [shopOrder!, firstShop! + i]);
+        await db.raw(withLockWait("UPDATE coupons SET status = 'LOCKED', locked_order_id = ? WHERE id = ? AND status = 'ACTIVE'", 1), [shopOrder!, firstShop! + i]);
         checkouts += 1;
       } catch (err) {
         checkoutErrors.push(err);

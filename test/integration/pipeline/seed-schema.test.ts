@@ -11,6 +11,7 @@
  * derived from the columns. Same exactness as the demo tables: every due row once, none early by
  * the database clock, one outbox row and one event per transition, other rows untouched.
  *
+ * @mysql
  * @lane isolated
  */
 import { readFileSync } from 'node:fs';

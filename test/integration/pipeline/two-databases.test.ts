@@ -12,6 +12,7 @@
  * mid-flow: its shards hold and catch up when it is back, while the main database's rows go on
  * transitioning on time, and nothing is lost or duplicated.
  *
+ * @mysql
  * @lane isolated
  */
 import { readFileSync } from 'node:fs';
@@ -24,7 +25,7 @@ import { transitionOf } from '../../../src/core/entity-catalogue';
 import { collectEvents, SeenEvent } from '../../support/events';
 import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { logger } from '../../support/stack';
-import { stackUp, stopMariadb } from '../../support/stack-control';
+import { stackUp, stopDatabaseServer } from '../../support/stack-control';
 import { createTablesFrom } from '../../support/sql-file';
 import { createTestDatabase, secondServer, TestDatabase } from '../../support/test-database';
 import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
@@ -205,7 +206,7 @@ test('the second server killed for 20 s mid-flow: its tables hold and catch up, 
     timeoutMs: 60_000,
     intervalMs: 200,
   });
-  await stopMariadb(2);
+  await stopDatabaseServer(2);
   const stoppedAt = Date.now();
   await waitFor('20 s with the second server gone', () => (Date.now() - stoppedAt >= 20_000 ? true : undefined), { timeoutMs: 25_000, intervalMs: 500 });
   // The main database's rows due in the outage's first 10 s transitioned while it lasted: held

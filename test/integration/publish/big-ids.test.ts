@@ -10,6 +10,7 @@
  * In a database of this file's own (an explicit id moves the table's AUTO_INCREMENT past it),
  * with an outbox connector of its own: only these rows reach its topics.
  *
+ * @mysql
  * @lane isolated
  */
 import { transitionOf } from '../../../src/core/entity-catalogue';

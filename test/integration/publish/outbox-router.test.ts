@@ -11,6 +11,7 @@
  * below the watermark its probes confirm, so a paused connector loses nothing to it, and a
  * connector created again from scratch (its position lost) publishes every event it never did.
  *
+ * @mysql
  * @lane exclusive
  */
 import { Partitioners, type KafkaMessage, type PartitionMetadata } from 'kafkajs';

@@ -3,6 +3,8 @@
  * from their end, so rows that existed before it are the backfill's; backfill routes them through
  * the router, so rows not yet due fire on time and overdue ones at once, every row exactly once
  * however often it runs.
+ *
+ * @mysql
  */
 import type { Knex } from 'knex';
 import { createKafka } from '../../../src/kafka/client';

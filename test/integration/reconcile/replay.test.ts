@@ -13,6 +13,7 @@
  * alone, so each summary is asserted exactly. Each test makes its own bucket; none depends on
  * another having run. The throwaway groups of every scan are gone when a command ends.
  *
+ * @mysql
  * @lane isolated
  */
 import { execFileSync } from 'node:child_process';
@@ -36,7 +37,7 @@ import { ownDatabasePipeline, type OwnDatabasePipeline } from '../../support/own
 import { defaultEntitiesPath } from '../../support/catalogue';
 import { readFileSync } from 'node:fs';
 import { collectEvents, SeenEvent } from '../../support/events';
-import { mariadbRoot } from '../../support/stack-control';
+import { dbRoot } from '../../support/stack-control';
 import { spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
 import { countInStatus } from '../../support/counts';
@@ -147,7 +148,7 @@ function eventsWithPath(rows: string[], path: string): Map<string, string[]> {
 /** As a restore of a backup taken before the transition: state and outbox back, no binlog event. */
 function putBack(ours: Ours): void {
   const name = own.database.name;
-  mariadbRoot(
+  dbRoot(
     [
       'SET SESSION sql_log_bin = 0',
       `UPDATE \`${name}\`.coupons SET status = 'ACTIVE', expired_at = NULL, version = 0 WHERE id IN (${ours.coupons.join(',')})`,

@@ -4,6 +4,7 @@
  * once through the expirer's own transactions (path = scanner); several instances split a pass
  * without repeating rows; its page read walks the index range in order.
  *
+ * @mysql
  * @lane isolated
  */
 import type { Knex } from 'knex';

@@ -5,6 +5,7 @@
  * entries keyed by the user's shard), listing what the user's index finds at its commit. A
  * replay of the window's bucket writes nothing new.
  *
+ * @mysql
  * @lane isolated
  */
 import { parseEntityFile } from '../../../src/core/entity-file';

@@ -7,6 +7,7 @@
  * as `timebucket connector config` generates it for this entities file, published by the outbox
  * router; schemas derived from the columns.
  *
+ * @mysql
  * @lane isolated
  */
 import { entityOf } from '../../../src/core/entity-catalogue';

@@ -8,6 +8,8 @@
  * other runs) would get an id beyond 2^53. So the write happens under LOCK TABLES: insert,
  * delete, reset AUTO_INCREMENT (InnoDB takes max(id) + 1), unlock. Concurrent writers wait a
  * few milliseconds and never see the moved counter.
+ *
+ * @mysql
  */
 import { Consumer, Kafka } from 'kafkajs';
 import { createDb, Db } from '../../../src/db/knex';

@@ -3,6 +3,8 @@
  * update envelopes with before and after images, DATETIME(3) decodes to the exact UTC instant
  * written; and the connector's filter (stack/connect-smt) drops, at the source, every change
  * after which the row is not expirable (updates to another state, deletes, tombstones).
+ *
+ * @mysql
  */
 import { Consumer, Kafka } from 'kafkajs';
 import { createDb, Db } from '../../../src/db/knex';

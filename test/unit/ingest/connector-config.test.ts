@@ -78,6 +78,13 @@ test('MySQL gets its own connector class and TLS mode names', () => {
   expect(connectorConfig(catalogue, { ...opts, db: { ...opts.db, tls: true } }).config['database.ssl.mode']).toBe('verify-full');
 });
 
+test("MySQL without TLS lets the driver fetch the server's key for caching_sha2_password; over TLS, and on MariaDB, it does not", () => {
+  const plain = connectorConfig(catalogue, { ...opts, flavour: 'mysql', db: { ...opts.db, tls: false } }).config;
+  expect(plain).toMatchObject({ 'database.ssl.mode': 'disabled', 'driver.allowPublicKeyRetrieval': 'true' });
+  expect(connectorConfig(catalogue, { ...opts, flavour: 'mysql', db: { ...opts.db, tls: true } }).config).not.toHaveProperty('driver.allowPublicKeyRetrieval');
+  expect(connectorConfig(catalogue, { ...opts, flavour: 'mariadb', db: { ...opts.db, tls: false } }).config).not.toHaveProperty('driver.allowPublicKeyRetrieval');
+});
+
 test('a verified TLS connection takes a truststore on the workers, or says it relies on the JVM one', () => {
   const withStore = connectorConfig(catalogue, { ...opts, db: { ...opts.db, tls: true, truststore: { path: '/etc/connect/db-ca.p12', password: '${file:/s:pw}' } } });
   expect(withStore.config).toMatchObject({ 'database.ssl.mode': 'verify-full', 'database.ssl.truststore': '/etc/connect/db-ca.p12', 'database.ssl.truststore.password': '${file:/s:pw}' });

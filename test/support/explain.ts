@@ -1,0 +1,21 @@
+/**
+ * A statement's plan as EXPLAIN FORMAT=JSON prints it, in the shape both servers share: MySQL 9
+ * prints JSON format version 2 by default (no query_block), so on MySQL the session asks for
+ * version 1 first, on the connection that runs the EXPLAIN (a transaction holds it). A locking
+ * read is explained without its FOR UPDATE (the plan is the same).
+ */
+import type { Knex } from 'knex';
+import { stackFlavour } from './stack-flavour';
+
+export async function explainJson(db: Knex | Knex.Transaction, sql: string, bindings: readonly unknown[]): Promise<string> {
+  const explain = `EXPLAIN FORMAT=JSON ${sql.replace(/ FOR UPDATE$/, '')}`;
+  const run = async (conn: Knex | Knex.Transaction) => {
+    if (stackFlavour() === 'mysql') await conn.raw('SET SESSION explain_json_format_version = 1');
+    const [[row]] = (await conn.raw(explain, bindings as Knex.RawBinding[])) as [[{ EXPLAIN: string }]];
+    return row.EXPLAIN;
+  };
+  return stackFlavour() === 'mysql' && !(db as Knex.Transaction).isTransaction ? db.transaction(run) : run(db);
+}
+
+/** The plan sorts its rows (a filesort), in either server's words. */
+export const FILESORT = /"filesort"|"using_filesort":\s*true/;
