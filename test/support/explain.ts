@@ -19,3 +19,18 @@ export async function explainJson(db: Knex | Knex.Transaction, sql: string, bind
 
 /** The plan sorts its rows (a filesort), in either server's words. */
 export const FILESORT = /"filesort"|"using_filesort":\s*true/;
+
+/** The plan's first table node, wherever the server nests it (MariaDB under nested_loop, MySQL under ordering_operation, or at query_block). */
+export function firstTableOf(plan: string): Record<string, unknown> | undefined {
+  const visit = (node: unknown): Record<string, unknown> | undefined => {
+    if (node === null || typeof node !== 'object') return undefined;
+    const o = node as Record<string, unknown>;
+    if (o['table'] !== undefined && typeof o['table'] === 'object') return o['table'] as Record<string, unknown>;
+    for (const child of Object.values(o)) {
+      const found = visit(child);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return visit(JSON.parse(plan));
+}

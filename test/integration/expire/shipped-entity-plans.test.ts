@@ -22,7 +22,7 @@ import { scanCursorsOf, scanPageSql } from '../../../src/reconcile/sql/claim-sca
 import { keysetShape } from '../../../src/reconcile/sql/due-keyset';
 import { pageQuery } from '../../../src/reconcile/sql/read-expirable-page';
 import { createTablesFrom } from '../../support/sql-file';
-import { explainJson, FILESORT } from '../../support/explain';
+import { explainJson, FILESORT, firstTableOf } from '../../support/explain';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 const root = join(__dirname, '../../..');
@@ -35,20 +35,7 @@ type Access = { access_type?: string; key?: string };
 
 async function accessOf(db: Knex, sql: string, bindings: readonly unknown[]): Promise<{ access: Access; text: string }> {
   const text = await explainJson(db, sql, bindings);
-  // The first table node, wherever the plan puts it: MariaDB nests it under nested_loop (and
-  // read_sorted_file when a small result is sorted), MySQL under query_block.
-  return { access: firstTable(JSON.parse(text)) ?? {}, text };
-}
-
-function firstTable(node: unknown): Access | undefined {
-  if (node === null || typeof node !== 'object') return undefined;
-  const o = node as Record<string, unknown>;
-  if (o['table'] !== undefined && typeof o['table'] === 'object') return o['table'] as Access;
-  for (const child of Object.values(o)) {
-    const found = firstTable(child);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+  return { access: (firstTableOf(text) ?? {}) as Access, text };
 }
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1));

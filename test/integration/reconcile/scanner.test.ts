@@ -19,6 +19,7 @@ import { collectEvents } from '../../support/events';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
 import { countInStatus, metricSum } from '../../support/counts';
+import { explainJson, FILESORT, firstTableOf } from '../../support/explain';
 
 let testDb: TestDatabase;
 let db: Knex;
@@ -120,10 +121,7 @@ test.each([
   await db(table).insert(Array.from({ length: 2_000 }, (_, i) => ({ user_id: 6, status: statuses[i % statuses.length], expire_time: overdue(1_000 + i * 10) })));
   await db.raw(`ANALYZE TABLE ${table}`);
   const cursor = scanCursorsOf(pipeline.catalogue).find((c) => c.key === entity)!;
-  const [[row]] = (await db.raw(`EXPLAIN FORMAT=JSON ${scanPageSql(cursor)}`, [status, new Date(), new Date(0), new Date(0), '0', 20])) as [[{ EXPLAIN: string }]];
-  // MariaDB nests the table under nested_loop; MySQL puts it at query_block.table.
-  const plan = JSON.parse(row.EXPLAIN) as { query_block: { table?: unknown; nested_loop?: Array<{ table: unknown }> } };
-  const access = plan.query_block.table ?? plan.query_block.nested_loop?.[0]?.table;
-  expect(access).toMatchObject({ access_type: 'range', key: `idx_${table}_status_expire_id`, used_key_parts: ['status', 'expire_time', 'id'] });
-  expect(row.EXPLAIN).not.toMatch(/filesort/);
+  const plan = await explainJson(db, scanPageSql(cursor), [status, new Date(), new Date(0), new Date(0), '0', 20]);
+  expect(firstTableOf(plan)).toMatchObject({ access_type: 'range', key: `idx_${table}_status_expire_id`, used_key_parts: ['status', 'expire_time', 'id'] });
+  expect(plan).not.toMatch(FILESORT);
 });
