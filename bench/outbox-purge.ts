@@ -44,10 +44,11 @@ function rows(from: number, count: number): EncodedEvent[] {
 
 async function measure(deleteInTransaction: boolean): Promise<Record<string, number>> {
   const bench = await createBenchDatabase(config, deleteInTransaction ? 'purge_tx' : 'purge_ret');
-  const mariadb = stackProcesses().find((p) => p.name === 'mariadb');
+  // Server 1, whichever it runs (TB_DB_FLAVOUR).
+  const server = stackProcesses().find((p) => p.name === 'mariadb' || p.name === 'mysql');
   try {
     const binlogBefore = await binlogBytesWritten(bench.db);
-    const cpuBefore = mariadb ? cpuSeconds(mariadb.pid) : null;
+    const cpuBefore = server ? cpuSeconds(server.pid) : null;
     const startedAt = Date.now();
     for (let i = 1; i <= n; i += batch) {
       const part = rows(i, Math.min(batch, n - i + 1));
@@ -57,11 +58,11 @@ async function measure(deleteInTransaction: boolean): Promise<Record<string, num
       });
     }
     const ms = Date.now() - startedAt;
-    const cpuAfter = mariadb ? cpuSeconds(mariadb.pid) : null;
+    const cpuAfter = server ? cpuSeconds(server.pid) : null;
     const binlog = (await binlogBytesWritten(bench.db)) - binlogBefore;
     return {
       binlog_bytes_per_event: Math.round(binlog / n),
-      mariadb_cpu_us_per_event: cpuBefore === null || cpuAfter === null ? -1 : Math.round(((cpuAfter - cpuBefore) * 1e6) / n),
+      database_cpu_us_per_event: cpuBefore === null || cpuAfter === null ? -1 : Math.round(((cpuAfter - cpuBefore) * 1e6) / n),
       wall_us_per_event: Math.round((ms * 1000) / n),
     };
   } finally {

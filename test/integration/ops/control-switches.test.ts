@@ -11,6 +11,7 @@
  * (every pipeline reads the shared CDC topics), paused or not. The switches are keyed by
  * TB_GROUP_PREFIX, this pipeline's own; the test checks another scope does not see them.
  *
+ * @mysql
  * @lane isolated
  */
 import { writeFileSync } from 'node:fs';

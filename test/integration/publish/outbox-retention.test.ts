@@ -6,6 +6,7 @@
  * watermark is a fixed age here; outbox-router.test.ts holds retention by a real capture
  * probe), emptied before each test.
  *
+ * @mysql
  * @lane isolated
  */
 import type { Db } from '../../../src/db/knex';
