@@ -2,7 +2,8 @@
  * Debezium is real: row changes written with mysql2 arrive on the CDC topics as create and
  * update envelopes with before and after images, DATETIME(3) decodes to the exact UTC instant
  * written; and the connector's filter (stack/connect-smt) drops, at the source, every change
- * after which the row is not expirable (updates to another state, deletes, tombstones).
+ * after which the row is not expirable (updates to another state, deletes, tombstones). Each
+ * change carries its transaction's GTID (MySQL's with gtid_mode=ON).
  *
  * @mysql
  */
@@ -13,6 +14,7 @@ import { CdcEvent, decodeCdcValue } from '../../../src/core/cdc-envelope';
 import { config, logger, uniqueName } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
+import { stackFlavour } from '../../support/stack-flavour';
 
 type Seen = { key: string; event: CdcEvent };
 
@@ -106,6 +108,10 @@ test('changes that leave a coupon expirable arrive as c and u; the others are fi
   // DATETIME(3) arrives as epoch milliseconds of the UTC wall-clock value that was written.
   expect(created?.kind === 'change' && created.after?.['expire_time']).toBe(expireTime.getTime());
   expect(created).toMatchObject({ source: { table: 'coupons', db: config.db.database } });
+  // Each change names its transaction's GTID, in the server's own form: MySQL's server uuid and
+  // sequence (gtid_mode=ON, stack/conf/mysql.cnf), MariaDB's domain-server-sequence.
+  const gtid = stackFlavour() === 'mysql' ? /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:\d+$/ : /^\d+-\d+-\d+$/;
+  expect(seen.map((s) => (s.event.kind === 'change' ? s.event.source?.gtid : undefined))).toEqual([expect.stringMatching(gtid), expect.stringMatching(gtid), expect.stringMatching(gtid)]);
   // Its before image is the filtered change's after image.
   expect(reactivated).toMatchObject({ kind: 'change', op: 'u', before: { id, status: 'USED' }, after: { id, status: 'ACTIVE', expire_time: later.getTime() } });
   await db('coupons').where({ id }).delete();
