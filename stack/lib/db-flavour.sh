@@ -28,3 +28,28 @@ db_instances_of() {
   for i in $(db_instances); do [[ $(db_flavour "$i") == "$1" ]] && echo "$i"; done
   return 0
 }
+
+# db_bootstrap_sql AUTH CDC_GRANTS: the SQL that makes an instance the stack's, on either server:
+# the database; the owner user (migrations, the tests, make run), which may grant on its
+# databases; the service user, with no privilege until `timebucket migrate` (TB_DB_SERVICE_USER)
+# grants it what the running service needs (src/db/service-grants.ts); an owner-like account
+# admitted over TLS only (the tests of TB_DB_TLS prove with it that a connection really is
+# encrypted); the CDC user with CDC_GRANTS on *.*. AUTH goes after IDENTIFIED (`WITH <plugin>`,
+# or nothing for the server's default). The same on every instance, so a client configured for
+# one server can use the other by its port alone. Safe to re-run: every statement is IF NOT
+# EXISTS or a GRANT.
+db_bootstrap_sql() {
+  local auth=$1 cdc=$2 host
+  echo "CREATE DATABASE IF NOT EXISTS \`$TB_DB_NAME\`;"
+  for host in % localhost; do
+    echo "CREATE USER IF NOT EXISTS '$TB_DB_USER'@'$host' IDENTIFIED $auth BY '$TB_DB_PASSWORD';"
+    echo "GRANT ALL PRIVILEGES ON \`$TB_DB_NAME\`.* TO '$TB_DB_USER'@'$host' WITH GRANT OPTION;"
+    echo "GRANT ALL PRIVILEGES ON \`${TB_DB_NAME}_test%\`.* TO '$TB_DB_USER'@'$host' WITH GRANT OPTION;"
+    echo "CREATE USER IF NOT EXISTS '$TB_DB_SERVICE_USER'@'$host' IDENTIFIED $auth BY '$TB_DB_SERVICE_PASSWORD';"
+    echo "CREATE USER IF NOT EXISTS '$TB_CDC_USER'@'$host' IDENTIFIED $auth BY '$TB_CDC_PASSWORD';"
+    echo "GRANT $cdc ON *.* TO '$TB_CDC_USER'@'$host';"
+  done
+  echo "CREATE USER IF NOT EXISTS '$TB_STACK_DB_TLS_USER'@'%' IDENTIFIED $auth BY '$TB_STACK_DB_TLS_PASSWORD' REQUIRE SSL;"
+  echo "GRANT ALL PRIVILEGES ON \`$TB_DB_NAME\`.* TO '$TB_STACK_DB_TLS_USER'@'%' WITH GRANT OPTION;"
+  echo "FLUSH PRIVILEGES;"
+}

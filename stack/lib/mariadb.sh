@@ -67,7 +67,6 @@ mariadb_instance_start() {
 mariadb_start() {
   local i
   MARIADB_LAUNCHED=()
-  [[ -n $(mariadb_instances) ]] || return 0
   for i in $(mariadb_instances); do mariadb_instance_start "$i"; done
   for i in "${MARIADB_LAUNCHED[@]}"; do
     wait_until "$(mariadb_name "$i")" "$TB_START_TIMEOUT_SECONDS" mariadb_healthy "$i"
@@ -75,33 +74,10 @@ mariadb_start() {
   done
 }
 
-# mariadb_bootstrap I: on instance I, the database; the owner user (migrations, the tests, make
-# run), which may grant on its databases; the service user, with no privilege until `timebucket
-# migrate` (TB_DB_SERVICE_USER) grants it what the running service needs
-# (src/db/service-grants.ts); the CDC user with the grants Debezium's binlog reader needs; an
-# owner-like account admitted over TLS only (the tests of TB_DB_TLS prove with it that a
-# connection really is encrypted). The same on every instance, so a client configured for one
-# server can use the other by its port alone. Safe to re-run: every statement is IF NOT EXISTS
-# or a GRANT.
+# mariadb_bootstrap I: the stack's database and accounts on instance I (db_bootstrap_sql); the
+# CDC user with the grants Debezium's MariaDB connector needs.
 mariadb_bootstrap() {
-  mariadb_client "$1" <<SQL
-CREATE DATABASE IF NOT EXISTS \`$TB_DB_NAME\`;
-CREATE USER IF NOT EXISTS '$TB_DB_USER'@'%' IDENTIFIED BY '$TB_DB_PASSWORD';
-CREATE USER IF NOT EXISTS '$TB_DB_USER'@'localhost' IDENTIFIED BY '$TB_DB_PASSWORD';
-GRANT ALL PRIVILEGES ON \`$TB_DB_NAME\`.* TO '$TB_DB_USER'@'%' WITH GRANT OPTION;
-GRANT ALL PRIVILEGES ON \`$TB_DB_NAME\`.* TO '$TB_DB_USER'@'localhost' WITH GRANT OPTION;
-GRANT ALL PRIVILEGES ON \`${TB_DB_NAME}_test%\`.* TO '$TB_DB_USER'@'%' WITH GRANT OPTION;
-GRANT ALL PRIVILEGES ON \`${TB_DB_NAME}_test%\`.* TO '$TB_DB_USER'@'localhost' WITH GRANT OPTION;
-CREATE USER IF NOT EXISTS '$TB_DB_SERVICE_USER'@'%' IDENTIFIED BY '$TB_DB_SERVICE_PASSWORD';
-CREATE USER IF NOT EXISTS '$TB_DB_SERVICE_USER'@'localhost' IDENTIFIED BY '$TB_DB_SERVICE_PASSWORD';
-CREATE USER IF NOT EXISTS '$TB_STACK_DB_TLS_USER'@'%' IDENTIFIED BY '$TB_STACK_DB_TLS_PASSWORD' REQUIRE SSL;
-GRANT ALL PRIVILEGES ON \`$TB_DB_NAME\`.* TO '$TB_STACK_DB_TLS_USER'@'%' WITH GRANT OPTION;
-CREATE USER IF NOT EXISTS '$TB_CDC_USER'@'%' IDENTIFIED BY '$TB_CDC_PASSWORD';
-CREATE USER IF NOT EXISTS '$TB_CDC_USER'@'localhost' IDENTIFIED BY '$TB_CDC_PASSWORD';
-GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, BINLOG MONITOR, REPLICATION SLAVE ADMIN ON *.* TO '$TB_CDC_USER'@'%';
-GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, BINLOG MONITOR, REPLICATION SLAVE ADMIN ON *.* TO '$TB_CDC_USER'@'localhost';
-FLUSH PRIVILEGES;
-SQL
+  db_bootstrap_sql '' 'SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, BINLOG MONITOR, REPLICATION SLAVE ADMIN' | mariadb_client "$1"
 }
 
 # Both instances whatever TB_DB_SERVERS is now: the second may have been started by an `up` with

@@ -68,28 +68,11 @@ mysql_start() {
   done
 }
 
-# mysql_bootstrap I: the accounts and grants of mariadb_bootstrap, in MySQL's terms. The CDC
-# user's grants are those Debezium's MySQL connector documents (REPLICATION CLIENT where MariaDB
-# has BINLOG MONITOR).
+# mysql_bootstrap I: the stack's database and accounts on instance I (db_bootstrap_sql), created for
+# caching_sha2_password; the CDC user with the grants Debezium's MySQL connector documents
+# (REPLICATION CLIENT where MariaDB has BINLOG MONITOR).
 mysql_bootstrap() {
-  local u
-  {
-    echo "CREATE DATABASE IF NOT EXISTS \`$TB_DB_NAME\`;"
-    for u in "'$TB_DB_USER'@'%'" "'$TB_DB_USER'@'localhost'"; do
-      echo "CREATE USER IF NOT EXISTS $u IDENTIFIED WITH caching_sha2_password BY '$TB_DB_PASSWORD';"
-      echo "GRANT ALL PRIVILEGES ON \`$TB_DB_NAME\`.* TO $u WITH GRANT OPTION;"
-      echo "GRANT ALL PRIVILEGES ON \`${TB_DB_NAME}_test%\`.* TO $u WITH GRANT OPTION;"
-    done
-    for u in "'$TB_DB_SERVICE_USER'@'%'" "'$TB_DB_SERVICE_USER'@'localhost'"; do
-      echo "CREATE USER IF NOT EXISTS $u IDENTIFIED WITH caching_sha2_password BY '$TB_DB_SERVICE_PASSWORD';"
-    done
-    echo "CREATE USER IF NOT EXISTS '$TB_STACK_DB_TLS_USER'@'%' IDENTIFIED WITH caching_sha2_password BY '$TB_STACK_DB_TLS_PASSWORD' REQUIRE SSL;"
-    echo "GRANT ALL PRIVILEGES ON \`$TB_DB_NAME\`.* TO '$TB_STACK_DB_TLS_USER'@'%' WITH GRANT OPTION;"
-    for u in "'$TB_CDC_USER'@'%'" "'$TB_CDC_USER'@'localhost'"; do
-      echo "CREATE USER IF NOT EXISTS $u IDENTIFIED WITH caching_sha2_password BY '$TB_CDC_PASSWORD';"
-      echo "GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO $u;"
-    done
-  } | mysql_client "$1"
+  db_bootstrap_sql 'WITH caching_sha2_password' 'SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT' | mysql_client "$1"
 }
 
 mysql_stop() { stop_component mysql mysql-2; }
