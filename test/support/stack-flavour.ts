@@ -36,3 +36,8 @@ export function withLockWait(sql: string, seconds: number, server: 1 | 2 = 1): s
   if (stackFlavour(server) === 'mariadb') return `SET STATEMENT innodb_lock_wait_timeout = ${seconds} FOR ${sql}`;
   return sql.replace(/^\s*(\w+)/, `$1 /*+ SET_VAR(innodb_lock_wait_timeout = ${seconds}) */`);
 }
+
+/** The connector's `database.ssl.mode` that verifies the certificate and the host name: MariaDB's connector spells it verify-full, MySQL's verify_identity. */
+export function verifyingSslMode(server: 1 | 2 = 1): string {
+  return stackFlavour(server) === 'mysql' ? 'verify_identity' : 'verify-full';
+}
