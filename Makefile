@@ -84,7 +84,7 @@ test-mysql: build
 test: install
 	@rm -rf $(REPORTS)
 	bash stack/test-all.sh
-	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/deploy.json $(REPORTS)/integration-*.json $(REPORTS)/cluster.json $(REPORTS)/mysql/integration-mysql.json
+	@node test/support/print-summary.js $(REPORTS)/unit.json $(REPORTS)/deploy.json $(REPORTS)/integration-*.json $(REPORTS)/cluster.json $(REPORTS)/mysql/integration-*.json
 
 # Benchmark (not a test): P poison CDC records ahead of G good ones; prints one JSON line.
 P ?= 400000

@@ -24,7 +24,7 @@ import { lastOutboxId, readFigures, RunFigures } from './figures';
 import { createSchemaRegistry } from '../../src/publish/schema-registry';
 import type { BenchParams, WorkloadName } from './params';
 import { RunResult, ProcessFigures, resultOf } from './run-result';
-import { planWorkload, WorkloadPlan, WriteReport } from './workload';
+import { planWorkload, verifyIds, WorkloadPlan, WriteReport } from './workload';
 import { settle } from '../lib/settle';
 
 export type Harness = Readonly<{ params: BenchParams; config: Config; serverDb: Db; logDir: string }>;
@@ -75,6 +75,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       notes.push(`the run's event topics also hold ${events.foreign} events of rows this run did not write (another writer on ${target.name} with the run's topology)`);
     }
     await stop();
+    await verifyIds(target.db, plan.tag, written);
     const figures = await readFigures(target.db, plan, written, outboxBefore, decode);
     const cost = runCost(samples, figures.transitions, figures.lastTransitionAtMs, events?.lastTimestampMs ?? null);
     return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events, reads, binlogBytes, processes, notes, error: null, cost });

@@ -8,9 +8,12 @@
  *           due a day later: cancelling the order releases it, LOCKED → ACTIVE, and it must NOT
  *           expire) and N/2 free coupons.
  *
- * Every row carries the run's tag as user_id, and ids are read back from the inserts (one
- * multi-row INSERT gets consecutive ids, innodb_autoinc_lock_mode ≤ 1), so the rows of a run are
- * found by a primary-key range plus the tag, never by scanning the table.
+ * Every row carries the run's tag as user_id, and ids are read back from the inserts: a run's
+ * database is its own and the writer its only inserter, so each multi-row INSERT gets consecutive
+ * ids in every innodb_autoinc_lock_mode (in 2, MySQL's default, a simple INSERT reserves all its
+ * rows' ids at once; only concurrent inserters interleave). The rows of a run are found by a
+ * primary-key range plus the tag, never by scanning the table; `verifyIds` proves the premise
+ * after each run (after its figures were taken, so its reads are no contender's).
  */
 import { randomInt } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
@@ -83,6 +86,24 @@ async function insertChunk(db: Db, table: 'coupons' | 'orders', rows: Array<Reco
   if (rows.length === 0) return 0;
   const [first] = (await db(table).insert(rows)) as number[];
   return first!;
+}
+
+/**
+ * Throws unless each entity's id range holds exactly the run's rows and nothing else: then every
+ * id the contenders were told (firstId + i) is the row it names. One index read per entity
+ * (idx_coupons_user leads with user_id; orders have no such index and are scanned: the run's
+ * own, small table).
+ */
+export async function verifyIds(db: Db, tag: number, written: WriteReport): Promise<void> {
+  for (const [entity, range] of Object.entries(written.ids) as Array<[Entity, IdRange | undefined]>) {
+    if (range === undefined) continue;
+    const table = entity === 'coupon' ? 'coupons' : 'orders';
+    const [[r]] = (await db.raw(`SELECT COUNT(*) AS n, MIN(id) AS lo, MAX(id) AS hi FROM ${table} WHERE user_id = ?`, [tag])) as [[{ n: number; lo: number; hi: number }]];
+    const span = range.max - range.min + 1;
+    if (Number(r.n) !== span || Number(r.lo) !== range.min || Number(r.hi) !== range.max) {
+      throw new Error(`${table}: the run's ${r.n} rows span ids ${r.lo}..${r.hi}, not ${range.min}..${range.max} as read back from the inserts: the ids were not consecutive (another inserter?)`);
+    }
+  }
 }
 
 function widen(range: IdRange | undefined, first: number, count: number): IdRange {

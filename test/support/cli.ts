@@ -27,9 +27,19 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
 
 const handedOut = new Set<number>();
 /** Each lane of test/support/run-lanes.js draws from its own 3,000 ports: lanes run side by side. */
-// The cluster and mysql lanes (the cluster stack's, run one after the other) below them, clear of
-// the development stack's ports (13306, 18081 …, which the bind check would skip anyway).
-const LANE_PORTS: Readonly<Record<string, number>> = { captured: 20_000, 'captured-2': 23_000, isolated: 26_000, exclusive: 29_000, cluster: 14_000, mysql: 14_000 };
+// The cluster stack's lanes below them (cluster, then mysql beside mysql-isolated, then
+// mysql-exclusive); the development stack's ports among them (13306, 18081 …) are held, and the
+// bind check skips them.
+const LANE_PORTS: Readonly<Record<string, number>> = {
+  captured: 20_000,
+  'captured-2': 23_000,
+  isolated: 26_000,
+  exclusive: 29_000,
+  cluster: 14_000,
+  mysql: 14_000,
+  'mysql-isolated': 17_000,
+  'mysql-exclusive': 14_000,
+};
 const portBase = LANE_PORTS[process.env['TB_TEST_LANE'] ?? 'captured'] ?? 20_000;
 
 /**

@@ -25,10 +25,10 @@
 // non-zero when any lane fails, after printing each failed file's pipeline log tail.
 //
 // With --mysql: only the files whose docblock says `@mysql` (the files that prove the mission on
-// MySQL, run on the cluster stack, whose servers are MySQL: stack/cluster.env), in one lane of
-// their own, `mysql`, one file at a time (nothing else uses that stack by then, so the captured
-// and exclusive files need no lane of their own), exclusive files last; its report and the
-// pipelines' logs go to the reports dir given.
+// MySQL, run on the cluster stack, whose servers are MySQL: stack/cluster.env), in lanes of their
+// own: `mysql` (the captured and captured-2 files, on the stack's database, one at a time) beside
+// `mysql-isolated`, the isolated files spread over both; then `mysql-exclusive`. Their reports
+// and the pipelines' logs go to the reports dir given.
 //
 // Usage: node test/support/run-lanes.js <project> <reports dir> [--mysql]
 //        node test/support/run-lanes.js --durations <reports dir>   (rewrites durations.json)
@@ -194,19 +194,32 @@ async function secondCapture(files, run) {
   }
 }
 
-/** The @mysql files, one after the other in one lane; exclusive files last. */
+/**
+ * The @mysql files in two lanes side by side, as the development stack's: `mysql` (the captured
+ * files, one at a time, and part of the isolated ones) and `mysql-isolated` (the rest of the
+ * isolated ones); then `mysql-exclusive`, alone.
+ */
 async function mysqlLane() {
   const files = testFiles(path.join(root, 'test', project)).sort().filter((f) => pragmasOf(f).mysql !== undefined);
-  const ordered = [...files.filter((f) => laneOf(f) !== 'exclusive'), ...files.filter((f) => laneOf(f) === 'exclusive')].map((f) => path.relative(root, f));
+  const of = (lanes) => files.filter((f) => lanes.includes(laneOf(f))).map((f) => path.relative(root, f));
+  // A captured-2 file on its own database needs that lane's set-up; here it runs on the stack's.
+  const side = { mysql: of(['captured', 'captured-2']), 'mysql-isolated': [] };
+  const planned = spreadIsolated(of(['isolated']), side);
+  const exclusive = of(['exclusive']);
   fs.mkdirSync(reports, { recursive: true });
-  console.log(`lanes: mysql ${ordered.length} files (~${secondsOf(ordered)} s)`);
+  console.log(`lanes: ${Object.entries(side).map(([l, f]) => `${l} ${f.length} files (~${planned[l]} s)`).join(', ')}; then mysql-exclusive ${exclusive.length} files`);
   const started = Date.now();
-  const result = await runLane('mysql', ordered);
+  const together = await Promise.all(Object.entries(side).map(([lane, f]) => runLane(lane, f)));
+  const results = [...together, await runLane('mysql-exclusive', exclusive)];
   console.log(`lanes: mysql done in ${Math.round((Date.now() - started) / 1000)} s`);
-  if (!result.ok && result.report && fs.existsSync(result.report)) {
-    await new Promise((resolve) => spawn('node', [path.join(__dirname, 'print-failed-logs.js'), result.report], { stdio: 'inherit' }).on('close', resolve));
+  for (const r of results.filter((x) => !x.ok)) {
+    if (r.report && fs.existsSync(r.report)) {
+      await new Promise((resolve) => spawn('node', [path.join(__dirname, 'print-failed-logs.js'), r.report], { stdio: 'inherit' }).on('close', resolve));
+    } else {
+      console.log(`[${r.lane}] failed before writing its report`);
+    }
   }
-  process.exit(result.ok ? 0 : 1);
+  process.exit(results.every((r) => r.ok) ? 0 : 1);
 }
 
 async function main() {
