@@ -5,7 +5,13 @@
 # generates from the entities file (TB_ENTITIES), put through the REST API as a deployment on
 # distributed Connect would: a standalone worker keeps no connector configuration across
 # restarts, so every start registers them again (their offsets and schema histories are in files
-# under data/connect and survive).
+# under data/connect/<server 1's flavour> and survive).
+
+# Debezium's positions are a server's binlog coordinates and GTIDs (MariaDB's 0-1-42 and MySQL's
+# uuid:1-42 do not parse as each other): kept per flavour of the server the connectors read, so
+# a stack switched from one TB_DB_FLAVOUR to another and back resumes each where it was, as the
+# servers keep their own data directories.
+export TB_CONNECT_DATA="$TB_STACK_HOME/data/connect/$(db_flavour 1)"
 
 CONNECTOR_NAME=timebucket-cdc
 OUTBOX_CONNECTOR_NAME=timebucket-outbox
@@ -36,7 +42,7 @@ connect_start() {
   fi
   render "$TB_ROOT/stack/conf/connect-worker.properties" "$TB_STACK_HOME/conf/connect-worker.properties"
   render "$TB_ROOT/stack/conf/log4j.properties" "$TB_STACK_HOME/conf/log4j.properties"
-  mkdir -p "$TB_STACK_HOME/data/connect"
+  mkdir -p "$TB_CONNECT_DATA"
   log "starting kafka connect + debezium on :$TB_CONNECT_PORT"
   # The heap of Kafka's own Connect scripts (2 GB at most), and 1 GB from the start: a hot minute
   # publishes tens of thousands of events a second, and Debezium allocates some 10 KB for each
@@ -65,7 +71,7 @@ connector_config() {
   local kind=() server_id=184054 history=schema-history.dat
   if [[ $1 == "$OUTBOX_CONNECTOR_NAME" ]]; then kind=(--outbox); server_id=184154; history=outbox-schema-history.dat; fi
   (cd "$TB_ROOT" && TB_LOG_LEVEL=warn node dist/cli/main.js connector config "${kind[@]}" --config-only --flavour auto --server-id "$server_id" \
-    --history "file:$TB_STACK_HOME/data/connect/$history" --replication-factor "$TB_KAFKA_REPLICATION_FACTOR" \
+    --history "file:$TB_CONNECT_DATA/$history" --replication-factor "$TB_KAFKA_REPLICATION_FACTOR" \
     --db-user "$TB_CDC_USER" --db-password "$TB_CDC_PASSWORD")
 }
 
