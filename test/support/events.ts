@@ -20,6 +20,9 @@ export async function collectEvents(config: Config, topics: string[]): Promise<{
   const events: SeenEvent[] = [];
   const undecodable: unknown[] = [];
   const seen = new Set<string>();
+  // Said in the file's pipeline log, which a failed file's output prints: a reader that crashed
+  // for good or events it could not decode explain a wait on events that timed out.
+  consumer.on(consumer.events.CRASH, ({ payload }) => logger.error({ err: payload.error, restart: payload.restart, topics }, 'test event reader crashed'));
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: true });
   await consumer.run({
@@ -32,6 +35,7 @@ export async function collectEvents(config: Config, topics: string[]): Promise<{
         const value = (await registry.decode(message.value!)) as Record<string, unknown>;
         events.push({ topic, key: message.key?.toString() ?? '', headers, value, receivedAt: Date.now() });
       } catch (err) {
+        logger.warn({ err, position }, 'test event reader: an event it could not decode');
         undecodable.push(err);
       }
     },

@@ -38,4 +38,18 @@ for (const suite of report.testResults ?? []) {
   const tail = own.slice(-Number(lines)).map((l) => l.slice(0, 400));
   console.log(`--- ${path.relative(process.cwd(), log)}: its last ${tail.length} warnings and errors (and ${warnings.length - own.length} of kafkajs's own)`);
   for (const l of tail) console.log(l);
+  // kafkajs's own, one line per distinct message with its count and last time: a reader that
+  // could not find its coordinator for a minute reads differently from one broker restart.
+  const distinct = new Map();
+  for (const l of warnings.filter((x) => x.includes('"component":"kafkajs"'))) {
+    let entry;
+    try {
+      entry = JSON.parse(l);
+    } catch {
+      continue;
+    }
+    const what = `${entry.clientId ?? ''} ${entry.namespace ?? ''}: ${entry.error ?? ''} ${String(entry.msg ?? '').slice(0, 120)}`;
+    distinct.set(what, { n: (distinct.get(what)?.n ?? 0) + 1, last: entry.time });
+  }
+  for (const [what, { n, last }] of [...distinct].slice(-Number(lines))) console.log(`  kafkajs ×${n} (last ${last}) ${what}`);
 }
