@@ -11,7 +11,22 @@ export type Tls = Readonly<{ enabled: false }> | Readonly<{ enabled: true; ca: s
 export type KafkaSasl = Readonly<{ mechanism: 'scram-sha-512' | 'scram-sha-256' | 'plain'; username: string; password: string }>;
 export type BasicAuth = Readonly<{ username: string; password: string }>;
 
-export type DbConnection = Readonly<{ host: string; port: number; database: string; user: string; password: string; poolMax: number; tls: Tls }>;
+/**
+ * statementTimeoutMs: every statement's deadline (db/statement-deadline.ts); migrateStatementTimeoutMs
+ * that of migrate's DDL; lockWaitTimeoutS: the sessions' innodb_lock_wait_timeout, below the deadline.
+ */
+export type DbConnection = Readonly<{
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password: string;
+  poolMax: number;
+  tls: Tls;
+  statementTimeoutMs: number;
+  migrateStatementTimeoutMs: number;
+  lockWaitTimeoutS: number;
+}>;
 /** A database an entity may live on: its connection and the topic prefix of its CDC connector. */
 export type NamedDatabase = DbConnection & Readonly<{ name: string; cdcTopicPrefix: string }>;
 
@@ -19,7 +34,7 @@ export type NamedDatabase = DbConnection & Readonly<{ name: string; cdcTopicPref
  * TB_DATABASES' connections: TB_DB_<N>_HOST required in production (locally 127.0.0.1, port the
  * stack's second server); name, user and password default to the main database's.
  */
-export function extraDatabasesOf(env: Record<string, string | undefined>, e: ParsedEnv, usesDb: boolean, problems: string[]): Array<Omit<NamedDatabase, 'poolMax' | 'tls'>> {
+export function extraDatabasesOf(env: Record<string, string | undefined>, e: ParsedEnv, usesDb: boolean, problems: string[]): Array<Omit<NamedDatabase, 'poolMax' | 'tls' | 'statementTimeoutMs' | 'migrateStatementTimeoutMs' | 'lockWaitTimeoutS'>> {
   return splitList(e.TB_DATABASES).map((name) => {
     const v = (suffix: string) => env[`TB_DB_${name.toUpperCase()}_${suffix}`];
     const at = (suffix: string) => `TB_DB_${name.toUpperCase()}_${suffix}`;

@@ -56,6 +56,16 @@ export const EnvSchema = z.object({
   TB_DB_USER: z.string().min(1).default('timebucket'),
   TB_DB_PASSWORD: z.string().default('timebucket'),
   TB_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // Every statement's deadline (db/statement-deadline.ts): past it the statement fails as
+  // retriable and its connection is closed. 15 s: above the row-lock wait below (a lock queue
+  // ends in 1205 first), far above any statement of a healthy database on the service's paths
+  // (an expiry batch of 2,000 rows took ~0.2 s in the benchmarks), and short enough that a
+  // frozen server opens its breaker within seconds of the first batch sent to it.
+  TB_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(15_000),
+  // The sessions' innodb_lock_wait_timeout (the server's default is 50 s).
+  TB_DB_LOCK_WAIT_TIMEOUT_S: z.coerce.number().int().min(1).max(3_600).default(10),
+  // `migrate`'s statements: DDL on a large table runs for minutes; 0 for none.
+  TB_DB_MIGRATE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3_600_000),
   // `timebucket migrate`, run as the owner: then grant this user (name or name@host, host
   // default %) exactly what the running service needs (db/service-grants.ts).
   TB_DB_SERVICE_USER: z
@@ -140,13 +150,20 @@ export function splitList(value: string): string[] {
  * raw values, so it is reported together with field problems (values that do not parse are
  * reported by the schema).
  */
+/** A statement deadline at or under the row-lock wait would close connections that only waited for a lock. */
+export function deadlineProblem(env: Record<string, string | undefined>): string | undefined {
+  const deadlineMs = Number(env['TB_DB_STATEMENT_TIMEOUT_MS'] ?? 15_000);
+  const lockWaitS = Number(env['TB_DB_LOCK_WAIT_TIMEOUT_S'] ?? 10);
+  if (!Number.isFinite(deadlineMs) || !Number.isFinite(lockWaitS)) return undefined;
+  return deadlineMs <= lockWaitS * 1_000 ? 'TB_DB_STATEMENT_TIMEOUT_MS: must exceed TB_DB_LOCK_WAIT_TIMEOUT_S (a lock wait ends in 1205 before the deadline)' : undefined;
+}
+
 export function heartbeatProblem(env: Record<string, string | undefined>): string | undefined {
   const heartbeat = Number(env['TB_HEARTBEAT_INTERVAL_MS'] ?? DEFAULT_HEARTBEAT_INTERVAL_MS);
   const session = Number(env['TB_SESSION_TIMEOUT_MS'] ?? DEFAULT_SESSION_TIMEOUT_MS);
   if (!Number.isFinite(heartbeat) || !Number.isFinite(session)) return undefined;
   return heartbeat * 3 > session ? 'TB_HEARTBEAT_INTERVAL_MS: must be at most a third of TB_SESSION_TIMEOUT_MS' : undefined;
 }
-
 
 /**
  * Variables of the polling relay, which is gone (events are published by Debezium's Outbox

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { ConfigError } from './core/errors';
 import { deepFreeze } from './core/deep-freeze';
-import { ConfigParts, EnvSchema, heartbeatProblem, PRODUCTION_REQUIRED_BY_PART, retiredProblems, splitList, type ConfigPart } from './config-schema';
+import { ConfigParts, EnvSchema, heartbeatProblem, deadlineProblem, PRODUCTION_REQUIRED_BY_PART, retiredProblems, splitList, type ConfigPart } from './config-schema';
 import { withSecretFiles } from './config-secrets';
 import { extraDatabasesOf, registryOf, saslProblems, serviceAccount, tlsOf, type BasicAuth, type DbConnection, type KafkaSasl, type NamedDatabase, type Tls } from './config-connections';
 
@@ -72,6 +72,8 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   const problems = [...fileProblems, ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))];
   const crossField = heartbeatProblem(env);
   if (crossField !== undefined) problems.push(crossField);
+  const deadline = deadlineProblem(env);
+  if (deadline !== undefined) problems.push(deadline);
   problems.push(...retiredProblems(env));
   const uses = opts.uses ?? ConfigParts;
   if (env['TB_ENV'] === 'production') {
@@ -100,6 +102,9 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     password: e.TB_DB_PASSWORD,
     poolMax: e.TB_DB_POOL_MAX,
     tls: dbTls!,
+    statementTimeoutMs: e.TB_DB_STATEMENT_TIMEOUT_MS,
+    migrateStatementTimeoutMs: e.TB_DB_MIGRATE_STATEMENT_TIMEOUT_MS,
+    lockWaitTimeoutS: e.TB_DB_LOCK_WAIT_TIMEOUT_S,
   };
   const databases: Record<string, NamedDatabase> = { main: { ...db, name: 'main', cdcTopicPrefix: e.TB_CDC_TOPIC_PREFIX } };
   for (const x of extraDatabases) databases[x.name] = { ...db, ...x };

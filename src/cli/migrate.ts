@@ -15,7 +15,7 @@ import { loadEntities } from '../ops/load-entities';
 export async function migrate(config: Config, logger: Logger, opts: { down: boolean }): Promise<void> {
   // The grants follow the entities file: read it before touching the database.
   const catalogue = loadEntities(config.entitiesPath);
-  const databases = openDatabases(config, catalogue, logger, { demoTables: config.env === 'local' });
+  const databases = openDatabases(config, catalogue, logger, { demoTables: config.env === 'local', migrate: true });
   try {
     for (const name of databasesOf(catalogue)) {
       const db = databases.pools[name]!;

@@ -19,6 +19,7 @@ export const ErrorCodes = [
   'SCHEMA_ID_MISSING',
   'EVENT_REJECTED',
   'EVENT_TOO_LARGE',
+  'STATEMENT_DEADLINE',
 ] as const;
 export type ErrorCode = (typeof ErrorCodes)[number];
 

@@ -15,14 +15,19 @@ export type Databases = Readonly<{
   destroy: () => Promise<void>;
 }>;
 
-export function openDatabases(config: Pick<Config, 'databases'>, catalogue: EntityCatalogue, logger?: Logger, opts: { demoTables?: boolean } = {}): Databases {
+export function openDatabases(config: Pick<Config, 'databases'>, catalogue: EntityCatalogue, logger?: Logger, opts: { demoTables?: boolean; migrate?: boolean } = {}): Databases {
   const problems = unconfiguredDatabases(catalogue, config.databases);
   if (problems.length > 0) throw new ConfigError(problems.join('; '), { problems });
   const pools: Record<string, Db> = {};
   for (const name of databasesOf(catalogue)) {
     const db = config.databases[name]!;
     // Demo tables only ever on the main database (the local stack's `make run`).
-    pools[name] = createDb(db, { ...(logger && { logger: logger.child({ database: name }) }), demoTables: name === 'main' && opts.demoTables === true });
+    pools[name] = createDb(db, {
+      ...(logger && { logger: logger.child({ database: name }) }),
+      demoTables: name === 'main' && opts.demoTables === true,
+      // migrate's DDL on a large table runs for minutes: its own deadline.
+      ...(opts.migrate === true && { statementTimeoutMs: db.migrateStatementTimeoutMs }),
+    });
   }
   return {
     pools,

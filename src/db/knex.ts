@@ -32,6 +32,7 @@ import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../ops/logger';
 import { migrationSource } from './migrations';
+import { armStatementDeadlines, type DeadlineConnection } from './statement-deadline';
 
 export type Db = Knex;
 
@@ -40,7 +41,9 @@ export type Db = Knex;
  * structured logs; without one they are dropped (tests' pools), never printed to the console.
  */
 /** demoTables: whether migrations create the demo coupons/orders (db/migrations/index.ts); the local default. */
-export function createDb(db: Config['db'], opts: { database?: string | null; logger?: Logger; demoTables?: boolean } = {}): Db {
+/** statementTimeoutMs: every statement's deadline on this pool (db/statement-deadline.ts), the connection's `statementTimeoutMs` unless given (migrate's DDL). */
+export function createDb(db: Config['db'], opts: { database?: string | null; logger?: Logger; demoTables?: boolean; statementTimeoutMs?: number } = {}): Db {
+  const statementTimeoutMs = opts.statementTimeoutMs ?? db.statementTimeoutMs;
   const database = opts.database === null ? undefined : (opts.database ?? db.database);
   const log = opts.logger?.child({ component: 'knex' });
   return knexFactory({
@@ -72,13 +75,17 @@ export function createDb(db: Config['db'], opts: { database?: string | null; log
     pool: {
       min: 0,
       max: db.poolMax,
-      afterCreate: (conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, c: unknown) => void) => {
+      afterCreate: (conn: DeadlineConnection, done: (err: Error | null, c: unknown) => void) => {
+        armStatementDeadlines(conn, statementTimeoutMs);
+        const query = (sql: string, cb: (err: Error | null) => void) => conn.query(sql, cb);
         // Two statements: SET TRANSACTION cannot share a SET with variables (MySQL and MariaDB).
-        conn.query("SET time_zone = '+00:00'", (err) => {
+        // A row lock waited for gives up (1205, retriable) well before the statement's deadline,
+        // so a statement past its deadline is one the database did not answer, not a lock queue.
+        query(`SET time_zone = '+00:00', innodb_lock_wait_timeout = ${db.lockWaitTimeoutS}`, (err) => {
           if (err) return done(err, conn);
-          conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err2) => {
+          query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err2) => {
             if (err2) return done(err2, conn);
-            conn.query('SET SESSION in_predicate_conversion_threshold = 0', (err3) => done(isUnknownVariable(err3) ? null : err3, conn));
+            query('SET SESSION in_predicate_conversion_threshold = 0', (err3) => done(isUnknownVariable(err3) ? null : err3, conn));
           });
         });
       },

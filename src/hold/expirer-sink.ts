@@ -12,8 +12,10 @@
  *                           parked (DLQ with the reason, counted) and done: its partition's
  *                           commit point moves on instead of being pinned for good
  *
- * Concurrency is capped, so a hot minute queues here (bounded by the consumer's per-partition
- * cap) instead of opening unbounded transactions.
+ * Concurrency is capped per database, so a hot minute queues here (bounded by the consumer's
+ * per-partition cap) instead of opening unbounded transactions, and a database that stops
+ * answering holds only its own slots: its batches wait on it (until their statements' deadline,
+ * db/statement-deadline.ts, then its breaker) while another database's batches go on.
  *
  * The operator's switches (`timebucket ctl`, through the gate) are per entity, so each entity of
  * the catalogue waits in a queue of its own (all its transitions together): a paused entity's due
@@ -61,6 +63,7 @@ export type ExpirerSinkOptions = Readonly<{
   expireBatch: ExpireBatch;
   clock: Clock;
   maxBatchSize: number;
+  /** Batches running at once against each database. */
   maxConcurrentBatches: number;
   backoff: Backoff;
   /** Tries of an entry alone, after a deterministic failure, before it is parked. */
@@ -74,15 +77,21 @@ export type ExpirerSinkOptions = Readonly<{
   gate?: TransitionGate;
 }>;
 
+/** The entries of one entity on one database: a paused entity's lanes wait, a full database's too. */
+type Lane = Readonly<{ entity: string; database: string; queue: FireQueue<Pending> }>;
+
+const laneKey = (entity: string, database: string) => `${entity}\u0000${database}`;
+
 export class ExpirerSink implements HoldSink {
   private readonly entities: readonly string[];
-  /** One queue per entity, so pausing one leaves the others' queues alone. */
-  private readonly queues: Map<string, FireQueue<Pending>>;
+  /** One queue per entity and database, so pausing one entity or waiting on one database leaves the others alone. */
+  private readonly lanes: Map<string, Lane>;
+  /** Batches running, per database. */
+  private readonly running = new Map<string, number>();
   private readonly gate: TransitionGate;
   private readonly unsubscribe: () => void;
   private timer?: NodeJS.Timeout;
   private timerAt = Number.POSITIVE_INFINITY;
-  private running = 0;
   private runningEntries = 0;
   private epoch = 0;
   private closed = false;
@@ -90,7 +99,9 @@ export class ExpirerSink implements HoldSink {
 
   constructor(private readonly opts: ExpirerSinkOptions) {
     this.entities = entityNames(opts.catalogue);
-    this.queues = new Map(this.entities.map((e) => [e, new FireQueue<Pending>()]));
+    this.lanes = new Map(
+      this.entities.flatMap((e) => entityOf(opts.catalogue, e).databases.map((database) => [laneKey(e, database), { entity: e, database, queue: new FireQueue<Pending>() }] as const)),
+    );
     this.gate = opts.gate ?? openGate;
     // A resume or a new throttle can make work fireable that no timer waits for.
     this.unsubscribe = this.gate.onChange(() => {
@@ -101,14 +112,14 @@ export class ExpirerSink implements HoldSink {
   /** Entries waiting in memory (for metrics and tests). */
   get waiting(): number {
     let n = 0;
-    for (const q of this.queues.values()) n += q.size;
+    for (const lane of this.lanes.values()) n += lane.queue.size;
     return n;
   }
 
   /** Paused entries count too: they are due and unfinished, which is what the gauge is for. */
   dueCount(now: number): number {
     let n = this.runningEntries;
-    for (const q of this.queues.values()) n += q.countDue(now);
+    for (const lane of this.lanes.values()) n += lane.queue.countDue(now);
     return n;
   }
 
@@ -122,7 +133,7 @@ export class ExpirerSink implements HoldSink {
     const at = msg.entry.expireAtMs;
     // A reminder batch is its own statement shape (expire/reminder-batch.ts): never mixed with the transition's.
     const group = `${transition.ref}~${batchKindOf(msg.entry)}@${location.key}`;
-    this.queueOf(transition.entity).push(at, { msg, transition, location, group, done, attempts: 0, alone: false });
+    this.laneOf(transition.entity, location.database).queue.push(at, { msg, transition, location, group, done, attempts: 0, alone: false });
     // A timer due no later than this entry fires it, or reschedules from fire().
     if (at < this.timerAt) this.schedule();
   }
@@ -140,7 +151,7 @@ export class ExpirerSink implements HoldSink {
 
   reset(): void {
     this.epoch += 1;
-    for (const q of this.queues.values()) q.retain(() => false);
+    for (const lane of this.lanes.values()) lane.queue.retain(() => false);
   }
 
   close(): void {
@@ -150,12 +161,17 @@ export class ExpirerSink implements HoldSink {
     if (this.timer) clearTimeout(this.timer);
   }
 
-  private queueOf(entity: string): FireQueue<Pending> {
-    return this.queues.get(entity)!;
+  private laneOf(entity: string, database: string): Lane {
+    return this.lanes.get(laneKey(entity, database))!;
   }
 
   private requeue(at: number, p: Pending): void {
-    this.queueOf(p.transition.entity).push(at, p);
+    this.laneOf(p.transition.entity, p.location.database).queue.push(at, p);
+  }
+
+  /** Slots free on `database`. */
+  private freeOn(database: string): number {
+    return this.opts.maxConcurrentBatches - (this.running.get(database) ?? 0);
   }
 
   private schedule(): void {
@@ -171,13 +187,16 @@ export class ExpirerSink implements HoldSink {
     }, timerDelay(at, this.opts.clock.now()));
   }
 
-  /** The earliest time something may fire: a paused entity never, a throttled one once it has tokens. */
+  /**
+   * The earliest time something may fire: a paused entity never, a throttled one once it has
+   * tokens, a database with every slot busy when one of its batches ends (run() fires then).
+   */
   private nextFireAt(): number | undefined {
     const now = this.opts.clock.now();
     let next: number | undefined;
-    for (const [entity, queue] of this.queues) {
+    for (const { entity, database, queue } of this.lanes.values()) {
       const head = queue.peekAt();
-      if (head === undefined || this.gate.paused(entity)) continue;
+      if (head === undefined || this.gate.paused(entity) || this.freeOn(database) <= 0) continue;
       const at = head > now ? head : now + this.gate.msUntilAllowed(entity, this.opts.maxBatchSize);
       next = next === undefined ? at : Math.min(next, at);
     }
@@ -185,50 +204,62 @@ export class ExpirerSink implements HoldSink {
   }
 
   private fire(): void {
-    const free = this.opts.maxConcurrentBatches - this.running;
-    if (free > 0) {
+    const free = new Map<string, number>();
+    for (const { database } of this.lanes.values()) if (this.freeOn(database) > 0) free.set(database, this.freeOn(database));
+    if (free.size > 0) {
       const now = this.opts.clock.now();
-      const batches = this.group(this.popDue(now, free * this.opts.maxBatchSize));
-      // Several entities or transitions (or entries tried alone) can make more batches than free slots: the rest wait.
-      const started = batches.slice(0, free);
+      const batches = this.group(this.popDue(now, free));
+      // Several entities or transitions (or entries tried alone) can make more batches than a database's free slots: the rest wait.
+      const started: Pending[][] = [];
+      for (const batch of batches) {
+        const database = batch[0]!.location.database;
+        const slots = free.get(database) ?? 0;
+        if (slots > 0) {
+          free.set(database, slots - 1);
+          started.push(batch);
+        } else for (const p of batch) this.requeue(now, p);
+      }
       const taken = new Map<string, number>();
       for (const batch of started) taken.set(batch[0]!.transition.entity, (taken.get(batch[0]!.transition.entity) ?? 0) + batch.length);
       for (const entity of this.entities) this.gate.consume(entity, taken.get(entity) ?? 0);
       for (const batch of started) void this.run(batch);
-      for (const p of batches.slice(free).flat()) this.requeue(now, p);
     }
-    // With every slot busy, the next run() completion fires again.
-    if (this.running < this.opts.maxConcurrentBatches) this.schedule();
+    // A database with every slot busy fires again when one of its batches ends.
+    this.schedule();
   }
 
   /**
-   * Due entries, earliest first across the entities as one queue would give them, skipping a
-   * paused entity and taking no more of a throttled one than its tokens allow. Taken a run at a
-   * time: from the entity whose head is earliest, everything up to the next entity's head (or
-   * now) in one pop, so a released hot minute of one entity costs one pass over the queues, not
-   * one per entry.
+   * Due entries, earliest first across the lanes as one queue would give them, skipping a
+   * paused entity, taking no more of a throttled one than its tokens allow and no more for a
+   * database than its free slots' batches (`free`: database → free slots). Taken a run at a
+   * time: from the lane whose head is earliest, everything up to the next lane's head (or now)
+   * in one pop, so a released hot minute of one entity costs one pass over the queues, not one
+   * per entry.
    */
-  private popDue(now: number, limit: number): Pending[] {
+  private popDue(now: number, free: ReadonlyMap<string, number>): Pending[] {
     const allowance = new Map(this.entities.map((e) => [e, this.gate.paused(e) ? 0 : this.gate.allowance(e)]));
+    const room = new Map([...free].map(([database, slots]) => [database, slots * this.opts.maxBatchSize]));
     const out: Pending[] = [];
-    while (out.length < limit) {
-      let pick: string | undefined;
+    for (;;) {
+      let pick: Lane | undefined;
       let pickAt = Number.POSITIVE_INFINITY;
       let nextAt = Number.POSITIVE_INFINITY;
-      for (const [entity, queue] of this.queues) {
-        const at = queue.peekAt();
-        if (at === undefined || at > now || allowance.get(entity)! < 1) continue;
+      for (const lane of this.lanes.values()) {
+        const at = lane.queue.peekAt();
+        if (at === undefined || at > now || allowance.get(lane.entity)! < 1 || (room.get(lane.database) ?? 0) < 1) continue;
         if (at < pickAt) {
           nextAt = pickAt;
-          pick = entity;
+          pick = lane;
           pickAt = at;
         } else if (at < nextAt) nextAt = at;
       }
       if (pick === undefined) break;
-      const tokens = allowance.get(pick)!;
-      const taken = this.queueOf(pick).popDue(Math.min(now, nextAt), Math.min(limit - out.length, Math.floor(tokens)));
+      const tokens = allowance.get(pick.entity)!;
+      const left = room.get(pick.database)!;
+      const taken = pick.queue.popDue(Math.min(now, nextAt), Math.min(left, Math.floor(tokens)));
       for (const p of taken) out.push(p);
-      allowance.set(pick, tokens - taken.length);
+      allowance.set(pick.entity, tokens - taken.length);
+      room.set(pick.database, left - taken.length);
     }
     return out;
   }
@@ -263,7 +294,8 @@ export class ExpirerSink implements HoldSink {
     const epoch = this.epoch;
     const transition = batch[0]!.transition;
     const entity = transition.entity;
-    this.running += 1;
+    const database = batch[0]!.location.database;
+    this.running.set(database, (this.running.get(database) ?? 0) + 1);
     this.runningEntries += batch.length;
     try {
       const outcome = await this.opts.expireBatch(
@@ -283,7 +315,7 @@ export class ExpirerSink implements HoldSink {
       this.opts.observer?.failed?.(entity, err);
       if (epoch === this.epoch) await this.retryOrPark(transition, batch, err);
     } finally {
-      this.running -= 1;
+      this.running.set(database, this.running.get(database)! - 1);
       this.runningEntries -= batch.length;
       this.fire();
     }

@@ -9,6 +9,12 @@
  * (the memory cap then pauses their partitions: back-pressure), and the consume loop keeps
  * heartbeating. Deterministic failures (bad data, bugs) do not count towards opening: the
  * dependency is fine, the input is not.
+ *
+ * A statement past its deadline (STATEMENT_DEADLINE, db/statement-deadline.ts) opens the breaker
+ * at once. A database that does not answer fails slowly, a few calls per deadline, never the
+ * volume a rolling window needs to open on its share of failures; and the deadline is above
+ * the lock wait, so such a failure is never a busy row but a server not answering. The
+ * half-open probe after `resetTimeoutMs` is one call: if it hangs too, the breaker opens again.
  */
 import CircuitBreaker from 'opossum';
 import { classifyFailure } from '../core/retry-policy';
@@ -56,6 +62,9 @@ export function createBreaker<A extends unknown[], R>(action: (...args: A) => Pr
     log({ breaker: opts.name, state: next }, `circuit breaker ${next}`);
     opts.onStateChange?.(opts.name, next);
   };
+  breaker.on('failure', (err: unknown) => {
+    if (err instanceof TimebucketError && err.code === 'STATEMENT_DEADLINE' && !breaker.opened) breaker.open();
+  });
   breaker.on('open', report('open'));
   breaker.on('halfOpen', report('half-open'));
   breaker.on('close', report('closed'));

@@ -72,6 +72,13 @@ describe('loadConfig', () => {
     expect(problems).toHaveLength(3);
   });
 
+  test('statement deadlines: 15 s over a 10 s row-lock wait by default, migrate 1 h; a deadline at or under the lock wait is refused', () => {
+    expect(loadConfig({}).db).toMatchObject({ statementTimeoutMs: 15_000, lockWaitTimeoutS: 10, migrateStatementTimeoutMs: 3_600_000 });
+    expect(loadConfig({ TB_DATABASES: 'wallet', TB_DB_WALLET_NAME: 'w', TB_DB_STATEMENT_TIMEOUT_MS: '4000', TB_DB_LOCK_WAIT_TIMEOUT_S: '3' }).databases['wallet']).toMatchObject({ statementTimeoutMs: 4_000, lockWaitTimeoutS: 3 });
+    expect(() => loadConfig({ TB_DB_STATEMENT_TIMEOUT_MS: '10000' })).toThrow(/TB_DB_STATEMENT_TIMEOUT_MS: must exceed TB_DB_LOCK_WAIT_TIMEOUT_S/);
+    expect(() => loadConfig({ TB_DB_STATEMENT_TIMEOUT_MS: '500' })).toThrow(/TB_DB_STATEMENT_TIMEOUT_MS/);
+  });
+
   test('the heartbeat rule alone is reported too', () => {
     expect(() => loadConfig({ TB_SESSION_TIMEOUT_MS: '9000', TB_HEARTBEAT_INTERVAL_MS: '5000' })).toThrow(/TB_HEARTBEAT_INTERVAL_MS: must be at most a third/);
   });

@@ -31,6 +31,41 @@ test('opens after retriable failures, fails fast with a retriable error, probes 
   breaker.shutdown();
 });
 
+test('one statement past its deadline opens it at once, far below the volume a window needs; a half-open probe that hangs again reopens it', async () => {
+  const states: BreakerState[] = [];
+  const unanswered = () => new TimebucketError('STATEMENT_DEADLINE', 'statement still unanswered', { retriable: true });
+  let answer = false;
+  const breaker = createBreaker(
+    async () => {
+      if (!answer) throw unanswered();
+      return 'ok';
+    },
+    { name: 'expiry-wallet', volumeThreshold: 50, resetTimeoutMs: 100, logger: createLogger('silent'), onStateChange: (_n, s) => states.push(s) },
+  );
+  await expect(breaker.fire()).rejects.toMatchObject({ code: 'STATEMENT_DEADLINE' });
+  expect(breaker.state()).toBe('open');
+  await new Promise((r) => setTimeout(r, 150));
+  await expect(breaker.fire()).rejects.toMatchObject({ code: 'STATEMENT_DEADLINE' });
+  expect(breaker.state()).toBe('open');
+  answer = true;
+  await new Promise((r) => setTimeout(r, 150));
+  await expect(breaker.fire()).resolves.toBe('ok');
+  expect(states).toEqual(['open', 'half-open', 'open', 'half-open', 'closed']);
+  breaker.shutdown();
+});
+
+test('a few ordinary retriable failures below the volume threshold leave it closed', async () => {
+  const breaker = createBreaker(
+    async () => {
+      throw down();
+    },
+    { name: 'expiry', volumeThreshold: 5, logger: createLogger('silent') },
+  );
+  for (let i = 0; i < 4; i += 1) await expect(breaker.fire()).rejects.toThrow('db down');
+  expect(breaker.state()).toBe('closed');
+  breaker.shutdown();
+});
+
 test('deterministic failures (bad input) never open it', async () => {
   const breaker = createBreaker(
     async () => {
