@@ -70,9 +70,15 @@ mysql_start() {
 
 # mysql_bootstrap I: the stack's database and accounts on instance I (db_bootstrap_sql), created for
 # caching_sha2_password; the CDC user with the grants Debezium's MySQL connector documents
-# (REPLICATION CLIENT where MariaDB has BINLOG MONITOR).
+# (REPLICATION CLIENT where MariaDB has BINLOG MONITOR). The owner account gets REPLICATION
+# CLIENT too: `make bench` reads the binlog's size with SHOW BINARY LOGS, MySQL having no
+# Binlog_bytes_written counter (bench/lib/db-server.ts).
 mysql_bootstrap() {
-  db_bootstrap_sql 'WITH caching_sha2_password' 'SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT' | mysql_client "$1"
+  {
+    db_bootstrap_sql 'WITH caching_sha2_password' 'SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT'
+    echo "GRANT REPLICATION CLIENT ON *.* TO '$TB_DB_USER'@'%';"
+    echo "GRANT REPLICATION CLIENT ON *.* TO '$TB_DB_USER'@'localhost';"
+  } | mysql_client "$1"
 }
 
 mysql_stop() { stop_component mysql mysql-2; }

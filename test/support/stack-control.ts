@@ -1,6 +1,7 @@
 /**
  * Faults on the real local stack, for tests that prove recovery: the database refusing the
- * application (its account locked, its sessions killed), the broker frozen (SIGSTOP), each
+ * application (its account locked, its sessions killed), the broker or the second database
+ * server frozen (SIGSTOP), each
  * undone by the returned function, a Kafka node or the second database server killed (SIGKILL) or
  * Kafka Connect stopped, then started again by `stackUp`.
  */
@@ -70,6 +71,16 @@ export async function stopRegistry(): Promise<void> {
 /** Freezes the broker process (requests hang, then time out); the returned function thaws it. */
 export function freezeKafka(): () => void {
   const pid = Number(readFileSync(join(stackHome, 'run/kafka.pid'), 'utf8').trim());
+  process.kill(pid, 'SIGSTOP');
+  return () => process.kill(pid, 'SIGCONT');
+}
+
+/**
+ * Freezes the second database server (SIGSTOP): it neither answers nor refuses, as a hung host
+ * or a network that drops packets; its clients' statements wait. The returned function thaws it.
+ */
+export function freezeDatabaseServer(server: 2): () => void {
+  const pid = Number(readFileSync(join(stackHome, `run/${stackServerName(server)}.pid`), 'utf8').trim());
   process.kill(pid, 'SIGSTOP');
   return () => process.kill(pid, 'SIGCONT');
 }

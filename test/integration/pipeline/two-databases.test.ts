@@ -10,7 +10,10 @@
  * row (in its own database's outbox) and one event per transition, untouched rows untouched; the
  * compensation scanner and backfill read every table. Then the second server is killed for 20 s
  * mid-flow: its shards hold and catch up when it is back, while the main database's rows go on
- * transitioning on time, and nothing is lost or duplicated.
+ * transitioning on time, and nothing is lost or duplicated. Then it is frozen (SIGSTOP: it
+ * neither answers nor refuses) with batches of its rows due: they hold only its own expiry
+ * slots, fail at their statements' deadline and open its breaker, while the main database's
+ * rows go on transitioning; thawed, its rows catch up, once each.
  *
  * @mysql
  * @lane isolated
@@ -25,13 +28,13 @@ import { transitionOf } from '../../../src/core/entity-catalogue';
 import { collectEvents, SeenEvent } from '../../support/events';
 import { applyCdcTopics, createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { logger } from '../../support/stack';
-import { stackUp, stopDatabaseServer } from '../../support/stack-control';
+import { freezeDatabaseServer, stackUp, stopDatabaseServer } from '../../support/stack-control';
 import { createTablesFrom } from '../../support/sql-file';
 import { createTestDatabase, secondServer, TestDatabase } from '../../support/test-database';
 import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
 import { outboxEvents } from '../../support/outbox-rows';
 import { waitFor } from '../../support/wait-for';
-import { countInStatus } from '../../support/counts';
+import { countInStatus, metricSum } from '../../support/counts';
 
 const shop = join(__dirname, '../../../examples/shop');
 const entities = JSON.parse(readFileSync(join(shop, 'entities-split.json'), 'utf8')) as unknown;
@@ -84,6 +87,9 @@ beforeAll(async () => {
       TB_SCANNER_GRACE_MS: '1000',
       TB_SCANNER_INTERVAL_MS: '1000',
       TB_SCANNER_MAX_PAGES_PER_SECOND: '50',
+      // The frozen-server test's statements give up after 6 s (the default 15 s would only make it longer).
+      TB_DB_STATEMENT_TIMEOUT_MS: '6000',
+      TB_DB_LOCK_WAIT_TIMEOUT_S: '5',
     },
   });
   await applyCdcTopics(pipeline);
@@ -250,6 +256,61 @@ test('the second server killed for 20 s mid-flow: its tables hold and catch up, 
   expect(lateBy.size).toBe(onSecond.size);
   expect(Math.max(...lateBy.values())).toBeLessThan(30_000);
 }, 360_000);
+
+test("the second server frozen with its rows due: they hold only its own slots until their deadline opens its breaker, the main database's rows go on; thawed, its rows catch up once each", async () => {
+  // Both servers warm: their connectors capturing, the expirer's pools holding idle connections
+  // to each (the hung statements below are on pooled connections, the case TCP never ends).
+  const warm = await insertEach(800, 2, UNUSED, () => 1_500);
+  await waitAllExpired('the warm-up coupons expired on both servers', warm, 60_000);
+
+  // Second-server coupons due 12 to 16 s from now, a batch every half second per table: more
+  // batches than the expirer's four slots. Frozen once their entries are in the rings.
+  // (Rows of all four tables, one entry each: once every one is routed, the second server's are.)
+  const routedBefore = await metricSum(pipeline.metrics.routed);
+  const inserted = await insertEach(900, 8, UNUSED, (i) => 12_000 + i * 500);
+  await waitFor('the held coupons routed into the rings', async () => ((await metricSum(pipeline.metrics.routed)) >= routedBefore + inserted.flat().length ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
+  const held = inserted.map((ids, k) => (k >= 2 ? ids : []));
+  const notYet = (await countIn(2, held[2]!, EXPIRED)) + (await countIn(3, held[3]!, EXPIRED));
+  // (Routed within the 12 s head start they were given, or this test proves nothing.)
+  expect(notYet).toBe(0);
+  const failuresBefore = await metricSum(pipeline.metrics.batchFailures);
+  const thaw = freezeDatabaseServer(2);
+  try {
+    // Main-database coupons due through and after the held ones: with slots shared, the second
+    // server's hung batches would hold all four and these would wait for the thaw.
+    const onMain = (await Promise.all([0, 1].map(async (k) => {
+      const rows = Array.from({ length: 15 }, (_, i) => coupon(main.db, 5_000 + k * 100 + i, UNUSED, 4_000 + i * 1_500));
+      await main.db(`user_coupon_${k}`).insert(rows);
+      return rows.map((r) => r.id);
+    })));
+    await waitFor(
+      "every main-database coupon expired, and the frozen server's breaker open",
+      async () => {
+        const expired = (await countIn(0, onMain[0]!, EXPIRED)) + (await countIn(1, onMain[1]!, EXPIRED));
+        const breaker = await metricSum(pipeline.metrics.breakerState, { breaker: 'expiry-shop_b' });
+        return expired === onMain.flat().length && breaker === 2 ? true : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 250 },
+    );
+    // Its batches failed (retriable, retried) instead of hanging.
+    expect(await metricSum(pipeline.metrics.batchFailures)).toBeGreaterThan(failuresBefore);
+    expect(await metricSum(pipeline.metrics.parked)).toBe(0);
+  } finally {
+    thaw();
+  }
+  await waitAllExpired("the frozen server's coupons expired once it answers again", held, 90_000);
+  for (const k of [2, 3]) {
+    const outbox = await outboxOf(dbOf(k), held[k]!);
+    expect(outbox.filter((r) => r.event_type === 'USER_COUPON_EXPIRED').map((r) => r.entity_id).sort()).toEqual([...held[k]!].sort());
+    for (const r of outbox) {
+      const p = JSON.parse(r.payload) as { due_at: number; occurred_at: number };
+      expect(p.occurred_at).toBeGreaterThanOrEqual(p.due_at);
+    }
+  }
+}, 300_000);
 
 test('with CDC gone, the compensation scanner catches the overdue rows of every table, and backfill schedules the rest', async () => {
   // Neither connector captures anything from here on: only the scanner and backfill read the tables.
