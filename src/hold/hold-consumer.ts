@@ -37,6 +37,8 @@ import type { DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
 import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
+import { retry } from '../ops/retry';
+import { RetryPolicies, type RetryPolicy } from '../core/retry-policy';
 
 export type { HeldMessage } from '../core/held-record';
 
@@ -67,6 +69,8 @@ export type HoldConsumerOptions = Readonly<{
    */
   reroute: HoldSink;
   dlq: DlqWriter;
+  /** How a failed dead-letter write is retried (default RetryPolicies.append, as the repartitioner's). */
+  dlqRetry?: RetryPolicy;
   clock: Clock;
   maxInMemoryPerPartition: number;
   commitIntervalMs: number;
@@ -267,8 +271,10 @@ export class HoldConsumer implements Component {
         state.waitingForDrain = true;
         return;
       }
-      const held = await this.read(topic, partition, message, now);
-      if (held === undefined) {
+      const held = await this.read(topic, partition, message, now, this.ownedCheck(isRunning, generation), heartbeat);
+      // Its dead-letter write given up (stopping, or the partitions moved): unresolved, so read again.
+      if (held === 'abandoned') return;
+      if (held === 'dead-lettered') {
         // Sent to the DLQ: finished, the partition moves on (invariant I5).
         state.tracker.add(message.offset);
         state.tracker.markDone(message.offset);
@@ -371,13 +377,49 @@ export class HoldConsumer implements Component {
     }
   }
 
-  private async read(topic: string, partition: number, message: KafkaMessage, now: number): Promise<HeldMessage | undefined> {
+  /**
+   * Whether this member still owns what it is reading. Made here, not in onBatch: a closure
+   * there would put kafkajs's callbacks (which hold the whole fetch) into the scope that every
+   * entry's done() keeps alive.
+   */
+  private ownedCheck(isRunning: () => boolean, generation: number): () => boolean {
+    return () => isRunning() && generation === this.generation && this.state === 'RUNNING';
+  }
+
+  /**
+   * The record as held, or dead-lettered when it cannot be used. The dead-letter write is retried
+   * (the broker or the producer's breaker away): the partition waits on it, heartbeating, rather
+   * than skipping the record or crashing the consumer; given up only when this member stops
+   * owning the partition, the record unresolved. A write the broker refuses for the record
+   * itself fails after the policy's tries and reaches kafkajs: the stage turns FAILED, loudly.
+   */
+  private async read(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    now: number,
+    owned: () => boolean,
+    heartbeat: () => Promise<void>,
+  ): Promise<HeldMessage | 'dead-lettered' | 'abandoned'> {
+    let error: unknown;
     try {
       return this.opts.read({ topic, partition, offset: message.offset, key: message.key, value: message.value, headers: message.headers }, now);
     } catch (err) {
-      await this.opts.dlq.send({ topic, partition, message, error: err });
-      return undefined;
+      error = err;
     }
+    try {
+      await retry(() => this.opts.dlq.send({ topic, partition, message, error }), {
+        policy: this.opts.dlqRetry ?? RetryPolicies.append,
+        what: 'dead-lettering a record',
+        logger: this.opts.logger,
+        keepGoing: owned,
+        beforeWait: () => heartbeat(),
+      });
+    } catch (err) {
+      if (!owned()) return 'abandoned';
+      throw err;
+    }
+    return 'dead-lettered';
   }
 
   /** Commits each partition's finished prefix; a failed commit is retried on the next tick. */

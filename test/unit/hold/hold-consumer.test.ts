@@ -195,6 +195,33 @@ test('a record the reader rejects goes to the DLQ and the partition moves on', a
   await stage.stop();
 });
 
+test("a dead-letter write that fails (the producer's breaker open) is retried: the partition waits, heartbeating, then the record is dead-lettered once and the partition moves on", async () => {
+  const dlq: DlqRecord[] = [];
+  let refusals = 3;
+  const { fake, sink, stage } = await started({
+    dlq: {
+      send: async (r) => {
+        if (refusals > 0) {
+          refusals -= 1;
+          throw Object.assign(new Error('Breaker is open'), { code: 'EOPENBREAKER' });
+        }
+        dlq.push(r);
+      },
+      sendAll: async (rs) => void dlq.push(...rs),
+    },
+    dlqRetry: { backoff: { baseMs: 1, maxMs: 5 }, deterministicAttempts: 3 },
+  });
+  const seen = await fake.feed(topic, 0, [message(0, { headers: { bad: '1' } }), released(1)]);
+  expect(refusals).toBe(0);
+  expect(dlq.map((r) => r.message.offset)).toEqual(['0']);
+  expect(seen.resolved).toEqual(['0', '1']);
+  expect(seen.heartbeats).toBeGreaterThanOrEqual(3);
+  expect(stage.lifecycle).toBe('RUNNING');
+  sink.taken.get('1')!();
+  await waitFor('the commit to move past the dead-lettered record', () => (lastCommit(fake) === '2' ? true : undefined), { timeoutMs: 2_000, intervalMs: 10 });
+  await stage.stop();
+});
+
 test('due lag after a rejoin counts from where reading restarts, not from offset 0', async () => {
   const { fake, stage } = await started();
   fake.joinGroup({ [topic]: [0] });
