@@ -28,6 +28,8 @@ export const PRODUCTION_REQUIRED: readonly string[] = ConfigParts.flatMap((p) =>
 // Named once: the schema's defaults, and the heartbeat rule when a variable is not given.
 const DEFAULT_SESSION_TIMEOUT_MS = 30_000;
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 3_000;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+const DEFAULT_LOCK_WAIT_TIMEOUT_S = 10;
 
 export const EnvSchema = z.object({
   TB_ENV: z.enum(['local', 'production']).default('local'),
@@ -61,9 +63,9 @@ export const EnvSchema = z.object({
   // ends in 1205 first), far above any statement of a healthy database on the service's paths
   // (an expiry batch of 2,000 rows took ~0.2 s in the benchmarks), and short enough that a
   // frozen server opens its breaker within seconds of the first batch sent to it.
-  TB_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(15_000),
+  TB_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_STATEMENT_TIMEOUT_MS),
   // The sessions' innodb_lock_wait_timeout (the server's default is 50 s).
-  TB_DB_LOCK_WAIT_TIMEOUT_S: z.coerce.number().int().min(1).max(3_600).default(10),
+  TB_DB_LOCK_WAIT_TIMEOUT_S: z.coerce.number().int().min(1).max(3_600).default(DEFAULT_LOCK_WAIT_TIMEOUT_S),
   // `migrate`'s statements: DDL on a large table runs for minutes; 0 for none.
   TB_DB_MIGRATE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3_600_000),
   // `timebucket migrate`, run as the owner: then grant this user (name or name@host, host
@@ -150,19 +152,19 @@ export function splitList(value: string): string[] {
  * raw values, so it is reported together with field problems (values that do not parse are
  * reported by the schema).
  */
-/** A statement deadline at or under the row-lock wait would close connections that only waited for a lock. */
-export function deadlineProblem(env: Record<string, string | undefined>): string | undefined {
-  const deadlineMs = Number(env['TB_DB_STATEMENT_TIMEOUT_MS'] ?? 15_000);
-  const lockWaitS = Number(env['TB_DB_LOCK_WAIT_TIMEOUT_S'] ?? 10);
-  if (!Number.isFinite(deadlineMs) || !Number.isFinite(lockWaitS)) return undefined;
-  return deadlineMs <= lockWaitS * 1_000 ? 'TB_DB_STATEMENT_TIMEOUT_MS: must exceed TB_DB_LOCK_WAIT_TIMEOUT_S (a lock wait ends in 1205 before the deadline)' : undefined;
-}
-
 export function heartbeatProblem(env: Record<string, string | undefined>): string | undefined {
   const heartbeat = Number(env['TB_HEARTBEAT_INTERVAL_MS'] ?? DEFAULT_HEARTBEAT_INTERVAL_MS);
   const session = Number(env['TB_SESSION_TIMEOUT_MS'] ?? DEFAULT_SESSION_TIMEOUT_MS);
   if (!Number.isFinite(heartbeat) || !Number.isFinite(session)) return undefined;
   return heartbeat * 3 > session ? 'TB_HEARTBEAT_INTERVAL_MS: must be at most a third of TB_SESSION_TIMEOUT_MS' : undefined;
+}
+
+/** A statement deadline at or under the row-lock wait would close connections that only waited for a lock. */
+export function deadlineProblem(env: Record<string, string | undefined>): string | undefined {
+  const deadlineMs = Number(env['TB_DB_STATEMENT_TIMEOUT_MS'] ?? DEFAULT_STATEMENT_TIMEOUT_MS);
+  const lockWaitS = Number(env['TB_DB_LOCK_WAIT_TIMEOUT_S'] ?? DEFAULT_LOCK_WAIT_TIMEOUT_S);
+  if (!Number.isFinite(deadlineMs) || !Number.isFinite(lockWaitS)) return undefined;
+  return deadlineMs <= lockWaitS * 1_000 ? 'TB_DB_STATEMENT_TIMEOUT_MS: must exceed TB_DB_LOCK_WAIT_TIMEOUT_S (a lock wait ends in 1205 before the deadline)' : undefined;
 }
 
 /**

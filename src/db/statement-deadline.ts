@@ -15,8 +15,7 @@
  * mysql2's own `timeout` query option does not do this: it fails the callback and leaves the
  * connection as it was, still waiting for the old statement's answer.
  *
- * A statement's deadline is the connection's unless its knex query says otherwise, with
- * `.options({ statementTimeoutMs })` (0: none).
+ * The deadline is the pool's (db/knex.ts): the connection's `statementTimeoutMs`, migrate's own.
  */
 import { TimebucketError } from '../core/errors';
 
@@ -28,27 +27,21 @@ export type DeadlineConnection = {
   threadId?: number | null;
 };
 
-/** The deadline a call asks for: knex passes its query options in the first argument's object. */
-function deadlineOf(first: unknown, fallbackMs: number): number {
-  const asked = (first as { statementTimeoutMs?: unknown } | null)?.statementTimeoutMs;
-  return typeof first === 'object' && typeof asked === 'number' ? asked : fallbackMs;
-}
-
 /** The start of the statement, for the error: which statement hung says which stage waited. */
 function sqlOf(first: unknown): string {
   const sql = typeof first === 'string' ? first : (first as { sql?: unknown } | null)?.sql;
   return typeof sql === 'string' ? sql.replace(/\s+/g, ' ').slice(0, 120) : '';
 }
 
-/** Wraps `conn.query` and `conn.execute` so that each call with a callback has its deadline (`defaultMs`; 0: none). */
-export function armStatementDeadlines(conn: DeadlineConnection, defaultMs: number): void {
+/** Wraps `conn.query` and `conn.execute` so that each call with a callback has the deadline `ms` (0: none). */
+export function armStatementDeadlines(conn: DeadlineConnection, ms: number): void {
+  if (ms <= 0) return;
   for (const method of ['query', 'execute'] as const) {
     const original = conn[method].bind(conn);
     conn[method] = (...args: unknown[]) => {
       let at = args.length - 1;
       while (at >= 0 && typeof args[at] !== 'function') at -= 1;
-      const ms = deadlineOf(args[0], defaultMs);
-      if (at < 0 || ms <= 0) return original(...args);
+      if (at < 0) return original(...args);
       const callback = args[at] as Callback;
       const timer = setTimeout(() => {
         const err = new TimebucketError('STATEMENT_DEADLINE', `statement still unanswered after its ${ms} ms deadline; its connection is closed (the database is not answering)`, {

@@ -86,7 +86,8 @@ export class ExpirerSink implements HoldSink {
   private readonly entities: readonly string[];
   /** One queue per entity and database, so pausing one entity or waiting on one database leaves the others alone. */
   private readonly lanes: Map<string, Lane>;
-  /** Batches running, per database. */
+  /** The databases of the lanes, and the batches running on each. */
+  private readonly databases: readonly string[];
   private readonly running = new Map<string, number>();
   private readonly gate: TransitionGate;
   private readonly unsubscribe: () => void;
@@ -102,6 +103,7 @@ export class ExpirerSink implements HoldSink {
     this.lanes = new Map(
       this.entities.flatMap((e) => entityOf(opts.catalogue, e).databases.map((database) => [laneKey(e, database), { entity: e, database, queue: new FireQueue<Pending>() }] as const)),
     );
+    this.databases = [...new Set([...this.lanes.values()].map((l) => l.database))];
     this.gate = opts.gate ?? openGate;
     // A resume or a new throttle can make work fireable that no timer waits for.
     this.unsubscribe = this.gate.onChange(() => {
@@ -205,7 +207,10 @@ export class ExpirerSink implements HoldSink {
 
   private fire(): void {
     const free = new Map<string, number>();
-    for (const { database } of this.lanes.values()) if (this.freeOn(database) > 0) free.set(database, this.freeOn(database));
+    for (const database of this.databases) {
+      const slots = this.freeOn(database);
+      if (slots > 0) free.set(database, slots);
+    }
     if (free.size > 0) {
       const now = this.opts.clock.now();
       const batches = this.group(this.popDue(now, free));

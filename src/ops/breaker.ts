@@ -63,7 +63,7 @@ export function createBreaker<A extends unknown[], R>(action: (...args: A) => Pr
     opts.onStateChange?.(opts.name, next);
   };
   breaker.on('failure', (err: unknown) => {
-    if (err instanceof TimebucketError && err.code === 'STATEMENT_DEADLINE' && !breaker.opened) breaker.open();
+    if (err instanceof TimebucketError && err.code === 'STATEMENT_DEADLINE') breaker.open();
   });
   breaker.on('open', report('open'));
   breaker.on('halfOpen', report('half-open'));

@@ -1,4 +1,4 @@
-import type { Transition } from '../../../src/core/entity-catalogue';
+import type { Location, Transition } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
@@ -11,7 +11,8 @@ import defaultEntities from '../../../entities/default.json';
 const catalogue = parseEntityFile(defaultEntities, 'entities/default.json');
 
 const T0 = 1_700_000_000_000;
-type Call = { entity: string; ref: string; ids: string[]; at: number; result: Deferred<BatchOutcome> };
+/** `database`: the location's, where the batch's transaction runs. */
+type Call = { entity: string; ref: string; ids: string[]; at: number; database: string; result: Deferred<BatchOutcome> };
 
 /** A fake expireBatch: records calls; each returns a promise the test settles (or auto-settles). */
 function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => BatchOutcome | Error | undefined } = {}) {
@@ -30,8 +31,8 @@ function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => Batch
     park: async (m) => void parked.push(m.entry.id),
     logger: createLogger('silent'),
     ...opts,
-    expireBatch: (transition: Transition, entries: readonly ScheduledEntry[]) => {
-      const call: Call = { entity: transition.entity, ref: transition.ref, ids: entries.map((e) => e.id), at: Date.now(), result: deferred<BatchOutcome>() };
+    expireBatch: (transition: Transition, entries: readonly ScheduledEntry[], location: Location) => {
+      const call: Call = { entity: transition.entity, ref: transition.ref, ids: entries.map((e) => e.id), at: Date.now(), database: location.database, result: deferred<BatchOutcome>() };
       calls.push(call);
       inFlight += 1;
       maxInFlight = Math.max(maxInFlight, inFlight);
@@ -311,5 +312,53 @@ describe('ExpirerSink', () => {
     await jest.advanceTimersByTimeAsync(1_000);
     expect(h.calls).toHaveLength(0);
     expect(jest.getTimerCount()).toBe(0);
+  });
+});
+
+/**
+ * Each database has its own slots: batches hung on one database (a server that stopped
+ * answering, before their statements' deadline) never take the slots another database's
+ * entries need.
+ */
+describe('ExpirerSink over two databases', () => {
+  // Coupons on the main database, orders on `wallet` (their coupon effect and its event field dropped: an effect needs one database).
+  const file = JSON.parse(JSON.stringify(defaultEntities)) as { entities: Array<Record<string, unknown>> };
+  const order = file.entities[1]!;
+  delete order['table'];
+  order['locations'] = [{ database: 'wallet', table: 'orders' }];
+  for (const t of order['transitions'] as Array<Record<string, unknown>>) {
+    delete t['effects'];
+    const event = t['event'] as { fields: Array<Record<string, unknown>> };
+    event.fields = event.fields.filter((f) => !('effect' in f));
+  }
+  const twoDatabases = parseEntityFile(file, 'two-databases.json');
+
+  test("batches hung on one database leave the other database's slots free: its entries fire at their time", async () => {
+    // Nothing settles by itself: the test answers each batch, or leaves it hanging.
+    const h = harness({ catalogue: twoDatabases, maxBatchSize: 2, maxConcurrentBatches: 2, auto: () => undefined });
+    const onDb = (database: string) => h.calls.filter((c) => c.database === database);
+    // Orders due first fill wallet's two slots, and never answer.
+    for (let i = 0; i < 6; i += 1) h.take(heldMessage({ entity: 'order', id: `o${i}`, expireAtMs: T0 + 100 }));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(h.calls.map((c) => c.database)).toEqual(['wallet', 'wallet']);
+
+    h.take(heldMessage({ entity: 'coupon', id: 'c1', expireAtMs: T0 + 200 }));
+    h.take(heldMessage({ entity: 'coupon', id: 'c2', expireAtMs: T0 + 300 }));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(onDb('main').map((c) => c.ids)).toEqual([['c1']]);
+    onDb('main')[0]!.result.resolve(outcome(['c1']));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(onDb('main').map((c) => c.ids)).toEqual([['c1'], ['c2']]);
+    onDb('main')[1]!.result.resolve(outcome(['c2']));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(h.done).toEqual(['c1', 'c2']);
+    // Wallet's other orders wait for its slots, counted as due.
+    expect(onDb('wallet')).toHaveLength(2);
+    expect(h.sink.dueCount(Date.now())).toBe(6);
+
+    // Wallet answers: its waiting orders take the slots freed.
+    for (const c of onDb('wallet')) c.result.resolve(outcome(c.ids));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(onDb('wallet').flatMap((c) => c.ids).sort()).toEqual(['o0', 'o1', 'o2', 'o3', 'o4', 'o5']);
   });
 });
