@@ -72,7 +72,7 @@ read -r c m <"$reports/cluster-status" 2>/dev/null || { c=1; m=1; }
 # A failed lane's waits on events often end in Connect: the dev worker's last errors, cut short.
 if [[ $integration -ne 0 ]]; then
   echo "--- the development stack's Connect log: its last errors and warnings"
-  grep -E ' (ERROR|WARN) ' "$root/.stack/logs/connect.log" 2>/dev/null | grep -vE 'no changes will be captured|NOT_LEADER_OR_FOLLOWER|invalid metadata error' | tail -n 25 | cut -c1-300 || true
+  grep -E ' (ERROR|WARN) ' "$root/.stack/logs/connect.log" 2>/dev/null | grep -vE 'no changes will be captured|NOT_LEADER_OR_FOLLOWER|invalid metadata error|UNKNOWN_TOPIC_OR_PARTITION' | tail -n 25 | cut -c1-300 || true
 fi
 echo "--- cluster tests (exit $c)"
 grep -E '^(PASS|FAIL)|●|Tests:' "$reports/cluster.log" || true
