@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import type { Logger } from '../ops/logger';
 import { databasesOf } from '../core/entity-catalogue';
 import { openDatabases } from '../db/databases';
-import { grantServiceAccess } from '../db/service-grants';
+import { grantServiceAccess } from '../db/apply-service-grants';
 import { migrateLatest } from '../db/migrate-latest';
 import { loadEntities } from '../ops/load-entities';
 
@@ -10,7 +10,7 @@ import { loadEntities } from '../ops/load-entities';
  * Every database the entities file names gets timebucket's tables (an entity's transitions write
  * their events into the outbox of the entity's own database, in the same transaction); the demo
  * tables only ever on the main one, and only locally. Then, with TB_DB_SERVICE_USER, each
- * database's grants.
+ * database's grants, and the revokes of what an earlier entities file needed (db/apply-service-grants.ts).
  */
 export async function migrate(config: Config, logger: Logger, opts: { down: boolean }): Promise<void> {
   // The grants follow the entities file: read it before touching the database.
@@ -29,8 +29,8 @@ export async function migrate(config: Config, logger: Logger, opts: { down: bool
       log.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database already up to date');
       const account = config.migrate.serviceAccount;
       if (account !== undefined) {
-        const grants = await grantServiceAccess(db, config.databases[name]!.database, account, catalogue, name);
-        log.info({ account: `${account.user}@${account.host}`, grants }, 'service user granted what the service needs, and no more');
+        const { granted, revoked } = await grantServiceAccess(db, config.databases[name]!.database, account, catalogue, name);
+        log.info({ account: `${account.user}@${account.host}`, grants: granted, revoked }, 'service user granted what the service needs, and no more');
       }
     }
   } finally {

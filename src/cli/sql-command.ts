@@ -4,14 +4,15 @@
  * Prints, per mapped table of the database, the view giving the status a reader should see
  * (db/effective-view.ts): a wallet page or a checkout that reads it never shows an expired
  * coupon as usable, even in the seconds before the stream gets to it. The due columns' types are
- * read from information_schema, so the clock fits each column.
+ * read from information_schema, so the clock fits each column. The script starts with SET NAMES
+ * utf8mb4 and writes no value as quoted text, so any client character set runs it as printed.
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { readEntitySchema } from '../db/check-entity-schema';
-import { effectiveViewSql } from '../db/effective-view';
+import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../db/effective-view';
 import { loadEntities } from '../ops/load-entities';
 import { createCommandLogger } from '../ops/logger';
 import { needsOf } from './command-needs';
@@ -34,6 +35,7 @@ export function registerSqlCommands(program: Command): void {
       const db = createDb(target, { logger: createCommandLogger(config.logLevel) });
       try {
         const schema = await readEntitySchema({ [opts.database]: db }, catalogue, opts.database);
+        process.stdout.write(`${EFFECTIVE_VIEW_PREAMBLE}\n\n`);
         for (const entity of catalogue.entities) {
           for (const location of entity.locations.filter((l) => l.database === opts.database)) {
             const table = schema.get(location.key);

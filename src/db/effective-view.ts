@@ -13,6 +13,22 @@
  *
  * Where an entity has several transitions and more than one is due for a row, the earliest due
  * wins (the one the stream fires first), ties in file order.
+ *
+ * SQL SECURITY INVOKER over an explicit column list (the id, the status, each due column,
+ * effective_status): a reader reads with its own privileges, so the view never opens a column
+ * to someone the table keeps it from (a DEFINER view over t.* handed every column, personal
+ * data included, to anyone allowed the view). A reader wanting more joins the table by id.
+ *
+ * Status values are not written as quoted text: `'…'` depends on how the client that runs the
+ * script reads its bytes (a GBK, SJIS or BIG5 client reads a multibyte character's last byte and
+ * the escaping backslash after it as one character, and the string runs on past its quote) and
+ * on sql_mode (with NO_BACKSLASH_ESCAPES no escaping of a backslash is right in both modes). A
+ * string is a hex literal with its character set, _utf8mb4 X'…': plain ASCII, the same bytes in
+ * any client character set and sql_mode. An integer is its digits. The script starts with
+ * SET NAMES utf8mb4 (EFFECTIVE_VIEW_PREAMBLE), and that is not optional: MySQL stores a view's
+ * text with its strings written back as quoted text and parses it again, on every read, in the
+ * character set of the client that created it; created by a GBK session, a value ending in such
+ * a character breaks the view (test/integration/db/effective-view.test.ts runs the script so).
  */
 import type { Entity, Location, StatusValue, Transition } from '../core/entity-catalogue';
 import { quoteId } from './quote-id';
@@ -29,10 +45,11 @@ export function effectiveViewSql(entity: Entity, location: Location, dueTypes: R
     const others = entity.transitions.flatMap((o, j) => (j === i ? [] : [`NOT (${dueNow(o)} AND ${dueMs(o, dueTypes)} ${j < i ? '<=' : '<'} ${dueMs(t, dueTypes)})`]));
     return `    WHEN ${[dueNow(t), ...others].join(' AND ')} THEN ${literal(t.to)}`;
   });
+  const shown = [...new Set([entity.idColumn, entity.status.column, ...entity.transitions.map((t) => t.due.column)])];
   return [
     `-- ${entity.name} on ${location.key}: the status a reader should see, exact whatever the stream's lag`,
-    `CREATE OR REPLACE VIEW ${quoteId(`${location.table}_effective`)} AS`,
-    'SELECT t.*,',
+    `CREATE OR REPLACE SQL SECURITY INVOKER VIEW ${quoteId(`${location.table}_effective`)} AS`,
+    `SELECT ${shown.map((c) => `t.${quoteId(c)}`).join(', ')},`,
     '  CASE',
     ...cases,
     `    ELSE ${status}`,
@@ -62,8 +79,14 @@ function duePassed(t: Transition, dueTypes: ReadonlyMap<string, string>): string
   return `${dueMs(t, dueTypes)} <= ${NOW_MS}`;
 }
 
-/** A status value as SQL text: an integer, or a string with quotes and backslashes escaped. */
+/** Printed once before the views: the session's character set for the script's text. */
+export const EFFECTIVE_VIEW_PREAMBLE = 'SET NAMES utf8mb4;';
+
+/** A status value as SQL text: an integer's digits, or a string's UTF-8 bytes as a hex literal (see the header). */
 function literal(v: StatusValue): string {
-  if (typeof v === 'number') return String(v);
-  return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) throw new RangeError(`status value ${v} is not an integer`);
+    return String(v);
+  }
+  return `_utf8mb4 X'${Buffer.from(v, 'utf8').toString('hex').toUpperCase()}'`;
 }

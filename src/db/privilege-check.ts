@@ -1,7 +1,7 @@
 /**
  * Whether an account holds what the running service needs (db/service-grants.ts): each needed
- * privilege is held at some level, globally, on the database, on the table or, for UPDATE of a
- * column, on that column. Pure: the held privileges come from db/read-own-privileges.ts.
+ * privilege is held at some level, globally, on the database, on the table or, for SELECT or
+ * UPDATE of a column, on that column. Pure: the held privileges come from db/read-own-privileges.ts.
  */
 import type { OwnPrivileges } from './read-own-privileges';
 import type { TableGrant } from './service-grants';
@@ -17,9 +17,11 @@ export function missingPrivileges(needed: readonly TableGrant[], own: OwnPrivile
   const missing: string[] = [];
   for (const g of needed) {
     const lacks = g.privileges.filter((p) => !holds(p, g.table));
-    const columns = (g.updateColumns ?? []).filter((c) => !holds('UPDATE', g.table, c));
     if (lacks.length > 0) missing.push(`${lacks.join(', ')} on ${database}.${g.table}`);
-    if (columns.length > 0) missing.push(`UPDATE (${columns.join(', ')}) on ${database}.${g.table}`);
+    for (const [privilege, wanted] of [['SELECT', g.selectColumns], ['UPDATE', g.updateColumns]] as const) {
+      const columns = (wanted ?? []).filter((c) => !holds(privilege, g.table, c));
+      if (columns.length > 0) missing.push(`${privilege} (${columns.join(', ')}) on ${database}.${g.table}`);
+    }
   }
   return missing;
 }

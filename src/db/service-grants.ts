@@ -1,22 +1,33 @@
 /**
  * What the running service may do in its database, and nothing more. Migrations run as an owner
- * user; `timebucket migrate` with TB_DB_SERVICE_USER set then grants that user exactly this,
- * table by table and, on the mapped tables, column by column: it reads every table the entities
- * file maps and may change only the columns a transition or an effect changes (the status, the
- * assigned columns, and the columns the server updates itself on every update). It cannot DROP,
- * ALTER, or touch any other column (test/integration/db/service-grants.test.ts shows each refusal).
+ * user; `timebucket migrate` with TB_DB_SERVICE_USER set then grants that user exactly this, and
+ * revokes what an earlier entities file needed and this one does not (db/apply-service-grants.ts).
  *
- * The list follows the statements under src/expire/sql, src/publish, src/reconcile and
- * src/ops: a statement that needs more fails in that test first.
+ * On a mapped table every privilege is a column's (core/entity-catalogue.ts names the columns):
+ *   SELECT  the columns some statement of the service reads: the id, the status, each due
+ *           column; per transition its event's columns the locking read returns
+ *           (core/events.ts eventColumns), the columns it increments (`v = v + 1` reads v) or
+ *           assigns a constant (replay's `col <=> ?` tells done from stale), its reminders' and
+ *           digest's event columns and the digest's user column (the digest's read and
+ *           backfill's pages); per effect on the entity, the column holding the other row's id
+ *           and the columns it increments
+ *   UPDATE  the status, the columns a transition or an effect assigns, and the columns the
+ *           server updates itself on every update (ON UPDATE CURRENT_TIMESTAMP)
+ * Any other column (a name, an e-mail, an address) stays unreadable: SELECT * and SELECT of it
+ * are refused. A column a `now` assignment writes is not read: its value is the transaction's clock.
+ *
+ * The list follows the statements under src/expire/sql, src/reconcile/sql and src/publish:
+ * test/integration/db/service-grants.test.ts runs each of them as the service account, so a
+ * statement that needs more fails there first.
  */
-import type { Knex } from 'knex';
 import type { SchemaInfo } from '../core/column-info';
-import { MAIN_DATABASE, type EntityCatalogue } from '../core/entity-catalogue';
+import { MAIN_DATABASE, type Assignment, type Entity, type EntityCatalogue } from '../core/entity-catalogue';
+import { eventColumns } from '../core/events';
 import { TimebucketError } from '../core/errors';
 import { quoteId } from './quote-id';
-import { readEntitySchema } from './check-entity-schema';
 
-export type TableGrant = Readonly<{ table: string; privileges: readonly string[]; updateColumns?: readonly string[] }>;
+/** `privileges`: on the whole table; `selectColumns`, `updateColumns`: on those columns only. */
+export type TableGrant = Readonly<{ table: string; privileges: readonly string[]; selectColumns?: readonly string[]; updateColumns?: readonly string[] }>;
 
 /** timebucket's own tables. */
 export const OWN_TABLE_GRANTS: readonly TableGrant[] = [
@@ -29,23 +40,44 @@ export const OWN_TABLE_GRANTS: readonly TableGrant[] = [
   { table: 'control_switches', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
 ];
 
+type EntityColumns = { read: Set<string>; write: Set<string> };
+
+/** Per entity, the columns the service's statements read and write (the header's list). */
+export function entityColumns(catalogue: EntityCatalogue): ReadonlyMap<string, EntityColumns> {
+  const out = new Map<string, EntityColumns>(catalogue.entities.map((e: Entity) => [e.name, { read: new Set([e.idColumn, e.status.column]), write: new Set([e.status.column]) }]));
+  const readsOf = (set: readonly Assignment[], withValues: boolean) => set.filter((a) => a.kind === 'increment' || (withValues && a.kind === 'value')).map((a) => a.column);
+  const columnFields = (fields: ReadonlyArray<{ source: string; column?: string }>) => fields.flatMap((f) => (f.source === 'column' && f.column !== undefined ? [f.column] : []));
+  for (const t of catalogue.transitions) {
+    const own = out.get(t.entity)!;
+    own.read.add(t.due.column);
+    for (const c of [...eventColumns(t), ...readsOf(t.set, true)]) own.read.add(c);
+    for (const a of t.set) own.write.add(a.column);
+    const r = t.reminders;
+    for (const c of columnFields(r?.event?.fields ?? [])) own.read.add(c);
+    if (r?.digest) for (const c of [r.digest.userColumn, ...columnFields(r.digest.event.fields)]) own.read.add(c);
+    for (const fx of t.effects) {
+      const other = out.get(fx.entity)!;
+      for (const c of [fx.column, ...readsOf(fx.set, false)]) other.read.add(c);
+      for (const a of fx.set) other.write.add(a.column);
+    }
+  }
+  return out;
+}
+
 /**
- * The mapped tables of `database` (every table of a set): SELECT, and UPDATE of the columns the
- * transitions and effects write. `schema`: keyed by location (db/check-entity-schema.ts).
+ * The mapped tables of `database` (every table of a set): SELECT and UPDATE of the columns
+ * above. `schema`: keyed by location (db/check-entity-schema.ts), for the server-updated columns.
  */
 export function mappedTableGrants(catalogue: EntityCatalogue, schema: SchemaInfo, database: string = MAIN_DATABASE): TableGrant[] {
-  const columns = new Map<string, Set<string>>(catalogue.entities.map((e) => [e.name, new Set([e.status.column])]));
-  for (const t of catalogue.transitions) {
-    for (const a of t.set) columns.get(t.entity)!.add(a.column);
-    for (const fx of t.effects) for (const a of fx.set) columns.get(fx.entity)!.add(a.column);
-  }
+  const columns = entityColumns(catalogue);
   return catalogue.entities.flatMap((e) =>
     e.locations
       .filter((l) => l.database === database)
       .map((l) => {
-        const set = new Set(columns.get(e.name));
-        for (const c of schema.get(l.key)?.columns.values() ?? []) if (c.autoUpdated === true) set.add(c.name);
-        return { table: l.table, privileges: ['SELECT'], updateColumns: [...set] };
+        const { read, write } = columns.get(e.name)!;
+        const update = new Set(write);
+        for (const c of schema.get(l.key)?.columns.values() ?? []) if (c.autoUpdated === true) update.add(c.name);
+        return { table: l.table, privileges: [], selectColumns: [...read], updateColumns: [...update] };
       }),
   );
 }
@@ -55,25 +87,27 @@ export type DbAccount = Readonly<{ user: string; host: string }>;
 
 const ACCOUNT_PART = /^[A-Za-z0-9_.%-]+$/;
 
-/** The GRANT statements, in order; identifiers are checked and quoted, never interpolated unchecked. */
-export function serviceGrantStatements(database: string, account: DbAccount, grants: readonly TableGrant[]): string[] {
+/** `'user'@'host'`, its parts checked: letters, digits and _.%- only, so it is never interpolated unchecked. */
+export function accountSql(account: DbAccount): string {
   if (!ACCOUNT_PART.test(account.user) || !ACCOUNT_PART.test(account.host)) {
     throw new TimebucketError('CONFIG_INVALID', `account ${account.user}@${account.host}: letters, digits and _.%- only`, { details: { problems: ['TB_DB_SERVICE_USER'] } });
   }
-  const to = `'${account.user}'@'${account.host}'`;
-  return grants.map((g) => {
-    const privileges = [...g.privileges, ...(g.updateColumns ? [`UPDATE (${g.updateColumns.map(quoteId).join(', ')})`] : [])];
-    return `GRANT ${privileges.join(', ')} ON ${quoteId(database)}.${quoteId(g.table)} TO ${to}`;
-  });
+  return `'${account.user}'@'${account.host}'`;
 }
 
-/**
- * Runs them as the connected (owner) user, which needs GRANT OPTION on the database. `schemaName`:
- * the database's schema on its server; `database`: its name in the entities file (default main).
- */
-export async function grantServiceAccess(db: Knex, schemaName: string, account: DbAccount, catalogue: EntityCatalogue, database: string = MAIN_DATABASE): Promise<string[]> {
-  const schema = await readEntitySchema({ [database]: db }, catalogue, database);
-  const statements = serviceGrantStatements(schemaName, account, [...mappedTableGrants(catalogue, schema, database), ...OWN_TABLE_GRANTS]);
-  for (const sql of statements) await db.raw(sql);
-  return statements;
+/** `SELECT, UPDATE (a, b)`: a grant's privilege list, as GRANT and REVOKE write it. */
+export function privilegeList(g: Omit<TableGrant, 'table'>): string {
+  const columns = (p: string, cs: readonly string[] | undefined) => (cs === undefined || cs.length === 0 ? [] : [`${p} (${cs.map(quoteId).join(', ')})`]);
+  return [...g.privileges, ...columns('SELECT', g.selectColumns), ...columns('UPDATE', g.updateColumns)].join(', ');
+}
+
+/** The GRANT statements, in order; identifiers are checked and quoted, never interpolated unchecked. */
+export function serviceGrantStatements(database: string, account: DbAccount, grants: readonly TableGrant[]): string[] {
+  const to = accountSql(account);
+  return grants.map((g) => `GRANT ${privilegeList(g)} ON ${quoteId(database)}.${quoteId(g.table)} TO ${to}`);
+}
+
+/** Everything the service needs on `database`: its mapped tables, then timebucket's own. */
+export function neededGrants(catalogue: EntityCatalogue, schema: SchemaInfo, database: string = MAIN_DATABASE): TableGrant[] {
+  return [...mappedTableGrants(catalogue, schema, database), ...OWN_TABLE_GRANTS];
 }

@@ -24,3 +24,10 @@ test('a privilege held on the whole database or globally counts for every table 
   expect(missingPrivileges(needed, own({ global: ['ALL PRIVILEGES'] }), 'shop')).toEqual([]);
   expect(missingPrivileges(needed, own({}), 'shop')).toEqual(['SELECT on shop.coupons', 'UPDATE (status, version) on shop.coupons', 'SELECT, INSERT, DELETE on shop.event_outbox']);
 });
+
+test('SELECT of columns: held on each column or on the whole table; each column lacking is named', () => {
+  const columnsOnly = [{ table: 'coupons', privileges: [], selectColumns: ['id', 'status'], updateColumns: ['status'] }];
+  expect(missingPrivileges(columnsOnly, own({ columns: { 'coupons.id': ['SELECT'], 'coupons.status': ['SELECT', 'UPDATE'] } }), 'shop')).toEqual([]);
+  expect(missingPrivileges(columnsOnly, own({ tables: { coupons: ['SELECT'] }, columns: { 'coupons.status': ['UPDATE'] } }), 'shop')).toEqual([]);
+  expect(missingPrivileges(columnsOnly, own({ columns: { 'coupons.id': ['SELECT'], 'coupons.status': ['UPDATE'] } }), 'shop')).toEqual(['SELECT (status) on shop.coupons']);
+});
