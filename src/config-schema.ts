@@ -134,6 +134,9 @@ export const EnvSchema = z.object({
   TB_CONSUMER_STALL_MS: z.coerce.number().int().min(1_000).default(90_000),
   // Below Kubernetes' default grace period (30 s), so a SIGTERM never ends in a SIGKILL.
   TB_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+  // How often each database is pinged (/readyz, timebucket_database_up) and one that did not
+  // answer at start is asked again before its tables are checked and its batches run.
+  TB_DB_PING_INTERVAL_MS: z.coerce.number().int().min(100).max(300_000).default(5_000),
   // Names this process in client ids and capture probe groups; default: host name (the pod name) + random suffix.
   TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
   });

@@ -55,6 +55,8 @@ export type Config = Readonly<{
   httpPort: number;
   /** SIGTERM: finish or abandon the work in flight within this, then exit. */
   shutdownTimeoutMs: number;
+  /** Each database pinged this often (ops/database-watch.ts). */
+  dbPingIntervalMs: number;
   /** This process's name in client ids and capture probe groups. */
   instanceId: string;
   /** Whether TB_INSTANCE_ID named it (else it is a generated name with a random suffix). */
@@ -143,6 +145,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     consumer: { sessionTimeoutMs: e.TB_SESSION_TIMEOUT_MS, heartbeatIntervalMs: e.TB_HEARTBEAT_INTERVAL_MS, stallMs: e.TB_CONSUMER_STALL_MS },
     httpPort: e.TB_HTTP_PORT,
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,
+    dbPingIntervalMs: e.TB_DB_PING_INTERVAL_MS,
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
     instanceIdGiven: e.TB_INSTANCE_ID !== undefined,
   });

@@ -23,7 +23,9 @@ import { createGuardedProducer } from './kafka/guarded-producer';
 import type { BreakerState } from './ops/breaker';
 import { createTransitionBatches } from './expire/transition-batch';
 import { createReminderBatches, reminderObserver } from './expire/reminder-batch';
-import { checkEntitySchema, schemaNamesOf } from './db/check-entity-schema';
+import { checkAnsweringSchemas, schemaNamesOf } from './db/check-entity-schema';
+import { DatabaseWatch, holdUntilChecked, type DatabaseState } from './ops/database-watch';
+import { TimebucketError } from './core/errors';
 import { assertShardsFit } from './core/router';
 import { startOutboxKeeper } from './publish/start-outbox-keeper';
 import type { OutboxWriter } from './expire/outbox-writer';
@@ -51,6 +53,8 @@ export type Running = Readonly<{
   failed: Promise<Error>;
   /** The operator's switches as this process applies them (for /readyz). */
   control: () => SwitchSummary;
+  /** Each database: answering, and its tables checked (for /readyz). */
+  databases: () => Readonly<Record<string, DatabaseState>>;
   stop: () => Promise<void>;
 }>;
 
@@ -70,6 +74,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   const healths: Array<() => ConsumerHealth> = [];
   const failures: Array<Promise<Error>> = [];
   let controlSummary!: () => SwitchSummary;
+  let watch!: DatabaseWatch;
   // Reverse start order; every cleanup runs even when one fails or hangs. The parts share
   // TB_SHUTDOWN_TIMEOUT_MS: one still running when its share is spent is named in the log and
   // left behind, and the next part (at least a second each) is still stopped.
@@ -86,10 +91,33 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     stops.push({ part: 'database pools', stop: () => databases.destroy() });
     const db = databases.main;
     // Before anything starts: a mapping that does not match the tables would fail every batch,
-    // and a spread entity needs a shard per database at least.
-    const tables = await checkEntitySchema(databases.pools, opts.catalogue, schemaNamesOf(config.databases));
+    // and a spread entity needs a shard per database at least. A database other than the main
+    // one that does not answer is checked once it does; its batches wait until then.
+    const schemaNames = schemaNamesOf(config.databases);
+    const { schema: tables, unchecked, errors } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames);
     assertShardsFit(opts.catalogue, topology);
     const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
+    if (unchecked.length > 0) {
+      opts.logger.warn({ databases: unchecked, errors }, 'databases that do not answer: the others are served; their tables are checked, and their batches run, once they answer');
+      const needed = derivedSchemasWaitingFor(opts.catalogue, tables);
+      // Without the columns their event schemas derive from, no event of theirs can be encoded.
+      if (needed.length > 0) throw new TimebucketError('DATABASE_UNCHECKED', `the event schemas of ${needed.join(', ')} derive from tables on databases that do not answer (${unchecked.join(', ')})`, { retriable: true });
+    }
+    watch = new DatabaseWatch({
+      pools: databases.pools,
+      catalogue: opts.catalogue,
+      schemaNames,
+      schema: tables,
+      unchecked,
+      startErrors: errors,
+      intervalMs: config.dbPingIntervalMs,
+      logger: opts.logger.child({ component: 'database-watch' }),
+      onState: (database, state) => metrics.databaseUp.set({ database }, state.answering && state.checked ? 1 : 0),
+    });
+    await watch.start();
+    stops.push({ part: 'database watch', stop: () => watch.stop() });
+    healths.push(() => watch.health());
+    failures.push(watch.failed());
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; keyed records (the DLQ's) use the Java-compatible hash.
     onBreakerStateChange('producer', 'closed');
@@ -129,8 +157,8 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
     }
     const writer = outbox?.writer ?? writesNoEvents;
-    const batches = createTransitionBatches(databases.pools, opts.catalogue, { outbox: writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) });
-    const reminders = createReminderBatches(databases.pools, opts.catalogue, { outbox: writer, observer: reminderObserver(metrics) });
+    const batches = holdUntilChecked(createTransitionBatches(databases.pools, opts.catalogue, { outbox: writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) }), opts.catalogue, watch);
+    const reminders = holdUntilChecked(createReminderBatches(databases.pools, opts.catalogue, { outbox: writer, observer: reminderObserver(metrics) }), opts.catalogue, watch);
     // Read before any role starts: a restarted process must not fire what the operator paused.
     const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
     stops.push({ part: 'control switches', stop: () => control.stop() });
@@ -159,8 +187,15 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     health,
     failed: Promise.race(failures.length > 0 ? failures : [new Promise<Error>(() => undefined)]),
     control: () => controlSummary(),
+    databases: () => watch.snapshot(),
     stop: () => (stopped ??= stopAll()),
   };
+}
+
+/** The entities whose derived event schemas (no schema file) have none of their tables read. */
+function derivedSchemasWaitingFor(catalogue: EntityCatalogue, tables: ReadonlyMap<string, unknown>): string[] {
+  const derived = new Set(catalogue.events.filter((e) => e.schemaFile === null).map((e) => e.entity));
+  return catalogue.entities.filter((e) => derived.has(e.name) && !e.locations.some((l) => tables.has(l.key))).map((e) => e.name);
 }
 
 /** The writer of a process without the expirer or the scanner: it runs no transitions. */

@@ -19,6 +19,9 @@ import type { Logger } from '../ops/logger';
 import { startDemo } from './demo';
 import { createMetrics } from '../ops/metrics';
 import { startOpsServer } from '../ops/http-server';
+import { retry } from '../ops/retry';
+import { RetryPolicies } from '../core/retry-policy';
+import { processReadiness } from './readiness';
 
 export const ExitCodes = { OK: 0, FAILED: 1, SIGINT: 130, SIGTERM: 143 } as const;
 
@@ -27,25 +30,36 @@ const STOP_MARGIN_MS = 5_000;
 
 export async function run(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<number> {
   const metrics = createMetrics({ defaultMetrics: true, entities: catalogue.entities.map((e) => e.name), transitions: catalogue.transitions });
-  let ready = false;
+  let joined = false;
   let stopping = false;
+  let starting: { failedAttempts: number; error: string } | undefined;
   let running: Awaited<ReturnType<typeof startTimebucket>> | undefined = undefined;
   const health = () => running?.health() ?? { ok: true, problems: [] };
+  const readiness = () => processReadiness(running, { joined, stopping, ...(starting !== undefined && { starting }) });
   const ops =
     config.httpPort === 0
       ? undefined
       : await startOpsServer({
           port: config.httpPort,
           registry: metrics.registry,
-          isReady: () => ready && !stopping && health().ok,
+          isReady: () => readiness().ready,
           health,
-          // What is paused or throttled; a paused process stays ready (it is healthy, on purpose).
-          readyDetails: () => (running === undefined ? {} : { control: running.control() }),
+          // What is paused or throttled, which database does not answer.
+          readyDetails: () => readiness().details,
           logger,
         });
-  running = await startTimebucket(config, topology, { roles, logger, metrics, instanceId: config.instanceId, catalogue });
+  // A database or broker that does not answer yet is waited for, not exited on: an exit would
+  // be restarted into the same outage (a crash loop, while the lag it raises adds replicas).
+  // A database other than the main one does not even hold start-up (main.ts).
+  running = await retry(() => startTimebucket(config, topology, { roles, logger, metrics, instanceId: config.instanceId, catalogue }), {
+    policy: RetryPolicies.startup,
+    what: 'start-up',
+    logger,
+    beforeWait: (err, attempt) => void (starting = { failedAttempts: attempt, error: err instanceof Error ? err.message : String(err) }),
+  });
+  starting = undefined;
   void running.ready().then(() => {
-    ready = true;
+    joined = true;
     logger.info('all consumers joined their groups: ready');
   });
   const demo = opts.demo ? await startDemo(config, topology, logger) : undefined;

@@ -20,6 +20,7 @@ export const ErrorCodes = [
   'EVENT_REJECTED',
   'EVENT_TOO_LARGE',
   'STATEMENT_DEADLINE',
+  'DATABASE_UNCHECKED',
 ] as const;
 export type ErrorCode = (typeof ErrorCodes)[number];
 

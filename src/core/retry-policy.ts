@@ -140,6 +140,11 @@ export const RetryPolicies = {
    * (db/migrate-latest.ts, which ends it at once on any other failure).
    */
   migrate: { backoff: { baseMs: 250, maxMs: 2_000 }, deterministicAttempts: 1 },
+  /**
+   * `run`'s start-up while the main database or the broker does not answer: for as long as that
+   * lasts (an exit would be restarted into the same outage); a wrong configuration exits at once.
+   */
+  startup: { backoff: { baseMs: 1_000, maxMs: 30_000 }, deterministicAttempts: 1 },
 } as const satisfies Record<string, RetryPolicy>;
 
 /**

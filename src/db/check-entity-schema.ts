@@ -8,6 +8,8 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import { entitySchemaProblems } from '../core/entity-schema-check';
 import { ConfigError } from '../core/errors';
 import type { SchemaInfo, TableInfo } from '../core/column-info';
+import { MAIN_DATABASE } from '../core/entity-catalogue';
+import { classifyFailure } from '../core/retry-policy';
 import { readTableSchema } from './read-table-schema';
 
 /**
@@ -34,6 +36,60 @@ export async function checkEntitySchema(pools: Readonly<Record<string, Knex>>, c
   const problems = entitySchemaProblems(catalogue, schema, schemaNames);
   if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match its databases: ${problems.join('; ')}`, { problems });
   return schema;
+}
+
+/** What start-up read: the tables of the databases that answered, and the ones that did not. */
+export type StartSchema = Readonly<{ schema: Map<string, TableInfo>; unchecked: readonly string[]; errors: Readonly<Record<string, string>> }>;
+
+/**
+ * At start: every database's tables read and checked, except those of a database other than
+ * the main one that does not answer (a retriable failure), which are left for later
+ * (ops/database-watch.ts) so the process serves the others. The main database holds
+ * timebucket's own tables: without it nothing runs, and its failure is thrown.
+ */
+export async function checkAnsweringSchemas(pools: Readonly<Record<string, Knex>>, catalogue: EntityCatalogue, schemaNames: Readonly<Record<string, string>>): Promise<StartSchema> {
+  const schema = new Map<string, TableInfo>();
+  const unchecked: string[] = [];
+  const errors: Record<string, string> = {};
+  const read = await Promise.all(
+    Object.keys(pools).map(async (database) => {
+      try {
+        return { database, tables: await readEntitySchema(pools, catalogue, database) };
+      } catch (err) {
+        if (database === MAIN_DATABASE || classifyFailure(err) !== 'retriable') throw err;
+        return { database, err };
+      }
+    }),
+  );
+  for (const r of read) {
+    if ('err' in r) {
+      unchecked.push(r.database);
+      errors[r.database] = r.err instanceof Error ? r.err.message : String(r.err);
+    } else for (const [key, info] of r.tables) schema.set(key, info);
+  }
+  const problems = unchecked.length === 0 ? entitySchemaProblems(catalogue, schema, schemaNames) : Object.keys(pools).filter((d) => !unchecked.includes(d)).flatMap((d) => entitySchemaProblems(catalogue, schema, schemaNames, d));
+  if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match its databases: ${problems.join('; ')}`, { problems });
+  return { schema, unchecked, errors };
+}
+
+/**
+ * The tables of `database`, which did not answer at start, read and checked now, and added to
+ * `schema`; a ConfigError as at start when they do not match (the tables of a set against the
+ * others' too, once every database has been read).
+ */
+export async function checkDatabaseSchema(
+  pools: Readonly<Record<string, Knex>>,
+  catalogue: EntityCatalogue,
+  schemaNames: Readonly<Record<string, string>>,
+  schema: Map<string, TableInfo>,
+  database: string,
+): Promise<void> {
+  const tables = await readEntitySchema(pools, catalogue, database);
+  const merged = new Map([...schema, ...tables]);
+  const complete = catalogue.entities.every((e) => e.locations.every((l) => merged.has(l.key)));
+  const problems = complete ? entitySchemaProblems(catalogue, merged, schemaNames) : entitySchemaProblems(catalogue, merged, schemaNames, database);
+  if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match database '${database}': ${problems.join('; ')}`, { problems });
+  for (const [key, info] of tables) schema.set(key, info);
 }
 
 /** Database name → its schema name on its server. */

@@ -10,11 +10,13 @@
  * heartbeating. Deterministic failures (bad data, bugs) do not count towards opening: the
  * dependency is fine, the input is not.
  *
- * A statement past its deadline (STATEMENT_DEADLINE, db/statement-deadline.ts) opens the breaker
- * at once. A database that does not answer fails slowly, a few calls per deadline, never the
- * volume a rolling window needs to open on its share of failures; and the deadline is above
- * the lock wait, so such a failure is never a busy row but a server not answering. The
- * half-open probe after `resetTimeoutMs` is one call: if it hangs too, the breaker opens again.
+ * A statement past its deadline (STATEMENT_DEADLINE, db/statement-deadline.ts) or a connection
+ * that timed out opens the breaker at once. A database that does not answer fails slowly, a
+ * few calls per deadline, never the volume a rolling window needs to open on its share of
+ * failures; and the deadline is above the lock wait, so such a failure is never a busy row but
+ * a server not answering. Which of the two a frozen server's batches see depends on whether an
+ * idle pooled connection was there to hang on: both mean the same. The half-open probe after
+ * `resetTimeoutMs` is one call: if it hangs too, the breaker opens again.
  */
 import CircuitBreaker from 'opossum';
 import { classifyFailure } from '../core/retry-policy';
@@ -63,10 +65,16 @@ export function createBreaker<A extends unknown[], R>(action: (...args: A) => Pr
     opts.onStateChange?.(opts.name, next);
   };
   breaker.on('failure', (err: unknown) => {
-    if (err instanceof TimebucketError && err.code === 'STATEMENT_DEADLINE') breaker.open();
+    if (isSilence(err)) breaker.open();
   });
   breaker.on('open', report('open'));
   breaker.on('halfOpen', report('half-open'));
   breaker.on('close', report('closed'));
   return { fire: (...args: A) => breaker.fire(...args), state, shutdown: () => breaker.shutdown() };
+}
+
+/** A server that does not answer: a statement past its deadline, or a connection attempt timed out (mysql2's connectTimeout, or TCP's). */
+function isSilence(err: unknown): boolean {
+  if (err instanceof TimebucketError) return err.code === 'STATEMENT_DEADLINE';
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ETIMEDOUT';
 }

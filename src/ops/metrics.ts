@@ -110,6 +110,12 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
       labelNames: ['breaker'] as const,
       registers,
     }),
+    databaseUp: new Gauge({
+      name: 'timebucket_database_up',
+      help: "Whether the database answers this process's pings (1) or not (0); 0 too while one that did not answer at start has not had its tables checked (its batches wait)",
+      labelNames: ['database'] as const,
+      registers,
+    }),
     batchFailures: new Counter({
       name: 'timebucket_expiry_batch_failures_total',
       help: 'Expiry transactions that failed and were retried',

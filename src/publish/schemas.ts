@@ -75,8 +75,9 @@ export function eventSchemas(catalogue: EntityCatalogue, tables?: EventTables): 
   const problems: string[] = [];
   for (const spec of catalogue.events) {
     const entity = entityOf(catalogue, spec.entity);
-    // Keyed by location (db/check-entity-schema.ts); a table set's tables share their columns.
-    const columns = tables?.get(entity.locations[0]!.key)?.columns;
+    // Keyed by location (db/check-entity-schema.ts); a table set's tables share their columns,
+    // so any one read will do (a database that did not answer at start has none read yet).
+    const columns = entity.locations.map((l) => tables?.get(l.key)?.columns).find((c) => c !== undefined);
     if (spec.schemaFile === null && columns === undefined) {
       problems.push(`${spec.type}: no schema file, and no columns of table ${entity.table} to derive its schema from`);
       continue;

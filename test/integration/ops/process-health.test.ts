@@ -1,10 +1,12 @@
 /**
  * What an orchestrator sees of a `timebucket run` process: /healthz tells the truth about its
  * consumers, a member that can no longer consume ends the process non-zero, SIGTERM ends it
- * cleanly (group left, exit 0) within the deadline, and bad configuration or topology drift
- * exit with their own codes.
+ * cleanly (group left, exit 0) within the deadline, bad configuration or topology drift
+ * exit with their own codes, and a main database that does not answer at start is waited for
+ * (no exit, so no crash loop), /readyz saying why.
  */
 import { writeFileSync } from 'node:fs';
+import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Admin } from 'kafkajs';
@@ -122,5 +124,46 @@ test('on a database whose tables never changed, topics apply creates the CDC top
   } finally {
     await admin.deleteTopics({ topics: cdcTopics }).catch(() => undefined);
     await fresh.drop();
+  }
+});
+
+test('the main database not answering at start: the process waits for it, /readyz saying why, and starts once it answers', async () => {
+  // The main database behind a port of the test's own: nothing listens there at first
+  // (connections refused), then a forwarder to the real server does.
+  const dbPort = await freePort();
+  const { run, port } = await startExpirer({ TB_DB_PORT: String(dbPort) });
+  const waiting = await waitFor(
+    'start-up to have failed twice and be waiting',
+    async () => {
+      const s = await httpStatus(port, '/readyz');
+      const body = s === undefined ? undefined : (JSON.parse(s.body) as { ready: boolean; starting?: { failedAttempts: number; error: string } });
+      return s?.code === 503 && (body?.starting?.failedAttempts ?? 0) >= 2 ? body : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  expect(waiting.starting!.error).toMatch(/ECONNREFUSED/);
+  expect(run.child.exitCode).toBeNull();
+
+  const sockets = new Set<Socket>();
+  const forwarder: Server = createServer((client) => {
+    const upstream = connect(config.db.port, config.db.host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => s.destroy());
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => forwarder.listen(dbPort, '127.0.0.1', resolve));
+  try {
+    await waitFor('the expirer to start and be ready once the database answers', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
+    const ready = JSON.parse((await httpStatus(port, '/readyz'))!.body) as { starting?: unknown; databases: Record<string, { answering: boolean; checked: boolean }> };
+    expect(ready.starting).toBeUndefined();
+    expect(ready.databases['main']).toMatchObject({ answering: true, checked: true });
+  } finally {
+    killRunning(runs.splice(0));
+    await withTimeout('the process to exit', run.exited, 15_000);
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => forwarder.close(() => resolve()));
   }
 });

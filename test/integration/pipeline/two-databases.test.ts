@@ -13,7 +13,9 @@
  * transitioning on time, and nothing is lost or duplicated. Then it is frozen (SIGSTOP: it
  * neither answers nor refuses) with batches of its rows due: they hold only its own expiry
  * slots, fail at their statements' deadline and open its breaker, while the main database's
- * rows go on transitioning; thawed, its rows catch up, once each.
+ * rows go on transitioning and /metrics and /readyz answer, naming it; thawed, its rows catch
+ * up, once each. Then a process is started while it is down: it serves the main database at
+ * once, and the second server's rows once it is back and its tables are checked.
  *
  * @mysql
  * @lane isolated
@@ -31,6 +33,9 @@ import { logger } from '../../support/stack';
 import { freezeDatabaseServer, stackUp, stopDatabaseServer } from '../../support/stack-control';
 import { createTablesFrom } from '../../support/sql-file';
 import { createTestDatabase, secondServer, TestDatabase } from '../../support/test-database';
+import type { Running } from '../../../src/main';
+import { startOpsServer } from '../../../src/ops/http-server';
+import { processReadiness } from '../../../src/cli/readiness';
 import { registerOutboxConnector, registerTestConnector, TestConnector, type TestOutboxConnector } from '../../support/test-connector';
 import { outboxEvents } from '../../support/outbox-rows';
 import { waitFor } from '../../support/wait-for';
@@ -51,6 +56,8 @@ let second: TestDatabase;
 let connectors: TestConnector[] = [];
 let outboxConnectors: TestOutboxConnector[] = [];
 let pipeline: TestPipeline;
+/** The stream roles, started in beforeAll (and again by the start-while-down test). */
+let stream: Running;
 /** The due coupons of the first test, by table. */
 let firstDue: string[][] = [];
 let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
@@ -90,11 +97,13 @@ beforeAll(async () => {
       // The frozen-server test's statements give up after 6 s (the default 15 s would only make it longer).
       TB_DB_STATEMENT_TIMEOUT_MS: '6000',
       TB_DB_LOCK_WAIT_TIMEOUT_S: '5',
+      // The start-while-down test's second server is found answering again within a second.
+      TB_DB_PING_INTERVAL_MS: '1000',
     },
   });
   await applyCdcTopics(pipeline);
   events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
-  await pipeline.start();
+  stream = await pipeline.start();
 });
 
 afterAll(async () => {
@@ -106,6 +115,28 @@ afterAll(async () => {
 });
 
 const nowMs = 'ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000)';
+
+type Scrape = Readonly<{ status: number; text: string }>;
+
+/**
+ * `running`'s /metrics and /readyz, served as `timebucket run` serves them. A scrape that does
+ * not answer within 10 s (a collector waiting on the frozen server) rejects.
+ */
+async function opsEndpointOf(running: Running) {
+  const readiness = () => processReadiness(running, { joined: true, stopping: false });
+  const server = await startOpsServer({ port: 0, host: '127.0.0.1', registry: pipeline.metrics.registry, isReady: () => readiness().ready, readyDetails: () => readiness().details, health: running.health, logger });
+  const get = async (path: string): Promise<Scrape> => {
+    const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { signal: AbortSignal.timeout(10_000) });
+    return { status: res.status, text: await res.text() };
+  };
+  return { get, close: server.close };
+}
+
+/** Whether /readyz answers not ready, naming `database` as not answering. */
+function namesNotAnswering(readyz: Scrape, database: string): boolean {
+  const body = JSON.parse(readyz.text) as { ready: boolean; databases?: Record<string, { answering: boolean }> };
+  return readyz.status === 503 && body.ready === false && body.databases?.[database]?.answering === false;
+}
 
 function coupon(db: Knex, n: number, status: string, dueInMs: number, lockedForMs: number | null = null) {
   return {
@@ -277,7 +308,10 @@ test("the second server frozen with its rows due: they hold only its own slots u
   // (Routed within the 12 s head start they were given, or this test proves nothing.)
   expect(notYet).toBe(0);
   const failuresBefore = await metricSum(pipeline.metrics.batchFailures);
+  const ops = await opsEndpointOf(stream);
   const thaw = freezeDatabaseServer(2);
+  const scrapes: Scrape[] = [];
+  let readyzNamedIt = false;
   try {
     // Main-database coupons due through and after the held ones: with slots shared, the second
     // server's hung batches would hold all four and these would wait for the thaw.
@@ -291,10 +325,16 @@ test("the second server frozen with its rows due: they hold only its own slots u
       async () => {
         const expired = (await countIn(0, onMain[0]!, EXPIRED)) + (await countIn(1, onMain[1]!, EXPIRED));
         const breaker = await metricSum(pipeline.metrics.breakerState, { breaker: 'expiry-shop_b' });
-        return expired === onMain.flat().length && breaker === 2 ? true : undefined;
+        // Scraped as Prometheus would, throughout: every scrape must answer, so the breaker's
+        // alert could fire during the outage it is for.
+        const metrics = await ops.get('/metrics').catch((err: unknown) => ({ status: 0, text: String(err) }));
+        scrapes.push(metrics);
+        readyzNamedIt ||= namesNotAnswering(await ops.get('/readyz'), 'shop_b');
+        return expired === onMain.flat().length && breaker === 2 && readyzNamedIt && metrics.text.includes('timebucket_database_up{database="shop_b"} 0') ? true : undefined;
       },
       { timeoutMs: 90_000, intervalMs: 250 },
     );
+    expect(scrapes.filter((m) => m.status !== 200).map((m) => m.text)).toEqual([]);
     // Its batches failed (retriable, retried) instead of hanging.
     expect(await metricSum(pipeline.metrics.batchFailures)).toBeGreaterThan(failuresBefore);
     expect(await metricSum(pipeline.metrics.parked)).toBe(0);
@@ -302,6 +342,8 @@ test("the second server frozen with its rows due: they hold only its own slots u
     thaw();
   }
   await waitAllExpired("the frozen server's coupons expired once it answers again", held, 90_000);
+  await waitFor('/readyz ready again', async () => ((await ops.get('/readyz')).status === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 250 });
+  await ops.close();
   for (const k of [2, 3]) {
     const outbox = await outboxOf(dbOf(k), held[k]!);
     expect(outbox.filter((r) => r.event_type === 'USER_COUPON_EXPIRED').map((r) => r.entity_id).sort()).toEqual([...held[k]!].sort());
@@ -310,6 +352,53 @@ test("the second server frozen with its rows due: they hold only its own slots u
       expect(p.occurred_at).toBeGreaterThanOrEqual(p.due_at);
     }
   }
+}, 300_000);
+
+test('a process started while the second server is down serves the main database at once, and the second server once it is back, once each', async () => {
+  // Second-server coupons in the rings before it goes (captured from its binlog, routed), due
+  // once the new process runs; the main database's due at once after the start.
+  const routedBefore = await metricSum(pipeline.metrics.routed);
+  const inserted = await insertEach(1_500, 3, UNUSED, () => 15_000);
+  await waitFor('the coupons routed into the rings', async () => ((await metricSum(pipeline.metrics.routed)) >= routedBefore + inserted.flat().length ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
+  await pipeline.stopAll();
+  await stopDatabaseServer(2);
+  let ops: Awaited<ReturnType<typeof opsEndpointOf>> | undefined;
+  try {
+    // Reading the second server's tables at start was refused: the process must start anyway.
+    stream = await pipeline.start();
+    ops = await opsEndpointOf(stream);
+    const onMain = await Promise.all(
+      [0, 1].map(async (k) => {
+        const rows = Array.from({ length: 5 }, (_, i) => coupon(main.db, 6_000 + k * 100 + i, UNUSED, 2_000 + i * 500));
+        await main.db(`user_coupon_${k}`).insert(rows);
+        return rows.map((r) => r.id);
+      }),
+    );
+    const endpoint = ops;
+    await waitFor(
+      "the main database's coupons expired while the second server is down, and /readyz naming it",
+      async () => {
+        const expired = (await countIn(0, onMain[0]!, EXPIRED)) + (await countIn(1, onMain[1]!, EXPIRED));
+        return expired === onMain.flat().length && namesNotAnswering(await endpoint.get('/readyz'), 'shop_b') ? true : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    expect(stream.databases()['shop_b']).toMatchObject({ answering: false, checked: false });
+    expect(await metricSum(pipeline.metrics.parked)).toBe(0);
+  } finally {
+    stackUp();
+  }
+  await waitAllExpired("every coupon expired once the second server is back and its tables checked", inserted, 120_000);
+  for (const k of [2, 3]) {
+    const outbox = await outboxOf(dbOf(k), inserted[k]!);
+    expect(outbox.filter((r) => r.event_type === 'USER_COUPON_EXPIRED').map((r) => r.entity_id).sort()).toEqual([...inserted[k]!].sort());
+  }
+  expect(stream.databases()['shop_b']).toMatchObject({ answering: true, checked: true });
+  await waitFor('/readyz ready once the second server is back', async () => ((await ops!.get('/readyz')).status === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 250 });
+  await ops?.close();
 }, 300_000);
 
 test('with CDC gone, the compensation scanner catches the overdue rows of every table, and backfill schedules the rest', async () => {

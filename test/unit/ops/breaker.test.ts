@@ -54,6 +54,19 @@ test('one statement past its deadline opens it at once, far below the volume a w
   breaker.shutdown();
 });
 
+test('a connection attempt that timed out (a server that does not answer, with no idle connection to hang on) opens it at once too', async () => {
+  const connectTimedOut = Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT', fatal: true });
+  const breaker = createBreaker(
+    async () => {
+      throw connectTimedOut;
+    },
+    { name: 'expiry-wallet', volumeThreshold: 50, logger: createLogger('silent') },
+  );
+  await expect(breaker.fire()).rejects.toBe(connectTimedOut);
+  expect(breaker.state()).toBe('open');
+  breaker.shutdown();
+});
+
 test('a few ordinary retriable failures below the volume threshold leave it closed', async () => {
   const breaker = createBreaker(
     async () => {
