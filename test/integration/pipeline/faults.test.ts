@@ -1,7 +1,8 @@
 /**
  * Faults the pipeline must shrug off: an expirer whose clock runs ahead of the database
- * (invariant I2: nothing transitions early, nothing is dropped) and a poison CDC record
- * (invariant I5: DLQ with the reason, the partition keeps flowing).
+ * (invariant I2: nothing transitions early, nothing is dropped), a poison CDC record
+ * (invariant I5: DLQ with the reason, the partition keeps flowing), and dead-letter writes that
+ * fail for a while (the partition waits, nothing crashes, each record dead-lettered once).
  *
  * @lane captured-2
  */
@@ -9,7 +10,8 @@ import { Kafka } from 'kafkajs';
 import { createDb, Db } from '../../../src/db/knex';
 import { createKafka } from '../../../src/kafka/client';
 import { offsetClock, systemClock } from '../../../src/core/clock';
-import { bucketStartOf, dlqTopic, dueTopic, partitionOfShard, ringIndex, ringTopics } from '../../../src/core/topology';
+import { bucketStartOf, declaredTopics, dlqTopic, dueTopic, partitionOfShard, ringIndex, ringTopics } from '../../../src/core/topology';
+import { applyTopics } from '../../../src/kafka/topics-apply';
 import { encodeBucketEntry } from '../../../src/core/bucket-entry';
 import { shardOf } from '../../../src/core/router';
 import { config as baseConfig, logger, uniqueName } from '../../support/stack';
@@ -199,4 +201,52 @@ test('a partition at its memory cap pauses and resumes as it drains: bounded mem
   }
   expect(largest).toBeGreaterThan(0);
   expect(largest).toBeLessThanOrEqual(cap);
+});
+
+test('dead-letter writes failing while unreadable records arrive (the DLQ topic gone): the partitions wait, nothing crashes; once it is back each record is dead-lettered once and the partitions move on', async () => {
+  pipeline = await createTestPipeline();
+  const { topology } = pipeline;
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    // Every write to the DLQ fails (UNKNOWN_TOPIC_OR_PARTITION: the broker creates no topics).
+    await admin.deleteTopics({ topics: [dlqTopic(topology)] });
+    await waitFor('the DLQ topic gone', async () => (!(await admin.listTopics()).includes(dlqTopic(topology)) ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+    const unreadable = Array.from({ length: topology.due.partitions }, (_, partition) => ({ partition, value: Buffer.from(`not an entry ${uniqueName('poison')}`) }));
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic: dueTopic(topology), messages: unreadable.map((u) => ({ partition: u.partition, key: '', value: u.value })) });
+    await producer.disconnect();
+
+    const running = await pipeline.start();
+    // Overdue, so routed into the due lane, behind the unreadable records.
+    const ids = await insertCoupons(20, -2_000, 500);
+    await waitFor(
+      'dead-letter writes failing and retried',
+      async () => ((await metricSum(pipeline!.metrics.producerReplacements)) >= 2 && (await metricSum(pipeline!.metrics.routed)) >= ids.length ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    // Nothing skipped past the records that could not be dead-lettered, and nothing crashed.
+    expect(await countInStatus(db, 'coupons', 'EXPIRED', ids)).toBe(0);
+    expect(running.health()).toEqual({ ok: true, problems: [] });
+
+    await applyTopics(admin, declaredTopics(topology));
+    await waitFor('the coupons behind the unreadable records expired', () => allExpired(ids), { timeoutMs: 90_000, intervalMs: 250 });
+    const dead: string[] = [];
+    const consumer = kafka.consumer({ groupId: uniqueName('tb-dlq'), maxWaitTimeInMs: 200 });
+    await consumer.connect();
+    await consumer.subscribe({ topic: dlqTopic(topology), fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void dead.push(message.value?.toString() ?? '') });
+    try {
+      await waitFor('every unreadable record in the DLQ', () => (dead.length >= unreadable.length ? true : undefined), { timeoutMs: 30_000 });
+      // Each of them, and no other (the counter below: one write each).
+      expect(dead.sort()).toEqual(unreadable.map((u) => u.value.toString()).sort());
+    } finally {
+      await consumer.disconnect();
+    }
+    expect(await metricSum(pipeline.metrics.deadLetters)).toBe(unreadable.length);
+    expect(running.health()).toEqual({ ok: true, problems: [] });
+  } finally {
+    await admin.disconnect();
+  }
 });
