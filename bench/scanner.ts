@@ -66,6 +66,8 @@ async function main(): Promise<void> {
         TB_LOG_LEVEL: 'warn',
         TB_SCANNER_INTERVAL_MS: '1000',
         TB_SCANNER_MAX_PAGES_PER_SECOND: pagesPerSecond,
+        // The backlog is the point: most ACTIVE rows overdue, which start-up refuses unless told (core/first-pass-guard.ts).
+        TB_ALLOW_LARGE_FIRST_PASS: 'true',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

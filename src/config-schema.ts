@@ -125,6 +125,13 @@ export const EnvSchema = z.object({
   TB_SCANNER_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   TB_SCANNER_PAGE_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
   TB_SCANNER_MAX_PAGES_PER_SECOND: z.coerce.number().min(0.01).max(1_000).default(5),
+  // The first-pass guard (core/first-pass-guard.ts): start-up and `check` refuse a first scanner
+  // pass that would transition more than this share of a transition's rows with a due time, once
+  // at least TB_FIRST_PASS_MIN_DUE_ROWS are due (a wrong mapping transitions a whole table, and
+  // that cannot be taken back); TB_ALLOW_LARGE_FIRST_PASS=true when the backlog is meant to go.
+  TB_FIRST_PASS_MAX_DUE_SHARE: z.coerce.number().min(0.1).max(0.99).default(0.5),
+  TB_FIRST_PASS_MIN_DUE_ROWS: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  TB_ALLOW_LARGE_FIRST_PASS: z.enum(['false', 'true']).default('false'),
   // How often every process reads the operator's pause/throttle switches (`timebucket ctl`): a
   // primary-key read of at most three rows, so a second is cheap and is how fast a pause lands.
   TB_CONTROL_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { ConfigError } from './core/errors';
 import { deepFreeze } from './core/deep-freeze';
+import type { FirstPassLimits } from './core/first-pass-guard';
 import { ConfigParts, EnvSchema, heartbeatProblem, deadlineProblem, PRODUCTION_REQUIRED_BY_PART, retiredProblems, splitList, type ConfigPart } from './config-schema';
 import { withSecretFiles } from './config-secrets';
 import { extraDatabasesOf, registryOf, saslProblems, serviceAccount, tlsOf, type BasicAuth, type DbConnection, type KafkaSasl, type NamedDatabase, type Tls } from './config-connections';
@@ -48,6 +49,8 @@ export type Config = Readonly<{
   /** retentionMs: event_outbox rows kept at least this long, and until captured (0: for ever). */
   publish: Readonly<{ probeIntervalMs: number; retentionMs: number }>;
   scanner: Readonly<{ graceMs: number; intervalMs: number; pageSize: number; maxPagesPerSecond: number }>;
+  /** The first-pass guard: TB_FIRST_PASS_MAX_DUE_SHARE, TB_FIRST_PASS_MIN_DUE_ROWS, TB_ALLOW_LARGE_FIRST_PASS. */
+  firstPass: FirstPassLimits;
   /** The pause/throttle switches: how often each process polls them. */
   control: Readonly<{ pollMs: number }>;
   consumer: Readonly<{ sessionTimeoutMs: number; heartbeatIntervalMs: number; stallMs: number }>;
@@ -141,6 +144,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
       pageSize: e.TB_SCANNER_PAGE_SIZE,
       maxPagesPerSecond: e.TB_SCANNER_MAX_PAGES_PER_SECOND,
     },
+    firstPass: { maxDueShare: e.TB_FIRST_PASS_MAX_DUE_SHARE, minDueRows: e.TB_FIRST_PASS_MIN_DUE_ROWS, allowLarge: e.TB_ALLOW_LARGE_FIRST_PASS === 'true' },
     control: { pollMs: e.TB_CONTROL_POLL_MS },
     consumer: { sessionTimeoutMs: e.TB_SESSION_TIMEOUT_MS, heartbeatIntervalMs: e.TB_HEARTBEAT_INTERVAL_MS, stallMs: e.TB_CONSUMER_STALL_MS },
     httpPort: e.TB_HTTP_PORT,

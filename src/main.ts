@@ -94,7 +94,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     // and a spread entity needs a shard per database at least. A database other than the main
     // one that does not answer is checked once it does; its batches wait until then.
     const schemaNames = schemaNamesOf(config.databases);
-    const { schema: tables, unchecked, errors } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames);
+    const { schema: tables, unchecked, errors } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames, config.firstPass);
     assertShardsFit(opts.catalogue, topology);
     const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
     if (unchecked.length > 0) {
@@ -111,6 +111,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       unchecked,
       startErrors: errors,
       intervalMs: config.dbPingIntervalMs,
+      firstPass: config.firstPass,
       logger: opts.logger.child({ component: 'database-watch' }),
       onState: (database, state) => metrics.databaseUp.set({ database }, state.answering && state.checked ? 1 : 0),
     });

@@ -6,7 +6,10 @@
  * is any (0 when there is none):
  *   - the server: the binlog on, binlog_format=ROW, binlog_row_image=FULL (MySQL 8 and MariaDB);
  *   - every mapped table: its columns exist with compatible types, every declared value fits, the
- *     indexes the statements force exist (else the CREATE INDEX to run);
+ *     indexes the statements force exist (else the CREATE INDEX to run); once they do, its data
+ *     (db/check-entity-data.ts): a bounded sample of each due column is plausible for its kind,
+ *     integer status codes are the table's, and the scanner's first pass would not transition
+ *     most of it at once (what `run` refuses to start on);
  *   - the account it runs as (run it as the service's account): it holds what the service needs;
  *   - given --connect-url: a RUNNING connector captures each mapped table, with the filter the
  *     entities file implies (its status column and every from-state); and (router mode) a
@@ -16,6 +19,8 @@ import { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
 import { databasesOf, MAIN_DATABASE, unconfiguredDatabases, type EntityCatalogue } from '../core/entity-catalogue';
 import { readEntitySchema, schemaNamesOf } from '../db/check-entity-schema';
+import { entityDataProblems } from '../db/check-entity-data';
+import { readScannedCursors } from '../db/read-scanned-cursors';
 import { entitySchemaProblems } from '../core/entity-schema-check';
 import { createDb } from '../db/knex';
 import { readServerSettings, ServerSettings, serverSettingProblems } from '../db/read-server-settings';
@@ -47,8 +52,9 @@ export function registerCheckCommand(program: Command): void {
       // Each database on its own: its server, its tables, the account's grants there, its connector.
       const reports: DatabaseReport[] = [];
       const many = databasesOf(catalogue).length > 1;
+      const scannedCursors = await readScannedCursorsOf(config);
       for (const name of databasesOf(catalogue).filter((n) => config.databases[n] !== undefined)) {
-        const report = await checkDatabase(config, catalogue, name, connectors);
+        const report = await checkDatabase(config, catalogue, name, connectors, scannedCursors);
         reports.push(report);
         problems.push(...report.problems.map((p) => (many ? `[${name}] ${p}` : p)));
       }
@@ -67,7 +73,18 @@ export function registerCheckCommand(program: Command): void {
 
 type DatabaseReport = Readonly<{ name: string; database: string; server: ServerSettings; problems: string[] }>;
 
-async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: string, connectors: ConnectorView[] | undefined): Promise<DatabaseReport> {
+/** The scanner's cursors live on the main database: which have completed a pass (core/first-pass-guard.ts). */
+async function readScannedCursorsOf(config: Config): Promise<ReadonlySet<string>> {
+  if (config.firstPass.allowLarge) return new Set();
+  const main = createDb(config.databases[MAIN_DATABASE]!, { logger: createCommandLogger(config.logLevel) });
+  try {
+    return await readScannedCursors(main);
+  } finally {
+    await main.destroy();
+  }
+}
+
+async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: string, connectors: ConnectorView[] | undefined, scannedCursors: ReadonlySet<string>): Promise<DatabaseReport> {
   const target = config.databases[name]!;
   const database = target.database;
   const db = createDb(target, { logger: createCommandLogger(config.logLevel) });
@@ -77,7 +94,10 @@ async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: s
     server = await readServerSettings(db);
     problems.push(...serverSettingProblems(server));
     const schema = await readEntitySchema({ [name]: db }, catalogue, name);
-    problems.push(...entitySchemaProblems(catalogue, schema, schemaNamesOf(config.databases), name));
+    const schemaProblems = entitySchemaProblems(catalogue, schema, schemaNamesOf(config.databases), name);
+    problems.push(...schemaProblems);
+    // The data's statements need the tables as the file says (columns, the forced indexes).
+    if (schemaProblems.length === 0) problems.push(...(await entityDataProblems(db, catalogue, name, schemaNamesOf(config.databases), { firstPass: config.firstPass, scannedCursors })));
     const privileges = await readOwnPrivileges(db, database);
     const missing = missingPrivileges([...mappedTableGrants(catalogue, schema, name), ...OWN_TABLE_GRANTS], privileges, database);
     if (missing.length > 0) {

@@ -1,7 +1,9 @@
 /**
  * At start (and in `timebucket check`): the entities file against the databases, every problem
  * named at once with its fix; a ConfigError (exit 78) when there is any. A service that would
- * fail on its first batch, or page the scanner through a filesort, must not start.
+ * fail on its first batch, or page the scanner through a filesort, must not start. Once a
+ * database's tables match, its data is checked too (check-entity-data.ts): due values implausible
+ * for their kind, status codes no row holds, a first pass that would transition most of a table.
  */
 import type { Knex } from 'knex';
 import type { EntityCatalogue } from '../core/entity-catalogue';
@@ -11,6 +13,9 @@ import type { SchemaInfo, TableInfo } from '../core/column-info';
 import { MAIN_DATABASE } from '../core/entity-catalogue';
 import { classifyFailure } from '../core/retry-policy';
 import { readTableSchema } from './read-table-schema';
+import { entityDataProblems } from './check-entity-data';
+import { readScannedCursors } from './read-scanned-cursors';
+import { DEFAULT_FIRST_PASS, type FirstPassLimits } from '../core/first-pass-guard';
 
 /**
  * The mapped tables of every database (or of `only`), keyed by location (`<database>.<table>`).
@@ -30,12 +35,39 @@ export async function readEntitySchema(pools: Readonly<Record<string, Knex>>, ca
   return schema;
 }
 
-/** `schemaNames`: each database's schema name on its server (config.databases[name].database), for the messages. */
-export async function checkEntitySchema(pools: Readonly<Record<string, Knex>>, catalogue: EntityCatalogue, schemaNames: Readonly<Record<string, string>>): Promise<SchemaInfo> {
+/**
+ * `schemaNames`: each database's schema name on its server (config.databases[name].database), for the messages.
+ * `firstPass`: config.firstPass (TB_FIRST_PASS_*, TB_ALLOW_LARGE_FIRST_PASS).
+ */
+export async function checkEntitySchema(
+  pools: Readonly<Record<string, Knex>>,
+  catalogue: EntityCatalogue,
+  schemaNames: Readonly<Record<string, string>>,
+  firstPass: FirstPassLimits = DEFAULT_FIRST_PASS,
+): Promise<SchemaInfo> {
   const schema = await readEntitySchema(pools, catalogue);
   const problems = entitySchemaProblems(catalogue, schema, schemaNames);
   if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match its databases: ${problems.join('; ')}`, { problems });
+  await checkEntityData(pools, catalogue, schemaNames, Object.keys(pools), firstPass);
   return schema;
+}
+
+/**
+ * The data of `databases` (whose tables match the file) against the file, each through its own
+ * pool; a ConfigError naming every problem. The scanner's cursors are read from the main database.
+ */
+export async function checkEntityData(
+  pools: Readonly<Record<string, Knex>>,
+  catalogue: EntityCatalogue,
+  schemaNames: Readonly<Record<string, string>>,
+  databases: readonly string[],
+  firstPass: FirstPassLimits,
+): Promise<void> {
+  const main = pools[MAIN_DATABASE];
+  const scannedCursors = main === undefined || firstPass.allowLarge ? new Set<string>() : await readScannedCursors(main);
+  const problems: string[] = [];
+  for (const database of databases) problems.push(...(await entityDataProblems(pools[database]!, catalogue, database, schemaNames, { firstPass, scannedCursors })));
+  if (problems.length > 0) throw new ConfigError(`the data of the tables ${catalogue.source} maps does not fit it: ${problems.join('; ')}`, { problems });
 }
 
 /** What start-up read: the tables of the databases that answered, and the ones that did not. */
@@ -47,7 +79,12 @@ export type StartSchema = Readonly<{ schema: Map<string, TableInfo>; unchecked: 
  * (ops/database-watch.ts) so the process serves the others. The main database holds
  * timebucket's own tables: without it nothing runs, and its failure is thrown.
  */
-export async function checkAnsweringSchemas(pools: Readonly<Record<string, Knex>>, catalogue: EntityCatalogue, schemaNames: Readonly<Record<string, string>>): Promise<StartSchema> {
+export async function checkAnsweringSchemas(
+  pools: Readonly<Record<string, Knex>>,
+  catalogue: EntityCatalogue,
+  schemaNames: Readonly<Record<string, string>>,
+  firstPass: FirstPassLimits = DEFAULT_FIRST_PASS,
+): Promise<StartSchema> {
   const schema = new Map<string, TableInfo>();
   const unchecked: string[] = [];
   const errors: Record<string, string> = {};
@@ -67,8 +104,10 @@ export async function checkAnsweringSchemas(pools: Readonly<Record<string, Knex>
       errors[r.database] = r.err instanceof Error ? r.err.message : String(r.err);
     } else for (const [key, info] of r.tables) schema.set(key, info);
   }
-  const problems = unchecked.length === 0 ? entitySchemaProblems(catalogue, schema, schemaNames) : Object.keys(pools).filter((d) => !unchecked.includes(d)).flatMap((d) => entitySchemaProblems(catalogue, schema, schemaNames, d));
+  const answering = Object.keys(pools).filter((d) => !unchecked.includes(d));
+  const problems = unchecked.length === 0 ? entitySchemaProblems(catalogue, schema, schemaNames) : answering.flatMap((d) => entitySchemaProblems(catalogue, schema, schemaNames, d));
   if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match its databases: ${problems.join('; ')}`, { problems });
+  await checkEntityData(pools, catalogue, schemaNames, answering, firstPass);
   return { schema, unchecked, errors };
 }
 
@@ -83,12 +122,14 @@ export async function checkDatabaseSchema(
   schemaNames: Readonly<Record<string, string>>,
   schema: Map<string, TableInfo>,
   database: string,
+  firstPass: FirstPassLimits = DEFAULT_FIRST_PASS,
 ): Promise<void> {
   const tables = await readEntitySchema(pools, catalogue, database);
   const merged = new Map([...schema, ...tables]);
   const complete = catalogue.entities.every((e) => e.locations.every((l) => merged.has(l.key)));
   const problems = complete ? entitySchemaProblems(catalogue, merged, schemaNames) : entitySchemaProblems(catalogue, merged, schemaNames, database);
   if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match database '${database}': ${problems.join('; ')}`, { problems });
+  await checkEntityData(pools, catalogue, schemaNames, [database], firstPass);
   for (const [key, info] of tables) schema.set(key, info);
 }
 

@@ -22,6 +22,7 @@ import type { TableInfo } from '../core/column-info';
 import { TimebucketError } from '../core/errors';
 import type { Health } from '../core/lifecycle';
 import { checkDatabaseSchema } from '../db/check-entity-schema';
+import type { FirstPassLimits } from '../core/first-pass-guard';
 import type { Logger } from './logger';
 import { PollLoop } from './poll-loop';
 
@@ -50,6 +51,8 @@ export type DatabaseWatchOptions = Readonly<{
   /** The unchecked databases' errors at start, by name. */
   startErrors?: Readonly<Record<string, string>>;
   intervalMs: number;
+  /** config.firstPass, for the data check of a database that answers late (db/check-entity-data.ts). */
+  firstPass?: FirstPassLimits;
   logger: Logger;
   now?: () => number;
   onState?: (database: string, state: DatabaseState) => void;
@@ -114,7 +117,7 @@ export class DatabaseWatch {
     // The tables of a database that answers again, checked before its batches run.
     for (const [name, state] of this.states) {
       if (state.checked || !state.answering) continue;
-      await checkDatabaseSchema(this.opts.pools, this.opts.catalogue, this.opts.schemaNames, this.opts.schema, name);
+      await checkDatabaseSchema(this.opts.pools, this.opts.catalogue, this.opts.schemaNames, this.opts.schema, name, this.opts.firstPass);
       this.set(name, { ...state, checked: true });
       this.opts.logger.info({ database: name }, 'database answers: its tables are checked, its batches run');
     }
