@@ -34,6 +34,7 @@ import type { HeldMessage, HeldRecordReader } from '../core/held-record';
 import { settlesWithin, type Component, type Lifecycle } from '../core/lifecycle';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
+import { heartbeating } from '../kafka/heartbeating';
 import { groupJoined } from '../kafka/group-joined';
 import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
@@ -408,7 +409,7 @@ export class HoldConsumer implements Component {
       error = err;
     }
     try {
-      await retry(() => this.opts.dlq.send({ topic, partition, message, error }), {
+      await retry(() => heartbeating(() => this.opts.dlq.send({ topic, partition, message, error }), heartbeat), {
         policy: this.opts.dlqRetry ?? RetryPolicies.append,
         what: 'dead-lettering a record',
         logger: this.opts.logger,

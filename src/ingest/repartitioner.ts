@@ -13,6 +13,7 @@
  * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
  * consumer crashed for good.
  */
+import { heartbeating } from '../kafka/heartbeating';
 import type { Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { decodeCdcValue } from '../core/cdc-envelope';
@@ -232,7 +233,7 @@ export class Repartitioner implements Component {
   }
 
   private appendWithRetry<T>(what: string, work: () => Promise<T>, heartbeat: () => Promise<void>): Promise<T> {
-    return retry(work, {
+    return retry(() => heartbeating(work, heartbeat), {
       policy: this.opts.sendRetry ?? RetryPolicies.append,
       what,
       logger: this.opts.logger,

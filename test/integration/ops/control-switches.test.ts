@@ -162,7 +162,8 @@ test('pause holds every due coupon on both instances while orders cancel; resume
       intervalMs: 200,
     });
     expect(await metric(i, 'timebucket_control_paused', { what: 'order' })).toBe(0);
-    expect(await readyz(i)).toEqual({ status: 200, body: { ready: true, control: { known: true, paused: ['coupon'], throttled: {} } } });
+    // (The body names the databases too: its one answers.)
+    expect(await readyz(i)).toEqual({ status: 200, body: { ready: true, control: { known: true, paused: ['coupon'], throttled: {} }, databases: { main: expect.objectContaining({ answering: true, checked: true }) } } });
     expect(switchChanges(i)).toContainEqual(expect.objectContaining({ what: 'coupon', paused: true, reason: 'integration test', was: { paused: false, perSecond: null } }));
   }
   // Another deployment's scope on the same database is untouched.
