@@ -36,23 +36,6 @@ export async function readEntitySchema(pools: Readonly<Record<string, Knex>>, ca
 }
 
 /**
- * `schemaNames`: each database's schema name on its server (config.databases[name].database), for the messages.
- * `firstPass`: config.firstPass (TB_FIRST_PASS_*, TB_ALLOW_LARGE_FIRST_PASS).
- */
-export async function checkEntitySchema(
-  pools: Readonly<Record<string, Knex>>,
-  catalogue: EntityCatalogue,
-  schemaNames: Readonly<Record<string, string>>,
-  firstPass: FirstPassLimits = DEFAULT_FIRST_PASS,
-): Promise<SchemaInfo> {
-  const schema = await readEntitySchema(pools, catalogue);
-  const problems = entitySchemaProblems(catalogue, schema, schemaNames);
-  if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match its databases: ${problems.join('; ')}`, { problems });
-  await checkEntityData(pools, catalogue, schemaNames, Object.keys(pools), firstPass);
-  return schema;
-}
-
-/**
  * The data of `databases` (whose tables match the file) against the file, each through its own
  * pool; a ConfigError naming every problem. The scanner's cursors are read from the main database.
  */
@@ -74,7 +57,8 @@ export async function checkEntityData(
 export type StartSchema = Readonly<{ schema: Map<string, TableInfo>; unchecked: readonly string[]; errors: Readonly<Record<string, string>> }>;
 
 /**
- * At start: every database's tables read and checked, except those of a database other than
+ * At start (`schemaNames`: each database's schema name on its server, for the messages;
+ * `firstPass`: config.firstPass): every database's tables read and checked, except those of a database other than
  * the main one that does not answer (a retriable failure), which are left for later
  * (ops/database-watch.ts) so the process serves the others. The main database holds
  * timebucket's own tables: without it nothing runs, and its failure is thrown.

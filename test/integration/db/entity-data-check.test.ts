@@ -17,7 +17,7 @@ import type { EntityCatalogue } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { ConfigError } from '../../../src/core/errors';
 import { DEFAULT_FIRST_PASS, type FirstPassLimits } from '../../../src/core/first-pass-guard';
-import { checkEntitySchema } from '../../../src/db/check-entity-schema';
+import { checkAnsweringSchemas } from '../../../src/db/check-entity-schema';
 import { startTimebucket } from '../../../src/main';
 import { loadEntities } from '../../../src/ops/load-entities';
 import { loadTopology } from '../../../src/ops/load-topology';
@@ -87,7 +87,7 @@ async function secondsTable(table: string, rows: number): Promise<void> {
 
 async function problemsOf(file: unknown, firstPass: FirstPassLimits = DEFAULT_FIRST_PASS): Promise<string[]> {
   try {
-    await checkEntitySchema({ main: database.db }, parseEntityFile(file, 'wallet.json'), { main: database.name }, firstPass);
+    await checkAnsweringSchemas({ main: database.db }, parseEntityFile(file, 'wallet.json'), { main: database.name }, firstPass);
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return (err as ConfigError).details['problems'] as string[];

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { ConfigError } from '../../../src/core/errors';
-import { checkEntitySchema } from '../../../src/db/check-entity-schema';
+import { checkAnsweringSchemas } from '../../../src/db/check-entity-schema';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { createTablesFrom } from '../../support/sql-file';
 import { integerColumnType } from '../../support/stack-flavour';
@@ -32,7 +32,7 @@ function seedFile(): { entities: Array<Fixture> } {
 
 async function problemsOf(db: TestDatabase, file: unknown): Promise<string[]> {
   try {
-    await checkEntitySchema({ main: db.db }, parseEntityFile(file, 'seed.json'), { main: db.name });
+    await checkAnsweringSchemas({ main: db.db }, parseEntityFile(file, 'seed.json'), { main: db.name });
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return (err as ConfigError).details['problems'] as string[];
@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 test('the shipped default matches the demo tables migrate creates', async () => {
-  const schema = await checkEntitySchema({ main: demo.db }, defaultCatalogue, { main: demo.name });
+  const { schema } = await checkAnsweringSchemas({ main: demo.db }, defaultCatalogue, { main: demo.name });
   expect([...schema.keys()].sort()).toEqual(['main.coupons', 'main.orders']);
   expect(schema.get('main.coupons')!.columns.get('id')).toMatchObject({ dataType: 'bigint', nullable: false });
 });

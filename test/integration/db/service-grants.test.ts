@@ -16,7 +16,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createDb, Db } from '../../../src/db/knex';
-import { checkEntitySchema } from '../../../src/db/check-entity-schema';
+import { checkAnsweringSchemas } from '../../../src/db/check-entity-schema';
 import { readOwnPrivileges } from '../../../src/db/read-own-privileges';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { readRemindedRows } from '../../../src/expire/sql/read-reminded-rows';
@@ -183,7 +183,7 @@ test('as the service account, the reminders’ and digests’ reads, replay’s 
   const backfill = expirableReads(service, coupon, expired, at);
   await expect(backfill.count({})).resolves.toBeGreaterThan(0);
   await expect(backfill.readPage('ACTIVE', {}, null, 100)).resolves.toContainEqual({ id: String(id), expireAtMs: dueMs, user: 31 });
-  await expect(checkEntitySchema({ main: service }, defaultCatalogue, { main: owner.name })).resolves.toBeDefined();
+  await expect(checkAnsweringSchemas({ main: service }, defaultCatalogue, { main: owner.name })).resolves.toBeDefined();
 });
 
 test('a narrower entities file and migrate again: what it no longer needs is revoked, a grant on a table timebucket never managed is kept', async () => {
