@@ -93,13 +93,23 @@ function setProblems(schema: SchemaInfo, entity: Entity, schemaNames: Readonly<R
       const a = reference.columns.get(name);
       const b = table.columns.get(name);
       if (a === undefined || b === undefined) continue;
-      if (a.columnType !== b.columnType || a.nullable !== b.nullable) {
+      if (comparableType(a) !== comparableType(b) || a.nullable !== b.nullable) {
         const shape = (c: ColumnInfo) => `${c.columnType}${c.nullable ? ' NULL' : ' NOT NULL'}`;
         problems.push(`${entity.name} (${qualified(location, schemaNames)}): column ${name} is ${shape(b)} but ${shape(a)} in ${qualified(first, schemaNames)}; the tables of a set must agree`);
       }
     }
   }
   return problems;
+}
+
+/**
+ * A column's type as two servers that agree on it print it: an integer's display width dropped.
+ * MariaDB prints `bigint(20) unsigned` where MySQL 8.0.19 and later print `bigint unsigned` for
+ * the same DDL (a set over one server of each is what a move between them looks like), and a
+ * width changes nothing a value can hold.
+ */
+function comparableType(c: ColumnInfo): string {
+  return INTEGER.has(c.dataType) ? c.columnType.replace(/^(\w+)\(\d+\)/, '$1') : c.columnType;
 }
 
 /** A reminder's event columns exist and can be carried; a digest's user column holds integer ids, and its index starts with it. */

@@ -224,4 +224,20 @@ test('the tables of a set must agree on the columns timebucket uses', () => {
   expect(entitySchemaProblems(onlyWallet, schema, { main: 'shop', shop_b: 'shop2' })).toEqual([
     'user_coupon (shop2.user_coupon_3): column face_value is decimal(12,2) NOT NULL but decimal(10,2) NOT NULL in shop.user_coupon_0; the tables of a set must agree',
   ]);
+
+  // One set over a MariaDB and a MySQL server (a move from one to the other): the same DDL reads
+  // back as `bigint(20) unsigned` from MariaDB and `bigint unsigned` from MySQL 8.0.19 and later,
+  // which print no integer display width. A width changes nothing a value can hold.
+  const mariadbPrinted = (t: ReturnType<typeof table>) => ({ ...t, columns: new Map([...t.columns].map(([n, c]) => [n, { ...c, columnType: c.columnType.replace(/^(bigint)/, '$1(20)') }])) });
+  const overBothServers = new Map(wallet.locations.map((l) => [l.key, l.database === 'main' ? mariadbPrinted(table('decimal(10,2)')) : table('decimal(10,2)')]));
+  expect(overBothServers.get(wallet.locations[0]!.key)!.columns.get('id')!.columnType).toBe('bigint(20) unsigned');
+  expect(entitySchemaProblems(onlyWallet, overBothServers, { main: 'shop', shop_b: 'shop2' })).toEqual([]);
+  // Still a difference: another integer type, or signedness.
+  const int = new Map(wallet.locations.map((l) => [l.key, l.database === 'main' ? mariadbPrinted(table('decimal(10,2)')) : { ...table('decimal(10,2)'), columns: new Map([...table('decimal(10,2)').columns].map(([n, c]) => [n, n === 'user_id' ? column('user_id', 'int unsigned') : n === 'expire_at_ms' ? column('expire_at_ms', 'bigint unsigned') : c])) }]));
+  expect(entitySchemaProblems(onlyWallet, int, { main: 'shop', shop_b: 'shop2' })).toEqual(
+    expect.arrayContaining([
+      'user_coupon (shop2.user_coupon_2): column user_id is int unsigned NOT NULL but bigint(20) unsigned NOT NULL in shop.user_coupon_0; the tables of a set must agree',
+      'user_coupon (shop2.user_coupon_2): column expire_at_ms is bigint unsigned NOT NULL but bigint(20) NOT NULL in shop.user_coupon_0; the tables of a set must agree',
+    ]),
+  );
 });
