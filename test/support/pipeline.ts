@@ -11,6 +11,7 @@ import type { Clock } from '../../src/core/clock';
 import { declaredTopics, isBucketLane, parseTopology, Topology } from '../../src/core/topology';
 import { createKafka } from '../../src/kafka/client';
 import { applyTopics } from '../../src/kafka/topics-apply';
+import { knownToEveryBroker } from './topics';
 import { Running, startTimebucket } from '../../src/main';
 import { Role, Roles } from '../../src/roles';
 import { createMetrics, Metrics } from '../../src/ops/metrics';
@@ -95,7 +96,9 @@ export async function createTestPipeline(
   await admin.connect();
   try {
     // Grown, for a test that raises a partition count under another pipeline's entries.
-    await applyTopics(admin, declaredTopics(topology), { growPartitions: (topic) => isBucketLane(topology, topic) });
+    const declared = declaredTopics(topology);
+    await applyTopics(admin, declared, { growPartitions: (topic) => isBucketLane(topology, topic) });
+    await knownToEveryBroker(admin, new Map(declared.map((d) => [d.topic, d.partitions])));
     // The test's repartitioner starts at the current end of the CDC topics: a long-lived dev
     // stack holds millions of older changes (benchmarks) that would only delay the test.
     // (A pipeline on a test database of its own has no CDC topics: Debezium captures `timebucket`.)
@@ -144,7 +147,9 @@ export async function applyCdcTopics(pipeline: TestPipeline): Promise<void> {
   const admin = createKafka(pipeline.config.kafka, logger, '-test-cdc-topics').admin();
   await admin.connect();
   try {
-    await applyTopics(admin, cdcTopicDeclarations(pipeline.config, pipeline.catalogue));
+    const declared = cdcTopicDeclarations(pipeline.config, pipeline.catalogue);
+    await applyTopics(admin, declared);
+    await knownToEveryBroker(admin, new Map(declared.map((d) => [d.topic, d.partitions])));
   } finally {
     await admin.disconnect();
   }
