@@ -4,8 +4,10 @@
 #      background, each only if it is not up, while lint, typecheck, the unit and the deployment
 #      tests run (they need no stack);
 #   2. the integration tests (in lanes, test/support/run-lanes.js) on the development stack
-#      (MariaDB), and on the cluster stack (MySQL) the cluster tests, then the integration files
-#      marked @mysql, side by side: separate processes, ports and homes;
+#      (server 1 MariaDB, server 2 MySQL: TB_DB_FLAVOUR=mixed, so the files over two servers run
+#      one entity over one server of each), and on the cluster stack (MySQL on both) the cluster
+#      tests, then the integration files marked @mysql, side by side: separate processes, ports
+#      and homes;
 #   3. each stack this script started is stopped, whatever the outcome.
 # Exits non-zero when anything failed; the stacks' start-up logs are in .stack/reports/.
 set -uo pipefail
@@ -15,7 +17,9 @@ reports="$root/.stack/reports"
 mkdir -p "$reports"
 make_quiet=(make --no-print-directory -C "$root")
 
-# The dev stack's commands run with env.sh's defaults; the cluster's with cluster.env first.
+# The dev stack's commands (and `make test-integration`) run with env.sh's defaults but the
+# flavour; the cluster's with cluster.env first, which sets its own.
+export TB_DB_FLAVOUR=mixed
 dev() { bash "$here/stack.sh" "$@"; }
 cluster() { (source "$here/cluster.env" && bash "$here/stack.sh" "$@"); }
 

@@ -23,6 +23,13 @@ launch() {
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# port_free_for NAME PORT: dies when PORT already answers while NAME is not up, naming what to do:
+# most often the other server of the same instance (a stack started with another TB_DB_FLAVOUR).
+port_free_for() {
+  port_open "$2" || return 0
+  die "$1 cannot start: port $2 is already taken (a stack started with another TB_DB_FLAVOUR? stop it with 'make stack-down' under that flavour)"
+}
+
 # wait_until NAME SECONDS CHECK...: poll CHECK once a second until it succeeds; fail with the
 # tail of the component's log when the process died or the deadline passed.
 wait_until() {

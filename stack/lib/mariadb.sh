@@ -49,6 +49,7 @@ MARIADB_LAUNCHED=()
 mariadb_instance_start() {
   local i=$1 name; name=$(mariadb_name "$1")
   if is_running "$name" && mariadb_healthy "$i"; then log "$name already up on :$(mariadb_port "$i")"; return 0; fi
+  port_free_for "$name" "$(mariadb_port "$i")"
   local cnf="$TB_STACK_HOME/conf/$name.cnf"
   mariadb_config "$i" "$cnf"
   mkdir -p "$TB_STACK_HOME/data/$name-binlog" "$TB_STACK_HOME/run" "$TB_STACK_HOME/logs" "$TB_STACK_HOME/tmp/$name"

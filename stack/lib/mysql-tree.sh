@@ -14,9 +14,20 @@ mysql_tree_ok() {
     [[ -x "$TB_MYSQL_TREE/usr/sbin/mysqld" && -x "$TB_MYSQL_TREE/usr/bin/mysql" ]]
 }
 
-# mysql_tree_ensure: the tree, made when missing or broken (about 2 minutes, 800 MB).
+# mysql_tree_ensure: the tree, made when missing or broken (about 2 minutes, 800 MB). Under a
+# lock beside the tree: `make test` starts two stacks at once, and two builds of one tree would
+# each remove the other's (and race for apt's own lock while installing debootstrap).
 mysql_tree_ensure() {
   mysql_tree_ok && return 0
+  mkdir -p "$(dirname "$TB_MYSQL_TREE")"
+  (
+    flock 9 || die "could not lock $TB_MYSQL_TREE for its build"
+    mysql_tree_ok && exit 0
+    mysql_tree_build
+  ) 9>"$TB_MYSQL_TREE.lock" || die "the MySQL tree could not be made"
+}
+
+mysql_tree_build() {
   [[ $(id -u) -eq 0 ]] || die "making the MySQL tree needs root (debootstrap, chroot): run as root once, or set TB_MYSQL_TREE to a tree made so"
   command -v debootstrap >/dev/null || {
     log "installing debootstrap"

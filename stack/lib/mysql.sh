@@ -39,6 +39,7 @@ MYSQL_LAUNCHED=()
 mysql_instance_start() {
   local i=$1 name; name=$(mysql_name "$1")
   if is_running "$name" && mysql_healthy "$i"; then log "$name already up on :$(db_port "$i")"; return 0; fi
+  port_free_for "$name" "$(db_port "$i")"
   local cnf="$TB_STACK_HOME/conf/$name.cnf"
   mysql_config "$i" "$cnf"
   mkdir -p "$TB_STACK_HOME/data/$name-binlog" "$TB_STACK_HOME/run" "$TB_STACK_HOME/logs" "$TB_STACK_HOME/tmp/$name"
