@@ -4,8 +4,9 @@
  *   retriable       the database or broker is unreachable or busy, or a transaction lost a lock
  *                   race: deadlock (1213), lock wait timeout (1205), lost or refused
  *                   connections, server going away, a pool that could not hand out a
- *                   connection, access denied (database, table or column) or a read-only server (an operator's fix, the
- *                   same for every entry), retriable Kafka errors, an open circuit breaker.
+ *                   connection, access denied (database, table or column), a locked account or a read-only server (an operator's fix, the
+ *                   same for every entry), a statement an operator killed, retriable Kafka
+ *                   errors, an open circuit breaker.
  *                   Retried for as long as it lasts, with jittered backoff; nothing is ever
  *                   dropped for it.
  *   deterministic   everything else: a constraint the data breaks, a bug. Waiting never fixes
@@ -41,7 +42,11 @@ const RETRIABLE_ERRNOS: ReadonlySet<number> = new Set([
   1290, // ER_OPTION_PREVENTS_STATEMENT (read-only replica after a failover)
   1792, // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
   1836, // ER_READ_ONLY_MODE
-  4151, // ER_ACCOUNT_HAS_BEEN_LOCKED
+  4151, // ER_ACCOUNT_HAS_BEEN_LOCKED (MariaDB)
+  3118, // ER_ACCOUNT_HAS_BEEN_LOCKED (MySQL)
+  // An operator's KILL QUERY of a statement (one stuck on a lock, say): the work is not wrong,
+  // and the same statement runs when it is left alone.
+  1317, // ER_QUERY_INTERRUPTED
 ]);
 
 /** Node, mysql2, knex and opossum codes for "not now" rather than "never". */
