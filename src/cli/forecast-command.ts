@@ -1,0 +1,47 @@
+/**
+ * timebucket forecast [--tier t] [--all] [--json]
+ *
+ * The work ahead, per tier and bucket, from offsets alone (core/forecast.ts): what each ring
+ * topic holds that its group has not consumed, the due lane's backlog, and which buckets are
+ * released. Read-only and cheap: a few admin requests per topic, no consumer group joined, no
+ * record read.
+ */
+import type { Command } from 'commander';
+import { loadConfig } from '../config';
+import { systemClock } from '../core/clock';
+import { createKafka } from '../kafka/client';
+import { readForecast } from '../kafka/read-forecast';
+import { loadEntities } from '../ops/load-entities';
+import { loadTopology } from '../ops/load-topology';
+import { createCommandLogger } from '../ops/logger';
+import { needsOf } from './command-needs';
+import { forecastJson, forecastLines } from './forecast-output';
+
+export function registerForecastCommand(program: Command): void {
+  program
+    .command('forecast')
+    .description('the entries held per upcoming bucket of each tier, from offsets alone (an upper bound of the work ahead)')
+    .option('--tier <name>', 'one tier only')
+    .option('--all', 'print every bucket, also those holding nothing')
+    .option('--json', 'print the forecast as one JSON object')
+    .action(async (opts: { tier?: string; all?: boolean; json?: boolean }, command: Command) => {
+      const config = loadConfig(process.env, { uses: needsOf(['forecast']) });
+      const catalogue = loadEntities(config.entitiesPath);
+      const topology = loadTopology(config.topologyPath, catalogue);
+      if (opts.tier !== undefined && !topology.tiers.some((t) => t.name === opts.tier)) {
+        // A usage error: printed, and exit 64 like an unknown option.
+        command.error(`error: no tier '${opts.tier}' in the topology (tiers: ${topology.tiers.map((t) => t.name).join(', ')})`, { exitCode: 64 });
+      }
+      const logger = createCommandLogger(config.logLevel);
+      const admin = createKafka(config.kafka, logger, '-forecast').admin();
+      await admin.connect();
+      try {
+        const forecast = await readForecast(admin, topology, config.groupPrefix, () => systemClock.now());
+        const printed = { tier: opts.tier, all: opts.all === true };
+        if (opts.json === true) console.log(JSON.stringify(forecastJson(forecast, printed)));
+        else for (const line of forecastLines(forecast, printed)) console.log(line);
+      } finally {
+        await admin.disconnect();
+      }
+    });
+}

@@ -1,0 +1,109 @@
+/**
+ * `forecast` on a real broker: bucket entries written into the rings of a topology with
+ * second-wide tiers (as the repartitioner writes them, at its clock), then the forecast read
+ * from offsets alone counts, per tier and bucket, exactly the entries written there, the
+ * released ones as released; the command prints the same as a chart and as JSON. Then the hold
+ * stages run: once every bucket has passed and its entries are done (their rows do not exist,
+ * so they transition nothing), every count is 0.
+ *
+ * @lane isolated
+ */
+import { bucketRecord, byTopic, type BucketRecord } from '../../../src/core/bucket-record';
+import { forecastOf } from '../../../src/core/forecast';
+import { systemClock } from '../../../src/core/clock';
+import { createKafka } from '../../../src/kafka/client';
+import { readForecast } from '../../../src/kafka/read-forecast';
+import type { Forecast } from '../../../src/core/forecast';
+import { spawnCli } from '../../support/cli';
+import { createTestPipeline, type TestPipeline } from '../../support/pipeline';
+import { logger } from '../../support/stack';
+import { waitFor } from '../../support/wait-for';
+import type { Admin } from 'kafkajs';
+
+let pipeline: TestPipeline;
+let admin: Admin;
+
+beforeAll(async () => {
+  pipeline = await createTestPipeline();
+  admin = createKafka(pipeline.config.kafka, logger, '-test-forecast').admin();
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await pipeline?.stopAll();
+  await admin?.disconnect();
+});
+
+/** Ids no row has: the expirer finds nothing to transition, and commits. */
+const ID_BASE = 9_100_000_000_000 + Math.floor(Math.random() * 1_000_000) * 1_000;
+
+/** The entries held per (topic, bucket start) among `records`. */
+function heldPerBucket(records: readonly BucketRecord[]): Map<string, number> {
+  const held = new Map<string, number>();
+  for (const r of records) {
+    const key = `${r.topic}@${r.headers['bucket_start']}`;
+    held.set(key, (held.get(key) ?? 0) + 1);
+  }
+  return held;
+}
+
+function forecastPerBucket(f: Forecast): Map<string, number> {
+  return new Map(f.tiers.flatMap((t) => t.buckets.filter((b) => b.entries > 0).map((b) => [`${b.topic}@${b.bucketStartMs}`, b.entries] as const)));
+}
+
+test('counts per bucket equal the entries written there, per tier; the command prints them; once the buckets pass, every count is 0', async () => {
+  const { topology, catalogue } = pipeline;
+  const now = systemClock.now();
+  // A hot second (40 entries) 6 s ahead, a few 3 s ahead in the minute ring; 14 s ahead (the hour
+  // ring: the minute ring reaches 9 s); 40 s ahead (the day ring: the hour ring reaches 24 s).
+  const dueIn = [...Array<number>(40).fill(6_000), 3_000, 3_000, 3_100, 14_000, 14_500, 40_000];
+  const records = dueIn.map((ms, n) => bucketRecord(topology, catalogue, { entity: 'coupon', transition: 'expired', id: String(ID_BASE + n), expireAtMs: now + ms }, now));
+  expect(new Set(records.map((r) => r.headers['tier']))).toEqual(new Set(['minute', 'hour', 'day']));
+  const producer = createKafka(pipeline.config.kafka, logger, '-test-forecast').producer();
+  await producer.connect();
+  try {
+    await producer.sendBatch({ topicMessages: byTopic(records) });
+  } finally {
+    await producer.disconnect();
+  }
+
+  // No group has consumed anything yet: every entry is held where it was written.
+  const forecast = await readForecast(admin, topology, pipeline.config.groupPrefix, () => systemClock.now());
+  expect(forecastPerBucket(forecast)).toEqual(heldPerBucket(records));
+  expect(forecast.due).toBe(0);
+  const tierTotal = (name: string) => forecast.tiers.find((t) => t.tier === name)!.buckets.reduce((n, b) => n + b.entries, 0);
+  expect([tierTotal('minute'), tierTotal('hour'), tierTotal('day')]).toEqual([43, 2, 1]);
+  const hot = forecast.tiers[0]!.buckets.find((b) => b.entries === 40)!;
+  expect(hot.state).toBe('ahead');
+  // The same offsets at a later clock: the hot bucket released once its start has come.
+  expect(forecastOf(topology, hot.bucketStartMs, () => 0).tiers[0]!.buckets.find((b) => b.position === 0)!.state).toBe('released');
+
+  // The command: a line per bucket that holds entries, the hot one with the longest bar.
+  const chart = spawnCli(['forecast'], pipeline.env);
+  expect((await chart.exited).code).toBe(0);
+  logger.info({ chart: chart.stdout() }, 'forecast as printed');
+  const lines = chart.stdout().split('\n');
+  const hotLine = lines.find((l) => / 40 █+$/.test(l));
+  expect(hotLine).toBeDefined();
+  const bars = lines.map((l) => (/█+/.exec(l)?.[0].length ?? 0));
+  expect(Math.max(...bars)).toBe(/█+/.exec(hotLine!)![0].length);
+  expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/^minute: 43 entries in \d+ of 12 buckets$/), expect.stringMatching(/^hour: 2 entries/), expect.stringMatching(/^day: 1 entry in 1 of 6 buckets$/)]));
+  const json = spawnCli(['forecast', '--json', '--tier', 'hour'], pipeline.env);
+  expect((await json.exited).code).toBe(0);
+  const parsed = JSON.parse(json.stdout()) as { tiers: Array<{ tier: string; buckets: Array<{ entries: number }> }> };
+  expect(parsed.tiers.map((t) => t.tier)).toEqual(['hour']);
+  expect(parsed.tiers[0]!.buckets.reduce((n, b) => n + b.entries, 0)).toBe(2);
+  const unknownTier = spawnCli(['forecast', '--tier', 'week'], pipeline.env);
+  expect((await unknownTier.exited).code).toBe(64);
+  expect(unknownTier.stderr()).toContain("no tier 'week' in the topology (tiers: minute, hour, day)");
+
+  // The hold stages take every bucket as it is released: the coarser tiers cascade theirs into
+  // finer ones, the expirer finds no row to transition and commits.
+  await pipeline.start(['expirer', 'cascader']);
+  const total = (f: Forecast) => f.due + f.tiers.reduce((n, t) => n + t.buckets.reduce((m, b) => m + b.entries, 0), 0);
+  // The last entry is due 40 s after it was written; each wait below is bounded by a lap of it.
+  await waitFor('every count 0 once the buckets passed and their entries are done', async () => (total(await readForecast(admin, topology, pipeline.config.groupPrefix, () => systemClock.now())) === 0 ? true : undefined), {
+    timeoutMs: 120_000,
+    intervalMs: 1_000,
+  });
+});
