@@ -144,6 +144,9 @@ export const EnvSchema = z.object({
   // How often each database is pinged (/readyz, timebucket_database_up) and one that did not
   // answer at start is asked again before its tables are checked and its batches run.
   TB_DB_PING_INTERVAL_MS: z.coerce.number().int().min(100).max(300_000).default(5_000),
+  // How often the cascader role reads the rings' offsets into timebucket_forecast_entries
+  // (hold/forecast-loop.ts): a few admin requests per ring topic; 0 turns it off.
+  TB_FORECAST_INTERVAL_MS: z.coerce.number().int().min(0).max(600_000).default(15_000),
   // Names this process in client ids and capture probe groups; default: host name (the pod name) + random suffix.
   TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
   });

@@ -60,6 +60,8 @@ export type Config = Readonly<{
   shutdownTimeoutMs: number;
   /** Each database pinged this often (ops/database-watch.ts). */
   dbPingIntervalMs: number;
+  /** The cascader reads the forecast into its metrics this often (hold/forecast-loop.ts); 0: never. */
+  forecastIntervalMs: number;
   /** This process's name in client ids and capture probe groups. */
   instanceId: string;
   /** Whether TB_INSTANCE_ID named it (else it is a generated name with a random suffix). */
@@ -150,6 +152,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     httpPort: e.TB_HTTP_PORT,
     shutdownTimeoutMs: e.TB_SHUTDOWN_TIMEOUT_MS,
     dbPingIntervalMs: e.TB_DB_PING_INTERVAL_MS,
+    forecastIntervalMs: e.TB_FORECAST_INTERVAL_MS,
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
     instanceIdGiven: e.TB_INSTANCE_ID !== undefined,
   });

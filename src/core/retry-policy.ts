@@ -121,6 +121,8 @@ export const Backoffs = {
   captureProbe: { baseMs: 1_000, maxMs: 30_000 },
   /** Outbox retention's purge pages (its ceiling is configurable). */
   retention: { baseMs: 1_000, maxMs: 60_000 },
+  /** The forecast's offset reads (hold/forecast-loop.ts). */
+  forecast: { baseMs: 1_000, maxMs: 30_000 },
 } as const satisfies Record<string, Backoff>;
 
 /** The named policies. */

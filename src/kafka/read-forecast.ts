@@ -15,7 +15,7 @@ function readerOf(topology: Topology, topic: string): HoldRole {
   return parsed === undefined || parsed.lane === 'due' ? 'expirer' : holdRoleOfTier(parsed.tierIndex);
 }
 
-export async function readForecast(admin: Admin, topology: Topology, groupPrefix: string, nowMs: () => number): Promise<Forecast> {
+export async function readForecast(admin: Pick<Admin, 'fetchTopicOffsets' | 'fetchOffsets'>, topology: Topology, groupPrefix: string, nowMs: () => number): Promise<Forecast> {
   const topics = forecastTopics(topology);
   const byRole = new Map<HoldRole, string[]>();
   for (const topic of topics) byRole.set(readerOf(topology, topic), [...(byRole.get(readerOf(topology, topic)) ?? []), topic]);

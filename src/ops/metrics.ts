@@ -2,7 +2,8 @@
  * Metrics, one prefix, base units. A registry is created by the caller and handed in (never the
  * global one), so tests and several pipelines in one process do not mix their numbers.
  * Labels are bounded: entity (the entities file's, a handful), path (3), lane/tier (a handful),
- * stage (3), code (a handful), what (the control switches: the entities and the scanner).
+ * stage (3), code (a handful), what (the control switches: the entities and the scanner),
+ * position (the forecast's: one per topic of a tier's ring).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ReminderSkips } from '../core/bucket-entry';
@@ -132,6 +133,12 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
       name: 'timebucket_routed_entries_total',
       help: 'Bucket entries written by the repartitioner, by lane (tier name or due)',
       labelNames: ['lane'] as const,
+      registers,
+    }),
+    forecastEntries: new Gauge({
+      name: 'timebucket_forecast_entries',
+      help: 'Entries held per bucket, by tier and position from the current bucket (1 the next, negative the released ones behind); tier "due": the due lane. Read from offsets by the cascader every TB_FORECAST_INTERVAL_MS; an upper bound of the work ahead (timebucket forecast)',
+      labelNames: ['tier', 'position'] as const,
       registers,
     }),
     cascaded: new Counter({

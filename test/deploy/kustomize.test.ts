@@ -14,6 +14,7 @@ import { dueTopic } from '../../src/core/topology';
 import { groupIdOf } from '../../src/roles';
 import { schemaErrors, typeErrors } from './k8s-schemas';
 import { K8sObject, kustomize, repoRoot } from './tools';
+import { servedMetricNames } from './metric-names';
 
 type Container = {
   name: string;
@@ -50,7 +51,7 @@ type ScaledObject = K8sObject & {
     minReplicaCount?: number;
     maxReplicaCount: number;
     advanced?: { horizontalPodAutoscalerConfig?: { behavior?: { scaleDown?: { stabilizationWindowSeconds?: number } } } };
-    triggers: Array<{ type: string; metadata: Record<string, unknown> }>;
+    triggers: Array<{ type: string; name?: string; metadata: Record<string, unknown> }>;
   };
 };
 
@@ -102,7 +103,7 @@ describe('the restricted Pod Security Standard, on every pod template', () => {
 });
 
 describe('Deployments', () => {
-  const topology = JSON.parse(configMap('timebucket-topology').data['topology.json']!) as { prefix: string; tiers: Array<{ partitions: number }>; due: { partitions: number } };
+  const topology = JSON.parse(configMap('timebucket-topology').data['topology.json']!) as { prefix: string; tiers: Array<{ name: string; ring: number; guard: number; partitions: number }>; due: { partitions: number } };
   const shutdownMs = Number(configMap('timebucket-config').data['TB_SHUTDOWN_TIMEOUT_MS']);
 
   test('one per role group, covering every role', () => {
@@ -162,17 +163,31 @@ describe('Deployments', () => {
       expect(s.spec.maxReplicaCount).toBeLessThanOrEqual(Math.max(topology.tiers[0]!.partitions, topology.due.partitions));
       expect(s.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
       expect(s.spec.advanced?.horizontalPodAutoscalerConfig?.behavior?.scaleDown?.stabilizationWindowSeconds).toBeGreaterThanOrEqual(300);
-      expect(s.spec.triggers.map((t) => t.type).sort()).toEqual(['kafka', 'prometheus']);
+      expect(s.spec.triggers.map((t) => t.name ?? t.type).sort()).toEqual(['due-ahead', 'kafka', 'prometheus']);
       // KEDA reads trigger metadata as strings: a bare number or boolean in YAML is rejected or misread.
       for (const t of s.spec.triggers) for (const [key, value] of Object.entries(t.metadata)) expect({ key, type: typeof value }).toEqual({ key, type: 'string' });
       const kafka = s.spec.triggers.find((t) => t.type === 'kafka')!.metadata;
       // The group and the lane the expirer reads, from the settings and the topology it runs with.
       expect(kafka).toMatchObject({ consumerGroup: groupIdOf(configMap('timebucket-config').data['TB_GROUP_PREFIX']!, 'expirer'), topic: dueTopic(topology) });
-      const prometheus = s.spec.triggers.find((t) => t.type === 'prometheus')!.metadata;
+      const prometheus = s.spec.triggers.find((t) => t.type === 'prometheus' && t.name === undefined)!.metadata;
       expect(prometheus['query']).toMatch(/^sum\(timebucket_due_lag_messages\{[^}]*stage="expirer"[^}]*\}\)$/);
       // Scoped to this deployment: a Prometheus scraping several environments must not mix their lag.
       expect(prometheus['query']).toContain(`namespace="${s.metadata.namespace}"`);
       expect(prometheus['query']).toContain('job="timebucket"');
+      // Before a known spike: the finest tier's next buckets, within its horizon, the same figure
+      // from every publisher pod counted once, scoped like the due lag.
+      const ahead = s.spec.triggers.find((t) => t.name === 'due-ahead')!;
+      expect(ahead.type).toBe('prometheus');
+      const query = String(ahead.metadata['query']);
+      expect(query).toMatch(/^max\(sum by \(pod\) \(timebucket_forecast_entries\{[^}]*\}\)\)$/);
+      expect(query).toContain(`tier="${topology.tiers[0]!.name}"`);
+      expect(query).toContain(`namespace="${s.metadata.namespace}"`);
+      expect(query).toContain('job="timebucket"');
+      const positions = /position=~"([^"]+)"/.exec(query)![1]!.split('|').map(Number);
+      const finest = topology.tiers[0]!;
+      for (const p of positions) expect(p).toBeGreaterThanOrEqual(1);
+      for (const p of positions) expect(p).toBeLessThan(finest.ring - finest.guard);
+      expect(servedMetricNames()).toContain('timebucket_forecast_entries');
     }
     expect(deployments.filter((d) => !scaled.some((s) => s.spec.scaleTargetRef.name === d.metadata.name)).every((d) => (d.spec.replicas ?? 0) >= 2)).toBe(true);
   });
