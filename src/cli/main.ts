@@ -10,6 +10,7 @@
  *   timebucket check                the database, the account and the connectors against the entities file
  *   timebucket sql effective-view   print per table the view of the status a reader should see
  *   timebucket forecast             the entries held per upcoming bucket, from offsets alone
+ *   timebucket explain <entity> <id> why one row did or did not move
  *   timebucket --version            print the version
  * Exit codes (sysexits.h where one fits), so scripts and orchestrators can tell failures apart:
  * 0 done; 1 runtime failure; 3 topic drift (topics apply); 64 bad usage (EX_USAGE: unknown
@@ -37,6 +38,7 @@ import { registerConnectorCommands } from './connector-config-command';
 import { registerCheckCommand } from './check-command';
 import { registerSqlCommands } from './sql-command';
 import { registerForecastCommand } from './forecast-command';
+import { registerExplainCommand } from './explain-command';
 
 function parseRoles(value: string): Role[] {
   const roles = value.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
@@ -116,6 +118,7 @@ async function main(argv: string[]): Promise<void> {
   registerCheckCommand(program);
   registerSqlCommands(program);
   registerForecastCommand(program);
+  registerExplainCommand(program);
 
   await program.parseAsync(argv);
 }

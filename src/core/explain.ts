@@ -1,0 +1,108 @@
+/**
+ * `explain`: why one row did or did not move, in one line per transition, from what the
+ * database says of it (its status and due value, by the database clock, and its event_outbox
+ * rows) and what the topology says of where its entry must be.
+ *
+ *   transitioned    an event_outbox row of this transition holds the row's id: when, how late
+ *                   after its due time, by which path (stream, scanner, replay)
+ *   not expirable   its status is none the transition moves from (paid, used, already moved
+ *                   by something else): nothing will move it
+ *   scheduled       expirable and not yet due: the tier, topic, partition and bucket its entry
+ *                   belongs in, as the repartitioner routes it now
+ *   overdue         expirable and due by the database clock, not transitioned: the due lane or
+ *                   a released bucket holds it if its change was captured; the scanner takes
+ *                   it after its grace, backfill schedules it at once
+ *
+ * Pure: the row, the database clock and the outbox rows come in as data.
+ */
+import type { Entity, StatusValue, Transition } from './entity-catalogue';
+import { partitionOfRoute, route, shardOfEntry } from './router';
+import type { Topology } from './topology';
+
+/** An event_outbox row of the row: its event_key's due and occurred times, and the path its payload names (when it could be read). */
+export type OutboxFact = Readonly<{ eventKey: string; topic: string; createdAtMs: number; dueAtMs: number; occurredAtMs: number; path: string | null }>;
+
+export type Placement = Readonly<{ lane: 'due' | 'ring'; tier: string; topic: string; partition: number; bucketStartMs: number | null; releaseAtMs: number | null }>;
+
+export type TransitionExplanation = Readonly<{
+  transition: string;
+  state: 'transitioned' | 'not expirable' | 'scheduled' | 'overdue';
+  status: StatusValue;
+  dueMs: number | null;
+  /** Due time minus the database clock (negative: overdue). */
+  dueInMs: number | null;
+  placement: Placement | null;
+  outbox: readonly OutboxFact[];
+  verdict: string;
+}>;
+
+export type RowFacts = Readonly<{ id: string; at: string; status: StatusValue; dueMs: ReadonlyMap<string, number | null> }>;
+
+/** The due and occurred times of a transition event's key (`<entity>-<transition>-<id>-<due>-<occurred>`), or undefined for another key. */
+export function parseEventKey(t: Pick<Transition, 'entity' | 'name'>, id: string, key: string): { dueAtMs: number; occurredAtMs: number } | undefined {
+  const prefix = `${t.entity}-${t.name}-${id}-`;
+  if (!key.startsWith(prefix)) return undefined;
+  const m = /^(-?\d+)-(-?\d+)$/.exec(key.slice(prefix.length));
+  return m === null ? undefined : { dueAtMs: Number(m[1]), occurredAtMs: Number(m[2]) };
+}
+
+/** "2 d 3 h", "2 h 13 min", "4 min 5 s", "850 ms": the two largest units. */
+export function humanDuration(ms: number): string {
+  const abs = Math.abs(ms);
+  if (abs < 1_000) return `${abs} ms`;
+  const units: Array<[string, number]> = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1_000],
+  ];
+  const parts: string[] = [];
+  let rest = abs;
+  for (const [name, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0 || parts.length > 0) parts.push(`${n} ${name}`);
+    rest -= n * size;
+    if (parts.length === 2) break;
+  }
+  return parts.filter((p) => !p.startsWith('0 ')).join(' ');
+}
+
+function placementOf(topology: Topology, entity: Entity, row: RowFacts, dueMs: number, nowMs: number): Placement {
+  const r = route(topology, dueMs, nowMs);
+  const partition = partitionOfRoute(topology, r, shardOfEntry(entity, { id: row.id, at: row.at }, topology.shards));
+  return r.lane === 'due'
+    ? { lane: 'due', tier: 'due', topic: r.topic, partition, bucketStartMs: null, releaseAtMs: null }
+    : { lane: 'ring', tier: r.tierName, topic: r.topic, partition, bucketStartMs: r.bucketStartMs, releaseAtMs: r.releaseAtMs };
+}
+
+export function explainTransition(topology: Topology, entity: Entity, t: Transition, row: RowFacts, outbox: readonly OutboxFact[], dbNowMs: number, formatTime: (ms: number) => string): TransitionExplanation {
+  const dueMs = row.dueMs.get(t.due.column) ?? null;
+  const base = { transition: t.name, status: row.status, dueMs, dueInMs: dueMs === null ? null : dueMs - dbNowMs, outbox };
+  const latest = [...outbox].sort((a, b) => b.occurredAtMs - a.occurredAtMs)[0];
+  const expirable = t.from.some((s) => s === row.status);
+  if (latest !== undefined && !(expirable && dueMs !== null && dueMs > latest.dueAtMs)) {
+    const late = latest.occurredAtMs - latest.dueAtMs;
+    const by = latest.path === null ? '' : ` by ${latest.path}`;
+    return { ...base, state: 'transitioned', placement: null, verdict: `moved ${humanDuration(late)} after due${by} at ${formatTime(latest.occurredAtMs)}; event ${latest.eventKey} on ${latest.topic}` };
+  }
+  if (!expirable) {
+    const from = t.from.map(String).join(', ');
+    const other = row.status === t.to ? `; no event_outbox row of ${t.name} for it: moved by something else, or its row is gone with retention (TB_OUTBOX_RETENTION_MS)` : '';
+    return { ...base, state: 'not expirable', placement: null, verdict: `not expirable: status ${String(row.status)}, and ${t.name} moves it only from ${from}${other}` };
+  }
+  if (dueMs === null) return { ...base, state: 'not expirable', placement: null, verdict: `not scheduled: ${t.due.column} is NULL, so it is never due` };
+  if (dueMs > dbNowMs) {
+    const placement = placementOf(topology, entity, row, dueMs, dbNowMs);
+    const where = placement.lane === 'due' ? `the due lane ${placement.topic}` : `the ${placement.tier} ring's topic ${placement.topic} (bucket ${formatTime(placement.bucketStartMs!)}, released at ${formatTime(placement.releaseAtMs!)})`;
+    return { ...base, state: 'scheduled', placement, verdict: `due in ${humanDuration(dueMs - dbNowMs)} by the database clock; its entry belongs in ${where}, partition ${placement.partition}` };
+  }
+  const placement = placementOf(topology, entity, row, dueMs, dbNowMs);
+  return {
+    ...base,
+    state: 'overdue',
+    placement,
+    verdict:
+      `due ${humanDuration(dbNowMs - dueMs)} ago by the database clock and not transitioned: if its change was captured its entry is due ` +
+      `(the due lane ${placement.topic} or a released bucket) and the expirer is behind or paused; if not, the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill`,
+  };
+}
