@@ -18,7 +18,10 @@ function readerOf(topology: Topology, topic: string): HoldRole {
 export async function readForecast(admin: Pick<Admin, 'fetchTopicOffsets' | 'fetchOffsets'>, topology: Topology, groupPrefix: string, nowMs: () => number): Promise<Forecast> {
   const topics = forecastTopics(topology);
   const byRole = new Map<HoldRole, string[]>();
-  for (const topic of topics) byRole.set(readerOf(topology, topic), [...(byRole.get(readerOf(topology, topic)) ?? []), topic]);
+  for (const topic of topics) {
+    const role = readerOf(topology, topic);
+    byRole.set(role, [...(byRole.get(role) ?? []), topic]);
+  }
 
   const [ends, committed] = await Promise.all([
     Promise.all(topics.map(async (topic) => [topic, await admin.fetchTopicOffsets(topic)] as const)),
