@@ -9,12 +9,13 @@
  */
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
-import { databasesOf, entityOf, type EntityCatalogue } from '../core/entity-catalogue';
+import { entityOf, type EntityCatalogue } from '../core/entity-catalogue';
 import { explainTransition, parseEventKey, type OutboxFact, type TransitionExplanation } from '../core/explain';
 import type { Topology } from '../core/topology';
 import { formatUtc } from '../core/utc-time';
 import { openDatabases } from '../db/databases';
-import { readDatabaseNow, readExplainedRow, readOutboxRowsOf } from '../db/read-explained-row';
+import { readExplainedRow, readOutboxRowsOf } from '../db/read-explained-row';
+import { readDbNow } from '../expire/sql/read-db-now';
 import { loadEntities } from '../ops/load-entities';
 import { loadTopology } from '../ops/load-topology';
 import { createSchemaRegistry } from '../publish/schema-registry';
@@ -27,14 +28,14 @@ export type PathOf = (payload: Buffer) => Promise<string | null>;
 
 export async function explainRow(config: Config, topology: Topology, catalogue: EntityCatalogue, entityName: string, id: string, opts: { database?: string; pathOf?: PathOf } = {}): Promise<RowExplanation> {
   const entity = entityOf(catalogue, entityName);
-  const databases = databasesOf(catalogue).filter((d) => entity.databases.includes(d) && (opts.database === undefined || d === opts.database));
+  const databases = entity.databases.filter((d) => opts.database === undefined || d === opts.database);
   const pools = openDatabases(config, catalogue);
   try {
     for (const database of databases) {
       const db = pools.pools[database]!;
       const row = await readExplainedRow(db, entity, entity.locations.filter((l) => l.database === database), id);
       if (row === undefined) continue;
-      const dbNowMs = await readDatabaseNow(db);
+      const dbNowMs = await readDbNow(db);
       const transitions: TransitionExplanation[] = [];
       for (const t of entity.transitions) {
         const outbox: OutboxFact[] = [];

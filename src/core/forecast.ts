@@ -80,9 +80,3 @@ export function forecastOf(topology: Topology, nowMs: number, pending: (topic: s
   });
   return { atMs: nowMs, due: pending(dueTopic(topology)), tiers };
 }
-
-/** Entries whose bucket is released before `nowMs + withinMs`, the due lane included: what a replica count must be ready for. */
-export function dueWithin(forecast: Forecast, withinMs: number): number {
-  const until = forecast.atMs + withinMs;
-  return forecast.tiers.reduce((n, t) => n + t.buckets.filter((b) => b.releaseAtMs < until).reduce((m, b) => m + b.entries, 0), forecast.due);
-}

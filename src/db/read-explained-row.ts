@@ -3,7 +3,7 @@
  *
  *   SELECT <status>, <every transition's due column> FROM <table> WHERE <id> = ?   (each table of
  *          the entity on the database, until the row is found)
- *   SELECT NOW(3)                                                                  (the database clock)
+ *   SELECT NOW(3)                                      (the database clock: expire/sql/read-db-now.ts)
  *   SELECT event_key, topic, created_at, payload FROM event_outbox
  *          WHERE event_key LIKE '<entity>-<transition>-<id>-%' ORDER BY id LIMIT 20
  *          (a range of the unique event_key index: the transition's events of this row)
@@ -33,11 +33,6 @@ export async function readExplainedRow(db: Knex, entity: Entity, locations: read
     return { location, status: row[entity.status.column] as StatusValue, dueMs };
   }
   return undefined;
-}
-
-export async function readDatabaseNow(db: Knex): Promise<number> {
-  const [rows] = (await db.raw('SELECT NOW(3) AS now')) as [Array<{ now: Date }>];
-  return rows[0]!.now.getTime();
 }
 
 /** The transition's event_outbox rows of row `id`, oldest first (at most 20: a row moved that often is listed in part). */

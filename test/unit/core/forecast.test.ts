@@ -1,4 +1,4 @@
-import { dueWithin, forecastOf, forecastTopics, unconsumed } from '../../../src/core/forecast';
+import { forecastOf, forecastTopics, unconsumed } from '../../../src/core/forecast';
 import { bucketRecord } from '../../../src/core/bucket-record';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { parseTopology, ringTopic } from '../../../src/core/topology';
@@ -75,13 +75,6 @@ describe('forecastOf', () => {
     const hour = f.tiers[1]!; // 4 s wide, lead 2 s: NOW is 0.5 s into its bucket
     expect(hour.buckets.filter((b) => b.state === 'released').map((b) => b.position)).toEqual([-2, -1, 0]);
     expect(f.due).toBe(1);
-  });
-
-  test('dueWithin: the due lane plus every bucket released before the window ends', () => {
-    const f = forecastOf(topology, NOW, (topic) => (topic.endsWith('.due') ? 5 : 1));
-    // Released within 1 s: minute positions −3…+1 (five buckets, +1 at NOW + 500 ms), hour −2…0,
-    // day −2…0 (its +1 starts 15.5 s on, released 4 s before).
-    expect(dueWithin(f, 1_000)).toBe(5 + 5 + 3 + 3);
   });
 
   test('the production topology: 568 ring topics and the due lane', () => {
