@@ -11,6 +11,7 @@ import { entityOf, type EntityCatalogue, type Transition } from '../core/entity-
 import { systemClock } from '../core/clock';
 import type { Topology } from '../core/topology';
 import { openDatabases } from '../db/databases';
+import { createGuardedProducer } from '../kafka/guarded-producer';
 import { createKafka } from '../kafka/client';
 import { appendBudgetMs, sendRouted } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
@@ -29,7 +30,13 @@ export type BackfillCommand = Readonly<{ transitions: readonly Transition[]; win
  */
 export async function runBackfill(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, cmd: BackfillCommand, stop?: AbortSignal): Promise<void> {
   const dbs = openDatabases(config, catalogue, logger);
-  const producer = createKafka(config.kafka, logger, '-backfill').producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  // Guarded like the service's: a send kafkajs resolved without writing all of it fails the page
+  // (kafka/acknowledged.ts), and the run stops with its resume hint instead of skipping entries.
+  const kafka = createKafka(config.kafka, logger, '-backfill');
+  const producer = createGuardedProducer(() => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }), {
+    breaker: 'backfill-producer',
+    logger,
+  });
   // One reader per transition and table, on the table's database.
   const reads = new Map(
     cmd.transitions.flatMap((t) => {

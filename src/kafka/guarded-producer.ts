@@ -9,11 +9,16 @@
  * gets a fresh one (a new producer id, so fresh sequences). The failed send is the caller's to
  * retry, as before; a duplicate it may cause downstream is harmless (I4, the guarded update).
  *
+ * A send kafkajs resolves without an acknowledgement for every partition it wrote to is such a
+ * failed send (kafka/acknowledged.ts): kafkajs can skip messages whose partition moved to
+ * another broker during its own retries.
+ *
  * Sends go through a circuit breaker (ops/breaker.ts): with the broker down they fail fast
  * instead of each waiting out kafkajs's retries, and the stages' own retries back off.
  */
 import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { createBreaker, BreakerState } from '../ops/breaker';
+import { assertAcknowledged } from './acknowledged';
 import type { Logger } from '../ops/logger';
 
 export type GuardedProducer = Readonly<{
@@ -26,6 +31,11 @@ export type GuardedProducer = Readonly<{
   /** Producers created so far (the first one included): a number that grows means failed sends. */
   generations: () => number;
 }>;
+
+function acknowledged(sent: ProducerRecord | ProducerBatch, answer: RecordMetadata[]): RecordMetadata[] {
+  assertAcknowledged(sent, answer);
+  return answer;
+}
 
 export function createGuardedProducer(
   make: () => Producer,
@@ -74,8 +84,10 @@ export function createGuardedProducer(
   );
 
   return {
-    send: (record) => breaker.fire((p) => p.send(record)) as Promise<RecordMetadata[]>,
-    sendBatch: (batch) => breaker.fire((p) => p.sendBatch(batch)) as Promise<RecordMetadata[]>,
+    // A send kafkajs resolved without writing some of it counts as failed: the producer goes
+    // like after any failed send, and the caller sends again (kafka/acknowledged.ts).
+    send: (record) => breaker.fire(async (p) => acknowledged(record, await p.send(record))) as Promise<RecordMetadata[]>,
+    sendBatch: (batch) => breaker.fire(async (p) => acknowledged(batch, await p.sendBatch(batch))) as Promise<RecordMetadata[]>,
     connect: async () => void (await obtain()),
     async disconnect() {
       closed = true;

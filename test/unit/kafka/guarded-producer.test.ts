@@ -69,3 +69,32 @@ test('with the broker down the breaker opens and sends fail fast without touchin
   expect(made.length).toBe(before);
   await producer.disconnect();
 });
+
+test('a send kafkajs resolves without acknowledging every partition it wrote to fails, and the producer is replaced', async () => {
+  // kafkajs keeps the brokers that answered across its retries: partitions that moved to one of
+  // them during the send are skipped, and the send resolves with their acknowledgements missing.
+  const answers: Array<Array<{ topicName: string; partition: number; errorCode: number }>> = [
+    [{ topicName: 'ring', partition: 0, errorCode: 0 }],
+    [
+      { topicName: 'ring', partition: 0, errorCode: 0 },
+      { topicName: 'ring', partition: 1, errorCode: 0 },
+      { topicName: 'dlq', partition: 0, errorCode: 0 },
+    ],
+  ];
+  const made: number[] = [];
+  const make = (): Producer => {
+    made.push(made.length + 1);
+    return { connect: async () => undefined, disconnect: async () => undefined, sendBatch: async () => answers.shift() } as unknown as Producer;
+  };
+  const producer = createGuardedProducer(make, { logger: createLogger('silent') });
+  const batch = {
+    topicMessages: [
+      { topic: 'ring', messages: [{ partition: 0, value: 'a' }, { partition: 1, value: 'b' }] },
+      { topic: 'dlq', messages: [{ key: 'k', value: 'c' }] },
+    ],
+  };
+  await expect(producer.sendBatch(batch)).rejects.toMatchObject({ retriable: true, details: { missing: ['dlq/*', 'ring/1'] } });
+  await expect(producer.sendBatch(batch)).resolves.toHaveLength(3);
+  expect(made).toEqual([1, 2]);
+  await producer.disconnect();
+});
