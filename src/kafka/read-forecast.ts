@@ -3,6 +3,13 @@
  * the due lane's end offsets, and the committed offsets of the group that reads each (the
  * expirer the finest tier and the due lane, the cascader the coarser tiers). Read-only: no
  * consumer joins a group, no record is fetched.
+ *
+ * An admin client's first read of a topic goes one topic at a time. kafkajs adds each topic it
+ * is first asked about to the client's metadata and refreshes it; refreshes started together
+ * can land out of order, and a late one carrying fewer topics replaces a fuller one, so a
+ * concurrent first read finds a topic with no partitions (kafkajs's own `high.pop()` TypeError,
+ * seen on the first forecast tick of a three-node cluster). Once every topic is known to the
+ * client, the reads run together.
  */
 import type { Admin } from 'kafkajs';
 import { forecastOf, forecastTopics, unconsumed, type Forecast, type PartitionOffsets } from '../core/forecast';
@@ -15,7 +22,19 @@ function readerOf(topology: Topology, topic: string): HoldRole {
   return parsed === undefined || parsed.lane === 'due' ? 'expirer' : holdRoleOfTier(parsed.tierIndex);
 }
 
-export async function readForecast(admin: Pick<Admin, 'fetchTopicOffsets' | 'fetchOffsets'>, topology: Topology, groupPrefix: string, nowMs: () => number): Promise<Forecast> {
+/** The topics each admin client has already read: its metadata holds them. */
+const knownTo = new WeakMap<object, Set<string>>();
+
+type OffsetsAdmin = Pick<Admin, 'fetchTopicOffsets' | 'fetchOffsets'>;
+
+async function inTurn<T, R>(items: readonly T[], together: boolean, read: (item: T) => Promise<R>): Promise<R[]> {
+  if (together) return Promise.all(items.map(read));
+  const out: R[] = [];
+  for (const item of items) out.push(await read(item));
+  return out;
+}
+
+export async function readForecast(admin: OffsetsAdmin, topology: Topology, groupPrefix: string, nowMs: () => number): Promise<Forecast> {
   const topics = forecastTopics(topology);
   const byRole = new Map<HoldRole, string[]>();
   for (const topic of topics) {
@@ -23,10 +42,12 @@ export async function readForecast(admin: Pick<Admin, 'fetchTopicOffsets' | 'fet
     byRole.set(role, [...(byRole.get(role) ?? []), topic]);
   }
 
-  const [ends, committed] = await Promise.all([
-    Promise.all(topics.map(async (topic) => [topic, await admin.fetchTopicOffsets(topic)] as const)),
-    Promise.all([...byRole].map(([role, own]) => admin.fetchOffsets({ groupId: groupIdOf(groupPrefix, role), topics: own }))),
-  ]);
+  const known = knownTo.get(admin) ?? new Set<string>();
+  knownTo.set(admin, known);
+  const warm = topics.every((t) => known.has(t));
+  const ends = await inTurn(topics, warm, async (topic) => [topic, await admin.fetchTopicOffsets(topic)] as const);
+  for (const topic of topics) known.add(topic);
+  const committed = await Promise.all([...byRole].map(([role, own]) => admin.fetchOffsets({ groupId: groupIdOf(groupPrefix, role), topics: own })));
   const committedOf = new Map<string, number>();
   for (const topic of committed.flat()) {
     for (const p of topic.partitions) if (Number(p.offset) >= 0) committedOf.set(`${topic.topic}/${p.partition}`, Number(p.offset));
