@@ -23,7 +23,7 @@ const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
   // Offsets of the rings and of the hold groups: no database. The entities file validates the topology's shards.
   forecast: ['kafka', 'topology', 'entities'],
   // Reads the row and its event_outbox rows; the registry decodes their path; the topology places its entry.
-  explain: ['db', 'registry', 'topology', 'entities'],
+  explain: ['db', 'registry', 'kafka', 'topology', 'entities'],
   // Reads the bucket from its ring topic and moves the live group; no database.
   'offsets reset': ['kafka', 'topology', 'entities'],
   // replay runs the expiry transactions and writes their events (encoded, with the saved schema

@@ -5,12 +5,13 @@
  * clock, per transition whether an event of it is in event_outbox (when, how late, by which
  * path: the payload is decoded through the registry when it answers), and for a row still to
  * move, where its entry belongs (tier, topic, partition, bucket). Read-only: primary-key and
- * unique-index lookups (db/read-explained-row.ts).
+ * unique-index lookups (db/read-explained-row.ts). Unless --no-wire, it then looks on Kafka
+ * (cli/explain-wire.ts): for the entry of a scheduled row, for the event of a transitioned one.
  */
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
-import { entityOf, type EntityCatalogue } from '../core/entity-catalogue';
-import { explainTransition, parseEventKey, type OutboxFact, type TransitionExplanation } from '../core/explain';
+import { entityOf, type Entity, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
+import { explainTransition, parseEventKey, withWire, type OutboxFact, type TransitionExplanation, type WireFacts } from '../core/explain';
 import type { Topology } from '../core/topology';
 import { formatUtc } from '../core/utc-time';
 import { openDatabases } from '../db/databases';
@@ -19,14 +20,20 @@ import { readDbNow } from '../expire/sql/read-db-now';
 import { loadEntities } from '../ops/load-entities';
 import { loadTopology } from '../ops/load-topology';
 import { createSchemaRegistry } from '../publish/schema-registry';
+import { createKafka } from '../kafka/client';
+import { createCommandLogger } from '../ops/logger';
+import { systemClock } from '../core/clock';
 import { needsOf } from './command-needs';
+import { wireLook, type WireLook } from './explain-wire';
 
-export type RowExplanation = Readonly<{ entity: string; id: string; found: false; searched: string[] } | { entity: string; id: string; found: true; database: string; table: string; dbNowMs: number; transitions: TransitionExplanation[] }>;
+export type RowExplanation = Readonly<
+  { entity: string; id: string; found: false; searched: string[] } | { entity: string; id: string; found: true; database: string; table: string; dbNowMs: number; transitions: Array<TransitionExplanation & WireFacts> }
+>;
 
 /** The path an event's payload names, or null when it cannot be decoded (the registry away). */
 export type PathOf = (payload: Buffer) => Promise<string | null>;
 
-export async function explainRow(config: Config, topology: Topology, catalogue: EntityCatalogue, entityName: string, id: string, opts: { database?: string; pathOf?: PathOf } = {}): Promise<RowExplanation> {
+export async function explainRow(config: Config, topology: Topology, catalogue: EntityCatalogue, entityName: string, id: string, opts: { database?: string; pathOf?: PathOf; wire?: WireLook } = {}): Promise<RowExplanation> {
   const entity = entityOf(catalogue, entityName);
   const databases = entity.databases.filter((d) => opts.database === undefined || d === opts.database);
   const pools = openDatabases(config, catalogue);
@@ -36,20 +43,34 @@ export async function explainRow(config: Config, topology: Topology, catalogue: 
       const row = await readExplainedRow(db, entity, entity.locations.filter((l) => l.database === database), id);
       if (row === undefined) continue;
       const dbNowMs = await readDbNow(db);
-      const transitions: TransitionExplanation[] = [];
+      const transitions: Array<TransitionExplanation & WireFacts> = [];
       for (const t of entity.transitions) {
         const outbox: OutboxFact[] = [];
         for (const r of await readOutboxRowsOf(db, t, id)) {
           const times = parseEventKey(t, id, r.eventKey);
           if (times !== undefined) outbox.push({ eventKey: r.eventKey, topic: r.topic, createdAtMs: r.createdAtMs, ...times, path: (await opts.pathOf?.(r.payload)) ?? null });
         }
-        transitions.push(explainTransition(topology, entity, t, { id, at: row.location.key, status: row.status, dueMs: row.dueMs }, outbox, dbNowMs, formatUtc));
+        const e = explainTransition(topology, entity, t, { id, at: row.location.key, status: row.status, dueMs: row.dueMs }, outbox, dbNowMs, formatUtc);
+        transitions.push(opts.wire === undefined ? e : withWire(e, await lookAtWire(opts.wire, entity, t, { id, at: row.location.key }, e, dbNowMs)));
       }
       return { entity: entity.name, id, found: true, database, table: row.location.table, dbNowMs, transitions };
     }
     return { entity: entity.name, id, found: false, searched: entity.locations.filter((l) => databases.includes(l.database)).map((l) => l.key) };
   } finally {
     await pools.destroy();
+  }
+}
+
+/** What the wire holds of a transition: a scheduled row's entry (ring placements only), a transitioned one's latest event. */
+async function lookAtWire(wire: WireLook, entity: Entity, t: Transition, row: { id: string; at: string }, e: TransitionExplanation, dbNowMs: number): Promise<WireFacts> {
+  try {
+    if (e.state === 'scheduled' && e.placement?.lane === 'ring' && e.dueMs !== null) return { entry: await wire.entryOf(entity, t, row, e.dueMs, e.placement, dbNowMs) };
+    const latest = [...e.outbox].sort((a, b) => b.occurredAtMs - a.occurredAtMs)[0];
+    if (e.state === 'transitioned' && latest !== undefined) return { event: await wire.eventOf(latest) };
+    return {};
+  } catch (err) {
+    // What the database says still answers the question; the look's failure is named beside it.
+    return { unavailable: err instanceof Error ? err.message : String(err) };
   }
 }
 
@@ -71,7 +92,9 @@ export function registerExplainCommand(program: Command): void {
     .argument('<id>', "the row's id (decimal)")
     .option('--database <name>', 'only this database of a spread entity')
     .option('--json', 'print the explanation as one JSON object')
-    .action(async (entity: string, id: string, opts: { database?: string; json?: boolean }, command: Command) => {
+    .option('--no-wire', 'do not look for its entry or event on Kafka (the database only)')
+    .option('--scan-limit <records>', 'at most this many records read per partition when looking on Kafka', '100000')
+    .action(async (entity: string, id: string, opts: { database?: string; json?: boolean; wire: boolean; scanLimit: string }, command: Command) => {
       if (!/^[0-9]{1,20}$/.test(id)) command.error(`error: the id must be a decimal integer (is ${JSON.stringify(id)})`, { exitCode: 64 });
       const config = loadConfig(process.env, { uses: needsOf(['explain']) });
       const catalogue = loadEntities(config.entitiesPath);
@@ -81,7 +104,12 @@ export function registerExplainCommand(program: Command): void {
         const value = (await registry.decode(payload).catch(() => undefined)) as { path?: unknown } | undefined;
         return typeof value?.path === 'string' ? value.path : null;
       };
-      const explanation = await explainRow(config, loadTopology(config.topologyPath, catalogue), catalogue, entity, id, { database: opts.database, pathOf });
+      const maxRecords = Number(opts.scanLimit);
+      if (!Number.isSafeInteger(maxRecords) || maxRecords < 1) command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });
+      const topology = loadTopology(config.topologyPath, catalogue);
+      const logger = createCommandLogger(config.logLevel);
+      const wire = opts.wire ? wireLook({ kafka: createKafka(config.kafka, logger, '-explain'), topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger }) : undefined;
+      const explanation = await explainRow(config, topology, catalogue, entity, id, { database: opts.database, pathOf, wire });
       if (opts.json === true) console.log(JSON.stringify(explanation));
       else for (const line of explanationLines(explanation)) console.log(line);
       if (!explanation.found) process.exitCode = 1;

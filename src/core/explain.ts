@@ -106,3 +106,45 @@ export function explainTransition(topology: Topology, entity: Entity, t: Transit
       `(the due lane ${placement.topic} or a released bucket) and the expirer is behind or paused; if not, the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill`,
   };
 }
+
+/**
+ * What the wire says (cli/explain-wire.ts reads it with bounded scans): for a scheduled row, its
+ * entry in the ring partition it belongs in (or in a coarser tier's, not yet cascaded); for a
+ * transitioned one, its latest event on the event topic. `complete`: every partition read was
+ * read to its end or its window, so "not found" means not there; otherwise the look stopped at
+ * its record limit and says so.
+ */
+export type EntryFinding = Readonly<{ tier: string; topic: string; partition: number; offset: string; consumed: boolean }>;
+export type EntrySearch = Readonly<{ found: EntryFinding | null; records: number; complete: boolean; searched: readonly string[] }>;
+export type EventFinding = Readonly<{ topic: string; partition: number; offset: string }>;
+export type EventSearch = Readonly<{ found: EventFinding | null; records: number; complete: boolean }>;
+
+/** `unavailable`: the look failed (Kafka away, a topic missing): the database's verdict stands alone. */
+export type WireFacts = Readonly<{ entry?: EntrySearch; event?: EventSearch; unavailable?: string }>;
+
+/** The explanation with what the wire says added to its verdict. */
+export function withWire(e: TransitionExplanation, wire: WireFacts): TransitionExplanation & WireFacts {
+  let verdict = e.verdict;
+  if (wire.entry !== undefined) {
+    const s = wire.entry;
+    if (s.found !== null) {
+      const f = s.found;
+      const state = f.consumed ? 'taken by its reader' : 'not yet read';
+      verdict += `; entry found in the ${f.tier} ring's topic ${f.topic}, partition ${f.partition}, offset ${f.offset} (${state})`;
+    } else if (s.complete) {
+      verdict +=
+        `; no entry of it in ${s.searched.join(', ')} (${s.records} records read): no change of it has reached the rings since it became ` +
+        `${String(e.status)} (unless the capture is behind); then the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill`;
+    } else {
+      verdict += `; no entry of it in the first ${s.records} records of ${s.searched.join(', ')} (the look's limit, --scan-limit)`;
+    }
+  }
+  if (wire.event !== undefined) {
+    const s = wire.event;
+    if (s.found !== null) verdict += `, partition ${s.found.partition}, offset ${s.found.offset}`;
+    else if (s.complete) verdict += ` not yet on the wire (${s.records} records read from its outbox time): the outbox connector is behind or stopped`;
+    else verdict += `: not in the first ${s.records} records from its outbox time (the look's limit, --scan-limit)`;
+  }
+  if (wire.unavailable !== undefined) verdict += `; could not look on Kafka (${wire.unavailable})`;
+  return { ...e, ...wire, verdict };
+}

@@ -4,6 +4,7 @@
  * by the scanner (through the expiry transaction itself, the path read back from the event's
  * payload through the registry), paid before its time, overdue and never scheduled (the verdict
  * names the scanner and backfill), not there at all; and the command as an operator runs it.
+ * The look on Kafka is ops/explain-wire's.
  *
  * @mysql
  * @lane isolated
@@ -88,13 +89,13 @@ test('overdue and never scheduled (no change captured, no scanner yet): the verd
 
 test('the command: a line per transition; no such row exits 1; a bad id or entity is a usage error', async () => {
   const id = await coupon('ACTIVE', 'NOW(3) + INTERVAL 3 HOUR');
-  const run = spawnCli(['explain', 'coupon', id], env);
+  const run = spawnCli(['explain', 'coupon', id, '--no-wire'], env);
   expect((await run.exited).code).toBe(0);
   const lines = run.stdout().trim().split('\n');
   expect(lines[0]).toMatch(new RegExp(`^coupon ${id} in main\\.coupons, database clock `));
   expect(lines[1]).toMatch(/^ {2}expired \(status ACTIVE, due .*\): due in (2 h \d+ min|3 h) by the database clock; its entry belongs in the hour ring's topic tb\.hour\.\d{2} /);
 
-  const json = spawnCli(['explain', 'coupon', id, '--json'], env);
+  const json = spawnCli(['explain', 'coupon', id, '--json', '--no-wire'], env);
   expect((await json.exited).code).toBe(0);
   expect(JSON.parse(json.stdout())).toMatchObject({ entity: 'coupon', id, found: true, transitions: [{ state: 'scheduled', placement: { tier: 'hour' } }] });
 
@@ -107,3 +108,4 @@ test('the command: a line per transition; no such row exits 1; a bad id or entit
   expect((await badEntity.exited).code).toBe(64);
   expect(badEntity.stderr()).toContain("no entity 'voucher' (entities: coupon, order)");
 });
+

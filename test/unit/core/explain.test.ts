@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
-import { explainTransition, humanDuration, parseEventKey, type OutboxFact, type RowFacts } from '../../../src/core/explain';
+import { explainTransition, humanDuration, parseEventKey, withWire, type OutboxFact, type RowFacts } from '../../../src/core/explain';
 import { parseTopology } from '../../../src/core/topology';
 import { formatUtc } from '../../../src/core/utc-time';
 import productionJson from '../../../topics/production.json';
@@ -65,4 +65,22 @@ test('overdue and not transitioned: the due lane, the scanner, backfill', () => 
   expect(e.placement).toMatchObject({ lane: 'due', topic: 'tb.due' });
   expect(e.verdict).toMatch(/^due 5 min ago by the database clock and not transitioned: .*TB_SCANNER_GRACE_MS, or run backfill$/);
   expect(explain(row('ACTIVE', null)).verdict).toBe('not scheduled: expire_time is NULL, so it is never due');
+});
+
+test('the wire, scheduled: the entry found with its offset and whether its reader took it; not found in a whole look: what will take the row; a look cut at its limit says so', () => {
+  const scheduled = explain(row('ACTIVE', NOW + 2 * 3_600_000));
+  const found = withWire(scheduled, { entry: { found: { tier: 'hour', topic: 'tb.hour.02', partition: 3, offset: '42', consumed: false }, records: 43, complete: true, searched: ['tb.hour.02 partition 3'] } });
+  expect(found.verdict).toBe(`${scheduled.verdict}; entry found in the hour ring's topic tb.hour.02, partition 3, offset 42 (not yet read)`);
+  expect(found.entry?.found?.offset).toBe('42');
+  const missing = withWire(scheduled, { entry: { found: null, records: 7, complete: true, searched: ['tb.hour.02 partition 3', 'tb.day.100 partition 1'] } });
+  expect(missing.verdict).toMatch(/; no entry of it in tb\.hour\.02 partition 3, tb\.day\.100 partition 1 \(7 records read\): no change of it has reached the rings since it became ACTIVE .* the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill$/);
+  const cut = withWire(scheduled, { entry: { found: null, records: 100_000, complete: false, searched: ['tb.hour.02 partition 3'] } });
+  expect(cut.verdict).toMatch(/; no entry of it in the first 100000 records of tb\.hour\.02 partition 3 \(the look's limit, --scan-limit\)$/);
+});
+
+test('the wire, transitioned: the event with its partition and offset, or not yet published', () => {
+  const due = NOW - 10_000;
+  const moved = explain(row('EXPIRED', due), [{ eventKey: `coupon-expired-9007199254740993-${due}-${due + 4}`, topic: 'tb.events.coupon-expired', createdAtMs: due + 4, dueAtMs: due, occurredAtMs: due + 4, path: 'stream' }]);
+  expect(withWire(moved, { event: { found: { topic: 'tb.events.coupon-expired', partition: 1, offset: '7' }, records: 8, complete: true } }).verdict).toBe(`${moved.verdict}, partition 1, offset 7`);
+  expect(withWire(moved, { event: { found: null, records: 0, complete: true } }).verdict).toBe(`${moved.verdict} not yet on the wire (0 records read from its outbox time): the outbox connector is behind or stopped`);
 });
