@@ -15,7 +15,8 @@
  * slots, fail at their statements' deadline and open its breaker, while the main database's
  * rows go on transitioning and /metrics and /readyz answer, naming it; thawed, its rows catch
  * up, once each. Then a process is started while it is down: it serves the main database at
- * once, and the second server's rows once it is back and its tables are checked.
+ * once, and the second server's rows once it is back and its tables are checked. `explain` finds a
+ * row where it lives (shop_b), its event read from that database's outbox and found on the wire.
  *
  * @mysql
  * @lane isolated
@@ -40,6 +41,11 @@ import { registerOutboxConnector, registerTestConnector, TestConnector, type Tes
 import { outboxEvents } from '../../support/outbox-rows';
 import { waitFor } from '../../support/wait-for';
 import { countInStatus, metricSum } from '../../support/counts';
+import { explainRow, type PathOf } from '../../../src/cli/explain-command';
+import { wireLook } from '../../../src/cli/explain-wire';
+import { systemClock } from '../../../src/core/clock';
+import { createKafka } from '../../../src/kafka/client';
+import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 
 const shop = join(__dirname, '../../../examples/shop');
 const entities = JSON.parse(readFileSync(join(shop, 'entities-split.json'), 'utf8')) as unknown;
@@ -233,6 +239,21 @@ test("replay reads each entry's row where it lives: a replayed bucket of both se
   expect(summary.counts.entries).toBeGreaterThanOrEqual(1);
   // Read on the wrong table or server, a row would be missing, hence stale.
   expect(summary.counts).toMatchObject({ alreadyDone: summary.counts.entries, stale: 0, due: 0, invalid: 0 });
+});
+
+test('explain finds a row where it lives: a second-server coupon moved by the stream, in shop_b, its event read from shop_b\'s outbox and found on the wire', async () => {
+  const row = firstDue[3]![0]!;
+  const registry = createSchemaRegistry(pipeline.config.registry);
+  const pathOf: PathOf = async (payload) => ((await registry.decode(payload)) as { path: string }).path;
+  const kafka = createKafka(pipeline.config.kafka, logger, '-test-explain');
+  const wire = wireLook({ kafka, topology: pipeline.topology, catalogue, groupPrefix: pipeline.config.groupPrefix, maxRecords: 10_000, clock: systemClock, logger });
+  const e = await explainRow(pipeline.config, pipeline.topology, catalogue, 'user_coupon', row, { pathOf, wire });
+  expect(e).toMatchObject({ found: true, database: 'shop_b', table: 'user_coupon_3' });
+  const expired = e.found ? e.transitions.find((t) => t.transition === 'expired') : undefined;
+  expect(expired).toMatchObject({ state: 'transitioned', event: { found: { topic: expect.any(String) as string } } });
+  expect(expired!.verdict).toMatch(new RegExp(`^moved [0-9a-z ]+ after due by stream at .*; event user_coupon-expired-${row}-\\d+-\\d+ on \\S+, partition \\d+, offset \\d+$`));
+  // Asked of the main database only, the row is not there.
+  expect(await explainRow(pipeline.config, pipeline.topology, catalogue, 'user_coupon', row, { database: 'main' })).toMatchObject({ found: false, searched: ['main.user_coupon_0', 'main.user_coupon_1'] });
 });
 
 test('the second server killed for 20 s mid-flow: its tables hold and catch up, the main database’s go on transitioning on time', async () => {
