@@ -4,7 +4,9 @@
  * from offsets alone counts, per tier and bucket, exactly the entries written there, the
  * released ones as released; the command prints the same as a chart and as JSON, and the
  * cascader role's metrics carry it. Then the hold stages run: once every bucket has passed and its entries are done (their rows do not exist,
- * so they transition nothing), every count is 0.
+ * so they transition nothing), every count is 0. Then rows scheduled through the capture, some
+ * paid and some extended after: the forecast keeps counting their first entries (an upper
+ * bound of the work: the database finds them stale) beside the extended rows' new ones.
  *
  * @lane isolated
  */
@@ -19,6 +21,7 @@ import { createTestPipeline, type TestPipeline } from '../../support/pipeline';
 import { logger } from '../../support/stack';
 import { waitFor } from '../../support/wait-for';
 import type { Admin } from 'kafkajs';
+import { createDb } from '../../../src/db/knex';
 
 let pipeline: TestPipeline;
 let admin: Admin;
@@ -119,4 +122,41 @@ test('counts per bucket equal the entries written there, per tier; the command p
     timeoutMs: 120_000,
     intervalMs: 1_000,
   });
+});
+
+test('rows paid or extended after they were scheduled: their first entries still count (an upper bound), beside the extended rows\' new ones', async () => {
+  // Tiers wide enough that rows due in 100 s (the day ring: the hour ring reaches 48 s) and 130 s
+  // stay held in one bucket each for the whole test: the day ring's buckets are 40 s wide.
+  const scheduling = await createTestPipeline({
+    editTopology: (raw) => {
+      raw.tiers[1] = { ...raw.tiers[1]!, widthMs: 8_000, leadMs: 1_000 };
+      raw.tiers[2] = { ...raw.tiers[2]!, widthMs: 40_000, leadMs: 4_000 };
+    },
+  });
+  const db = createDb(scheduling.config.db);
+  try {
+    await scheduling.start(['repartitioner']);
+    const { topology } = scheduling;
+    const read = () => readForecast(admin, topology, scheduling.config.groupPrefix, () => systemClock.now());
+    const dayTotal = (f: Forecast) => f.tiers.find((t) => t.tier === 'day')!.buckets.reduce((n, b) => n + b.entries, 0);
+    const rows = Array.from({ length: 10 }, () => ({ user_id: 9, face_value: 5, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL 100 SECOND') }));
+    const [first] = await db('coupons').insert(rows);
+    const ids = rows.map((_, i) => first! + i);
+    await waitFor('the ten rows scheduled in the day ring', async () => (dayTotal(await read()) === 10 ? true : undefined), { timeoutMs: 30_000, intervalMs: 500 });
+    const scheduled = forecastPerBucket(await read());
+
+    await db('coupons').whereIn('id', ids.slice(0, 3)).update({ status: 'USED' });
+    await db('coupons').whereIn('id', ids.slice(3, 6)).update({ expire_time: db.raw('expire_time + INTERVAL 30 SECOND') });
+    // The extended rows' changes bring their new entries; the paid rows' bring none.
+    const after = await waitFor('the extended rows scheduled again', async () => {
+      const f = await read();
+      return dayTotal(f) === 13 ? f : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+    // Every first entry is still counted where it was: ten entries for the four rows still due then.
+    for (const [bucket, entries] of scheduled) expect(forecastPerBucket(after).get(bucket)).toBeGreaterThanOrEqual(entries);
+    expect(await db('coupons').whereIn('id', ids).where({ status: 'ACTIVE' }).count({ n: '*' }).then((r) => Number(r[0]!.n))).toBe(7);
+  } finally {
+    await scheduling.stopAll();
+    await db.destroy();
+  }
 });
