@@ -12,7 +12,7 @@ CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
 .PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test-mysql test \
-        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply schemas-register run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench-reminders bench bench-smoke
+        stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply schemas-register run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench-reminders bench-announced bench bench-smoke
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
@@ -127,6 +127,12 @@ BEFORE ?= 30s,20s,10s
 bench-reminders: build stack-up migrate
 	npx tsc -p tsconfig.bench.json
 	$(ENV) && RATE=$(RATE) RUN_S=$(RUN_S) LEAD_S=$(LEAD_S) BEFORE=$(BEFORE) node dist-bench/bench/reminders.js
+
+# A hot minute announced ahead: the second expirer started by the forecast vs by the lag (bench/announced-hot-minute.ts).
+#   make bench-announced [N=300000] [ANNOUNCE_S=300] [THRESHOLD=N/4] [SCRAPE_S=5] [VARIANTS=forecast,lag]
+bench-announced: build stack-up migrate
+	npx tsc -p tsconfig.bench.json
+	$(ENV) && N=$(if $(filter command line environment,$(origin N)),$(N),300000) ANNOUNCE_S=$(ANNOUNCE_S) THRESHOLD=$(THRESHOLD) SCRAPE_S=$(SCRAPE_S) VARIANTS=$(VARIANTS) node dist-bench/bench/announced-hot-minute.js
 
 # Benchmark (not a test): timebucket side by side with the alternatives (raw SQL limit, the
 # naive poller, the compensation scanner alone, the stream), every workload, one run; writes

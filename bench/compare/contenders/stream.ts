@@ -98,14 +98,15 @@ export const stream: Contender = {
 };
 
 /** Best effort: a leftover topic or group is untidy, not wrong, so failures are only logged. */
-async function deleteRunState(
+export async function deleteRunState(
   admin: ReturnType<ReturnType<typeof createKafka>['admin']>,
   prefix: string,
   topics: readonly string[],
   registry: Config['registry'],
   eventTopics: readonly string[],
+  groupNames: readonly string[] = ['repartitioner', 'expirer', 'cascader', 'bench-events'],
 ): Promise<void> {
-  const groups = ['repartitioner', 'expirer', 'cascader', 'bench-events'].map((g) => `${prefix}.${g}`);
+  const groups = groupNames.map((g) => `${prefix}.${g}`);
   await admin.deleteGroups(groups).catch((err: unknown) => log(`stream: could not delete the groups of ${prefix}: ${String(err)}`));
   for (let i = 0; i < topics.length; i += 50) {
     await admin.deleteTopics({ topics: topics.slice(i, i + 50), timeout: 60_000 }).catch((err: unknown) => log(`stream: could not delete topics of ${prefix}: ${String(err)}`));
