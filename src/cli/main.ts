@@ -19,7 +19,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config';
 import { ConfigError } from '../core/errors';
-import { packageVersion } from '../core/package-root';
+import { packageVersion } from '../ops/package-root';
 import { createLogger } from '../ops/logger';
 import { loadTopology } from '../ops/load-topology';
 import { loadEntities } from '../ops/load-entities';

@@ -18,7 +18,7 @@ import { resolve } from 'node:path';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { entityOf, type Entity, type EntityCatalogue, type EventSpec } from '../core/entity-catalogue';
 import type { EventTopics } from '../core/event-catalogue';
-import { packageRoot } from '../core/package-root';
+import { packageRoot } from '../ops/package-root';
 import { ConfigError, TimebucketError } from '../core/errors';
 import type { Config } from '../config';
 import { deriveEventSchema, type DerivableColumns } from './derived-schema';
