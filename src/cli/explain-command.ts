@@ -24,6 +24,8 @@ import { createKafka } from '../kafka/client';
 import { createCommandLogger } from '../ops/logger';
 import { systemClock } from '../core/clock';
 import { needsOf } from './command-needs';
+import { interruptible } from './interrupt';
+import { InterruptedError } from '../core/errors';
 import { wireLook, type WireLook } from './explain-wire';
 
 export type RowExplanation = Readonly<
@@ -69,6 +71,7 @@ async function lookAtWire(wire: WireLook, entity: Entity, t: Transition, row: { 
     if (e.state === 'transitioned' && latest !== undefined) return { event: await wire.eventOf(latest) };
     return {};
   } catch (err) {
+    if (err instanceof InterruptedError) throw err;
     // What the database says still answers the question; the look's failure is named beside it.
     return { unavailable: err instanceof Error ? err.message : String(err) };
   }
@@ -108,8 +111,16 @@ export function registerExplainCommand(program: Command): void {
       if (!Number.isSafeInteger(maxRecords) || maxRecords < 1) command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });
       const topology = loadTopology(config.topologyPath, catalogue);
       const logger = createCommandLogger(config.logLevel);
-      const wire = opts.wire ? wireLook({ kafka: createKafka(config.kafka, logger, '-explain'), topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger }) : undefined;
-      const explanation = await explainRow(config, topology, catalogue, entity, id, { database: opts.database, pathOf, wire });
+      const kafka = createKafka(config.kafka, logger, '-explain');
+      // Ctrl-C during a look: its throwaway group is deleted, and interruptible exits 130 (SIGINT) or 143.
+      const explanation = await interruptible((signal) =>
+        explainRow(config, topology, catalogue, entity, id, {
+          database: opts.database,
+          pathOf,
+          wire: opts.wire ? wireLook({ kafka, topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger, signal }) : undefined,
+        }),
+      );
+      if (explanation === undefined) return;
       if (opts.json === true) console.log(JSON.stringify(explanation));
       else for (const line of explanationLines(explanation)) console.log(line);
       if (!explanation.found) process.exitCode = 1;

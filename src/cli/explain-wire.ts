@@ -14,7 +14,7 @@ import type { Clock } from '../core/clock';
 import type { Entity, EntityCatalogue, Transition } from '../core/entity-catalogue';
 import type { EntrySearch, EventSearch, OutboxFact, Placement } from '../core/explain';
 import { partitionOfRoute, shardOfEntry } from '../core/router';
-import { bucketStartOf, type Topology } from '../core/topology';
+import { bucketStartOf, horizonMs, type Topology } from '../core/topology';
 import { findRecordByHeader } from '../kafka/find-record';
 import { scanGroupId } from '../kafka/scan-from-time';
 import type { Logger } from '../ops/logger';
@@ -32,28 +32,44 @@ export type WireLook = Readonly<{
   eventOf: (fact: OutboxFact) => Promise<EventSearch>;
 }>;
 
-export function wireLook(opts: { kafka: Kafka; topology: Topology; catalogue: EntityCatalogue; groupPrefix: string; maxRecords: number; clock: Clock; logger: Logger }): WireLook {
+export function wireLook(opts: {
+  kafka: Kafka;
+  topology: Topology;
+  catalogue: EntityCatalogue;
+  groupPrefix: string;
+  maxRecords: number;
+  clock: Clock;
+  logger: Logger;
+  /** Ctrl-C: the look in hand ends, its throwaway group deleted (InterruptedError). */
+  signal?: AbortSignal;
+}): WireLook {
   const { topology } = opts;
 
   /**
    * The buckets the entry can be in, finest first: where a write goes now, then each coarser
    * tier's bucket holding its due time (written when the row was further away; released or
-   * not: a cascader behind has not taken it yet). Beyond every horizon the coarsest ring parks
-   * it in its last writable bucket as of its write, so the last few of those not yet released.
+   * not: a cascader behind has not taken it yet). Then the coarsest ring's parking buckets: an
+   * entry written while its due time lay beyond every horizon waits in the coarsest ring's last
+   * writable bucket of its write time, before its due time's, and is parked again each time that
+   * bucket is released, until its due time comes within the horizon. Of those, the latest
+   * PARKED_LOOKS not yet released are looked in; `all` says whether that covered every one.
    */
   const candidates = (dueMs: number, placement: Placement, nowMs: number): { windows: BucketWindow[]; all: boolean } => {
     const first = topology.tiers.findIndex((t) => t.name === placement.tier);
-    const coarsest = topology.tiers.length - 1;
-    const tier = topology.tiers[first]!;
-    if (first === coarsest && placement.bucketStartMs! < bucketStartOf(tier, dueMs)) {
-      const windows: BucketWindow[] = [];
-      for (let start = placement.bucketStartMs!; start - tier.leadMs > nowMs && windows.length < PARKED_LOOKS; start -= tier.widthMs) windows.push(bucketWindow(topology, first, start));
-      const oldest = windows.at(-1)?.startMs ?? placement.bucketStartMs!;
-      return { windows, all: oldest - tier.widthMs - tier.leadMs <= nowMs };
-    }
+    const coarsestIndex = topology.tiers.length - 1;
+    const coarsest = topology.tiers[coarsestIndex]!;
     const windows = [bucketWindow(topology, first, placement.bucketStartMs!)];
     for (let i = first + 1; i < topology.tiers.length; i += 1) windows.push(bucketWindow(topology, i, bucketStartOf(topology.tiers[i]!, dueMs)));
-    return { windows, all: true };
+    const lastWritable = bucketStartOf(coarsest, nowMs) + horizonMs(coarsest) - coarsest.widthMs;
+    let start = Math.min(bucketStartOf(coarsest, dueMs) - coarsest.widthMs, lastWritable);
+    const looked = new Set(windows.filter((w) => w.tierIndex === coarsestIndex).map((w) => w.startMs));
+    let parked = 0;
+    for (; start - coarsest.leadMs > nowMs && parked < PARKED_LOOKS; start -= coarsest.widthMs) {
+      if (looked.has(start)) continue;
+      windows.push(bucketWindow(topology, coarsestIndex, start));
+      parked += 1;
+    }
+    return { windows, all: start - coarsest.leadMs <= nowMs };
   };
 
   const committedPast = async (window: BucketWindow, partition: number, offset: string): Promise<boolean> => {
@@ -94,6 +110,7 @@ export function wireLook(opts: { kafka: Kafka; topology: Topology; catalogue: En
             return mine;
           },
           clock: opts.clock,
+          signal: opts.signal,
           logger: opts.logger,
         });
         records += scan?.records ?? 0;
@@ -117,6 +134,7 @@ export function wireLook(opts: { kafka: Kafka; topology: Topology; catalogue: En
         untilMs: fact.createdAtMs + EVENT_LOOK_AHEAD_MS,
         maxRecords: opts.maxRecords,
         groupId: scanGroupId(opts.groupPrefix),
+        signal: opts.signal,
         logger: opts.logger,
       });
       const found = search.found === null ? null : { topic: search.found.topic, partition: search.found.partition, offset: search.found.offset };

@@ -136,7 +136,7 @@ export function withWire(e: TransitionExplanation, wire: WireFacts): TransitionE
         `; no entry of it in ${s.searched.join(', ')} (${s.records} records read): no change of it has reached the rings since it became ` +
         `${String(e.status)} (unless the capture is behind); then the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill`;
     } else {
-      verdict += `; no entry of it in the first ${s.records} records of ${s.searched.join(', ')} (the look's limit, --scan-limit)`;
+      verdict += `; no entry of it in the ${s.records} records read of ${s.searched.join(', ')}, but the look is bounded (--scan-limit records per partition, the latest parking buckets of the coarsest ring): no proof it is not there`;
     }
   }
   if (wire.event !== undefined) {

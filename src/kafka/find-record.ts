@@ -25,6 +25,8 @@ export async function findRecordByHeader(opts: {
   untilMs: number;
   maxRecords: number;
   groupId: string;
+  /** An abort ends the search, its group deleted (InterruptedError). */
+  signal?: AbortSignal;
   logger: Logger;
 }): Promise<RecordSearch> {
   let found: FoundRecord | null = null;
@@ -51,6 +53,7 @@ export async function findRecordByHeader(opts: {
       }
       return found === null ? undefined : 'found';
     },
+    signal: opts.signal,
     what: 'the record search',
     logger: opts.logger,
   });

@@ -69,14 +69,18 @@ export async function scanFromTime<S extends string, R extends ScanRange<S>>(opt
   const admin = opts.kafka.admin();
   await admin.connect();
   try {
-    const ranges = await plan(admin, opts);
+    const { ranges, others } = await plan(admin, opts);
     const toRead = ranges.filter((s) => s.stop === undefined);
     for (const s of ranges.filter((x) => x.stop !== undefined)) await opts.onPartitionDone?.(s.partition);
     if (toRead.length === 0) return ranges;
     if (opts.signal?.aborted === true) throw new InterruptedError(opts.what, SCAN_INTERRUPTED_HINT);
+    // Every partition of the topic gets a position: the group subscribes to the whole topic, and
+    // one without a committed offset would be read from its start. Those not asked for start
+    // at their end, so nothing of them is read.
+    const positions = [...ranges.map((s) => ({ partition: s.partition, offset: s.stop === undefined ? s.fromOffset : s.endOffset })), ...others];
     // setOffsets inside: a failure half-way through it can leave the group behind too.
     try {
-      await admin.setOffsets({ groupId: opts.groupId, topic: opts.topic, partitions: ranges.map((s) => ({ partition: s.partition, offset: s.stop === undefined ? s.fromOffset : s.endOffset })) });
+      await admin.setOffsets({ groupId: opts.groupId, topic: opts.topic, partitions: positions });
       await read(opts, toRead);
     } finally {
       await deleteScanGroup(admin, opts);
@@ -95,8 +99,11 @@ async function deleteScanGroup(admin: Admin, opts: Pick<TimeScanOptions<string, 
   });
 }
 
-/** Per partition: where reading starts and ends; partitions with nothing to read are finished. */
-async function plan<S extends string, R extends ScanRange<S>>(admin: Admin, opts: TimeScanOptions<S, R>): Promise<R[]> {
+/**
+ * Per partition asked for: where reading starts and ends (one with nothing to read is finished);
+ * and the others' ends, where the scan's group is set so that it reads nothing of them.
+ */
+async function plan<S extends string, R extends ScanRange<S>>(admin: Admin, opts: TimeScanOptions<S, R>): Promise<{ ranges: R[]; others: Array<{ partition: number; offset: string }> }> {
   const { topic } = opts;
   const ends = await admin.fetchTopicOffsets(topic);
   const fromTime = new Map((await admin.fetchTopicOffsetsByTimestamp(topic, opts.readFromMs)).map((p) => [p.partition, p.offset]));
@@ -104,7 +111,8 @@ async function plan<S extends string, R extends ScanRange<S>>(admin: Admin, opts
   const unknown = (opts.partitions ?? []).filter((p) => !known.has(p));
   if (unknown.length > 0) throw new RangeError(`topic ${topic} has no partition ${unknown.join(', ')} (it has ${known.size})`);
   const wanted = new Set(opts.partitions ?? known);
-  return ends
+  const others = ends.filter((p) => !wanted.has(p.partition)).map((p) => ({ partition: p.partition, offset: p.high }));
+  const ranges = ends
     .filter((p) => wanted.has(p.partition))
     .sort((a, b) => a.partition - b.partition)
     .map((p) => {
@@ -115,6 +123,7 @@ async function plan<S extends string, R extends ScanRange<S>>(admin: Admin, opts
       if (BigInt(from) >= BigInt(p.high)) range.stop = 'nothing-to-read';
       return range;
     });
+  return { ranges, others };
 }
 
 async function read<S extends string, R extends ScanRange<S>>(opts: TimeScanOptions<S, R>, toRead: R[]): Promise<void> {
