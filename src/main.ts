@@ -17,6 +17,7 @@ import { dlqTopic, Topology } from './core/topology';
 import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
+import { firstPassLimitsFor } from './core/first-pass-guard';
 import { DeadLetterCodes, Roles, type DeadLetterStage, type Role } from './roles';
 import type { ConsumerHealth } from './kafka/consumer-watch';
 import { createGuardedProducer } from './kafka/guarded-producer';
@@ -94,7 +95,9 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     // and a spread entity needs a shard per database at least. A database other than the main
     // one that does not answer is checked once it does; its batches wait until then.
     const schemaNames = schemaNamesOf(config.databases);
-    const { schema: tables, unchecked, errors } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames, config.firstPass);
+    // The first-pass guard is the scanner's (core/first-pass-guard.ts): other roles start whatever is due.
+    const firstPass = firstPassLimitsFor(opts.roles, config.firstPass);
+    const { schema: tables, unchecked, errors } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames, firstPass);
     assertShardsFit(opts.catalogue, topology);
     const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
     if (unchecked.length > 0) {
@@ -111,7 +114,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       unchecked,
       startErrors: errors,
       intervalMs: config.dbPingIntervalMs,
-      firstPass: config.firstPass,
+      firstPass,
       logger: opts.logger.child({ component: 'database-watch' }),
       onState: (database, state) => metrics.databaseUp.set({ database }, state.answering && state.checked ? 1 : 0),
     });
@@ -135,6 +138,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       return createDlqWriter({
         producer,
         topic: dlqTopic(topology),
+        partitions: topology.dlq.partitions,
         otherCode: codes[0] ?? 'BUCKET_INVALID',
         logger: opts.logger.child({ role: stage }),
         onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),

@@ -12,6 +12,8 @@ import { systemClock } from '../core/clock';
 import type { Topology } from '../core/topology';
 import { openDatabases } from '../db/databases';
 import { createGuardedProducer } from '../kafka/guarded-producer';
+import { RetryPolicies } from '../core/retry-policy';
+import { retry } from '../ops/retry';
 import { createKafka } from '../kafka/client';
 import { appendBudgetMs, sendRouted } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
@@ -30,8 +32,9 @@ export type BackfillCommand = Readonly<{ transitions: readonly Transition[]; win
  */
 export async function runBackfill(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, cmd: BackfillCommand, stop?: AbortSignal): Promise<void> {
   const dbs = openDatabases(config, catalogue, logger);
-  // Guarded like the service's: a send kafkajs resolved without writing all of it fails the page
-  // (kafka/acknowledged.ts), and the run stops with its resume hint instead of skipping entries.
+  // Guarded like the service's: a send kafkajs resolved without writing all of it counts as failed
+  // (kafka/acknowledged.ts) and the page is sent again, like after any retriable failure, a few
+  // times (an operator's command ends on a long outage; run it again, it is idempotent).
   const kafka = createKafka(config.kafka, logger, '-backfill');
   const producer = createGuardedProducer(() => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }), {
     breaker: 'backfill-producer',
@@ -58,7 +61,7 @@ export async function runBackfill(config: Config, topology: Topology, catalogue:
       count: async (t, window) => (await Promise.all(readsOf(t).map((r) => r.count(window)))).reduce((a, b) => a + b, 0),
       readPage: (t, location, from, window, cursor, limit) => reads.get(`${t.ref}@${location.key}`)!.readPage(from, window, cursor, limit),
       route: async (entries) => {
-        const records = await sendRouted(routing, entries);
+        const records = await retry(() => sendRouted(routing, entries), { policy: RetryPolicies.replay, what: 'routing a backfill page', logger });
         return { due: records.filter((r) => r.headers['bucket_start'] === undefined).length };
       },
       now: () => systemClock.now(),

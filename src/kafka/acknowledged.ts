@@ -9,8 +9,9 @@
  * committed. Every acknowledged (topic, partition) is in the answer, so a missing one is a
  * send to retry.
  *
- * Messages with an explicit partition are checked by partition; keyed ones (the DLQ's, placed
- * by the client's hash) by topic: at least one partition of the topic acknowledged.
+ * Messages with an explicit partition are checked by partition (bucket records; dead letters,
+ * which the DLQ writer places where the key hash would); those left to the client's partitioner
+ * only by topic: at least one partition of the topic acknowledged.
  */
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { KafkaUnavailableError } from '../core/errors';

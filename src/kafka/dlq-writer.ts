@@ -6,7 +6,7 @@
  * Many at once go in as few sends as message.max.bytes allows: a poison storm (a schema change
  * upstream, a bad deploy) must cost about what the good records would, not one round trip each.
  */
-import type { KafkaMessage, Message, Producer } from 'kafkajs';
+import { Partitioners, type KafkaMessage, type Message, type PartitionMetadata, type Producer } from 'kafkajs';
 import { TimebucketError, type ErrorCode } from '../core/errors';
 import type { Logger } from '../ops/logger';
 
@@ -31,7 +31,17 @@ export function createDlqWriter(opts: {
    */
   otherCode: ErrorCode;
   onDeadLetter?: (sourceTopic: string, code: ErrorCode) => void;
+  /**
+   * The DLQ topic's partitions (the topology's). Given, each message is placed explicitly where
+   * the client's hash would place it, so a send's acknowledgement is checked per partition
+   * (kafka/acknowledged.ts): a dead letter kafkajs skipped is sent again, not lost.
+   */
+  partitions?: number;
 }): DlqWriter {
+  const place = Partitioners.DefaultPartitioner();
+  const metadata: PartitionMetadata[] = Array.from({ length: opts.partitions ?? 0 }, (_, i) => ({ partitionId: i, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+  const placed = (message: Message): Message =>
+    opts.partitions === undefined ? message : { ...message, partition: place({ topic: opts.topic, partitionMetadata: metadata, message }) };
   const toMessage = ({ topic, partition, message, error }: DlqRecord): { message: Message; code: ErrorCode; reason: string } => {
     const code = error instanceof TimebucketError ? error.code : opts.otherCode;
     const reason = error instanceof Error ? error.message : String(error);
@@ -57,7 +67,7 @@ export function createDlqWriter(opts: {
   const sendAll = async (records: readonly DlqRecord[]): Promise<void> => {
     const converted = records.map(toMessage);
     for (const chunk of chunksBySize(converted)) {
-      await opts.producer.send({ topic: opts.topic, acks: -1, messages: chunk.map((c) => c.message) });
+      await opts.producer.send({ topic: opts.topic, acks: -1, messages: chunk.map((c) => placed(c.message)) });
     }
     converted.forEach((c, i) => {
       const { topic, partition, message } = records[i]!;

@@ -71,3 +71,29 @@ test('a storm goes out in few sends, each under the size cap, every record count
   expect(h.sends.flatMap((s) => s.messages.map((m) => m.headers!['dlq_source_offset']))).toEqual(records.map((_, i) => String(i)));
   expect(h.counted).toHaveLength(300);
 });
+
+test('given the topic\'s partitions, every dead letter is placed explicitly, where the client\'s key hash would put it', async () => {
+  const sends: ProducerRecord[] = [];
+  const dlq = createDlqWriter({
+    producer: {
+      send: async (r: ProducerRecord) => {
+        sends.push(r);
+        return [];
+      },
+    },
+    topic: 'tb.dlq',
+    logger: createLogger('silent'),
+    otherCode: 'CDC_UNDECODABLE',
+    partitions: 4,
+  });
+  const records = Array.from({ length: 40 }, (_, i) => ({ topic: 'cdc.coupons', partition: 0, message: source(i % 20), error: new Error('bad') }));
+  await dlq.sendAll(records);
+  const messages = sends.flatMap((s) => s.messages);
+  expect(messages).toHaveLength(40);
+  for (const m of messages) expect([0, 1, 2, 3]).toContain(m.partition);
+  // The same key, the same partition; and more than one partition over twenty keys.
+  const byKey = new Map<string, Set<number>>();
+  for (const m of messages) byKey.set(String(m.key), (byKey.get(String(m.key)) ?? new Set()).add(m.partition!));
+  expect([...byKey.values()].every((p) => p.size === 1)).toBe(true);
+  expect(new Set(messages.map((m) => m.partition)).size).toBeGreaterThan(1);
+});
