@@ -31,6 +31,16 @@ export type FirstPassLimits = Readonly<{
 /** The schema's defaults (config-schema.ts), also for callers without a config (tests). */
 export const DEFAULT_FIRST_PASS: FirstPassLimits = Object.freeze({ maxDueShare: 0.5, minDueRows: 10_000, allowLarge: false });
 
+/**
+ * The limits a process checks at start: only one that runs the scanner makes a first pass. The
+ * others are not guarded: an expirer started by the autoscaler in a hot minute meets a table
+ * whose rows are due by design, and refusing it (exit 78) would keep the replicas the spike
+ * asked for from starting (seen in bench/announced-hot-minute.ts).
+ */
+export function firstPassLimitsFor(roles: readonly string[], limits: FirstPassLimits): FirstPassLimits {
+  return roles.includes('scanner') ? limits : { ...limits, allowLarge: true };
+}
+
 /** The due count stops here: a COUNT over at most this many index entries. */
 export function dueCountCap(limits: FirstPassLimits): number {
   return Math.max(100_000, limits.minDueRows);

@@ -24,6 +24,7 @@ import { loadTopology } from '../../../src/ops/load-topology';
 import { spawnCli } from '../../support/cli';
 import { logger, uniqueName } from '../../support/stack';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
+import { createTestPipeline } from '../../support/pipeline';
 
 let database: TestDatabase;
 
@@ -185,4 +186,23 @@ test('a first pass that would transition most of a table stops and names TB_ALLO
   await database.db.raw("INSERT INTO scanner_cursors (entity, last_pass_completed_at) VALUES ('wallet', NOW(3))");
   await expect(problemsOf(file, limits)).resolves.toEqual([]);
   expect((await check(env)).code).toBe(0);
+});
+
+test('only the scanner is guarded: an expirer started while most of a table is due (a hot minute, scaled up) starts', async () => {
+  // No pass of the scanner on record (the test above completed one): this is a first pass.
+  await database.db('scanner_cursors').delete();
+  await database.db.raw('CREATE TABLE t_hot (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, expire_at DATETIME(3) NOT NULL, KEY idx_t_hot_status_due (status, expire_at, id)) ENGINE=InnoDB');
+  for (let i = 1; i <= 35; i += 1) await database.db.raw(`INSERT INTO t_hot VALUES (?, 'ACTIVE', ${i <= 30 ? 'NOW(3) - INTERVAL 1 SECOND' : 'NOW(3) + INTERVAL 1 DAY'})`, [i]);
+  const pipeline = await createTestPipeline({
+    entities: entitiesFile('t_hot', { column: 'expire_at', kind: 'datetime' }, { type: 'string' }, 'ACTIVE', 'EXPIRED'),
+    env: { TB_DB_NAME: database.name, TB_FIRST_PASS_MIN_DUE_ROWS: '10' },
+  });
+  try {
+    await expect(pipeline.start(['scanner'])).rejects.toMatchObject({ details: { problems: [expect.stringMatching(/^wallet\.expired \(.*\.t_hot\): the first pass would transition 30 of the 35 rows/)] } });
+    // Refused the same way before the guard was the scanner's alone: exit 78 in a crash loop while the spike waits.
+    const expirer = await pipeline.start(['expirer']);
+    expect(expirer.health().ok).toBe(true);
+  } finally {
+    await pipeline.stopAll();
+  }
 });

@@ -1,4 +1,4 @@
-import { DEFAULT_FIRST_PASS, dueCountCap, firstPassProblem, notDueBound, type FirstPassCounts } from '../../../src/core/first-pass-guard';
+import { DEFAULT_FIRST_PASS, dueCountCap, firstPassProblem, notDueBound, type FirstPassCounts, firstPassLimitsFor } from '../../../src/core/first-pass-guard';
 
 const counts = (due: number, notDue: number, dueCapped = false): FirstPassCounts => ({ at: 'coupon.expired (shop.t_coupon)', states: '"ACTIVE"', due, dueCapped, notDue });
 
@@ -36,4 +36,12 @@ test('a due count at the cap is reported as a lower bound', () => {
   expect(cap).toBe(100_000);
   expect(dueCountCap({ ...DEFAULT_FIRST_PASS, minDueRows: 500_000 })).toBe(500_000);
   expect(firstPassProblem(counts(cap, 10, true), DEFAULT_FIRST_PASS)).toMatch(/transition at least 100000 of the at least 100010 rows in "ACTIVE" at once \(at least 99% are due/);
+});
+
+test('only a process that runs the scanner is guarded: an expirer started in a hot minute starts whatever is due', () => {
+  const limits = { maxDueShare: 0.5, minDueRows: 10, allowLarge: false };
+  expect(firstPassLimitsFor(['scanner'], limits)).toEqual(limits);
+  expect(firstPassLimitsFor(['repartitioner', 'expirer', 'cascader', 'scanner', 'outbox-keeper'], limits)).toEqual(limits);
+  expect(firstPassLimitsFor(['expirer'], limits)).toEqual({ ...limits, allowLarge: true });
+  expect(firstPassLimitsFor(['repartitioner', 'cascader', 'outbox-keeper'], limits).allowLarge).toBe(true);
 });
