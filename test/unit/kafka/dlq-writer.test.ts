@@ -14,7 +14,7 @@ function source(offset: number, value = 'x'): KafkaMessage {
   } as KafkaMessage;
 }
 
-function harness() {
+function harness(partitions?: number) {
   const sends: ProducerRecord[] = [];
   const counted: Array<[string, string]> = [];
   const dlq = createDlqWriter({
@@ -28,6 +28,7 @@ function harness() {
     logger: createLogger('silent'),
     otherCode: 'CDC_UNDECODABLE',
     onDeadLetter: (topic, code) => void counted.push([topic, code]),
+    partitions,
   });
   return { dlq, sends, counted };
 }
@@ -73,19 +74,7 @@ test('a storm goes out in few sends, each under the size cap, every record count
 });
 
 test('given the topic\'s partitions, every dead letter is placed explicitly, where the client\'s key hash would put it', async () => {
-  const sends: ProducerRecord[] = [];
-  const dlq = createDlqWriter({
-    producer: {
-      send: async (r: ProducerRecord) => {
-        sends.push(r);
-        return [];
-      },
-    },
-    topic: 'tb.dlq',
-    logger: createLogger('silent'),
-    otherCode: 'CDC_UNDECODABLE',
-    partitions: 4,
-  });
+  const { dlq, sends } = harness(4);
   const records = Array.from({ length: 40 }, (_, i) => ({ topic: 'cdc.coupons', partition: 0, message: source(i % 20), error: new Error('bad') }));
   await dlq.sendAll(records);
   const messages = sends.flatMap((s) => s.messages);
