@@ -11,13 +11,13 @@ ENV := set -a && source stack/env.sh && set +a
 CLUSTER := source stack/cluster.env
 REPORTS := .stack/reports
 
-.PHONY: help install node-deps stack-install build lint typecheck check test-unit test-deploy test-integration test-cluster test-mysql test \
+.PHONY: help install node-deps stack-install build lint format format-check typecheck check test-unit test-deploy test-integration test-cluster test-mysql test \
         stack-up stack-down stack-status stack-clean cluster-up cluster-down migrate topics-apply schemas-register run bench-poison-storm bench-scanner bench-scheduled-ahead bench-outbox-purge bench-reminders bench-announced bench bench-smoke
 
 help:
 	@echo "make run           stack up, migrate, apply topics, run every role with a demo workload (Ctrl-C stops; make stack-down stops the stack)"
 	@echo "make test          install, stack up, unit + integration tests, stack down"
-	@echo "make stack-up | stack-down | stack-status | stack-clean | cluster-up | cluster-down | migrate | check"
+	@echo "make stack-up | stack-down | stack-status | stack-clean | cluster-up | cluster-down | migrate | check | format"
 
 # npm ci only when the lock file changed since the last install.
 node_modules/.installed: package-lock.json
@@ -45,7 +45,15 @@ lint: node-deps
 typecheck: node-deps
 	npx tsc -p tsconfig.json --noEmit
 
-check: lint typecheck test-unit
+# The formatter (prettier, .prettierrc.json) over the code; `make format` rewrites it.
+PRETTIER_FILES := "src/**/*.ts" "test/**/*.{ts,js}" "bench/**/*.ts" "*.mjs" "*.js"
+format-check: node-deps
+	npx prettier --check --log-level warn $(PRETTIER_FILES)
+
+format: node-deps
+	npx prettier --write --log-level warn $(PRETTIER_FILES)
+
+check: format-check lint typecheck test-unit
 
 test-unit: node-deps
 	@mkdir -p $(REPORTS)

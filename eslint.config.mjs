@@ -23,8 +23,14 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['../*', '!../core/*'], message: 'core/ imports only core/: the adapters (kafka, db, ops, …) depend on core, never the other way' },
-            { group: ['node:fs', 'node:fs/*', 'fs', 'node:net', 'node:http', 'node:https', 'node:child_process', 'node:dns', 'node:os'], message: 'core/ does no I/O' },
-            { group: ['kafkajs', '@kafkajs/*', 'knex', 'mysql2', 'mysql2/*', 'pino', 'prom-client', 'opossum'], message: 'core/ does no I/O: its callers hand it data' },
+            {
+              group: ['node:fs', 'node:fs/*', 'fs', 'node:net', 'node:http', 'node:https', 'node:child_process', 'node:dns', 'node:os'],
+              message: 'core/ does no I/O',
+            },
+            {
+              group: ['kafkajs', '@kafkajs/*', 'knex', 'mysql2', 'mysql2/*', 'pino', 'prom-client', 'opossum'],
+              message: 'core/ does no I/O: its callers hand it data',
+            },
           ],
         },
       ],
@@ -39,7 +45,17 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: {
       sourceType: 'commonjs',
-      globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly', Buffer: 'readonly', __dirname: 'readonly', fetch: 'readonly', AbortSignal: 'readonly', setTimeout: 'readonly' },
+      globals: {
+        module: 'writable',
+        require: 'readonly',
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        __dirname: 'readonly',
+        fetch: 'readonly',
+        AbortSignal: 'readonly',
+        setTimeout: 'readonly',
+      },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

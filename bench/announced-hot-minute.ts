@@ -79,7 +79,11 @@ async function dbNowMs(db: Db): Promise<number> {
 async function runVariant(variant: Variant, config: Config, db: Db, logDir: string) {
   const prefix = `tbann${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const { topology, path } = writeStreamTopology(prefix, {});
-  const kafka = createKafka(config.kafka, createLogger('warn', { bench: prefix }, pino.destination({ dest: join(logDir, `${variant}-admin.log`), sync: true })), '-bench');
+  const kafka = createKafka(
+    config.kafka,
+    createLogger('warn', { bench: prefix }, pino.destination({ dest: join(logDir, `${variant}-admin.log`), sync: true })),
+    '-bench',
+  );
   const admin = kafka.admin();
   await admin.connect();
   const topics = declaredTopics(topology);
@@ -87,7 +91,12 @@ async function runVariant(variant: Variant, config: Config, db: Db, logDir: stri
   const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: 'warn', TB_FORECAST_INTERVAL_MS: String(scrapeS * 1000) };
   const start = async (name: string, roles: string): Promise<{ child: Child; port: number }> => {
     const port = await freePort();
-    const child = startRoles(name, roles, { ...env, TB_HTTP_PORT: String(port), TB_INSTANCE_ID: `${prefix}-${name}`.replace('+', '-').slice(0, 48) }, join(logDir, `${variant}-${name}.log`));
+    const child = startRoles(
+      name,
+      roles,
+      { ...env, TB_HTTP_PORT: String(port), TB_INSTANCE_ID: `${prefix}-${name}`.replace('+', '-').slice(0, 48) },
+      join(logDir, `${variant}-${name}.log`),
+    );
     children.push(child);
     return { child, port };
   };
@@ -141,7 +150,9 @@ async function runVariant(variant: Variant, config: Config, db: Db, logDir: stri
     }
 
     // The delays, by the database clock, read once everything moved.
-    const rows = (await db('coupons').where({ user_id: tag }).select(db.raw('TIMESTAMPDIFF(MICROSECOND, expire_time, expired_at) AS us'))) as Array<{ us: number | string | null }>;
+    const rows = (await db('coupons').where({ user_id: tag }).select(db.raw('TIMESTAMPDIFF(MICROSECOND, expire_time, expired_at) AS us'))) as Array<{
+      us: number | string | null;
+    }>;
     const movedRows = rows.filter((r) => r.us !== null);
     const delays = Float64Array.from(movedRows.map((r) => Number(r.us) / 1000));
     const moved = movedRows.length;
@@ -160,7 +171,14 @@ async function runVariant(variant: Variant, config: Config, db: Db, logDir: stri
     };
   } finally {
     await Promise.all(children.map((c) => c.stop()));
-    await deleteRunState(admin, prefix, topics.map((x) => x.topic), config.registry, topology.events.map((e) => e.topic), ['repartitioner', 'expirer', 'cascader', `probe-${prefix}-cascader`]);
+    await deleteRunState(
+      admin,
+      prefix,
+      topics.map((x) => x.topic),
+      config.registry,
+      topology.events.map((e) => e.topic),
+      ['repartitioner', 'expirer', 'cascader', `probe-${prefix}-cascader`],
+    );
     await admin.disconnect();
     rmSync(path, { force: true });
   }
@@ -176,7 +194,19 @@ async function main(): Promise<void> {
   try {
     const runs = [];
     for (const v of variants) runs.push(await runVariant(v, config, db, logDir));
-    const result = { bench: 'announced-hot-minute', at, parameters: { n, announce_s: announceS, threshold, scrape_s: scrapeS, topology: 'topics/local.json, own prefix per variant', processes: 'repartitioner; expirer-1; cascader+outbox-keeper; expirer-2 started by the scaler' }, runs };
+    const result = {
+      bench: 'announced-hot-minute',
+      at,
+      parameters: {
+        n,
+        announce_s: announceS,
+        threshold,
+        scrape_s: scrapeS,
+        topology: 'topics/local.json, own prefix per variant',
+        processes: 'repartitioner; expirer-1; cascader+outbox-keeper; expirer-2 started by the scaler',
+      },
+      runs,
+    };
     const out = join(resultsDir, `announced-${at.replace(/:/g, '-')}.json`);
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(`${JSON.stringify(result)}\n`);

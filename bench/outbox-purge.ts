@@ -28,14 +28,23 @@ const n = Number(process.env['N'] ?? 200_000);
 const batch = Number(process.env['BATCH'] ?? 2_000);
 const catalogue = loadEntities(config.entitiesPath);
 const expired = transitionOf(catalogue, 'coupon', 'expired');
-const encoder = createEventEncoder({ catalogue, topics: { COUPON_EXPIRED: 'bench.coupon-expired', ORDER_CANCELLED: 'bench.order-cancelled' }, schemaTexts: eventSchemas(catalogue), registryUrl: config.registry.url });
+const encoder = createEventEncoder({
+  catalogue,
+  topics: { COUPON_EXPIRED: 'bench.coupon-expired', ORDER_CANCELLED: 'bench.order-cancelled' },
+  schemaTexts: eventSchemas(catalogue),
+  registryUrl: config.registry.url,
+});
 encoder.setSchemaIds({ COUPON_EXPIRED: 1, ORDER_CANCELLED: 2 });
 
 function rows(from: number, count: number): EncodedEvent[] {
   const due = Date.UTC(2031, 0, 1);
   return Array.from({ length: count }, (_, i) => {
     const id = String(from + i);
-    const event = transitionEvent(expired, { id, status: 'ACTIVE', dueAtMs: due, columns: { user_id: '7', version: 0 } }, { occurredAtMs: due + 5, path: 'stream', effects: [] });
+    const event = transitionEvent(
+      expired,
+      { id, status: 'ACTIVE', dueAtMs: due, columns: { user_id: '7', version: 0 } },
+      { occurredAtMs: due + 5, path: 'stream', effects: [] },
+    );
     const r = encoder.encode(event, id);
     if (!r.ok) throw new Error(r.reason);
     return r.row;

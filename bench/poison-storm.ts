@@ -35,7 +35,10 @@ const cpuSeconds = (pid: number) => cpuSecondsOrNull(pid) ?? NaN;
 
 async function main(): Promise<void> {
   const run = `bench${Date.now().toString(36)}`;
-  const raw = JSON.parse(readFileSync(join(__dirname, '../../topics/local.json'), 'utf8')) as { prefix: string; events: Array<{ type: string; topic: string }> };
+  const raw = JSON.parse(readFileSync(join(__dirname, '../../topics/local.json'), 'utf8')) as {
+    prefix: string;
+    events: Array<{ type: string; topic: string }>;
+  };
   raw.prefix = run;
   for (const e of raw.events) e.topic = defaultEventTopic({ prefix: run }, e.type);
   const topology = parseTopology(raw, 'bench topology');
@@ -81,9 +84,14 @@ async function main(): Promise<void> {
 
     await registerSchemas(env);
     const started = Date.now();
-    const repartitioner = spawn(process.execPath, [cli, 'run', '--roles', 'repartitioner'], { env: { ...env, TB_HTTP_PORT: '9481' }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const repartitioner = spawn(process.execPath, [cli, 'run', '--roles', 'repartitioner'], {
+      env: { ...env, TB_HTTP_PORT: '9481' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     children.push(repartitioner);
-    children.push(spawn(process.execPath, [cli, 'run', '--roles', 'expirer,cascader'], { env: { ...env, TB_HTTP_PORT: '9482' }, stdio: ['ignore', 'inherit', 'inherit'] }));
+    children.push(
+      spawn(process.execPath, [cli, 'run', '--roles', 'expirer,cascader'], { env: { ...env, TB_HTTP_PORT: '9482' }, stdio: ['ignore', 'inherit', 'inherit'] }),
+    );
 
     let stormSeconds = NaN;
     let stormCpu = NaN;
@@ -99,15 +107,18 @@ async function main(): Promise<void> {
     }
     log(`storm dead-lettered in ${stormSeconds.toFixed(1)} s (repartitioner ${stormCpu.toFixed(1)} CPU s)`);
     for (;;) {
-      const [rows] = (await db.raw("SELECT COUNT(*) AS n FROM coupons WHERE id BETWEEN ? AND ? AND status = 'EXPIRED'", [first, last])) as [Array<{ n: number }>];
+      const [rows] = (await db.raw("SELECT COUNT(*) AS n FROM coupons WHERE id BETWEEN ? AND ? AND status = 'EXPIRED'", [first, last])) as [
+        Array<{ n: number }>,
+      ];
       if (Number(rows[0]!.n) === good) break;
       if (Date.now() - started > 20 * 60_000) throw new Error('good coupons not expired within 20 minutes');
       await sleep(500);
     }
     const totalCpu = cpuSeconds(repartitioner.pid!);
-    const [delayRows] = (await db.raw('SELECT TIMESTAMPDIFF(MICROSECOND, expire_time, expired_at) / 1000 AS d FROM coupons WHERE id BETWEEN ? AND ? ORDER BY d', [first, last])) as [
-      Array<{ d: number | string }>,
-    ];
+    const [delayRows] = (await db.raw(
+      'SELECT TIMESTAMPDIFF(MICROSECOND, expire_time, expired_at) / 1000 AS d FROM coupons WHERE id BETWEEN ? AND ? ORDER BY d',
+      [first, last],
+    )) as [Array<{ d: number | string }>];
     const delays = delayRows.map((r) => Number(r.d));
     console.log(
       JSON.stringify({

@@ -55,10 +55,19 @@ async function main(): Promise<void> {
   mkdirSync(logDir, { recursive: true });
 
   // The shipped entities file, its coupons reminded at BEFORE, one event per coupon and fire point.
-  const entities = JSON.parse(readFileSync(join(repoRoot, 'entities/default.json'), 'utf8')) as { entities: Array<{ name: string; transitions: Array<Record<string, unknown>> }> };
+  const entities = JSON.parse(readFileSync(join(repoRoot, 'entities/default.json'), 'utf8')) as {
+    entities: Array<{ name: string; transitions: Array<Record<string, unknown>> }>;
+  };
   entities.entities.find((e) => e.name === 'coupon')!.transitions[0]!['reminders'] = {
     before,
-    event: { type: 'COUPON_EXPIRING_SOON', ceType: 'timebucket.coupon.expiring_soon', avroName: 'timebucket.events.CouponExpiringSoon', idField: 'coupon_id', summary: 'An ACTIVE coupon is about to expire.', fields: [{ name: 'user_id', column: 'user_id' }] },
+    event: {
+      type: 'COUPON_EXPIRING_SOON',
+      ceType: 'timebucket.coupon.expiring_soon',
+      avroName: 'timebucket.events.CouponExpiringSoon',
+      idField: 'coupon_id',
+      summary: 'An ACTIVE coupon is about to expire.',
+      fields: [{ name: 'user_id', column: 'user_id' }],
+    },
   };
   const catalogue = parseEntityFile(entities, 'bench reminders');
   const entitiesPath = join(tmpdir(), `${prefix}.entities.json`);
@@ -71,7 +80,11 @@ async function main(): Promise<void> {
   const topologyPath = join(tmpdir(), `${prefix}.json`);
   writeFileSync(topologyPath, JSON.stringify(raw));
 
-  const kafka = createKafka(config.kafka, createLogger('warn', { bench: prefix }, pino.destination({ dest: join(logDir, 'bench-kafka.log'), sync: true })), '-bench');
+  const kafka = createKafka(
+    config.kafka,
+    createLogger('warn', { bench: prefix }, pino.destination({ dest: join(logDir, 'bench-kafka.log'), sync: true })),
+    '-bench',
+  );
   const admin = kafka.admin();
   await admin.connect();
   const db = createDb(config.db);
@@ -82,15 +95,17 @@ async function main(): Promise<void> {
     log(`creating ${topics.length} topics under ${prefix}; logs in ${logDir}`);
     await applyTopics(admin, declaredTopics(topology));
     await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(config.cdc, 'coupons'), cdcTopicOf(config.cdc, 'orders')]);
-    const env = { ...process.env, TB_TOPOLOGY: topologyPath, TB_ENTITIES: entitiesPath, TB_GROUP_PREFIX: prefix, TB_HTTP_PORT: String(port), TB_LOG_LEVEL: 'warn' };
+    const env = {
+      ...process.env,
+      TB_TOPOLOGY: topologyPath,
+      TB_ENTITIES: entitiesPath,
+      TB_GROUP_PREFIX: prefix,
+      TB_HTTP_PORT: String(port),
+      TB_LOG_LEVEL: 'warn',
+    };
     // As a deployment's `schemas register` Job does before the roles start.
     await registerSchemas(env, topology);
-    child = startRoles(
-      'stream',
-      'repartitioner,expirer,cascader',
-      env,
-      join(logDir, 'stream.log'),
-    );
+    child = startRoles('stream', 'repartitioner,expirer,cascader', env, join(logDir, 'stream.log'));
     await waitReady(child, port);
 
     const marker = 900_000_000 + Math.floor(Math.random() * 1_000_000);

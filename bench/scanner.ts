@@ -82,7 +82,9 @@ async function main(): Promise<void> {
     const seconds = (Date.now() - started) / 1000;
     const readCatching = (await rowsRead(db)) - readBefore;
     const cpuCatching = cpuSeconds(child.pid!) ?? NaN;
-    const [[check]] = (await db.raw("SELECT (SELECT COUNT(*) FROM coupons WHERE user_id = 2 AND status = 'EXPIRED') + (SELECT COUNT(*) FROM orders WHERE user_id = 2 AND status = 'CANCELLED') AS n")) as [[{ n: number }]];
+    const [[check]] = (await db.raw(
+      "SELECT (SELECT COUNT(*) FROM coupons WHERE user_id = 2 AND status = 'EXPIRED') + (SELECT COUNT(*) FROM orders WHERE user_id = 2 AND status = 'CANCELLED') AS n",
+    )) as [[{ n: number }]];
     if (Number(check.n) !== target) throw new Error(`the counter says ${target} caught, the database ${check.n}`);
     log(`${target} rows caught in ${seconds.toFixed(1)} s; measuring idle passes for 10 s`);
     const idleBefore = await rowsRead(db);

@@ -64,7 +64,11 @@ async function main(): Promise<void> {
   mkdirSync(logDir, { recursive: true });
   const { topology, path } = writeStreamTopology(prefix, {});
   // kafkajs's own complaints go to the run's log: stdout is the result line.
-  const kafka = createKafka(config.kafka, createLogger('warn', { bench: prefix }, pino.destination({ dest: join(logDir, 'bench-kafka.log'), sync: true })), '-bench');
+  const kafka = createKafka(
+    config.kafka,
+    createLogger('warn', { bench: prefix }, pino.destination({ dest: join(logDir, 'bench-kafka.log'), sync: true })),
+    '-bench',
+  );
   const admin = kafka.admin();
   const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   const declared = declaredTopics(topology);
@@ -173,7 +177,9 @@ async function produce(producer: Producer, topology: Topology, catalogue: Entity
         const entry: BucketEntry = { entity: 'coupon', transition: 'expired', id: String(ids.readBigUInt64BE(8 * k) || 1n), expireAtMs };
         const record = bucketRecord(topology, catalogue, entry, now);
         if (record.headers['tier'] !== lane.tier) {
-          throw new Error(`an entry due in ${Math.round((expireAtMs - now) / 1000)} s is routed to ${record.headers['tier']}, not ${lane.tier}: choose its window within the ${lane.tier} ring's horizon`);
+          throw new Error(
+            `an entry due in ${Math.round((expireAtMs - now) / 1000)} s is routed to ${record.headers['tier']}, not ${lane.tier}: choose its window within the ${lane.tier} ring's horizon`,
+          );
         }
         earliestReleaseMs = Math.min(earliestReleaseMs, bucketStartOf(tier, expireAtMs) - tier.leadMs);
         seen.add(`${record.topic}:${record.partition}`);
@@ -258,7 +264,9 @@ async function deleteRunState(admin: Admin, prefix: string, topics: readonly str
   const groups = (['expirer', 'cascader'] as const).map((role) => groupIdOf(prefix, role));
   await admin.deleteGroups(groups).catch((err: unknown) => log(`could not delete the groups of ${prefix}: ${String(err)}`));
   for (let i = 0; i < topics.length; i += 50) {
-    await admin.deleteTopics({ topics: topics.slice(i, i + 50), timeout: 60_000 }).catch((err: unknown) => log(`could not delete topics of ${prefix}: ${String(err)}`));
+    await admin
+      .deleteTopics({ topics: topics.slice(i, i + 50), timeout: 60_000 })
+      .catch((err: unknown) => log(`could not delete topics of ${prefix}: ${String(err)}`));
   }
 }
 

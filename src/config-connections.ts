@@ -34,7 +34,12 @@ export type NamedDatabase = DbConnection & Readonly<{ name: string; cdcTopicPref
  * TB_DATABASES' connections: TB_DB_<N>_HOST required in production (locally 127.0.0.1, port the
  * stack's second server); name, user and password default to the main database's.
  */
-export function extraDatabasesOf(env: Record<string, string | undefined>, e: ParsedEnv, usesDb: boolean, problems: string[]): Array<Omit<NamedDatabase, 'poolMax' | 'tls' | 'statementTimeoutMs' | 'migrateStatementTimeoutMs' | 'lockWaitTimeoutS'>> {
+export function extraDatabasesOf(
+  env: Record<string, string | undefined>,
+  e: ParsedEnv,
+  usesDb: boolean,
+  problems: string[],
+): Array<Omit<NamedDatabase, 'poolMax' | 'tls' | 'statementTimeoutMs' | 'migrateStatementTimeoutMs' | 'lockWaitTimeoutS'>> {
   return splitList(e.TB_DATABASES).map((name) => {
     const v = (suffix: string) => env[`TB_DB_${name.toUpperCase()}_${suffix}`];
     const at = (suffix: string) => `TB_DB_${name.toUpperCase()}_${suffix}`;
@@ -46,7 +51,15 @@ export function extraDatabasesOf(env: Record<string, string | undefined>, e: Par
     if (!/^[A-Za-z0-9_]+$/.test(schema)) problems.push(`${at('NAME')}: letters, digits and _ only`);
     const prefix = v('CDC_TOPIC_PREFIX') ?? `${e.TB_CDC_TOPIC_PREFIX}_${name}`;
     if (!/^[A-Za-z0-9._-]+$/.test(prefix)) problems.push(`${at('CDC_TOPIC_PREFIX')}: letters, digits, '.', '_' and '-' only`);
-    return { name, host: v('HOST') ?? '127.0.0.1', port: portValue, database: schema, user: v('USER') ?? e.TB_DB_USER, password: v('PASSWORD') ?? e.TB_DB_PASSWORD, cdcTopicPrefix: prefix };
+    return {
+      name,
+      host: v('HOST') ?? '127.0.0.1',
+      port: portValue,
+      database: schema,
+      user: v('USER') ?? e.TB_DB_USER,
+      password: v('PASSWORD') ?? e.TB_DB_PASSWORD,
+      cdcTopicPrefix: prefix,
+    };
   });
 }
 
@@ -77,10 +90,11 @@ const SASL_CREDENTIALS = ['TB_KAFKA_SASL_USERNAME', 'TB_KAFKA_SASL_PASSWORD'] as
 export function saslProblems(env: Record<string, string | undefined>): string[] {
   const mechanism = env['TB_KAFKA_SASL_MECHANISM'];
   if (mechanism === undefined) {
-    return SASL_CREDENTIALS.filter((n) => env[n] !== undefined).map((n) => `${n}: set TB_KAFKA_SASL_MECHANISM too (credentials without a mechanism would be ignored)`);
+    return SASL_CREDENTIALS.filter((n) => env[n] !== undefined).map(
+      (n) => `${n}: set TB_KAFKA_SASL_MECHANISM too (credentials without a mechanism would be ignored)`,
+    );
   }
-  const problems = SASL_CREDENTIALS.filter((n) => !env[n])
-    .map((n) => `${n}: required with TB_KAFKA_SASL_MECHANISM (or ${n}_FILE)`);
+  const problems = SASL_CREDENTIALS.filter((n) => !env[n]).map((n) => `${n}: required with TB_KAFKA_SASL_MECHANISM (or ${n}_FILE)`);
   // PLAIN sends the password as it is: only inside TLS.
   if (mechanism === 'plain' && env['TB_KAFKA_SSL'] !== 'on') problems.push('TB_KAFKA_SASL_MECHANISM: plain sends the password in clear; set TB_KAFKA_SSL=on');
   return problems;
@@ -115,7 +129,9 @@ export function registryOf(env: Record<string, string | undefined>, problems: st
     return undefined;
   }
   if ((username === undefined) !== (password === undefined)) {
-    problems.push(`${username === undefined ? 'TB_REGISTRY_USERNAME' : 'TB_REGISTRY_PASSWORD'}: required with ${username === undefined ? 'TB_REGISTRY_PASSWORD' : 'TB_REGISTRY_USERNAME'}`);
+    problems.push(
+      `${username === undefined ? 'TB_REGISTRY_USERNAME' : 'TB_REGISTRY_PASSWORD'}: required with ${username === undefined ? 'TB_REGISTRY_PASSWORD' : 'TB_REGISTRY_USERNAME'}`,
+    );
     return undefined;
   }
   if (url !== undefined) {
@@ -134,4 +150,3 @@ function readTextFile(path: string): string | null {
     return null;
   }
 }
-

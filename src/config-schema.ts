@@ -37,7 +37,7 @@ export const EnvSchema = z.object({
   TB_KAFKA_BROKERS: z
     .string()
     .optional()
-    .refine((v) => v === undefined || splitList(v).length > 0 && splitList(v).every((b) => BROKER.test(b)), 'expected host:port[,host:port]'),
+    .refine((v) => v === undefined || (splitList(v).length > 0 && splitList(v).every((b) => BROKER.test(b))), 'expected host:port[,host:port]'),
   TB_KAFKA_CLIENT_ID: z.string().min(1).default('timebucket'),
   // TLS to the brokers: the certificate verified against the system's CAs or, when
   // TB_KAFKA_SSL_CA_FILE is set, against that CA alone.
@@ -54,7 +54,10 @@ export const EnvSchema = z.object({
   TB_STACK_DB_PORT: port.default(13306),
   TB_DB_HOST: z.string().min(1).default('127.0.0.1'),
   TB_DB_PORT: port.optional(),
-  TB_DB_NAME: z.string().regex(/^[A-Za-z0-9_]+$/, 'letters, digits and _ only').default('timebucket'),
+  TB_DB_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_]+$/, 'letters, digits and _ only')
+    .default('timebucket'),
   TB_DB_USER: z.string().min(1).default('timebucket'),
   TB_DB_PASSWORD: z.string().default('timebucket'),
   TB_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
@@ -86,7 +89,10 @@ export const EnvSchema = z.object({
     .string()
     .default('')
     // Not main (TB_DB_*), nor service, whose TB_DB_SERVICE_USER is migrate's service account.
-    .refine((v) => splitList(v).every((n) => DATABASE_NAME.test(n) && !RESERVED_DATABASE_NAMES.includes(n)), 'names of lower-case letters, digits and _ (at most 16), not main or service'),
+    .refine(
+      (v) => splitList(v).every((n) => DATABASE_NAME.test(n) && !RESERVED_DATABASE_NAMES.includes(n)),
+      'names of lower-case letters, digits and _ (at most 16), not main or service',
+    ),
   // The local stack's second MariaDB server (stack/env.sh): the local default of TB_DB_<N>_PORT.
   TB_STACK_DB2_PORT: port.default(13307),
   TB_REGISTRY_PORT: port.default(18081),
@@ -106,7 +112,10 @@ export const EnvSchema = z.object({
   TB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TB_TOPOLOGY: z.string().min(1).default('topics/local.json'),
   TB_ENTITIES: z.string().min(1).default('entities/default.json'),
-  TB_GROUP_PREFIX: z.string().regex(/^[A-Za-z0-9._-]+$/).default('timebucket'),
+  TB_GROUP_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/)
+    .default('timebucket'),
   // 2000: a hot minute of 1M coupons drained in 109 s with it, 129 s with 500 (an early hot-minute bench).
   TB_EXPIRER_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(2_000),
   TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
@@ -148,8 +157,11 @@ export const EnvSchema = z.object({
   // (hold/forecast-loop.ts): a few admin requests per ring topic; 0 turns it off.
   TB_FORECAST_INTERVAL_MS: z.coerce.number().int().min(0).max(600_000).default(15_000),
   // Names this process in client ids and capture probe groups; default: host name (the pod name) + random suffix.
-  TB_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48').optional(),
-  });
+  TB_INSTANCE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,48}$/, 'letters, digits, ".", "_" and "-", at most 48')
+    .optional(),
+});
 
 export type ParsedEnv = z.output<typeof EnvSchema>;
 
@@ -177,7 +189,9 @@ export function deadlineProblem(env: Record<string, string | undefined>): string
   const deadlineMs = Number(env['TB_DB_STATEMENT_TIMEOUT_MS'] ?? DEFAULT_STATEMENT_TIMEOUT_MS);
   const lockWaitS = Number(env['TB_DB_LOCK_WAIT_TIMEOUT_S'] ?? DEFAULT_LOCK_WAIT_TIMEOUT_S);
   if (!Number.isFinite(deadlineMs) || !Number.isFinite(lockWaitS)) return undefined;
-  return deadlineMs <= lockWaitS * 1_000 ? 'TB_DB_STATEMENT_TIMEOUT_MS: must exceed TB_DB_LOCK_WAIT_TIMEOUT_S (a lock wait ends in 1205 before the deadline)' : undefined;
+  return deadlineMs <= lockWaitS * 1_000
+    ? 'TB_DB_STATEMENT_TIMEOUT_MS: must exceed TB_DB_LOCK_WAIT_TIMEOUT_S (a lock wait ends in 1205 before the deadline)'
+    : undefined;
 }
 
 /**

@@ -38,4 +38,3 @@ export function withSecretFiles(given: Record<string, string | undefined>): { en
   }
   return { env, problems };
 }
-

@@ -18,9 +18,29 @@ import type { z } from 'zod';
 import { ConfigError } from './core/errors';
 import { deepFreeze } from './core/deep-freeze';
 import type { FirstPassLimits } from './core/first-pass-guard';
-import { ConfigParts, EnvSchema, heartbeatProblem, deadlineProblem, PRODUCTION_REQUIRED_BY_PART, retiredProblems, splitList, type ConfigPart } from './config-schema';
+import {
+  ConfigParts,
+  EnvSchema,
+  heartbeatProblem,
+  deadlineProblem,
+  PRODUCTION_REQUIRED_BY_PART,
+  retiredProblems,
+  splitList,
+  type ConfigPart,
+} from './config-schema';
 import { withSecretFiles } from './config-secrets';
-import { extraDatabasesOf, registryOf, saslProblems, serviceAccount, tlsOf, type BasicAuth, type DbConnection, type KafkaSasl, type NamedDatabase, type Tls } from './config-connections';
+import {
+  extraDatabasesOf,
+  registryOf,
+  saslProblems,
+  serviceAccount,
+  tlsOf,
+  type BasicAuth,
+  type DbConnection,
+  type KafkaSasl,
+  type NamedDatabase,
+  type Tls,
+} from './config-connections';
 
 export { ConfigParts, PRODUCTION_REQUIRED, type ConfigPart } from './config-schema';
 export type { BasicAuth, DbConnection, KafkaSasl, NamedDatabase, Tls } from './config-connections';
@@ -98,7 +118,9 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
   const e = parsed.data;
   const sasl: KafkaSasl | undefined =
-    e.TB_KAFKA_SASL_MECHANISM === undefined || !usesKafka ? undefined : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
+    e.TB_KAFKA_SASL_MECHANISM === undefined || !usesKafka
+      ? undefined
+      : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   const db: DbConnection = {
     host: e.TB_DB_HOST,
@@ -164,5 +186,7 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
  * container (where process.pid is 1 in every replica).
  */
 function defaultInstanceId(): string {
-  return `${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+  return `${hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
 }

@@ -43,8 +43,6 @@ import { createMetrics, Metrics } from './ops/metrics';
 import { startControl } from './ops/control-start';
 import type { SwitchSummary } from './ops/control-switch-state';
 
-
-
 export type Running = Readonly<{
   /** Resolves once every started consumer has joined its group. */
   ready: () => Promise<void>;
@@ -64,7 +62,14 @@ export type Health = Readonly<{ ok: boolean; problems: readonly string[] }>;
 const BREAKER_VALUES: Readonly<Record<BreakerState, number>> = { closed: 0, 'half-open': 1, open: 2 };
 
 /** catalogue: the entities file (ops/load-entities.ts), the tables every role moves. */
-export type StartOptions = Readonly<{ roles: readonly Role[]; logger: Logger; catalogue: EntityCatalogue; clock?: Clock; instanceId?: string; metrics?: Metrics }>;
+export type StartOptions = Readonly<{
+  roles: readonly Role[];
+  logger: Logger;
+  catalogue: EntityCatalogue;
+  clock?: Clock;
+  instanceId?: string;
+  metrics?: Metrics;
+}>;
 
 export async function startTimebucket(config: Config, topology: Topology, opts: StartOptions): Promise<Running> {
   const clock = opts.clock ?? systemClock;
@@ -84,7 +89,8 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     for (const { part, stop } of stops.reverse()) {
       const stopping = stop().catch((err: unknown) => opts.logger.error({ err, part }, 'stop failed'));
       const shareMs = Math.max(1_000, until - Date.now());
-      if (!(await settlesWithin(stopping, shareMs))) opts.logger.warn({ part, waitedMs: shareMs }, 'stop: a part did not stop within the shutdown deadline; left behind');
+      if (!(await settlesWithin(stopping, shareMs)))
+        opts.logger.warn({ part, waitedMs: shareMs }, 'stop: a part did not stop within the shutdown deadline; left behind');
     }
   };
   try {
@@ -101,10 +107,18 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     assertShardsFit(opts.catalogue, topology);
     const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
     if (unchecked.length > 0) {
-      opts.logger.warn({ databases: unchecked, errors }, 'databases that do not answer: the others are served; their tables are checked, and their batches run, once they answer');
+      opts.logger.warn(
+        { databases: unchecked, errors },
+        'databases that do not answer: the others are served; their tables are checked, and their batches run, once they answer',
+      );
       const needed = derivedSchemasWaitingFor(opts.catalogue, tables);
       // Without the columns their event schemas derive from, no event of theirs can be encoded.
-      if (needed.length > 0) throw new TimebucketError('DATABASE_UNCHECKED', `the event schemas of ${needed.join(', ')} derive from tables on databases that do not answer (${unchecked.join(', ')})`, { retriable: true });
+      if (needed.length > 0)
+        throw new TimebucketError(
+          'DATABASE_UNCHECKED',
+          `the event schemas of ${needed.join(', ')} derive from tables on databases that do not answer (${unchecked.join(', ')})`,
+          { retriable: true },
+        );
     }
     watch = new DatabaseWatch({
       pools: databases.pools,
@@ -127,7 +141,12 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     onBreakerStateChange('producer', 'closed');
     const producer = createGuardedProducer(
       () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
-      { breaker: 'producer', logger: opts.logger.child({ component: 'producer', breaker: 'producer' }), onBreakerStateChange, onReplaced: () => metrics.producerReplacements.inc() },
+      {
+        breaker: 'producer',
+        logger: opts.logger.child({ component: 'producer', breaker: 'producer' }),
+        onBreakerStateChange,
+        onReplaced: () => metrics.producerReplacements.inc(),
+      },
     );
     stops.push({ part: 'producer', stop: () => producer.disconnect() });
     await producer.connect();
@@ -162,13 +181,39 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
     }
     const writer = outbox?.writer ?? writesNoEvents;
-    const batches = holdUntilChecked(createTransitionBatches(databases.pools, opts.catalogue, { outbox: writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) }), opts.catalogue, watch);
-    const reminders = holdUntilChecked(createReminderBatches(databases.pools, opts.catalogue, { outbox: writer, observer: reminderObserver(metrics) }), opts.catalogue, watch);
+    const batches = holdUntilChecked(
+      createTransitionBatches(databases.pools, opts.catalogue, { outbox: writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) }),
+      opts.catalogue,
+      watch,
+    );
+    const reminders = holdUntilChecked(
+      createReminderBatches(databases.pools, opts.catalogue, { outbox: writer, observer: reminderObserver(metrics) }),
+      opts.catalogue,
+      watch,
+    );
     // Read before any role starts: a restarted process must not fire what the operator paused.
     const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
     stops.push({ part: 'control switches', stop: () => control.stop() });
     controlSummary = control.summary;
-    const ctx: RoleContext = { config, topology, catalogue: opts.catalogue, tables, batches, reminders, kafka, producer, dlqFor, db, dbs: databases.pools, clock, logger: opts.logger, instanceId, metrics, onBreakerStateChange, gate: control.gate };
+    const ctx: RoleContext = {
+      config,
+      topology,
+      catalogue: opts.catalogue,
+      tables,
+      batches,
+      reminders,
+      kafka,
+      producer,
+      dlqFor,
+      db,
+      dbs: databases.pools,
+      clock,
+      logger: opts.logger,
+      instanceId,
+      metrics,
+      onBreakerStateChange,
+      gate: control.gate,
+    };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
       const started = await starters[role](ctx);

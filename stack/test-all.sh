@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-all.sh: what `make test` runs after `make install`, overlapped where nothing can disturb:
 #   1. the development stack and the three-node cluster stack (stack/cluster.env) start in the
-#      background, each only if it is not up, while lint, typecheck, the unit and the deployment
+#      background, each only if it is not up, while the formatter's check, lint, typecheck, the unit and the deployment
 #      tests run (they need no stack);
 #   2. the integration tests (in lanes, test/support/run-lanes.js) on the development stack
 #      (server 1 MariaDB, server 2 MySQL: TB_DB_FLAVOUR=mixed, so the files over two servers run
@@ -41,7 +41,7 @@ for s in dev cluster; do
   pids+=("$s:$!")
 done
 
-"${make_quiet[@]}" lint typecheck test-unit test-deploy
+"${make_quiet[@]}" format-check lint typecheck test-unit test-deploy
 checks=$?
 
 up=0

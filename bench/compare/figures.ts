@@ -69,7 +69,13 @@ export async function readFigures(db: Db, plan: WorkloadPlan, written: WriteRepo
     }
   }
   const exactness = await checkExactness(db, plan, written.ids, transitioned, outboxIdBefore, decode);
-  return { transitions: count, delayMs: summarize(delays.subarray(0, Math.min(count, delays.length))), firstTransitionAtMs: first, lastTransitionAtMs: last, exactness };
+  return {
+    transitions: count,
+    delayMs: summarize(delays.subarray(0, Math.min(count, delays.length))),
+    firstTransitionAtMs: first,
+    lastTransitionAtMs: last,
+    exactness,
+  };
 }
 
 async function checkExactness(
@@ -87,10 +93,23 @@ async function checkExactness(
   const c = ids.coupon ?? { min: 0, max: -1 };
   const o = ids.order ?? { min: 0, max: -1 };
   const missed =
-    Number((await one("SELECT COUNT(*) AS n FROM coupons WHERE id BETWEEN ? AND ? AND user_id = ? AND status = 'ACTIVE' AND expire_time <= ?", [c.min, c.max, plan.tag, new Date(plan.endRefMs)])).n) +
-    Number((await one("SELECT COUNT(*) AS n FROM orders WHERE id BETWEEN ? AND ? AND user_id = ? AND status = 'UNPAID'", [o.min, o.max, plan.tag])).n);
+    Number(
+      (
+        await one("SELECT COUNT(*) AS n FROM coupons WHERE id BETWEEN ? AND ? AND user_id = ? AND status = 'ACTIVE' AND expire_time <= ?", [
+          c.min,
+          c.max,
+          plan.tag,
+          new Date(plan.endRefMs),
+        ])
+      ).n,
+    ) + Number((await one("SELECT COUNT(*) AS n FROM orders WHERE id BETWEEN ? AND ? AND user_id = ? AND status = 'UNPAID'", [o.min, o.max, plan.tag])).n);
   const released = Number(
-    (await one("SELECT COUNT(*) AS n FROM coupons WHERE id BETWEEN ? AND ? AND user_id = ? AND status = 'ACTIVE' AND locked_order_id IS NULL AND expire_time > ?", [c.min, c.max, plan.tag, new Date(plan.endRefMs)])).n,
+    (
+      await one(
+        "SELECT COUNT(*) AS n FROM coupons WHERE id BETWEEN ? AND ? AND user_id = ? AND status = 'ACTIVE' AND locked_order_id IS NULL AND expire_time > ?",
+        [c.min, c.max, plan.tag, new Date(plan.endRefMs)],
+      )
+    ).n,
   );
   // The event_outbox rows written since the run began (a primary-key range), joined to the run's rows.
   const eventTypes: Record<Entity, string> = { coupon: 'COUPON_EXPIRED', order: 'ORDER_CANCELLED' };

@@ -69,7 +69,12 @@ async function main(): Promise<number> {
           page_size: config.scanner.pageSize,
           production_defaults: { grace_ms: 60_000, interval_ms: 30_000, max_pages_per_second: 5 },
         },
-        stream: { topology: 'topics/local.json, own prefix', expirer_processes: params.expirers, mixed_shards: 16, mixed_partitions: params.mixedPartitions ?? 'as local.json (4)' },
+        stream: {
+          topology: 'topics/local.json, own prefix',
+          expirer_processes: params.expirers,
+          mixed_shards: 16,
+          mixed_partitions: params.mixedPartitions ?? 'as local.json (4)',
+        },
         stall_s: params.stallS,
         timeout_s: params.timeoutS,
       },

@@ -13,7 +13,12 @@ export type ContenderName = (typeof ContenderNames)[number];
 const list = <T extends string>(names: readonly [T, ...T[]]) =>
   z
     .string()
-    .transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x.length > 0),
+    )
     .pipe(z.array(z.enum(names)).min(1));
 
 const EnvSchema = z.object({
@@ -66,7 +71,17 @@ export type BenchParams = Readonly<{
 }>;
 
 // About two minutes for all twelve runs, most of it the stream's three processes starting, three times.
-const SMOKE: Readonly<Record<string, string>> = { N: '300', R: '50', M: '0.1', POLL_INTERVAL_S: '2', LEAD_S: '2', STEADY_LEAD_S: '2', STALL_S: '60', TIMEOUT_S: '120', SETTLE_S: '0' };
+const SMOKE: Readonly<Record<string, string>> = {
+  N: '300',
+  R: '50',
+  M: '0.1',
+  POLL_INTERVAL_S: '2',
+  LEAD_S: '2',
+  STEADY_LEAD_S: '2',
+  STALL_S: '60',
+  TIMEOUT_S: '120',
+  SETTLE_S: '0',
+};
 
 export function readParams(env: NodeJS.ProcessEnv): BenchParams {
   const preset = env['BENCH_PRESET'] === 'smoke' ? 'smoke' : 'full';

@@ -39,7 +39,10 @@ export function ratiosOf(params: BenchParams, runs: readonly RunResult[]): Ratio
     workload: w,
     stream_over_raw_throughput: ratio(find(w, 'stream')?.transitions_per_second, find(w, 'raw')?.transitions_per_second),
     poller_p99_over_stream_p99: ratio(find(w, 'poller')?.delay_ms?.p99, find(w, 'stream')?.delay_ms?.p99),
-    stream_over_raw_machine_cpu: ratio(find(w, 'stream')?.cost?.expire?.machine_cpu_us_per_transition, find(w, 'raw')?.cost?.expire?.machine_cpu_us_per_transition),
+    stream_over_raw_machine_cpu: ratio(
+      find(w, 'stream')?.cost?.expire?.machine_cpu_us_per_transition,
+      find(w, 'raw')?.cost?.expire?.machine_cpu_us_per_transition,
+    ),
     stream_publish_tail_share: ratio(find(w, 'stream')?.cost?.publish_tail_s, lastTransitionSinceT(find(w, 'stream'))),
     stream_minus_raw_p99_ms: difference(find(w, 'stream')?.delay_ms?.p99, find(w, 'raw')?.delay_ms?.p99),
   }));
@@ -66,7 +69,8 @@ export function writeResults(dir: string, results: BenchResults): string {
 }
 
 const dash = '–';
-const num = (x: number | null | undefined, digits = 0) => (x == null ? dash : x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const num = (x: number | null | undefined, digits = 0) =>
+  x == null ? dash : x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 /** Delays span milliseconds (raw) to minutes (poller): ms below a second, seconds above. */
 const delay = (ms: number | null | undefined) => (ms == null ? dash : ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
 
@@ -80,10 +84,27 @@ function phase(c: PhaseCost | null | undefined, ownNames: readonly string[]): st
 
 export function markdownTable(results: BenchResults): string {
   const header = [
-    'workload', 'contender', 'exact', 'transitions/s', 'delay P50', 'P95', 'P99', 'max',
-    'last transition (s)', 'last event (s)', 'events/s', 'rows examined / transition', 'binlog bytes / transition',
-    'CPU s (own)', 'peak RSS MB (own)', 'CPU s database', 'CPU s Kafka', 'CPU s Connect',
-    'CPU µs / transition T → last transition: own / all / machine (idle)', 'publish tail (s)', 'CPU µs / transition in the tail: own / all / machine (idle)',
+    'workload',
+    'contender',
+    'exact',
+    'transitions/s',
+    'delay P50',
+    'P95',
+    'P99',
+    'max',
+    'last transition (s)',
+    'last event (s)',
+    'events/s',
+    'rows examined / transition',
+    'binlog bytes / transition',
+    'CPU s (own)',
+    'peak RSS MB (own)',
+    'CPU s database',
+    'CPU s Kafka',
+    'CPU s Connect',
+    'CPU µs / transition T → last transition: own / all / machine (idle)',
+    'publish tail (s)',
+    'CPU µs / transition in the tail: own / all / machine (idle)',
   ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
   for (const r of results.runs) {
@@ -112,9 +133,15 @@ export function markdownTable(results: BenchResults): string {
         num(stackCpu('mariadb') ?? stackCpu('mysql'), 1),
         num(stackCpu('kafka'), 1),
         num(stackCpu('connect'), 1),
-        phase(r.cost?.expire, own.map((p) => p.name)),
+        phase(
+          r.cost?.expire,
+          own.map((p) => p.name),
+        ),
         num(r.cost?.publish_tail_s, 1),
-        phase(r.cost?.publish, own.map((p) => p.name)),
+        phase(
+          r.cost?.publish,
+          own.map((p) => p.name),
+        ),
       ].join(' | ')} |`,
     );
   }
@@ -135,7 +162,9 @@ export function markdownTable(results: BenchResults): string {
     ...ratioLines,
     ...(poller ? [`- poller: a scan every ${poller.interval_s} s (seed 003's cron), T in the middle of its period`] : []),
     ...(scanner
-      ? [`- scanner: grace ${scanner.grace_ms} ms, a pass every ${scanner.interval_ms} ms, ${scanner.max_pages_per_second} pages/s; its defaults are grace 60 s, a pass every 30 s, 5 pages/s`]
+      ? [
+          `- scanner: grace ${scanner.grace_ms} ms, a pass every ${scanner.interval_ms} ms, ${scanner.max_pages_per_second} pages/s; its defaults are grace 60 s, a pass every 30 s, 5 pages/s`,
+        ]
       : []),
     `- background: ${num(results.baseline.rows_examined_per_second)} rows examined per second before the runs (load average ${m.load_average_1m})`,
     ...notes,

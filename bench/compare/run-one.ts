@@ -52,7 +52,9 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     const planned = planWorkload(workload, h.params, { nowMs: await dbNowMs(target.db), leadS: leadSeconds(h.params, workload, contender), alignToMs });
     plan = planned;
     const total = plan.expected.coupon + plan.expected.order;
-    log(`${total} transitions due ${plan.name === 'steady' ? `from ${iso(plan.startRefMs)} to ${iso(plan.endRefMs)}` : `at T = ${iso(plan.startRefMs)}`} (${target.name})`);
+    log(
+      `${total} transitions due ${plan.name === 'steady' ? `from ${iso(plan.startRefMs)} to ${iso(plan.endRefMs)}` : `at T = ${iso(plan.startRefMs)}`} (${target.name})`,
+    );
     let readsBefore = plan.name === 'steady' ? await rowsReadByCounter(h.serverDb) : {};
     let binlogBefore = plan.name === 'steady' ? await binlogBytesWritten(h.serverDb) : 0;
     const c = running;
@@ -63,7 +65,8 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       binlogBefore = await binlogBytesWritten(h.serverDb);
     }
     const notes: string[] = [...settleNotes];
-    if (plan.name !== 'steady' && written.doneAtMs > plan.startRefMs) notes.push(`rows still being written ${((written.doneAtMs - plan.startRefMs) / 1000).toFixed(1)} s after T: raise LEAD_S`);
+    if (plan.name !== 'steady' && written.doneAtMs > plan.startRefMs)
+      notes.push(`rows still being written ${((written.doneAtMs - plan.startRefMs) / 1000).toFixed(1)} s after T: raise LEAD_S`);
     if (written.maxWriterLagMs > 1_000) notes.push(`the steady writer fell up to ${(written.maxWriterLagMs / 1000).toFixed(1)} s behind its schedule`);
     const pids = [...running.children.map((c) => ({ name: c.name, pid: c.process.pid ?? -1 })), ...stack];
     await waitForProgress(h.params, running, total, plan, { pids, samples });
@@ -72,19 +75,48 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     const processes = measureProcesses(running, stack, stackCpuBefore);
     const events = running.events?.() ?? null;
     if (events !== null && events.foreign > 0) {
-      notes.push(`the run's event topics also hold ${events.foreign} events of rows this run did not write (another writer on ${target.name} with the run's topology)`);
+      notes.push(
+        `the run's event topics also hold ${events.foreign} events of rows this run did not write (another writer on ${target.name} with the run's topology)`,
+      );
     }
     await stop();
     await verifyIds(target.db, plan.tag, written);
     const figures = await readFigures(target.db, plan, written, outboxBefore, decode);
     const cost = runCost(samples, figures.transitions, figures.lastTransitionAtMs, events?.lastTimestampMs ?? null);
-    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events, reads, binlogBytes, processes, notes, error: null, cost });
+    return resultOf({
+      workload,
+      contender: contender.name,
+      database: target.name,
+      plan,
+      written,
+      figures,
+      events,
+      reads,
+      binlogBytes,
+      processes,
+      notes,
+      error: null,
+      cost,
+    });
   } catch (err) {
     log(`${workload} × ${contender.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     const processes = running === undefined ? [] : measureProcesses(running, stack, stackCpuBefore);
     await stop().catch(() => undefined);
     const figures: RunFigures | null = plan && written ? await readFigures(target.db, plan, written, outboxBefore, decode).catch(() => null) : null;
-    return resultOf({ workload, contender: contender.name, database: target.name, plan, written, figures, events: running?.events?.() ?? null, reads: null, binlogBytes: null, processes, notes: [], error: err instanceof Error ? err.message : String(err) });
+    return resultOf({
+      workload,
+      contender: contender.name,
+      database: target.name,
+      plan,
+      written,
+      figures,
+      events: running?.events?.() ?? null,
+      reads: null,
+      binlogBytes: null,
+      processes,
+      notes: [],
+      error: err instanceof Error ? err.message : String(err),
+    });
   } finally {
     await stop().catch(() => undefined);
     await target.drop().catch((err: unknown) => log(`could not drop ${target.name}: ${String(err)}`));

@@ -70,7 +70,8 @@ export function resultOf(r: {
   cost?: RunCost;
 }): RunResult {
   const { plan, figures } = r;
-  const since = (ms: number | null | undefined, ref: number | undefined) => (ms === null || ms === undefined || ref === undefined ? null : round3((ms - ref) / 1000));
+  const since = (ms: number | null | undefined, ref: number | undefined) =>
+    ms === null || ms === undefined || ref === undefined ? null : round3((ms - ref) / 1000);
   const perSecond = (count: number, untilMs: number | null) =>
     plan === undefined || untilMs === null ? null : Math.round(count / Math.max((untilMs - plan.startRefMs) / 1000, 0.001));
   const transitions = figures?.transitions ?? null;
@@ -88,7 +89,9 @@ export function resultOf(r: {
     transitions_expected: plan ? plan.expected.coupon + plan.expected.order : null,
     transitions,
     transitions_per_second: transitions === null ? null : perSecond(transitions, figures!.lastTransitionAtMs),
-    delay_ms: figures?.delayMs ? { p50: round3(figures.delayMs.p50), p95: round3(figures.delayMs.p95), p99: round3(figures.delayMs.p99), max: round3(figures.delayMs.max) } : null,
+    delay_ms: figures?.delayMs
+      ? { p50: round3(figures.delayMs.p50), p95: round3(figures.delayMs.p95), p99: round3(figures.delayMs.p99), max: round3(figures.delayMs.max) }
+      : null,
     first_transition_s: since(figures?.firstTransitionAtMs, plan?.startRefMs),
     last_transition_s: since(figures?.lastTransitionAtMs, plan?.endRefMs),
     events: r.events?.count ?? null,

@@ -57,7 +57,14 @@ export function planWorkload(name: WorkloadName, params: BenchParams, opts: { no
   if (name === 'steady') return planSteady(params, tag, opts.nowMs);
   const t = dueInstant(opts.nowMs + opts.leadS * 1000, opts.alignToMs);
   if (name === 'hot') {
-    return { name, tag, expected: { coupon: params.n, order: 0, released: 0 }, startRefMs: t, endRefMs: t, write: (db, onRows) => writeHot(db, tag, params.n, t, onRows) };
+    return {
+      name,
+      tag,
+      expected: { coupon: params.n, order: 0, released: 0 },
+      startRefMs: t,
+      endRefMs: t,
+      write: (db, onRows) => writeHot(db, tag, params.n, t, onRows),
+    };
   }
   const orders = Math.floor(params.n / 2);
   const holders = Math.ceil(orders / 4);
@@ -98,10 +105,14 @@ export async function verifyIds(db: Db, tag: number, written: WriteReport): Prom
   for (const [entity, range] of Object.entries(written.ids) as Array<[Entity, IdRange | undefined]>) {
     if (range === undefined) continue;
     const table = entity === 'coupon' ? 'coupons' : 'orders';
-    const [[r]] = (await db.raw(`SELECT COUNT(*) AS n, MIN(id) AS lo, MAX(id) AS hi FROM ${table} WHERE user_id = ?`, [tag])) as [[{ n: number; lo: number; hi: number }]];
+    const [[r]] = (await db.raw(`SELECT COUNT(*) AS n, MIN(id) AS lo, MAX(id) AS hi FROM ${table} WHERE user_id = ?`, [tag])) as [
+      [{ n: number; lo: number; hi: number }],
+    ];
     const span = range.max - range.min + 1;
     if (Number(r.n) !== span || Number(r.lo) !== range.min || Number(r.hi) !== range.max) {
-      throw new Error(`${table}: the run's ${r.n} rows span ids ${r.lo}..${r.hi}, not ${range.min}..${range.max} as read back from the inserts: the ids were not consecutive (another inserter?)`);
+      throw new Error(
+        `${table}: the run's ${r.n} rows span ids ${r.lo}..${r.hi}, not ${range.min}..${range.max} as read back from the inserts: the ids were not consecutive (another inserter?)`,
+      );
     }
   }
 }
@@ -115,14 +126,24 @@ async function writeHot(db: Db, tag: number, n: number, t: number, onRows: (rows
   let coupons: IdRange | undefined;
   for (let i = 0; i < n; i += CHUNK) {
     const count = Math.min(CHUNK, n - i);
-    const first = await insertChunk(db, 'coupons', Array.from({ length: count }, () => ({ user_id: tag, status: 'ACTIVE', expire_time: new Date(t) })));
+    const first = await insertChunk(
+      db,
+      'coupons',
+      Array.from({ length: count }, () => ({ user_id: tag, status: 'ACTIVE', expire_time: new Date(t) })),
+    );
     coupons = widen(coupons, first, count);
     onRows({ entity: 'coupon', firstId: first, dueMs: new Array<number>(count).fill(t) });
   }
   return { ids: { coupon: coupons }, doneAtMs: Date.now(), maxWriterLagMs: 0 };
 }
 
-async function writeMixed(db: Db, tag: number, sizes: { orders: number; coupons: number }, t: number, onRows: (rows: WrittenRows) => void): Promise<WriteReport> {
+async function writeMixed(
+  db: Db,
+  tag: number,
+  sizes: { orders: number; coupons: number },
+  t: number,
+  onRows: (rows: WrittenRows) => void,
+): Promise<WriteReport> {
   let coupons: IdRange | undefined;
   let orders: IdRange | undefined;
   const orderChunk = 4_000;
@@ -131,7 +152,11 @@ async function writeMixed(db: Db, tag: number, sizes: { orders: number; coupons:
     // Orders i, i + 4, … of the whole run hold a coupon: written LOCKED first, linked both ways after.
     const holders = Array.from({ length: count }, (_, k) => (i + k) % 4 === 0);
     const held = holders.filter(Boolean).length;
-    const firstHeld = await insertChunk(db, 'coupons', Array.from({ length: held }, () => ({ user_id: tag, status: 'LOCKED', expire_time: new Date(t + DAY_MS) })));
+    const firstHeld = await insertChunk(
+      db,
+      'coupons',
+      Array.from({ length: held }, () => ({ user_id: tag, status: 'LOCKED', expire_time: new Date(t + DAY_MS) })),
+    );
     if (held > 0) coupons = widen(coupons, firstHeld, held);
     let next = firstHeld;
     const firstOrder = await insertChunk(
@@ -149,7 +174,11 @@ async function writeMixed(db: Db, tag: number, sizes: { orders: number; coupons:
   }
   for (let i = 0; i < sizes.coupons; i += CHUNK) {
     const count = Math.min(CHUNK, sizes.coupons - i);
-    const first = await insertChunk(db, 'coupons', Array.from({ length: count }, () => ({ user_id: tag, status: 'ACTIVE', expire_time: new Date(t) })));
+    const first = await insertChunk(
+      db,
+      'coupons',
+      Array.from({ length: count }, () => ({ user_id: tag, status: 'ACTIVE', expire_time: new Date(t) })),
+    );
     coupons = widen(coupons, first, count);
     onRows({ entity: 'coupon', firstId: first, dueMs: new Array<number>(count).fill(t) });
   }
@@ -181,7 +210,11 @@ function planSteady(params: BenchParams, tag: number, nowMs: number): WorkloadPl
         else maxWriterLagMs = Math.max(maxWriterLagMs, -wait);
         for (let i = 0; i < rate; i += CHUNK) {
           const dueMs = Array.from({ length: Math.min(CHUNK, rate - i) }, (_, k) => second + Math.floor(((i + k) * 1000) / rate));
-          const first = await insertChunk(db, 'coupons', dueMs.map((due) => ({ user_id: tag, status: 'ACTIVE', expire_time: new Date(due) })));
+          const first = await insertChunk(
+            db,
+            'coupons',
+            dueMs.map((due) => ({ user_id: tag, status: 'ACTIVE', expire_time: new Date(due) })),
+          );
           coupons = widen(coupons, first, dueMs.length);
           onRows({ entity: 'coupon', firstId: first, dueMs });
         }

@@ -16,7 +16,11 @@ type Deployment = { spec?: { template?: { spec?: { containers?: Array<{ env?: Ar
 export function deployedNodeFlags(deployment: string): string[] {
   const text = readFileSync(join(repoRoot, 'k8s/base', `deployment-${deployment}.yaml`), 'utf8');
   const docs = parseAllDocuments(text).map((d) => d.toJS() as Deployment);
-  const options = docs.flatMap((d) => d.spec?.template?.spec?.containers ?? []).flatMap((c) => c.env ?? []).find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  const options =
+    docs
+      .flatMap((d) => d.spec?.template?.spec?.containers ?? [])
+      .flatMap((c) => c.env ?? [])
+      .find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
   return options.split(/\s+/).filter((flag) => flag.length > 0 && !flag.startsWith('--max-old-space-size'));
 }
 

@@ -13,7 +13,9 @@ export function stackProcesses(): NamedPid[] {
   const dir = join(process.env['TB_STACK_HOME'] ?? join(repoRoot, '.stack'), 'run');
   let files: string[];
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.pid')).sort();
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.pid'))
+      .sort();
   } catch {
     return [];
   }

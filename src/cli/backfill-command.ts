@@ -20,7 +20,7 @@ type BackfillFlags = { entity?: string; transition?: string; since?: number; unt
 export function registerBackfillCommand(program: Command): void {
   program
     .command('backfill')
-    .description('schedule the rows already in the database in a transition\'s from-states (idempotent; run after the repartitioner is ready)')
+    .description("schedule the rows already in the database in a transition's from-states (idempotent; run after the repartitioner is ready)")
     .addOption(new Option('--entity <name>', "only this entity's transitions (an entity of the entities file)"))
     .addOption(new Option('--transition <entity.transition>', 'only this transition (e.g. coupon.expired)').conflicts('entity'))
     .option('--since <iso>', 'only rows due at or after this time (ISO-8601, any zone; none: UTC)', isoTimeArg)
@@ -35,15 +35,24 @@ export function registerBackfillCommand(program: Command): void {
       const logger = createCommandLogger(config.logLevel);
       const window = { ...(opts.since !== undefined && { since: new Date(opts.since) }), ...(opts.until !== undefined && { until: new Date(opts.until) }) };
       // Interrupted: the summary says how to finish; interruptible exits 130 (SIGINT) or 143 (SIGTERM).
-      await interruptible((signal) => runBackfill(config, topology, catalogue, logger, { transitions, window, pageSize: opts.pageSize, json: opts.json === true }, signal));
+      await interruptible((signal) =>
+        runBackfill(config, topology, catalogue, logger, { transitions, window, pageSize: opts.pageSize, json: opts.json === true }, signal),
+      );
     });
 }
 
 /** The transitions a run covers: all, an entity's, or one; an unknown name is a usage error (exit 64). */
-export function selectTransitions(catalogue: EntityCatalogue, opts: Pick<BackfillFlags, 'entity' | 'transition'>, usage: (message: string) => never): readonly Transition[] {
+export function selectTransitions(
+  catalogue: EntityCatalogue,
+  opts: Pick<BackfillFlags, 'entity' | 'transition'>,
+  usage: (message: string) => never,
+): readonly Transition[] {
   if (opts.transition !== undefined) {
     const t = catalogue.transitions.find((x) => x.ref === opts.transition);
-    if (t === undefined) usage(`error: option '--transition <entity.transition>' argument '${opts.transition}' is invalid. Allowed choices are ${catalogue.transitions.map((x) => x.ref).join(', ')}.`);
+    if (t === undefined)
+      usage(
+        `error: option '--transition <entity.transition>' argument '${opts.transition}' is invalid. Allowed choices are ${catalogue.transitions.map((x) => x.ref).join(', ')}.`,
+      );
     return [t];
   }
   if (opts.entity === undefined) return catalogue.transitions;

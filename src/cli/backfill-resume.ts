@@ -26,7 +26,8 @@ export function resumeHint(result: BackfillResult, window: TimeWindow): ResumeHi
   const windowSince = window.since === undefined ? undefined : formatUtc(window.since.getTime());
   const until = window.until === undefined ? undefined : formatUtc(window.until.getTime());
   const since = last.lastExpireAtMs === undefined ? windowSince : formatUtc(last.lastExpireAtMs);
-  const args = (ref: string, from: string | undefined) => [`--transition ${ref}`, ...(from === undefined ? [] : [`--since ${from}`]), ...(until === undefined ? [] : [`--until ${until}`])].join(' ');
+  const args = (ref: string, from: string | undefined) =>
+    [`--transition ${ref}`, ...(from === undefined ? [] : [`--since ${from}`]), ...(until === undefined ? [] : [`--until ${until}`])].join(' ');
   return {
     entity: last.entity,
     transition: last.transition,

@@ -30,16 +30,26 @@ export type BackfillCommand = Readonly<{ transitions: readonly Transition[]; win
  * Routes every row of the window. `stop`: aborted by Ctrl-C or SIGTERM (cli/interrupt.ts), the
  * run ends after the page in flight, prints how to finish and throws InterruptedError.
  */
-export async function runBackfill(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, cmd: BackfillCommand, stop?: AbortSignal): Promise<void> {
+export async function runBackfill(
+  config: Config,
+  topology: Topology,
+  catalogue: EntityCatalogue,
+  logger: Logger,
+  cmd: BackfillCommand,
+  stop?: AbortSignal,
+): Promise<void> {
   const dbs = openDatabases(config, catalogue, logger);
   // Guarded like the service's: a send kafkajs resolved without writing all of it counts as failed
   // (kafka/acknowledged.ts) and the page is sent again, like after any retriable failure, a few
   // times (an operator's command ends on a long outage; run it again, it is idempotent).
   const kafka = createKafka(config.kafka, logger, '-backfill');
-  const producer = createGuardedProducer(() => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }), {
-    breaker: 'backfill-producer',
-    logger,
-  });
+  const producer = createGuardedProducer(
+    () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
+    {
+      breaker: 'backfill-producer',
+      logger,
+    },
+  );
   // One reader per transition and table, on the table's database.
   const reads = new Map(
     cmd.transitions.flatMap((t) => {
@@ -89,7 +99,9 @@ function printSummary(result: BackfillResult, cmd: BackfillCommand): void {
   const window = `due in [${cmd.window.since ? formatUtc(cmd.window.since.getTime()) : '-∞'}, ${cmd.window.until ? formatUtc(cmd.window.until.getTime()) : '+∞'})`;
   for (const p of result.transitions) {
     const reminders = p.reminders > 0 ? `, ${p.reminders} reminders scheduled` : '';
-    console.log(`${p.entity}.${p.transition}: ${p.read} read, ${p.routed} routed (${p.due} to the due lane, ${p.routed - p.due} into rings)${reminders}, ${window}`);
+    console.log(
+      `${p.entity}.${p.transition}: ${p.read} read, ${p.routed} routed (${p.due} to the due lane, ${p.routed - p.due} into rings)${reminders}, ${window}`,
+    );
   }
   if (resume === undefined) return;
   const [first, ...rest] = resume.commands;

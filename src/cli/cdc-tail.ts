@@ -23,7 +23,8 @@ export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger
     if (existing.length === 0) await new Promise((r) => setTimeout(r, 500));
   }
   await admin.disconnect();
-  if (existing.length === 0) throw new KafkaUnavailableError(`no CDC topic (${topics.join(', ')}) appeared within 60 s: is the connector running?`, { topics: topics.length });
+  if (existing.length === 0)
+    throw new KafkaUnavailableError(`no CDC topic (${topics.join(', ')}) appeared within 60 s: is the connector running?`, { topics: topics.length });
 
   const consumer = kafka.consumer({ groupId: `timebucket-cdc-tail-${process.pid}` });
   await consumer.connect();
@@ -42,7 +43,9 @@ export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger
         const ms = typeof v === 'number' ? (t.due.kind === 'epoch_s' ? v * 1000 : v) : undefined;
         return `${t.due.column}=${ms === undefined ? String(v) : DateTime.fromMillis(ms, { zone: 'utc' }).toISO()}`;
       });
-      console.log(`${topic}[${partition}]@${message.offset} op=${event.op} ${entity.name} id=${String(row?.[entity.idColumn])} status=${String(row?.[entity.status.column])} ${[...new Set(dues)].join(' ')}`);
+      console.log(
+        `${topic}[${partition}]@${message.offset} op=${event.op} ${entity.name} id=${String(row?.[entity.idColumn])} status=${String(row?.[entity.status.column])} ${[...new Set(dues)].join(' ')}`,
+      );
     },
   });
 

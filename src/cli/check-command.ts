@@ -61,9 +61,19 @@ export function registerCheckCommand(program: Command): void {
       const main = reports[0];
       const database = config.db.database;
       if (opts.json === true) {
-        console.log(JSON.stringify({ server: main && { flavour: main.server.flavour, version: main.server.version }, database, databases: reports.map((r) => ({ name: r.name, database: r.database, flavour: r.server.flavour, version: r.server.version })), problems }));
+        console.log(
+          JSON.stringify({
+            server: main && { flavour: main.server.flavour, version: main.server.version },
+            database,
+            databases: reports.map((r) => ({ name: r.name, database: r.database, flavour: r.server.flavour, version: r.server.version })),
+            problems,
+          }),
+        );
       } else {
-        for (const r of reports) console.log(`check: ${r.server.flavour} ${r.server.version}, database ${r.database}${r.name === MAIN_DATABASE ? '' : ` (${r.name})`}, entities ${catalogue.source}`);
+        for (const r of reports)
+          console.log(
+            `check: ${r.server.flavour} ${r.server.version}, database ${r.database}${r.name === MAIN_DATABASE ? '' : ` (${r.name})`}, entities ${catalogue.source}`,
+          );
         for (const p of problems) console.log(`problem: ${p}`);
         console.log(problems.length === 0 ? 'check: no problems' : `check: ${problems.length} problem(s)`);
       }
@@ -84,7 +94,13 @@ async function readScannedCursorsOf(config: Config): Promise<ReadonlySet<string>
   }
 }
 
-async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: string, connectors: ConnectorView[] | undefined, scannedCursors: ReadonlySet<string>): Promise<DatabaseReport> {
+async function checkDatabase(
+  config: Config,
+  catalogue: EntityCatalogue,
+  name: string,
+  connectors: ConnectorView[] | undefined,
+  scannedCursors: ReadonlySet<string>,
+): Promise<DatabaseReport> {
   const target = config.databases[name]!;
   const database = target.database;
   const db = createDb(target, { logger: createCommandLogger(config.logLevel) });
@@ -97,7 +113,8 @@ async function checkDatabase(config: Config, catalogue: EntityCatalogue, name: s
     const schemaProblems = entitySchemaProblems(catalogue, schema, schemaNamesOf(config.databases), name);
     problems.push(...schemaProblems);
     // The data's statements need the tables as the file says (columns, the forced indexes).
-    if (schemaProblems.length === 0) problems.push(...(await entityDataProblems(db, catalogue, name, schemaNamesOf(config.databases), { firstPass: config.firstPass, scannedCursors })));
+    if (schemaProblems.length === 0)
+      problems.push(...(await entityDataProblems(db, catalogue, name, schemaNamesOf(config.databases), { firstPass: config.firstPass, scannedCursors })));
     const privileges = await readOwnPrivileges(db, database);
     const missing = missingPrivileges([...mappedTableGrants(catalogue, schema, name), ...OWN_TABLE_GRANTS], privileges, database);
     if (missing.length > 0) {
@@ -140,7 +157,10 @@ async function readConnectors(baseUrl: string): Promise<ConnectorView[]> {
     throw new TimebucketError('CONNECT_UNAVAILABLE', `cannot reach Kafka Connect at ${baseUrl}`, { retriable: true, cause });
   }
   if (!res.ok) throw new TimebucketError('CONNECT_UNAVAILABLE', `GET ${url}: HTTP ${res.status}`, { retriable: res.status >= 500 });
-  const body = (await res.json()) as Record<string, { info?: { config?: Record<string, string> }; status?: { connector?: { state?: string }; tasks?: Array<{ state?: string }> } }>;
+  const body = (await res.json()) as Record<
+    string,
+    { info?: { config?: Record<string, string> }; status?: { connector?: { state?: string }; tasks?: Array<{ state?: string }> } }
+  >;
   return Object.entries(body).map(([name, c]) => ({
     name,
     config: c.info?.config ?? {},

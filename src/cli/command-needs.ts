@@ -32,6 +32,9 @@ const NEEDS: Readonly<Record<string, readonly ConfigPart[]>> = {
 
 /** The parts a command line needs (`['topics', 'apply']` → kafka, topology); every part when unknown. */
 export function needsOf(args: readonly string[]): readonly ConfigPart[] {
-  const command = args[0] === 'topics' || args[0] === 'schemas' || args[0] === 'connector' || args[0] === 'sql' || args[0] === 'offsets' ? `${args[0]} ${args[1] ?? ''}` : (args[0] ?? '');
+  const command =
+    args[0] === 'topics' || args[0] === 'schemas' || args[0] === 'connector' || args[0] === 'sql' || args[0] === 'offsets'
+      ? `${args[0]} ${args[1] ?? ''}`
+      : (args[0] ?? '');
   return NEEDS[command] ?? ConfigParts;
 }

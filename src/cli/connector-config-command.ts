@@ -95,20 +95,41 @@ export function registerConnectorCommands(program: Command): void {
     .description('print the connector configuration as JSON for the Kafka Connect REST API')
     .option('--database <name>', "the entities file's database whose tables it captures", 'main')
     .option('--name <name>', 'connector name (default: <TB_GROUP_PREFIX>-cdc or -outbox, then -<database> but for main)')
-    .option('--server-id <n>', "binlog client id, unique among the server's readers (default: derived from TB_GROUP_PREFIX, the schema and the kind)", positiveInt)
+    .option(
+      '--server-id <n>',
+      "binlog client id, unique among the server's readers (default: derived from TB_GROUP_PREFIX, the schema and the kind)",
+      positiveInt,
+    )
     .addOption(new Option('--flavour <server>', 'the database server (auto: ask it)').choices(['auto', 'mariadb', 'mysql']).default('auto'))
     .option('--history <where>', "schema history: 'kafka' (a topic) or 'file:<path>'", historyArg, 'kafka')
     .option('--replication-factor <n>', 'replication factor of the CDC topics the connector creates', positiveInt, 3)
     .option('--db-user <user>', 'the connector database user (or a config-provider reference)', `\${file:${SECRETS}:user}`)
     .option('--db-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:password}`)
-    .option('--kafka-user <user>', "the schema history's Kafka account with TB_KAFKA_SASL_* set (or a config-provider reference)", `\${file:${SECRETS}:kafka_user}`)
+    .option(
+      '--kafka-user <user>',
+      "the schema history's Kafka account with TB_KAFKA_SASL_* set (or a config-provider reference)",
+      `\${file:${SECRETS}:kafka_user}`,
+    )
     .option('--kafka-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:kafka_password}`)
-    .option('--db-truststore <path>', "with the database's TLS on: a JKS or PKCS12 truststore on the Connect workers with the CA of its certificate (default: the workers' JVM truststore, public CAs only)")
+    .option(
+      '--db-truststore <path>',
+      "with the database's TLS on: a JKS or PKCS12 truststore on the Connect workers with the CA of its certificate (default: the workers' JVM truststore, public CAs only)",
+    )
     .option('--db-truststore-password <password>', 'its password (or a config-provider reference)', `\${file:${SECRETS}:db_truststore_password}`)
-    .option('--kafka-ca-file <path>', "with TB_KAFKA_SSL: a CA file (PEM) on the Connect workers for the schema history's Kafka clients (default: TB_KAFKA_SSL_CA_FILE's certificates, in the configuration)")
+    .option(
+      '--kafka-ca-file <path>',
+      "with TB_KAFKA_SSL: a CA file (PEM) on the Connect workers for the schema history's Kafka clients (default: TB_KAFKA_SSL_CA_FILE's certificates, in the configuration)",
+    )
     .option('--config-only', 'print only the config map (for PUT /connectors/<name>/config)')
-    .addOption(new Option('--format <format>', 'rest: JSON for the Connect REST API; strimzi: a KafkaConnector resource (YAML)').choices(['rest', 'strimzi']).default('rest'))
-    .option('--strimzi-cluster <name>', 'with --format strimzi: the KafkaConnect resource it runs on (its strimzi.io/cluster label; default <TB_GROUP_PREFIX>-connect)')
+    .addOption(
+      new Option('--format <format>', 'rest: JSON for the Connect REST API; strimzi: a KafkaConnector resource (YAML)')
+        .choices(['rest', 'strimzi'])
+        .default('rest'),
+    )
+    .option(
+      '--strimzi-cluster <name>',
+      'with --format strimzi: the KafkaConnect resource it runs on (its strimzi.io/cluster label; default <TB_GROUP_PREFIX>-connect)',
+    )
     .option('--outbox', "the database's event_outbox connector instead (Debezium's Outbox Event Router publishes the events)")
     .action(async (opts: Opts) => {
       const config = loadConfig(process.env, { uses: needsOf(['connector', 'config']) });
@@ -118,7 +139,10 @@ export function registerConnectorCommands(program: Command): void {
       // Only a database holding mapped tables: an empty table.include.list means "every table" to Debezium.
       const holding = [...new Set(catalogue.entities.flatMap((e) => e.databases))];
       if (target === undefined || !holding.includes(opts.database)) {
-        throw new ConfigError(`--database ${opts.database}: no table of ${catalogue.source} lives there, or it is not configured in TB_DATABASES (databases with tables: ${holding.join(', ')})`, { problems: ['--database'] });
+        throw new ConfigError(
+          `--database ${opts.database}: no table of ${catalogue.source} lives there, or it is not configured in TB_DATABASES (databases with tables: ${holding.join(', ')})`,
+          { problems: ['--database'] },
+        );
       }
       const kind = opts.outbox === true ? 'outbox' : 'cdc';
       const name = opts.name ?? connectorName(config.groupPrefix, kind, opts.database);
@@ -135,13 +159,26 @@ export function registerConnectorCommands(program: Command): void {
       }
       const history: ConnectorConfigOptions['history'] =
         opts.history === 'kafka'
-          ? { kind: 'kafka', brokers: config.kafka.brokers, topic: `${target.cdcTopicPrefix}.schema-history.${opts.outbox === true ? 'outbox.' : ''}${target.database}`, security: historySecurity(config, opts) }
+          ? {
+              kind: 'kafka',
+              brokers: config.kafka.brokers,
+              topic: `${target.cdcTopicPrefix}.schema-history.${opts.outbox === true ? 'outbox.' : ''}${target.database}`,
+              security: historySecurity(config, opts),
+            }
           : { kind: 'file', path: opts.history.slice('file:'.length) };
       // Two databases may be schemas of one server, and two deployments may read one server:
       // every binlog reader needs an id of its own (a second one with the same id kicks the first).
       const serverId = opts.serverId ?? derivedServerId(config.groupPrefix, kind, target.database);
       const truststore = opts.dbTruststore === undefined ? undefined : { path: opts.dbTruststore, password: opts.dbTruststorePassword };
-      const db = { host: target.host, port: target.port, database: target.database, user: opts.dbUser, password: opts.dbPassword, tls: target.tls.enabled, ...(truststore && { truststore }) };
+      const db = {
+        host: target.host,
+        port: target.port,
+        database: target.database,
+        user: opts.dbUser,
+        password: opts.dbPassword,
+        tls: target.tls.enabled,
+        ...(truststore && { truststore }),
+      };
       if (opts.outbox === true) {
         for (const w of truststoreWarnings(db)) console.error(`warning: ${w}`);
         const out = outboxConnectorConfig({ name, flavour, db, topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix), serverId, history });

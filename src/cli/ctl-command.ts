@@ -45,7 +45,9 @@ export function registerCtlCommands(program: Command): void {
   );
   withChangeOptions(ctl.command('throttle').description('limit an entity to N transitions per second per process (0 lifts the limit)'), 'an entity')
     .requiredOption('--per-second <n>', 'transitions per second and per process; 0 lifts the throttle', perSecond)
-    .action((opts: ChangeOptions & { perSecond: number }, cmd: Command) => change(cmd, 'throttles', opts, (db, c) => setThrottle(db, c, opts.perSecond === 0 ? null : opts.perSecond)));
+    .action((opts: ChangeOptions & { perSecond: number }, cmd: Command) =>
+      change(cmd, 'throttles', opts, (db, c) => setThrottle(db, c, opts.perSecond === 0 ? null : opts.perSecond)),
+    );
   withChangeOptions(ctl.command('unthrottle').description('lift the throttle of an entity'), 'an entity').action((opts: ChangeOptions, cmd: Command) =>
     change(cmd, 'throttles', opts, (db, c) => setThrottle(db, c, null)),
   );
@@ -114,7 +116,8 @@ async function withDb<T>(config: Config, use: (db: Db) => Promise<T>): Promise<T
     return await use(db);
   } catch (err) {
     const { code, errno } = err as { code?: unknown; errno?: unknown };
-    if (code === 'ER_NO_SUCH_TABLE') throw new ConfigError('table control_switches is missing: run `timebucket migrate` first', { problems: ['control_switches'] });
+    if (code === 'ER_NO_SUCH_TABLE')
+      throw new ConfigError('table control_switches is missing: run `timebucket migrate` first', { problems: ['control_switches'] });
     // A name other than coupon/order/scanner (CHECK failed: MySQL 3819, MariaDB 4025, which mysql2
     // names after MySQL's 4025), or longer than 16 (1406): the table predates entities as data.
     if (errno === 3819 || errno === 4025 || errno === 1406) {
@@ -137,12 +140,20 @@ function statusText(scope: string, switches: readonly Switch[], ignored: SwitchR
 function switchLine(s: Switch): string {
   const state = s.paused ? 'PAUSED' : 'running';
   const throttle = s.perSecond === null ? 'no throttle' : `throttled to ${s.perSecond}/s per process`;
-  const last = s.updatedAt === null ? 'never changed' : `changed ${utc(s.updatedAt)} by ${s.updatedBy ?? '?'}${s.reason === null ? '' : ` (reason: ${s.reason})`}`;
+  const last =
+    s.updatedAt === null ? 'never changed' : `changed ${utc(s.updatedAt)} by ${s.updatedBy ?? '?'}${s.reason === null ? '' : ` (reason: ${s.reason})`}`;
   return `${s.what.padEnd(8)} ${state.padEnd(8)} ${throttle.padEnd(32)} ${last}`;
 }
 
 function asJson(s: Switch): Record<string, unknown> {
-  return { what: s.what, paused: s.paused, perSecond: s.perSecond, reason: s.reason, updatedBy: s.updatedBy, updatedAt: s.updatedAt === null ? null : utc(s.updatedAt) };
+  return {
+    what: s.what,
+    paused: s.paused,
+    perSecond: s.perSecond,
+    reason: s.reason,
+    updatedBy: s.updatedBy,
+    updatedAt: s.updatedAt === null ? null : utc(s.updatedAt),
+  };
 }
 
 function utc(d: Date): string {

@@ -41,10 +41,13 @@ export async function startDemo(config: Config, topology: Topology, logger: Logg
   const [paidOrder] = await db('orders').insert({ user_id: marker, status: 'UNPAID', expire_time: due(12) });
   await db('orders').where({ id: paidOrder }).update({ status: 'PAID' });
   // Due at 55-57 s: their 40 s fire points fall 15-17 s from now, in one or two 10 s windows.
-  for (let i = 0; i < 3; i += 1) couponIds.push((await db('coupons').insert({ user_id: marker, status: 'ACTIVE', face_value: 5 * (i + 1), expire_time: due(55 + i) }))[0]!);
+  for (let i = 0; i < 3; i += 1)
+    couponIds.push((await db('coupons').insert({ user_id: marker, status: 'ACTIVE', face_value: 5 * (i + 1), expire_time: due(55 + i) }))[0]!);
   couponIds.push(lockedCoupon!);
   orderIds.push(holdingOrder!);
-  console.log(`demo: ${couponIds.length} coupons due over the next 60 s (one locked by an unpaid order), ${orderIds.length} unpaid orders, 1 order paid in time; reminders 20 s before, a digest 40 s before`);
+  console.log(
+    `demo: ${couponIds.length} coupons due over the next 60 s (one locked by an unpaid order), ${orderIds.length} unpaid orders, 1 order paid in time; reminders 20 s before, a digest 40 s before`,
+  );
 
   // The events' own client: ids (longs) decode exactly, as bigints.
   const registry = createSchemaRegistry(config.registry);

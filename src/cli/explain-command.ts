@@ -29,20 +29,33 @@ import { InterruptedError } from '../core/errors';
 import { wireLook, type WireLook } from './explain-wire';
 
 export type RowExplanation = Readonly<
-  { entity: string; id: string; found: false; searched: string[] } | { entity: string; id: string; found: true; database: string; table: string; dbNowMs: number; transitions: Array<TransitionExplanation & WireFacts> }
+  | { entity: string; id: string; found: false; searched: string[] }
+  | { entity: string; id: string; found: true; database: string; table: string; dbNowMs: number; transitions: Array<TransitionExplanation & WireFacts> }
 >;
 
 /** The path an event's payload names, or null when it cannot be decoded (the registry away). */
 export type PathOf = (payload: Buffer) => Promise<string | null>;
 
-export async function explainRow(config: Config, topology: Topology, catalogue: EntityCatalogue, entityName: string, id: string, opts: { database?: string; pathOf?: PathOf; wire?: WireLook } = {}): Promise<RowExplanation> {
+export async function explainRow(
+  config: Config,
+  topology: Topology,
+  catalogue: EntityCatalogue,
+  entityName: string,
+  id: string,
+  opts: { database?: string; pathOf?: PathOf; wire?: WireLook } = {},
+): Promise<RowExplanation> {
   const entity = entityOf(catalogue, entityName);
   const databases = entity.databases.filter((d) => opts.database === undefined || d === opts.database);
   const pools = openDatabases(config, catalogue);
   try {
     for (const database of databases) {
       const db = pools.pools[database]!;
-      const row = await readExplainedRow(db, entity, entity.locations.filter((l) => l.database === database), id);
+      const row = await readExplainedRow(
+        db,
+        entity,
+        entity.locations.filter((l) => l.database === database),
+        id,
+      );
       if (row === undefined) continue;
       const dbNowMs = await readDbNow(db);
       const transitions: Array<TransitionExplanation & WireFacts> = [];
@@ -50,7 +63,8 @@ export async function explainRow(config: Config, topology: Topology, catalogue: 
         const outbox: OutboxFact[] = [];
         for (const r of await readOutboxRowsOf(db, t, id)) {
           const times = parseEventKey(t, id, r.eventKey);
-          if (times !== undefined) outbox.push({ eventKey: r.eventKey, topic: r.topic, createdAtMs: r.createdAtMs, ...times, path: (await opts.pathOf?.(r.payload)) ?? null });
+          if (times !== undefined)
+            outbox.push({ eventKey: r.eventKey, topic: r.topic, createdAtMs: r.createdAtMs, ...times, path: (await opts.pathOf?.(r.payload)) ?? null });
         }
         const e = explainTransition(topology, entity, t, { id, at: row.location.key, status: row.status, dueMs: row.dueMs }, outbox, dbNowMs, formatUtc);
         transitions.push(opts.wire === undefined ? e : withWire(e, await lookAtWire(opts.wire, entity, t, { id, at: row.location.key }, e, dbNowMs)));
@@ -64,9 +78,17 @@ export async function explainRow(config: Config, topology: Topology, catalogue: 
 }
 
 /** What the wire holds of a transition: a scheduled row's entry (ring placements only), a transitioned one's latest event. */
-async function lookAtWire(wire: WireLook, entity: Entity, t: Transition, row: { id: string; at: string }, e: TransitionExplanation, dbNowMs: number): Promise<WireFacts> {
+async function lookAtWire(
+  wire: WireLook,
+  entity: Entity,
+  t: Transition,
+  row: { id: string; at: string },
+  e: TransitionExplanation,
+  dbNowMs: number,
+): Promise<WireFacts> {
   try {
-    if (e.state === 'scheduled' && e.placement?.lane === 'ring' && e.dueMs !== null) return { entry: await wire.entryOf(entity, t, row, e.dueMs, e.placement, dbNowMs) };
+    if (e.state === 'scheduled' && e.placement?.lane === 'ring' && e.dueMs !== null)
+      return { entry: await wire.entryOf(entity, t, row, e.dueMs, e.placement, dbNowMs) };
     const latest = [...e.outbox].sort((a, b) => b.occurredAtMs - a.occurredAtMs)[0];
     if (e.state === 'transitioned' && latest !== undefined) return { event: await wire.eventOf(latest) };
     return {};
@@ -101,14 +123,16 @@ export function registerExplainCommand(program: Command): void {
       if (!/^[0-9]{1,20}$/.test(id)) command.error(`error: the id must be a decimal integer (is ${JSON.stringify(id)})`, { exitCode: 64 });
       const config = loadConfig(process.env, { uses: needsOf(['explain']) });
       const catalogue = loadEntities(config.entitiesPath);
-      if (!catalogue.entities.some((e) => e.name === entity)) command.error(`error: no entity '${entity}' (entities: ${catalogue.entities.map((e) => e.name).join(', ')})`, { exitCode: 64 });
+      if (!catalogue.entities.some((e) => e.name === entity))
+        command.error(`error: no entity '${entity}' (entities: ${catalogue.entities.map((e) => e.name).join(', ')})`, { exitCode: 64 });
       const registry = createSchemaRegistry(config.registry);
       const pathOf: PathOf = async (payload) => {
         const value = (await registry.decode(payload).catch(() => undefined)) as { path?: unknown } | undefined;
         return typeof value?.path === 'string' ? value.path : null;
       };
       const maxRecords = Number(opts.scanLimit);
-      if (!Number.isSafeInteger(maxRecords) || maxRecords < 1) command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });
+      if (!Number.isSafeInteger(maxRecords) || maxRecords < 1)
+        command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });
       const topology = loadTopology(config.topologyPath, catalogue);
       const logger = createCommandLogger(config.logLevel);
       const kafka = createKafka(config.kafka, logger, '-explain');
@@ -117,7 +141,9 @@ export function registerExplainCommand(program: Command): void {
         explainRow(config, topology, catalogue, entity, id, {
           database: opts.database,
           pathOf,
-          wire: opts.wire ? wireLook({ kafka, topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger, signal }) : undefined,
+          wire: opts.wire
+            ? wireLook({ kafka, topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger, signal })
+            : undefined,
         }),
       );
       if (explanation === undefined) return;

@@ -92,7 +92,18 @@ export function wireLook(opts: {
       let complete = all;
       const searched: string[] = [];
       for (const window of windows) {
-        const partition = partitionOfRoute(topology, { lane: 'ring', tierIndex: window.tierIndex, tierName: window.tier.name, topic: window.topic, bucketStartMs: window.startMs, releaseAtMs: window.startMs - window.tier.leadMs }, shard);
+        const partition = partitionOfRoute(
+          topology,
+          {
+            lane: 'ring',
+            tierIndex: window.tierIndex,
+            tierName: window.tier.name,
+            topic: window.topic,
+            bucketStartMs: window.startMs,
+            releaseAtMs: window.startMs - window.tier.leadMs,
+          },
+          shard,
+        );
         searched.push(`${window.topic} partition ${partition}`);
         let offset: string | undefined;
         const [scan] = await scanBucket({
@@ -116,7 +127,12 @@ export function wireLook(opts: {
         records += scan?.records ?? 0;
         if (scan?.stop === 'limit') complete = false;
         if (offset !== undefined) {
-          return { found: { tier: window.tier.name, topic: window.topic, partition, offset, consumed: await committedPast(window, partition, offset) }, records, complete, searched };
+          return {
+            found: { tier: window.tier.name, topic: window.topic, partition, offset, consumed: await committedPast(window, partition, offset) },
+            records,
+            complete,
+            searched,
+          };
         }
       }
       return { found: null, records, complete, searched };

@@ -15,7 +15,8 @@ const CERTIFICATE_CODES = new Set([
   'CERT_HAS_EXPIRED',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
-const CERTIFICATE_TEXT = /self-signed certificate|unable to verify the first certificate|unable to get local issuer certificate|certificate has expired|does not match certificate's altnames/i;
+const CERTIFICATE_TEXT =
+  /self-signed certificate|unable to verify the first certificate|unable to get local issuer certificate|certificate has expired|does not match certificate's altnames/i;
 
 /** The error and its causes, outermost first (kafkajs wraps the socket's error). */
 function chain(err: unknown): Array<{ name?: string; message?: string; code?: string }> {
@@ -39,8 +40,10 @@ export function failureHint(err: unknown): string | undefined {
     return 'Kafka refused the SASL credentials: check TB_KAFKA_SASL_USERNAME, TB_KAFKA_SASL_PASSWORD (or their _FILE) and TB_KAFKA_SASL_MECHANISM';
   }
   if (errors.some((e) => e.code !== undefined && CERTIFICATE_CODES.has(e.code)) || CERTIFICATE_TEXT.test(text)) {
-    if (kafka) return "the brokers' certificate is not trusted: set TB_KAFKA_SSL_CA_FILE to the CA that signed it (or check the broker addresses in TB_KAFKA_BROKERS match its names)";
-    if (registry) return "the schema registry's certificate is not trusted: set NODE_EXTRA_CA_CERTS to the CA that signed it (or check the host in TB_REGISTRY_URL matches its names)";
+    if (kafka)
+      return "the brokers' certificate is not trusted: set TB_KAFKA_SSL_CA_FILE to the CA that signed it (or check the broker addresses in TB_KAFKA_BROKERS match its names)";
+    if (registry)
+      return "the schema registry's certificate is not trusted: set NODE_EXTRA_CA_CERTS to the CA that signed it (or check the host in TB_REGISTRY_URL matches its names)";
     return "the database's certificate is not trusted: set TB_DB_TLS_CA_FILE to the CA that signed it (or check TB_DB_HOST matches its names)";
   }
   // Only a closed connection: a timeout is as likely a wrong address or a firewall.

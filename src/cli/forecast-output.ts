@@ -34,7 +34,11 @@ export function forecastLines(forecast: Forecast, opts: ForecastPrintOptions = {
   const tiers = tiersOf(forecast, opts.tier);
   const max = Math.max(forecast.due, ...tiers.flatMap((t) => t.buckets.map((b) => b.entries)));
   const count = (n: number) => n.toLocaleString('en-US').padStart(12);
-  const lines = [`forecast at ${formatUtc(forecast.atMs)}: entries held per bucket`, `  (${NOTE})`, `due lane: ${entries(forecast.due)} due now ${bar(forecast.due, max)}`.trimEnd()];
+  const lines = [
+    `forecast at ${formatUtc(forecast.atMs)}: entries held per bucket`,
+    `  (${NOTE})`,
+    `due lane: ${entries(forecast.due)} due now ${bar(forecast.due, max)}`.trimEnd(),
+  ];
   for (const t of tiers) {
     const total = t.buckets.reduce((n, b) => n + b.entries, 0);
     const held = t.buckets.filter((b) => b.entries > 0).length;
@@ -59,7 +63,15 @@ export function forecastJson(forecast: Forecast, opts: ForecastPrintOptions = {}
       widthMs: t.widthMs,
       buckets: t.buckets
         .filter((b) => b.entries > 0 || opts.all === true)
-        .map((b) => ({ position: b.position, start: formatUtc(b.bucketStartMs), releaseAt: formatUtc(b.releaseAtMs), topic: b.topic, state: b.state, entries: b.entries, parksLater: b.parksLater })),
+        .map((b) => ({
+          position: b.position,
+          start: formatUtc(b.bucketStartMs),
+          releaseAt: formatUtc(b.releaseAtMs),
+          topic: b.topic,
+          state: b.state,
+          entries: b.entries,
+          parksLater: b.parksLater,
+        })),
     })),
   };
 }

@@ -41,7 +41,10 @@ import { registerForecastCommand } from './forecast-command';
 import { registerExplainCommand } from './explain-command';
 
 function parseRoles(value: string): Role[] {
-  const roles = value.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
+  const roles = value
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r.length > 0);
   const unknown = roles.filter((r) => !(Roles as readonly string[]).includes(r));
   if (roles.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`unknown role(s) ${unknown.join(', ')}; known: ${Roles.join(', ')}`);
   return roles as Role[];
@@ -63,7 +66,9 @@ async function main(argv: string[]): Promise<void> {
     .action(async (opts: { roles: Role[]; demo?: boolean }) => {
       const config = loadConfig(process.env);
       const catalogue = loadEntities(config.entitiesPath);
-      const code = await run(config, loadTopology(config.topologyPath, catalogue), catalogue, createLogger(config.logLevel), opts.roles, { demo: opts.demo === true });
+      const code = await run(config, loadTopology(config.topologyPath, catalogue), catalogue, createLogger(config.logLevel), opts.roles, {
+        demo: opts.demo === true,
+      });
       // Exit now: a client that never let go (a half-open connection at the deadline) must not
       // keep the process alive past the orchestrator's grace period.
       process.exit(code);
@@ -87,7 +92,9 @@ async function main(argv: string[]): Promise<void> {
     .action(async (opts: { growPartitions?: boolean }) => {
       const config = loadConfig(process.env, { uses: needsOf(['topics', 'apply']) });
       const catalogue = loadEntities(config.entitiesPath);
-      const drift = await topicsApply(config, loadTopology(config.topologyPath, catalogue), catalogue, createLogger(config.logLevel), { growPartitions: opts.growPartitions === true });
+      const drift = await topicsApply(config, loadTopology(config.topologyPath, catalogue), catalogue, createLogger(config.logLevel), {
+        growPartitions: opts.growPartitions === true,
+      });
       if (drift > 0) process.exitCode = 3;
     });
 

@@ -13,7 +13,8 @@ export function isoTimeArg(value: string): number {
 
 export function positiveIntArg(value: string): number {
   const n = Number(value);
-  if (!/^[0-9]+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
+  if (!/^[0-9]+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
   return n;
 }
 

@@ -28,7 +28,10 @@ export function processReadiness(running: ReadinessSource | undefined, phase: Pr
     details: {
       control: running.control(),
       databases: Object.fromEntries(
-        Object.entries(databases).map(([name, d]) => [name, { answering: d.answering, checked: d.checked, since: new Date(d.sinceMs).toISOString(), ...(d.error !== undefined && { error: d.error }) }]),
+        Object.entries(databases).map(([name, d]) => [
+          name,
+          { answering: d.answering, checked: d.checked, since: new Date(d.sinceMs).toISOString(), ...(d.error !== undefined && { error: d.error }) },
+        ]),
       ),
     },
   };

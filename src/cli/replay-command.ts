@@ -49,7 +49,14 @@ export function registerReplayCommands(program: Command): void {
         cmd.error(`error: option '--entity <name>' argument '${opts.entity}' is invalid. Allowed choices are ${names.join(', ')}.`);
       }
       await interruptible((signal) =>
-        replayCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, entity: opts.entity, shard: opts.shard, dryRun: opts.dryRun === true, json: opts.json === true }, { signal }),
+        replayCommand(
+          config,
+          topology,
+          catalogue,
+          logger,
+          { atMs: opts.at, tier: opts.tier, entity: opts.entity, shard: opts.shard, dryRun: opts.dryRun === true, json: opts.json === true },
+          { signal },
+        ),
       );
     });
 
@@ -65,7 +72,14 @@ export function registerReplayCommands(program: Command): void {
     .action(async (opts: { at: number; tier?: string; dryRun?: boolean; json?: boolean }) => {
       const { config, topology, catalogue, logger } = setUp(needsOf(['offsets', 'reset']));
       const outcome = await interruptible((signal) =>
-        offsetsResetCommand(config, topology, catalogue, logger, { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true }, { signal }),
+        offsetsResetCommand(
+          config,
+          topology,
+          catalogue,
+          logger,
+          { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true },
+          { signal },
+        ),
       );
       if (outcome !== undefined) process.exitCode = outcome.exitCode;
     });

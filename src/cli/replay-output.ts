@@ -68,7 +68,9 @@ export function stockResetCommands(brokers: readonly string[], r: OffsetsResetRe
   return r.partitions.flatMap((p) =>
     p.target === undefined
       ? []
-      : [`kafka-consumer-groups.sh --bootstrap-server ${brokers.join(',')} --group ${r.group} --topic ${r.window.topic}:${p.partition} --reset-offsets --to-offset ${p.target} --execute`],
+      : [
+          `kafka-consumer-groups.sh --bootstrap-server ${brokers.join(',')} --group ${r.group} --topic ${r.window.topic}:${p.partition} --reset-offsets --to-offset ${p.target} --execute`,
+        ],
   );
 }
 
@@ -99,10 +101,13 @@ export function offsetsResetLines(r: OffsetsResetResult, dryRun: boolean, broker
     `group: ${r.group}`,
     bucketLine(r.window),
     `topic: ${r.window.topic}`,
-    ...(dryRun && r.members.length > 0 ? [`note: the group has ${r.members.length} member(s) (${r.members.join(', ')}): a real run refuses until it has none`] : []),
+    ...(dryRun && r.members.length > 0
+      ? [`note: the group has ${r.members.length} member(s) (${r.members.join(', ')}): a real run refuses until it has none`]
+      : []),
     ...r.partitions.map((p) => {
       if (p.first === undefined) return `partition ${p.partition}: no record of the bucket; left at ${committedText(p.committed)}`;
-      if (p.target === undefined) return `partition ${p.partition}: ${committedText(p.committed)} is not past the bucket's first record ${p.first} (the bucket is still to be read); left`;
+      if (p.target === undefined)
+        return `partition ${p.partition}: ${committedText(p.committed)} is not past the bucket's first record ${p.first} (the bucket is still to be read); left`;
       return `partition ${p.partition}: ${p.committed} -> ${p.target} (the bucket's first record)`;
     }),
     result,

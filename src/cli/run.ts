@@ -28,7 +28,14 @@ export const ExitCodes = { OK: 0, FAILED: 1, SIGINT: 130, SIGTERM: 143 } as cons
 /** After TB_SHUTDOWN_TIMEOUT_MS, for the parts still stopped after one overran it (a second each). */
 const STOP_MARGIN_MS = 5_000;
 
-export async function run(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, roles: Role[], opts: { demo: boolean } = { demo: false }): Promise<number> {
+export async function run(
+  config: Config,
+  topology: Topology,
+  catalogue: EntityCatalogue,
+  logger: Logger,
+  roles: Role[],
+  opts: { demo: boolean } = { demo: false },
+): Promise<number> {
   const metrics = createMetrics({ defaultMetrics: true, entities: catalogue.entities.map((e) => e.name), transitions: catalogue.transitions });
   let joined = false;
   let stopping = false;

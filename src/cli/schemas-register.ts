@@ -22,7 +22,13 @@ import { subjectFor } from '../publish/schemas';
 
 export type RegisteredSchema = Readonly<{ eventType: string; subject: string; id: number }>;
 
-export async function schemasRegister(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, print: (line: string) => void = console.log): Promise<RegisteredSchema[]> {
+export async function schemasRegister(
+  config: Config,
+  topology: Topology,
+  catalogue: EntityCatalogue,
+  logger: Logger,
+  print: (line: string) => void = console.log,
+): Promise<RegisteredSchema[]> {
   const databases = openDatabases(config, catalogue, logger);
   try {
     // Events without a schema file have theirs derived from their table's columns.

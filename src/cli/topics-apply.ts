@@ -50,7 +50,13 @@ export function topologyChangeReport(report: ApplyReport): string[] {
  * TB_CDC_START_FROM=latest it also pins a new repartitioner group at the current end of the CDC
  * topics (kafka/pin-group-start.ts): a deployment reads every change made after this command.
  */
-export async function topicsApply(config: Config, topology: Topology, catalogue: EntityCatalogue, logger: Logger, opts: { growPartitions?: boolean } = {}): Promise<number> {
+export async function topicsApply(
+  config: Config,
+  topology: Topology,
+  catalogue: EntityCatalogue,
+  logger: Logger,
+  opts: { growPartitions?: boolean } = {},
+): Promise<number> {
   const admin = createKafka(config.kafka, logger, '-topics').admin();
   await admin.connect();
   try {
@@ -59,17 +65,24 @@ export async function topicsApply(config: Config, topology: Topology, catalogue:
     // Only the bucket lanes grow: a CDC or event topic's keys would move between partitions.
     const applyOptions = { growPartitions: (topic: string) => opts.growPartitions === true && isBucketLane(topology, topic), prefix: topology.prefix };
     const report = await retry(() => applyTopics(admin, declared, applyOptions), { policy: RetryPolicies.newTopics, what: 'applying the topics', logger });
-    console.log(`topics: ${report.created.length} created, ${report.existing.length} already present, ${report.grown.length} grown, ${report.drift.length} drifted`);
+    console.log(
+      `topics: ${report.created.length} created, ${report.existing.length} already present, ${report.grown.length} grown, ${report.drift.length} drifted`,
+    );
     for (const line of topologyChangeReport(report)) console.log(line);
     if (config.cdc.startFrom === 'latest') {
       // A new deployment starts reading CDC here: nothing written from now on is skipped.
       const group = groupIdOf(config.groupPrefix, 'repartitioner');
-      const outcome = await retry(() => pinNewGroupToEnd(admin, group, Object.keys(cdcTopics(config, catalogue))), { policy: RetryPolicies.newTopics, what: `pinning ${group} at the end of the CDC topics`, logger });
-      console.log(`${group}: ${outcome === 'pinned' ? 'new group, starts at the current end of the CDC topics (existing rows: timebucket backfill)' : outcome === 'busy' ? 'running, left alone' : 'resumes from its committed offsets'}`);
+      const outcome = await retry(() => pinNewGroupToEnd(admin, group, Object.keys(cdcTopics(config, catalogue))), {
+        policy: RetryPolicies.newTopics,
+        what: `pinning ${group} at the end of the CDC topics`,
+        logger,
+      });
+      console.log(
+        `${group}: ${outcome === 'pinned' ? 'new group, starts at the current end of the CDC topics (existing rows: timebucket backfill)' : outcome === 'busy' ? 'running, left alone' : 'resumes from its committed offsets'}`,
+      );
     }
     return report.drift.length;
   } finally {
     await admin.disconnect();
   }
 }
-

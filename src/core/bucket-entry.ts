@@ -25,7 +25,18 @@
  */
 import type { CdcChange, CdcRow } from './cdc-envelope';
 import { decodeDebeziumInstant } from './debezium-time';
-import { findEntity, findLocation, isDigested, isSpread, transitionOf, type Entity, type EntityCatalogue, type Location, type StatusValue, type Transition } from './entity-catalogue';
+import {
+  findEntity,
+  findLocation,
+  isDigested,
+  isSpread,
+  transitionOf,
+  type Entity,
+  type EntityCatalogue,
+  type Location,
+  type StatusValue,
+  type Transition,
+} from './entity-catalogue';
 import { CdcInvalidError } from './errors';
 
 /**
@@ -92,7 +103,13 @@ export function entriesFromChange(entity: Entity, change: CdcChange, location?: 
     // setting the column later is an update that changes the due time, and schedules it then.
     if (expireAtMs === null) continue;
     // c, r, or an update without a before image: the row appears live, or we cannot prove otherwise.
-    if (change.op === 'u' && change.before !== null && unchangedWhileLive(entity, t, change.before, change, expireAtMs) && !userChanged(t, change.before, after)) continue;
+    if (
+      change.op === 'u' &&
+      change.before !== null &&
+      unchangedWhileLive(entity, t, change.before, change, expireAtMs) &&
+      !userChanged(t, change.before, after)
+    )
+      continue;
     const base = at === undefined ? { entity: entity.name, transition: t.name, id } : { entity: entity.name, transition: t.name, id, at };
     entries.push(Object.freeze({ ...base, expireAtMs }));
     if (t.reminders !== null) entries.push(...reminderEntries(t, base, expireAtMs, after, appearedAtMs(change), skipped, change.fieldSchemas));
@@ -199,7 +216,8 @@ function statusOf(entity: Entity, row: CdcRow, image: string): StatusValue | big
   const { column, type, values } = entity.status;
   const status = row[column];
   const field = `${image}.${column}`;
-  if (type === 'string' && typeof status !== 'string') throw new CdcInvalidError(`${field}: expected a string, got ${typeName(status)}`, { entity: entity.name });
+  if (type === 'string' && typeof status !== 'string')
+    throw new CdcInvalidError(`${field}: expected a string, got ${typeName(status)}`, { entity: entity.name });
   if (type === 'integer' && !(typeof status === 'bigint' || (typeof status === 'number' && Number.isSafeInteger(status)))) {
     throw new CdcInvalidError(`${field}: expected an integer, got ${describe(status)}`, { entity: entity.name });
   }
@@ -265,7 +283,8 @@ function epochMs(raw: unknown, msPerUnit: number, schemaName: string | undefined
   const unit = msPerUnit === 1 ? 'epoch_ms' : 'epoch_s';
   if (schemaName !== undefined) throw new CdcInvalidError(`unsupported Connect schema ${JSON.stringify(schemaName)} for an ${unit} column`, { schemaName });
   if (typeof raw === 'bigint') {
-    if (raw > BigInt(Number.MAX_SAFE_INTEGER) || raw < -BigInt(Number.MAX_SAFE_INTEGER)) throw new CdcInvalidError(`${unit} out of range: ${raw}`, { value: String(raw) });
+    if (raw > BigInt(Number.MAX_SAFE_INTEGER) || raw < -BigInt(Number.MAX_SAFE_INTEGER))
+      throw new CdcInvalidError(`${unit} out of range: ${raw}`, { value: String(raw) });
     return checkedMs(Number(raw) * msPerUnit, raw, unit);
   }
   if (typeof raw !== 'number' || !Number.isInteger(raw)) throw new CdcInvalidError(`${unit} must be an integer, got ${describe(raw)}`, { value: raw });
@@ -308,9 +327,26 @@ export function encodeBucketEntry(e: BucketEntry, catalogue: EntityCatalogue): B
   const version = checkEntry({ entity, transition, id, expireAtMs, at }, catalogue);
   if (remind !== undefined) {
     checkReminder(transitionOf(catalogue, entity, transition), expireAtMs, remind);
-    return Buffer.from(JSON.stringify({ v: 4, entity, transition, id, expireAtMs, dueAtMs: remind.dueAtMs, beforeMs: remind.beforeMs, ...(at === undefined ? {} : { at }), ...(remind.user === undefined ? {} : { user: remind.user }) }));
+    return Buffer.from(
+      JSON.stringify({
+        v: 4,
+        entity,
+        transition,
+        id,
+        expireAtMs,
+        dueAtMs: remind.dueAtMs,
+        beforeMs: remind.beforeMs,
+        ...(at === undefined ? {} : { at }),
+        ...(remind.user === undefined ? {} : { user: remind.user }),
+      }),
+    );
   }
-  const wire = version === 1 ? { v: 1, entity, id, expireAtMs } : version === 2 ? { v: 2, entity, transition, id, expireAtMs } : { v: 3, entity, transition, id, expireAtMs, at };
+  const wire =
+    version === 1
+      ? { v: 1, entity, id, expireAtMs }
+      : version === 2
+        ? { v: 2, entity, transition, id, expireAtMs }
+        : { v: 3, entity, transition, id, expireAtMs, at };
   return Buffer.from(JSON.stringify(wire));
 }
 
@@ -329,13 +365,19 @@ export function decodeBucketEntry(buf: Buffer | null, catalogue: EntityCatalogue
   // Per record: a loop over the keys, no array built unless one is unknown.
   const allowed = KEYS[v];
   for (const k in o) {
-    if (!allowed.has(k)) throw new CdcInvalidError(`bucket entry: unknown keys ${Object.keys(o).filter((x) => !allowed.has(x)).join(', ')}`);
+    if (!allowed.has(k))
+      throw new CdcInvalidError(
+        `bucket entry: unknown keys ${Object.keys(o)
+          .filter((x) => !allowed.has(x))
+          .join(', ')}`,
+      );
   }
   const entity = o['entity'];
   // v1 means the entity's first transition (checkEntry checks the entity before using it).
   const transition = v === 1 ? (typeof entity === 'string' ? findEntity(catalogue, entity)?.transitions[0]?.name : undefined) : o['transition'];
   if (v === 4) return decodeReminder(o, catalogue);
-  const entry = v === 3 ? { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'], at: o['at'] } : { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'] };
+  const entry =
+    v === 3 ? { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'], at: o['at'] } : { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'] };
   const version = checkEntry(entry, catalogue);
   // v2 may name the first transition too (it names any); v3 and only v3 is a spread entity's.
   if (version !== v && !(v === 2 && version === 1)) throw new CdcInvalidError(`bucket entry: v ${v} is not the version of a ${entityWord(v)} entry`);
@@ -343,7 +385,13 @@ export function decodeBucketEntry(buf: Buffer | null, catalogue: EntityCatalogue
 }
 
 function decodeReminder(o: Record<string, unknown>, catalogue: EntityCatalogue): BucketEntry {
-  const base = { entity: o['entity'], transition: o['transition'], id: o['id'], expireAtMs: o['expireAtMs'], ...(o['at'] === undefined ? {} : { at: o['at'] }) };
+  const base = {
+    entity: o['entity'],
+    transition: o['transition'],
+    id: o['id'],
+    expireAtMs: o['expireAtMs'],
+    ...(o['at'] === undefined ? {} : { at: o['at'] }),
+  };
   checkEntry(base, catalogue);
   const remind = { dueAtMs: o['dueAtMs'], beforeMs: o['beforeMs'], ...(o['user'] === undefined ? {} : { user: o['user'] }) };
   checkReminder(transitionOf(catalogue, base.entity as string, base.transition as string), base.expireAtMs as number, remind);
@@ -358,8 +406,10 @@ function decodeReminder(o: Record<string, unknown>, catalogue: EntityCatalogue):
 function checkReminder(t: Transition, expireAtMs: number, r: Readonly<{ dueAtMs: unknown; beforeMs: unknown; user?: unknown }>): void {
   const what = `bucket entry: reminder of ${t.ref}`;
   const { dueAtMs, beforeMs, user } = r;
-  if (typeof dueAtMs !== 'number' || !Number.isSafeInteger(dueAtMs) || dueAtMs < 0) throw new CdcInvalidError(`${what}: dueAtMs is not a non-negative integer: ${describe(dueAtMs)}`);
-  if (typeof beforeMs !== 'number' || !Number.isSafeInteger(beforeMs) || beforeMs <= 0) throw new CdcInvalidError(`${what}: beforeMs is not a positive integer: ${describe(beforeMs)}`);
+  if (typeof dueAtMs !== 'number' || !Number.isSafeInteger(dueAtMs) || dueAtMs < 0)
+    throw new CdcInvalidError(`${what}: dueAtMs is not a non-negative integer: ${describe(dueAtMs)}`);
+  if (typeof beforeMs !== 'number' || !Number.isSafeInteger(beforeMs) || beforeMs <= 0)
+    throw new CdcInvalidError(`${what}: beforeMs is not a positive integer: ${describe(beforeMs)}`);
   if (expireAtMs > dueAtMs - beforeMs) throw new CdcInvalidError(`${what}: fires at ${expireAtMs}, after its fire point ${dueAtMs - beforeMs}`);
   if (user !== undefined && (typeof user !== 'string' || !isUserId(user))) throw new CdcInvalidError(`${what}: user is not a user id: ${describe(user)}`);
 }
@@ -397,7 +447,8 @@ function checkEntry(e: Record<Exclude<keyof BucketEntry, 'at' | 'remind'>, unkno
     throw new CdcInvalidError(`bucket entry: expireAtMs is not a non-negative integer: ${describe(ms)}`);
   }
   if (isSpread(entity)) {
-    if (typeof e.at !== 'string' || findLocation(entity, e.at) === undefined) throw new CdcInvalidError(`bucket entry: ${describe(e.at)} is not a location of ${entity.name}`);
+    if (typeof e.at !== 'string' || findLocation(entity, e.at) === undefined)
+      throw new CdcInvalidError(`bucket entry: ${describe(e.at)} is not a location of ${entity.name}`);
     return 3;
   }
   if (e.at !== undefined) throw new CdcInvalidError(`bucket entry: ${entity.name} lives in one table; the entry names a location`);

@@ -11,7 +11,15 @@
  *   autoUpdated the server sets it on every update (ON UPDATE CURRENT_TIMESTAMP): an UPDATE
  *               grant must name it too
  */
-export type ColumnInfo = Readonly<{ name: string; dataType: string; columnType: string; nullable: boolean; maxChars: number | null; charset: string | null; autoUpdated?: boolean }>;
+export type ColumnInfo = Readonly<{
+  name: string;
+  dataType: string;
+  columnType: string;
+  nullable: boolean;
+  maxChars: number | null;
+  charset: string | null;
+  autoUpdated?: boolean;
+}>;
 
 /** An index: its name and its columns in order (the primary key is named PRIMARY). */
 export type IndexInfo = Readonly<{ name: string; columns: readonly string[]; unique: boolean }>;

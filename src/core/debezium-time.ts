@@ -75,14 +75,7 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?
 function fromIso(text: string, schemaName: string | undefined): number {
   const m = ISO.exec(text);
   if (m === null) throw invalid(`not an ISO-8601 date-time with offset: ${JSON.stringify(text)}`, text, schemaName);
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
   const millis = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3)); // floor sub-ms digits
   const offsetMin = m[8] === 'Z' ? 0 : (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11]));
   if (hour > 23 || minute > 59 || second > 59 || Math.abs(offsetMin) > 18 * 60) {

@@ -62,7 +62,9 @@ export function duePlausibilityProblem(sample: DueSample, nowMs: number): string
   const units = (['epoch_s', 'epoch_ms', 'epoch_us'] as const).filter((u) => u !== kind);
   const fits = units.map((u) => ({ u, n: raws.filter((r) => plausible(r * MS_PER[u])).length })).sort((a, b) => b.n - a.n)[0]!;
   const fitting = fits.n * 2 >= raws.length ? fits.u : undefined;
-  const readings = (['epoch_ms', 'epoch_s', ...(fitting === 'epoch_us' ? ['epoch_us' as const] : [])] as const).map((u) => `as ${u} ${instantText(median * MS_PER[u])}`).join(', ');
+  const readings = (['epoch_ms', 'epoch_s', ...(fitting === 'epoch_us' ? ['epoch_us' as const] : [])] as const)
+    .map((u) => `as ${u} ${instantText(median * MS_PER[u])}`)
+    .join(', ');
   const fix =
     fitting === undefined
       ? `check that ${column} is this transition's due column and holds epoch ms or s (0 or a placeholder is no due time: use NULL for none)`

@@ -21,7 +21,21 @@ import { deepFreeze } from './deep-freeze';
 import { jsonDocument } from './json-document';
 import { standardFieldNames } from './event-catalogue';
 import { parseDurationMs } from './duration';
-import { MAIN_DATABASE, type Assignment, type DueKind, type Effect, type Entity, type EntityCatalogue, type EventKind, type EventSpec, type Location, type PayloadField, type Reminders, type StatusValue, type Transition } from './entity-catalogue';
+import {
+  MAIN_DATABASE,
+  type Assignment,
+  type DueKind,
+  type Effect,
+  type Entity,
+  type EntityCatalogue,
+  type EventKind,
+  type EventSpec,
+  type Location,
+  type PayloadField,
+  type Reminders,
+  type StatusValue,
+  type Transition,
+} from './entity-catalogue';
 
 /**
  * Plain MySQL identifiers only (no quotes, spaces, dots or operators): 1–64 chars, not all
@@ -38,7 +52,14 @@ const SCHEMA_FILE = /^[a-z0-9][a-z0-9._-]*\.avsc$/;
 
 const identifier = z.string().regex(IDENTIFIER, 'not a plain SQL identifier (letters, digits and _; at most 64)');
 // A string status value is bound, never spliced: any Unicode is fine, but not empty or huge.
-const statusValue = z.union([z.string().min(1).max(255), z.number().int().min(-(2 ** 31)).max(2 ** 32 - 1)]);
+const statusValue = z.union([
+  z.string().min(1).max(255),
+  z
+    .number()
+    .int()
+    .min(-(2 ** 31))
+    .max(2 ** 32 - 1),
+]);
 const dueKind = z.enum(['datetime', 'epoch_ms', 'epoch_s']);
 
 const AssignmentSchema = z.union([
@@ -94,7 +115,16 @@ const RemindersSchema = z
     event: ReminderEventSchema.optional(),
     // `index`: one whose first column is `user`; the digest's read goes through it.
     // `before`: which of the fire points it digests (default: all of them).
-    digest: z.object({ before: z.array(z.string().min(1).max(32)).min(1).max(MAX_REMINDERS).optional(), user: identifier, index: identifier, window: z.string().min(1).max(32), event: DigestEventSchema }).strict().optional(),
+    digest: z
+      .object({
+        before: z.array(z.string().min(1).max(32)).min(1).max(MAX_REMINDERS).optional(),
+        user: identifier,
+        index: identifier,
+        window: z.string().min(1).max(32),
+        event: DigestEventSchema,
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -129,7 +159,12 @@ const TransitionSchema = z
  */
 const TABLE_SET = /^([A-Za-z0-9_]*)\{([0-9]{1,4})\.\.([0-9]{1,4})\}([A-Za-z0-9_]*)$/;
 const MAX_TABLES = 1024;
-const tableText = z.string().refine((s) => IDENTIFIER.test(s) || TABLE_SET.test(s), 'not a plain SQL identifier (letters, digits and _; at most 64), nor a numbered set such as coupon_{00..63}');
+const tableText = z
+  .string()
+  .refine(
+    (s) => IDENTIFIER.test(s) || TABLE_SET.test(s),
+    'not a plain SQL identifier (letters, digits and _; at most 64), nor a numbered set such as coupon_{00..63}',
+  );
 const databaseName = z.string().regex(NAME, 'a database connection name: lower-case letters, digits and _ (at most 16); main is TB_DB_*');
 const LocationSchema = z.object({ database: databaseName, table: tableText }).strict();
 
@@ -211,7 +246,8 @@ function crossFieldProblems(file: RawFile): Problem[] {
       valueProblems(e, t.from, [...tp, 'from'], add);
       valueProblems(e, [t.to], [...tp, 'to'], add);
       if (t.from.some((v) => v === t.to)) add([...tp, 'to'], `'${String(t.to)}' is also a from-state: the transition would never end`);
-      if (t.due.column === e.status.column || t.due.column === e.id) add([...tp, 'due', 'column'], `the due column cannot be the ${t.due.column === e.id ? 'id' : 'status'} column`);
+      if (t.due.column === e.status.column || t.due.column === e.id)
+        add([...tp, 'due', 'column'], `the due column cannot be the ${t.due.column === e.id ? 'id' : 'status'} column`);
       setProblems(t.set, [e.id, e.status.column], [...tp, 'set'], add);
       if (eventTypes.has(t.event.type)) add([...tp, 'event', 'type'], `event type '${t.event.type}' is emitted by two transitions`);
       eventTypes.add(t.event.type);
@@ -230,7 +266,10 @@ function crossFieldProblems(file: RawFile): Problem[] {
         const there = rawLocations(other);
         const single = (ls: readonly RawLocation[]) => ls.length === 1 && TABLE_SET.exec(ls[0]!.table) === null;
         if (!single(here) || !single(there) || here[0]!.database !== there[0]!.database) {
-          add([...fp, 'entity'], 'an effect needs both entities in one table each, on one database (one transaction holds both rows); a table set or a second database cannot be mapped here yet');
+          add(
+            [...fp, 'entity'],
+            'an effect needs both entities in one table each, on one database (one transaction holds both rows); a table set or a second database cannot be mapped here yet',
+          );
         }
         valueProblems(other, fx.from, [...fp, 'from'], add);
         valueProblems(other, [fx.to], [...fp, 'to'], add);
@@ -249,7 +288,8 @@ function crossFieldProblems(file: RawFile): Problem[] {
  */
 function effectCycleProblems(file: RawFile): Problem[] {
   const edges = new Map<string, Set<string>>();
-  for (const e of file.entities) for (const t of e.transitions) for (const fx of t.effects) (edges.get(e.name) ?? edges.set(e.name, new Set()).get(e.name)!).add(fx.entity);
+  for (const e of file.entities)
+    for (const t of e.transitions) for (const fx of t.effects) (edges.get(e.name) ?? edges.set(e.name, new Set()).get(e.name)!).add(fx.entity);
   const problems: Problem[] = [];
   const reported = new Set<string>();
   const walk = (start: string, at: string, path: string[]): void => {
@@ -257,7 +297,11 @@ function effectCycleProblems(file: RawFile): Problem[] {
       if (next === start) {
         const cycle = [...path, next];
         const key = [...new Set(cycle)].sort().join('>');
-        if (!reported.has(key)) problems.push({ path: ['entities'], message: `effects form a cycle (${cycle.join(' → ')}): their locks would be taken in both orders and batches would deadlock` });
+        if (!reported.has(key))
+          problems.push({
+            path: ['entities'],
+            message: `effects form a cycle (${cycle.join(' → ')}): their locks would be taken in both orders and batches would deadlock`,
+          });
         reported.add(key);
       } else if (!path.includes(next)) {
         walk(start, next, [...path, next]);
@@ -281,7 +325,8 @@ function valueProblems(e: RawEntity, values: readonly StatusValue[] | undefined,
 
 function setProblems(set: Readonly<Record<string, unknown>>, forbidden: readonly string[], path: Path, add: (p: Path, m: string) => void): void {
   for (const column of Object.keys(set)) {
-    if (forbidden.includes(column)) add([...path, column], `the ${column === forbidden[0] ? 'id' : 'status'} column is not assigned here (the status is set by 'to')`);
+    if (forbidden.includes(column))
+      add([...path, column], `the ${column === forbidden[0] ? 'id' : 'status'} column is not assigned here (the status is set by 'to')`);
   }
 }
 
@@ -295,13 +340,20 @@ function eventFieldProblems(e: RawEntity, t: RawEntity['transitions'][number], t
     if (seen.has(f.name)) add([...tp, 'event', 'fields', k, 'name'], `field '${f.name}' is declared twice (or is a standard field)`);
     seen.add(f.name);
     if ('effect' in f && t.effects[f.effect] === undefined) add([...tp, 'event', 'fields', k, 'effect'], `no effect ${f.effect} on this transition`);
-    if ('column' in f && (f.column === e.status.column)) add([...tp, 'event', 'fields', k, 'column'], 'the status is carried by from_status and to_status');
+    if ('column' in f && f.column === e.status.column) add([...tp, 'event', 'fields', k, 'column'], 'the status is carried by from_status and to_status');
   });
 }
 
 type RawReminders = z.output<typeof RemindersSchema>;
 
-function reminderProblems(e: RawEntity, t: RawEntity['transitions'][number], r: RawReminders, rp: Path, eventTypes: Set<string>, add: (p: Path, m: string) => void): void {
+function reminderProblems(
+  e: RawEntity,
+  t: RawEntity['transitions'][number],
+  r: RawReminders,
+  rp: Path,
+  eventTypes: Set<string>,
+  add: (p: Path, m: string) => void,
+): void {
   const seen = new Set<number>();
   r.before.forEach((text, k) => {
     const ms = parseDurationMs(text);
@@ -328,8 +380,15 @@ function reminderProblems(e: RawEntity, t: RawEntity['transitions'][number], r: 
   }
   const digestedMs = r.digest === undefined ? [] : (r.digest.before ?? r.before).map(parseDurationMs);
   const plain = [...seen].filter((ms) => !digestedMs.includes(ms));
-  if (plain.length > 0 && r.event === undefined) add(rp, r.digest === undefined ? 'give event (one per row and fire point), digest (one per user and window), or both' : 'the fire points the digest does not list need event (one per row and fire point)');
-  if (plain.length === 0 && r.event !== undefined && r.digest !== undefined) add([...rp, 'event'], 'the digest lists every fire point: event would never be sent');
+  if (plain.length > 0 && r.event === undefined)
+    add(
+      rp,
+      r.digest === undefined
+        ? 'give event (one per row and fire point), digest (one per user and window), or both'
+        : 'the fire points the digest does not list need event (one per row and fire point)',
+    );
+  if (plain.length === 0 && r.event !== undefined && r.digest !== undefined)
+    add([...rp, 'event'], 'the digest lists every fire point: event would never be sent');
   if (r.digest?.before !== undefined) {
     r.digest.before.forEach((text, k) => {
       const ms = parseDurationMs(text);
@@ -343,13 +402,20 @@ function reminderProblems(e: RawEntity, t: RawEntity['transitions'][number], r: 
     // than the nearest digested fire point could remind before "1 day before" means anything.
     const nearest = Math.min(...digestedMs.filter((ms): ms is number => typeof ms === 'number'));
     if (typeof window === 'string') add([...rp, 'digest', 'window'], window);
-    else if (window <= 0 || window > nearest) add([...rp, 'digest', 'window'], `${JSON.stringify(d.window)}: a window is more than 0 and no longer than the nearest fire point it digests`);
-    if (d.user === e.id || d.user === e.status.column || d.user === t.due.column) add([...rp, 'digest', 'user'], 'the user column is none of the id, status and due columns');
+    else if (window <= 0 || window > nearest)
+      add([...rp, 'digest', 'window'], `${JSON.stringify(d.window)}: a window is more than 0 and no longer than the nearest fire point it digests`);
+    if (d.user === e.id || d.user === e.status.column || d.user === t.due.column)
+      add([...rp, 'digest', 'user'], 'the user column is none of the id, status and due columns');
     // One read per user finds the digest's rows, in one transaction with its outbox row.
-    if (rawLocations(e).length !== 1 || TABLE_SET.test(rawLocations(e)[0]!.table)) add([...rp, 'digest'], 'a digest needs the entity in one table (a user\'s rows spread over tables or databases cannot be read in one transaction yet); use event instead');
+    if (rawLocations(e).length !== 1 || TABLE_SET.test(rawLocations(e)[0]!.table))
+      add(
+        [...rp, 'digest'],
+        "a digest needs the entity in one table (a user's rows spread over tables or databases cannot be read in one transaction yet); use event instead",
+      );
     typed(d.event.type, [...rp, 'digest', 'event', 'type']);
     const standard = standardFieldNames({ kind: 'digest', idField: d.event.userField });
-    if (standard.includes(d.event.itemIdField) || d.event.itemIdField === 'due_at') add([...rp, 'digest', 'event', 'itemIdField'], `'${d.event.itemIdField}' is a standard field`);
+    if (standard.includes(d.event.itemIdField) || d.event.itemIdField === 'due_at')
+      add([...rp, 'digest', 'event', 'itemIdField'], `'${d.event.itemIdField}' is a standard field`);
     fields(d.event, ['due_at', d.event.itemIdField], [...rp, 'digest', 'event']);
   }
 }
@@ -378,7 +444,9 @@ export function expandTables(text: string): string[] | string {
 }
 
 function locationsOf(e: RawEntity): Location[] {
-  return rawLocations(e).flatMap((loc) => (expandTables(loc.table) as string[]).map((table) => ({ database: loc.database, table, key: `${loc.database}.${table}` })));
+  return rawLocations(e).flatMap((loc) =>
+    (expandTables(loc.table) as string[]).map((table) => ({ database: loc.database, table, key: `${loc.database}.${table}` })),
+  );
 }
 
 function build(file: RawFile, source: string): EntityCatalogue {
@@ -407,11 +475,22 @@ function build(file: RawFile, source: string): EntityCatalogue {
     }),
   }));
   const transitions = entities.flatMap((e) => e.transitions);
-  const events = transitions.flatMap((t) => [t.event, ...(t.reminders?.event ? [t.reminders.event] : []), ...(t.reminders?.digest ? [t.reminders.digest.event] : [])]);
+  const events = transitions.flatMap((t) => [
+    t.event,
+    ...(t.reminders?.event ? [t.reminders.event] : []),
+    ...(t.reminders?.digest ? [t.reminders.digest.event] : []),
+  ]);
   return { entities, transitions, events, source };
 }
 
-type RawEvent = Readonly<{ type: string; ceType: string; avroName: string; summary: string; schemaFile?: string | undefined; fields: ReadonlyArray<{ name: string; column: string } | { name: string; effect: number }> }>;
+type RawEvent = Readonly<{
+  type: string;
+  ceType: string;
+  avroName: string;
+  summary: string;
+  schemaFile?: string | undefined;
+  fields: ReadonlyArray<{ name: string; column: string } | { name: string; effect: number }>;
+}>;
 
 function eventSpec(kind: EventKind, raw: RawEvent & Readonly<{ idField: string; itemIdField?: string }>, entity: string, transition: string): EventSpec {
   return {
@@ -423,7 +502,9 @@ function eventSpec(kind: EventKind, raw: RawEvent & Readonly<{ idField: string; 
     itemIdField: raw.itemIdField ?? null,
     summary: raw.summary,
     schemaFile: raw.schemaFile ?? null,
-    fields: raw.fields.map((f): PayloadField => ('column' in f ? { name: f.name, source: 'column', column: f.column } : { name: f.name, source: 'effect', effect: f.effect })),
+    fields: raw.fields.map((f): PayloadField =>
+      'column' in f ? { name: f.name, source: 'column', column: f.column } : { name: f.name, source: 'effect', effect: f.effect },
+    ),
     entity,
     transition,
   };
@@ -437,7 +518,11 @@ function reminders(r: RawReminders, entity: string, transition: string): Reminde
   const d = r.digest;
   if (d === undefined) return { beforeMs, event, digest: null };
   const digestEvent = eventSpec('digest', { ...d.event, idField: d.event.userField }, entity, transition);
-  return { beforeMs, event, digest: { beforeMs: ms(d.before ?? r.before), userColumn: d.user, index: d.index, windowMs: parseDurationMs(d.window) as number, event: digestEvent } };
+  return {
+    beforeMs,
+    event,
+    digest: { beforeMs: ms(d.before ?? r.before), userColumn: d.user, index: d.index, windowMs: parseDurationMs(d.window) as number, event: digestEvent },
+  };
 }
 
 function assignments(set: Readonly<Record<string, z.output<typeof AssignmentSchema>>>): Assignment[] {

@@ -36,7 +36,8 @@ const RANGES: Readonly<Record<string, readonly [bigint, bigint, bigint]>> = {
 export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaInfo, schemaNames: Readonly<Record<string, string>>, only?: string): string[] {
   const problems: string[] = [];
   for (const entity of catalogue.entities) {
-    for (const location of entity.locations) if (only === undefined || location.database === only) problems.push(...locationProblems(catalogue, schema, entity, location, schemaNames));
+    for (const location of entity.locations)
+      if (only === undefined || location.database === only) problems.push(...locationProblems(catalogue, schema, entity, location, schemaNames));
     if (only === undefined) problems.push(...setProblems(schema, entity, schemaNames));
   }
   return problems;
@@ -47,7 +48,13 @@ function qualified(location: Location, schemaNames: Readonly<Record<string, stri
   return `${schemaNames[location.database] ?? location.database}.${location.table}`;
 }
 
-function locationProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity: Entity, location: Location, schemaNames: Readonly<Record<string, string>>): string[] {
+function locationProblems(
+  catalogue: EntityCatalogue,
+  schema: SchemaInfo,
+  entity: Entity,
+  location: Location,
+  schemaNames: Readonly<Record<string, string>>,
+): string[] {
   const problems: string[] = [];
   const where = qualified(location, schemaNames);
   const table = schema.get(location.key);
@@ -60,7 +67,8 @@ function locationProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity
   };
   const id = column(entity.idColumn, 'the id');
   if (id !== undefined && !INTEGER.has(id.dataType)) problems.push(`${at}: id column ${id.name} is ${id.columnType}; ids must be an integer type (BIGINT)`);
-  if (id !== undefined && !isPrimaryKey(table, id.name)) problems.push(`${at}: id column ${id.name} is not the table's primary key; batches are addressed by primary key`);
+  if (id !== undefined && !isPrimaryKey(table, id.name))
+    problems.push(`${at}: id column ${id.name} is not the table's primary key; batches are addressed by primary key`);
   const status = column(entity.status.column, 'the status');
   if (status !== undefined) {
     problems.push(...statusTypeProblems(at, entity, status));
@@ -95,7 +103,9 @@ function setProblems(schema: SchemaInfo, entity: Entity, schemaNames: Readonly<R
       if (a === undefined || b === undefined) continue;
       if (comparableType(a) !== comparableType(b) || a.nullable !== b.nullable) {
         const shape = (c: ColumnInfo) => `${c.columnType}${c.nullable ? ' NULL' : ' NOT NULL'}`;
-        problems.push(`${entity.name} (${qualified(location, schemaNames)}): column ${name} is ${shape(b)} but ${shape(a)} in ${qualified(first, schemaNames)}; the tables of a set must agree`);
+        problems.push(
+          `${entity.name} (${qualified(location, schemaNames)}): column ${name} is ${shape(b)} but ${shape(a)} in ${qualified(first, schemaNames)}; the tables of a set must agree`,
+        );
       }
     }
   }
@@ -122,7 +132,8 @@ function reminderProblems(at: string, name: string, table: TableInfo, entity: En
       if (f.source !== 'column') continue;
       const c = table.columns.get(f.column);
       if (c === undefined) problems.push(`${at}: event ${spec!.type} field ${f.name}: column ${f.column} does not exist`);
-      else if (!PAYLOAD.has(c.dataType)) problems.push(`${at}: event ${spec!.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
+      else if (!PAYLOAD.has(c.dataType))
+        problems.push(`${at}: event ${spec!.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
     }
   }
   if (r.digest !== null) {
@@ -132,13 +143,23 @@ function reminderProblems(at: string, name: string, table: TableInfo, entity: En
     else if (!INTEGER.has(user.dataType)) problems.push(`${at}: digest user column ${userColumn} is ${user.columnType}; it must hold integer user ids`);
     const found = table.indexes.find((i) => i.name === index);
     if (found === undefined || found.columns[0] !== userColumn) {
-      problems.push(`${at}: index ${index} ${found === undefined ? 'does not exist' : `starts with ${found.columns[0]}`}; the digest reads a user's rows through it: CREATE INDEX ${index} ON ${name} (${userColumn}, ${entity.status.column}, ${t.due.column})`);
+      problems.push(
+        `${at}: index ${index} ${found === undefined ? 'does not exist' : `starts with ${found.columns[0]}`}; the digest reads a user's rows through it: CREATE INDEX ${index} ON ${name} (${userColumn}, ${entity.status.column}, ${t.due.column})`,
+      );
     }
   }
   return problems;
 }
 
-function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, entity: Entity, table: TableInfo, t: Transition, location: Location, schemaNames: Readonly<Record<string, string>>): string[] {
+function transitionProblems(
+  catalogue: EntityCatalogue,
+  schema: SchemaInfo,
+  entity: Entity,
+  table: TableInfo,
+  t: Transition,
+  location: Location,
+  schemaNames: Readonly<Record<string, string>>,
+): string[] {
   const problems: string[] = [];
   const name = qualified(location, schemaNames);
   const at = `${t.ref} (${name})`;
@@ -146,30 +167,38 @@ function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, enti
   if (status !== undefined) for (const v of [...t.from, t.to]) problems.push(...valueProblems(at, status, v));
   const due = table.columns.get(t.due.column);
   if (due === undefined) problems.push(`${at}: due column ${t.due.column} does not exist`);
-  else if (t.due.kind === 'datetime' && !DATETIME.has(due.dataType)) problems.push(`${at}: due column ${due.name} is ${due.columnType}; kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`);
+  else if (t.due.kind === 'datetime' && !DATETIME.has(due.dataType))
+    problems.push(`${at}: due column ${due.name} is ${due.columnType}; kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`);
   else if (t.due.kind === 'datetime' && /^datetime\(([4-6])\)/i.test(due.columnType)) {
     // Debezium encodes DATETIME(4-6) in µs (MicroTimestamp), and the schema-less CDC JSON the stack
     // configures cannot say so: the decoder would read µs as ms. TIMESTAMP(n) arrives as ISO text.
-    problems.push(`${at}: due column ${due.name} is ${due.columnType}; use DATETIME(0) to DATETIME(3) or TIMESTAMP (microsecond DATETIME is not decoded exactly from schema-less CDC)`);
-  } else if (t.due.kind !== 'datetime' && (due.dataType !== 'bigint' && !(t.due.kind === 'epoch_s' && INTEGER.has(due.dataType)))) {
+    problems.push(
+      `${at}: due column ${due.name} is ${due.columnType}; use DATETIME(0) to DATETIME(3) or TIMESTAMP (microsecond DATETIME is not decoded exactly from schema-less CDC)`,
+    );
+  } else if (t.due.kind !== 'datetime' && due.dataType !== 'bigint' && !(t.due.kind === 'epoch_s' && INTEGER.has(due.dataType))) {
     problems.push(`${at}: due column ${due.name} is ${due.columnType}; kind ${t.due.kind} needs ${t.due.kind === 'epoch_ms' ? 'BIGINT' : 'an integer type'}`);
   }
   const index = table.indexes.find((i) => i.name === t.index);
   const wanted = [entity.status.column, t.due.column];
   if (index === undefined || !startsWith(index.columns, wanted) || !(index.columns.length === 2 || index.columns[2] === entity.idColumn)) {
     const found = index === undefined ? 'does not exist' : `is on (${index.columns.join(', ')})`;
-    problems.push(`${at}: index ${t.index} ${found}; the scanner and backfill page through (status, due, id): CREATE INDEX ${t.index} ON ${name} (${[...wanted, entity.idColumn].join(', ')})`);
+    problems.push(
+      `${at}: index ${t.index} ${found}; the scanner and backfill page through (status, due, id): CREATE INDEX ${t.index} ON ${name} (${[...wanted, entity.idColumn].join(', ')})`,
+    );
   }
   problems.push(...assignmentProblems(at, table, t.set));
   for (const f of t.event.fields) {
     if (f.source !== 'column') continue;
     const c = table.columns.get(f.column);
     if (c === undefined) problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} does not exist`);
-    else if (!PAYLOAD.has(c.dataType)) problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
+    else if (!PAYLOAD.has(c.dataType))
+      problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} is ${c.columnType}, which an event cannot carry`);
     // The event is built from the locked row and the assignments: a column the server sets on
     // update (ON UPDATE CURRENT_TIMESTAMP) would carry its value from before the transition.
     else if (c.autoUpdated === true && !t.set.some((a) => a.column === f.column)) {
-      problems.push(`${at}: event ${t.event.type} field ${f.name}: column ${f.column} is set by the server on every update, so the event would carry its old value; assign it in set ({"now": …}) or drop the field`);
+      problems.push(
+        `${at}: event ${t.event.type} field ${f.name}: column ${f.column} is set by the server on every update, so the event would carry its old value; assign it in set ({"now": …}) or drop the field`,
+      );
     }
   }
   problems.push(...reminderProblems(at, name, table, entity, t));
@@ -186,7 +215,9 @@ function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, enti
     else if (!INTEGER.has(link.dataType)) problems.push(`${fat}: column ${fx.column} is ${link.columnType}; it must hold ${entity.name} ids (an integer type)`);
     const fxIndex = otherTable.indexes.find((i) => i.name === fx.index);
     if (fxIndex === undefined || fxIndex.columns[0] !== fx.column) {
-      problems.push(`${fat}: index ${fx.index} ${fxIndex === undefined ? 'does not exist' : `starts with ${fxIndex.columns[0]}`}; the effect's locking read needs it: CREATE INDEX ${fx.index} ON ${otherName} (${fx.column})`);
+      problems.push(
+        `${fat}: index ${fx.index} ${fxIndex === undefined ? 'does not exist' : `starts with ${fxIndex.columns[0]}`}; the effect's locking read needs it: CREATE INDEX ${fx.index} ON ${otherName} (${fx.column})`,
+      );
     }
     const otherStatus = otherTable.columns.get(other.status.column);
     if (otherStatus !== undefined) for (const v of [...fx.from, fx.to]) problems.push(...valueProblems(fat, otherStatus, v));
@@ -196,8 +227,10 @@ function transitionProblems(catalogue: EntityCatalogue, schema: SchemaInfo, enti
 }
 
 function statusTypeProblems(at: string, entity: Entity, c: ColumnInfo): string[] {
-  if (entity.status.type === 'integer' && !INTEGER.has(c.dataType)) return [`${at}: status column ${c.name} is ${c.columnType}, but the file says its values are integers`];
-  if (entity.status.type === 'string' && !CHARACTER.has(c.dataType)) return [`${at}: status column ${c.name} is ${c.columnType}, but the file says its values are strings`];
+  if (entity.status.type === 'integer' && !INTEGER.has(c.dataType))
+    return [`${at}: status column ${c.name} is ${c.columnType}, but the file says its values are integers`];
+  if (entity.status.type === 'string' && !CHARACTER.has(c.dataType))
+    return [`${at}: status column ${c.name} is ${c.columnType}, but the file says its values are strings`];
   return [];
 }
 
@@ -216,7 +249,8 @@ function valueProblems(at: string, c: ColumnInfo, v: StatusValue | null): string
   if (c.dataType === 'enum' && !enumValues(c.columnType).includes(v)) return [`${at}: ${shown} is not a value of column ${c.name} (${c.columnType})`];
   if (c.maxChars !== null && [...v].length > c.maxChars) return [`${at}: ${shown} is longer than column ${c.name} (${c.columnType}) holds`];
   // eslint-disable-next-line no-control-regex
-  if (c.charset !== null && !c.charset.startsWith('utf8') && /[^\x00-\x7f]/.test(v)) return [`${at}: ${shown} is not ASCII but column ${c.name} is ${c.charset}; use utf8mb4`];
+  if (c.charset !== null && !c.charset.startsWith('utf8') && /[^\x00-\x7f]/.test(v))
+    return [`${at}: ${shown} is not ASCII but column ${c.name} is ${c.charset}; use utf8mb4`];
   return [];
 }
 
@@ -229,9 +263,12 @@ function assignmentProblems(at: string, table: TableInfo, set: readonly Assignme
       continue;
     }
     if (a.kind === 'value') problems.push(...valueProblems(at, c, a.value));
-    else if (a.kind === 'increment' && !INTEGER.has(c.dataType)) problems.push(`${at}: column ${a.column} is ${c.columnType}; only an integer column can be incremented`);
-    else if (a.kind === 'now' && a.unit === 'datetime' && !DATETIME.has(c.dataType)) problems.push(`${at}: column ${a.column} is ${c.columnType}; now as datetime needs DATETIME or TIMESTAMP`);
-    else if (a.kind === 'now' && a.unit === 'epoch_ms' && c.dataType !== 'bigint') problems.push(`${at}: column ${a.column} is ${c.columnType}; now as epoch_ms needs BIGINT`);
+    else if (a.kind === 'increment' && !INTEGER.has(c.dataType))
+      problems.push(`${at}: column ${a.column} is ${c.columnType}; only an integer column can be incremented`);
+    else if (a.kind === 'now' && a.unit === 'datetime' && !DATETIME.has(c.dataType))
+      problems.push(`${at}: column ${a.column} is ${c.columnType}; now as datetime needs DATETIME or TIMESTAMP`);
+    else if (a.kind === 'now' && a.unit === 'epoch_ms' && c.dataType !== 'bigint')
+      problems.push(`${at}: column ${a.column} is ${c.columnType}; now as epoch_ms needs BIGINT`);
     else if (a.kind === 'now' && a.unit === 'epoch_s' && !(c.dataType === 'bigint' || (c.dataType === 'int' && /\bunsigned\b/i.test(c.columnType)))) {
       problems.push(`${at}: column ${a.column} is ${c.columnType}; now as epoch_s needs BIGINT or INT UNSIGNED`);
     }

@@ -77,7 +77,9 @@ export function defaultEventTopic(topology: Pick<Topology, 'prefix'>, type: stri
 export function withEventTopics(topology: Topology, catalogue: Pick<EntityCatalogue, 'events'>): Topology {
   const named = new Set(topology.events.map((e) => e.type));
   const defaults = topology.eventDefaults ?? { partitions: topology.due.partitions, retentionMs: WEEK_MS };
-  const added = catalogue.events.filter((spec) => !named.has(spec.type)).map((spec) => ({ type: spec.type, topic: defaultEventTopic(topology, spec.type), ...defaults }));
+  const added = catalogue.events
+    .filter((spec) => !named.has(spec.type))
+    .map((spec) => ({ type: spec.type, topic: defaultEventTopic(topology, spec.type), ...defaults }));
   if (added.length === 0) return topology;
   const taken = new Set(topology.events.map((e) => e.topic));
   const clashes = added.filter((e) => taken.has(e.topic));

@@ -82,7 +82,11 @@ export type EventBuilder = (row: TransitionedRow, facts: EventFacts) => EventPay
  * builds a batch's events with it, without looking up each field's assignment per row.
  */
 export function eventBuilder(t: Transition): EventBuilder {
-  const fields = t.event.fields.map((f) => (f.source === 'effect' ? ({ kind: 'effect', name: f.name, effect: f.effect } as const) : ({ kind: 'column', name: f.name, column: f.column, assignment: assignmentOf(t, f.column) } as const)));
+  const fields = t.event.fields.map((f) =>
+    f.source === 'effect'
+      ? ({ kind: 'effect', name: f.name, effect: f.effect } as const)
+      : ({ kind: 'column', name: f.name, column: f.column, assignment: assignmentOf(t, f.column) } as const),
+  );
   return (row, facts) => {
     const payload: Record<string, PayloadValue> = {
       event_key: eventKeyOf(t, row.id, row.dueAtMs, facts.occurredAtMs),
@@ -136,7 +140,6 @@ function incremented(old: ColumnValue, by: number, what: string): ColumnValue {
   throw new TypeError(`${what}: cannot increment ${JSON.stringify(old)}`);
 }
 
-
 export type ReminderFacts = Readonly<{ occurredAtMs: number; path: ExpiryPath; beforeMs: number }>;
 
 /** COUPON_EXPIRING_SOON and its kind: one row, one fire point. */
@@ -172,7 +175,7 @@ export const DIGEST_PART_ITEMS = 500;
 export function digestEvents(t: Transition, spec: EventSpec, rows: readonly ReadRow[], facts: DigestFacts, maxItems = DIGEST_PART_ITEMS): EventPayload[] {
   const itemId = spec.itemIdField ?? 'id';
   const items = [...rows]
-    .sort((a, b) => a.expireAtMs - b.expireAtMs || (a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
+    .sort((a, b) => a.expireAtMs - b.expireAtMs || a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .map((row) => {
       const item: Record<string, ColumnValue> = { [itemId]: row.id, due_at: row.expireAtMs };
       for (const f of spec.fields) if (f.source === 'column') item[f.name] = columnOf(t, row.columns, f.column);

@@ -34,11 +34,7 @@ export type ExpiryPlan<R extends LockedRow> = Readonly<{
   stale: ScheduledEntry[];
 }>;
 
-export function planExpiry<R extends LockedRow>(
-  entries: readonly ScheduledEntry[],
-  rows: readonly R[],
-  dbNowMs: number,
-): ExpiryPlan<R> {
+export function planExpiry<R extends LockedRow>(entries: readonly ScheduledEntry[], rows: readonly R[], dbNowMs: number): ExpiryPlan<R> {
   const byId = new Map(rows.map((r) => [r.id, r]));
   const due = new Map<string, R>();
   const notYetDue: Array<{ entry: ScheduledEntry; retryInMs: number }> = [];

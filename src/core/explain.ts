@@ -22,7 +22,14 @@ import type { Topology } from './topology';
 /** An event_outbox row of the row: its event_key's due and occurred times, and the path its payload names (when it could be read). */
 export type OutboxFact = Readonly<{ eventKey: string; topic: string; createdAtMs: number; dueAtMs: number; occurredAtMs: number; path: string | null }>;
 
-export type Placement = Readonly<{ lane: 'due' | 'ring'; tier: string; topic: string; partition: number; bucketStartMs: number | null; releaseAtMs: number | null }>;
+export type Placement = Readonly<{
+  lane: 'due' | 'ring';
+  tier: string;
+  topic: string;
+  partition: number;
+  bucketStartMs: number | null;
+  releaseAtMs: number | null;
+}>;
 
 export type TransitionExplanation = Readonly<{
   transition: string;
@@ -75,7 +82,15 @@ function placementOf(topology: Topology, entity: Entity, row: RowFacts, dueMs: n
     : { lane: 'ring', tier: r.tierName, topic: r.topic, partition, bucketStartMs: r.bucketStartMs, releaseAtMs: r.releaseAtMs };
 }
 
-export function explainTransition(topology: Topology, entity: Entity, t: Transition, row: RowFacts, outbox: readonly OutboxFact[], dbNowMs: number, formatTime: (ms: number) => string): TransitionExplanation {
+export function explainTransition(
+  topology: Topology,
+  entity: Entity,
+  t: Transition,
+  row: RowFacts,
+  outbox: readonly OutboxFact[],
+  dbNowMs: number,
+  formatTime: (ms: number) => string,
+): TransitionExplanation {
   const dueMs = row.dueMs.get(t.due.column) ?? null;
   const base = { transition: t.name, status: row.status, dueMs, dueInMs: dueMs === null ? null : dueMs - dbNowMs, outbox };
   const latest = [...outbox].sort((a, b) => b.occurredAtMs - a.occurredAtMs)[0];
@@ -83,18 +98,39 @@ export function explainTransition(topology: Topology, entity: Entity, t: Transit
   if (latest !== undefined && !(expirable && dueMs !== null && dueMs > latest.dueAtMs)) {
     const late = latest.occurredAtMs - latest.dueAtMs;
     const by = latest.path === null ? '' : ` by ${latest.path}`;
-    return { ...base, state: 'transitioned', placement: null, verdict: `moved ${humanDuration(late)} after due${by} at ${formatTime(latest.occurredAtMs)}; event ${latest.eventKey} on ${latest.topic}` };
+    return {
+      ...base,
+      state: 'transitioned',
+      placement: null,
+      verdict: `moved ${humanDuration(late)} after due${by} at ${formatTime(latest.occurredAtMs)}; event ${latest.eventKey} on ${latest.topic}`,
+    };
   }
   if (!expirable) {
     const from = t.from.map(String).join(', ');
-    const other = row.status === t.to ? `; no event_outbox row of ${t.name} for it: moved by something else, or its row is gone with retention (TB_OUTBOX_RETENTION_MS)` : '';
-    return { ...base, state: 'not expirable', placement: null, verdict: `not expirable: status ${String(row.status)}, and ${t.name} moves it only from ${from}${other}` };
+    const other =
+      row.status === t.to
+        ? `; no event_outbox row of ${t.name} for it: moved by something else, or its row is gone with retention (TB_OUTBOX_RETENTION_MS)`
+        : '';
+    return {
+      ...base,
+      state: 'not expirable',
+      placement: null,
+      verdict: `not expirable: status ${String(row.status)}, and ${t.name} moves it only from ${from}${other}`,
+    };
   }
   if (dueMs === null) return { ...base, state: 'not expirable', placement: null, verdict: `not scheduled: ${t.due.column} is NULL, so it is never due` };
   if (dueMs > dbNowMs) {
     const placement = placementOf(topology, entity, row, dueMs, dbNowMs);
-    const where = placement.lane === 'due' ? `the due lane ${placement.topic}` : `the ${placement.tier} ring's topic ${placement.topic} (bucket ${formatTime(placement.bucketStartMs!)}, released at ${formatTime(placement.releaseAtMs!)})`;
-    return { ...base, state: 'scheduled', placement, verdict: `due in ${humanDuration(dueMs - dbNowMs)} by the database clock; its entry belongs in ${where}, partition ${placement.partition}` };
+    const where =
+      placement.lane === 'due'
+        ? `the due lane ${placement.topic}`
+        : `the ${placement.tier} ring's topic ${placement.topic} (bucket ${formatTime(placement.bucketStartMs!)}, released at ${formatTime(placement.releaseAtMs!)})`;
+    return {
+      ...base,
+      state: 'scheduled',
+      placement,
+      verdict: `due in ${humanDuration(dueMs - dbNowMs)} by the database clock; its entry belongs in ${where}, partition ${placement.partition}`,
+    };
   }
   const placement = placementOf(topology, entity, row, dueMs, dbNowMs);
   return {

@@ -91,7 +91,8 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     const tier = topology.tiers[lane.tierIndex]!;
     const bucketStartMs = readBucketStart(record.headers?.['bucket_start']);
     if (bucketStartMs === undefined) return misplaced(record, shard, entry, 'ring record without a bucket_start header in epoch milliseconds');
-    if (bucketStartMs % tier.widthMs !== 0) return misplaced(record, shard, entry, `bucket_start ${bucketStartMs} is not a multiple of the ${tier.name} width ${tier.widthMs}`);
+    if (bucketStartMs % tier.widthMs !== 0)
+      return misplaced(record, shard, entry, `bucket_start ${bucketStartMs} is not a multiple of the ${tier.name} width ${tier.widthMs}`);
     if (ringIndex(tier, bucketStartMs) !== lane.ringIndex) {
       return misplaced(record, shard, entry, `bucket_start ${bucketStartMs} belongs to ring index ${ringIndex(tier, bucketStartMs)}, not ${lane.ringIndex}`);
     }
@@ -101,7 +102,12 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
       return misplaced(record, shard, entry, `entry time ${entry.expireAtMs} lies outside its bucket [${bucketStartMs}, ${bucketEnd})`);
     }
     if (bucketStartMs > nowMs + horizonMs(tier) + skewMs) {
-      return misplaced(record, shard, entry, `bucket ${bucketStartMs} is ${bucketStartMs - nowMs} ms ahead, beyond the ${tier.name} horizon plus the clock-skew budget`);
+      return misplaced(
+        record,
+        shard,
+        entry,
+        `bucket ${bucketStartMs} is ${bucketStartMs - nowMs} ms ahead, beyond the ${tier.name} horizon plus the clock-skew budget`,
+      );
     }
     return heldMessage(record, shard, entry, bucketStartMs, bucketStartMs - tier.leadMs);
   };

@@ -57,7 +57,9 @@ const BaseSchema = z
     // The finest tier's releases are held until their entries fire: an entry beyond its horizon
     // would pin its partition's commit point until then. A coarser tier takes such entries, and
     // its cascader re-routes (and so commits) those still beyond every horizon.
-    tiers: z.array(TierSchema).min(2, 'at least two tiers: the finest holds entries until they fire, a coarser one takes (and re-routes) those beyond its horizon'),
+    tiers: z
+      .array(TierSchema)
+      .min(2, 'at least two tiers: the finest holds entries until they fire, a coarser one takes (and re-routes) those beyond its horizon'),
     due: z.object({ partitions: count }).strict(),
     replayWindowMs: duration,
     dlq: z.object({ partitions: count, retentionMs: count }).strict(),
@@ -144,10 +146,7 @@ function crossFieldProblems(t: RawTopology): Problem[] {
     // of them, or the cascade lands back in this tier and loops.
     const finerHorizon = horizonMs(finer);
     if (tier.widthMs + tier.leadMs > finerHorizon) {
-      add(
-        ['tiers', i, 'leadMs'],
-        `widthMs + leadMs (${tier.widthMs + tier.leadMs}) must be <= the horizon of tier '${finer.name}' (${finerHorizon})`,
-      );
+      add(['tiers', i, 'leadMs'], `widthMs + leadMs (${tier.widthMs + tier.leadMs}) must be <= the horizon of tier '${finer.name}' (${finerHorizon})`);
     }
   });
   const coarsestIndex = t.tiers.length - 1;

@@ -10,7 +10,8 @@ import { DateTime } from 'luxon';
  */
 export function parseInstant(text: string): number {
   const parsed = DateTime.fromISO(text.trim(), { zone: 'utc' });
-  if (!parsed.isValid) throw new RangeError(`not an ISO-8601 time: ${JSON.stringify(text)} (${parsed.invalidExplanation ?? parsed.invalidReason ?? 'invalid'})`);
+  if (!parsed.isValid)
+    throw new RangeError(`not an ISO-8601 time: ${JSON.stringify(text)} (${parsed.invalidExplanation ?? parsed.invalidReason ?? 'invalid'})`);
   return parsed.toMillis();
 }
 

@@ -58,11 +58,21 @@ export type AppliedGrants = Readonly<{ granted: readonly string[]; revoked: read
  * the database's schema on its server; `database`: its name in the entities file (default main).
  * `revoked`: the REVOKEs that took something away.
  */
-export async function grantServiceAccess(db: Knex, schemaName: string, account: DbAccount, catalogue: EntityCatalogue, database: string = MAIN_DATABASE): Promise<AppliedGrants> {
+export async function grantServiceAccess(
+  db: Knex,
+  schemaName: string,
+  account: DbAccount,
+  catalogue: EntityCatalogue,
+  database: string = MAIN_DATABASE,
+): Promise<AppliedGrants> {
   const schema = await readEntitySchema({ [database]: db }, catalogue, database);
   const needed = neededGrants(catalogue, schema, database);
   const wanted = grantItems(needed);
-  const plan = revokePlan(await readGrantLedger(db, account), wanted, mappedTableGrants(catalogue, schema, database).map((g) => g.table));
+  const plan = revokePlan(
+    await readGrantLedger(db, account),
+    wanted,
+    mappedTableGrants(catalogue, schema, database).map((g) => g.table),
+  );
   const revoke = async (items: readonly GrantItem[]) => {
     const done: string[] = [];
     for (const i of items) {

@@ -32,7 +32,13 @@ export type DataCheckOptions = Readonly<{
 }>;
 
 /** Problems of the tables `catalogue` maps on `database`, read through `db` (that database's pool). */
-export async function entityDataProblems(db: Knex, catalogue: EntityCatalogue, database: string, schemaNames: Readonly<Record<string, string>>, opts: DataCheckOptions): Promise<string[]> {
+export async function entityDataProblems(
+  db: Knex,
+  catalogue: EntityCatalogue,
+  database: string,
+  schemaNames: Readonly<Record<string, string>>,
+  opts: DataCheckOptions,
+): Promise<string[]> {
   const here = catalogue.entities.flatMap((entity) => entity.locations.filter((l) => l.database === database).map((location) => ({ entity, location })));
   if (here.length === 0) return [];
   // The database clock decides due-ness (I2), as for the scanner: not this process's.

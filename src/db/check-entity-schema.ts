@@ -49,7 +49,8 @@ export async function checkEntityData(
   const main = pools[MAIN_DATABASE];
   const scannedCursors = main === undefined || firstPass.allowLarge ? new Set<string>() : await readScannedCursors(main);
   const problems: string[] = [];
-  for (const database of databases) problems.push(...(await entityDataProblems(pools[database]!, catalogue, database, schemaNames, { firstPass, scannedCursors })));
+  for (const database of databases)
+    problems.push(...(await entityDataProblems(pools[database]!, catalogue, database, schemaNames, { firstPass, scannedCursors })));
   if (problems.length > 0) throw new ConfigError(`the data of the tables ${catalogue.source} maps does not fit it: ${problems.join('; ')}`, { problems });
 }
 
@@ -89,7 +90,10 @@ export async function checkAnsweringSchemas(
     } else for (const [key, info] of r.tables) schema.set(key, info);
   }
   const answering = Object.keys(pools).filter((d) => !unchecked.includes(d));
-  const problems = unchecked.length === 0 ? entitySchemaProblems(catalogue, schema, schemaNames) : answering.flatMap((d) => entitySchemaProblems(catalogue, schema, schemaNames, d));
+  const problems =
+    unchecked.length === 0
+      ? entitySchemaProblems(catalogue, schema, schemaNames)
+      : answering.flatMap((d) => entitySchemaProblems(catalogue, schema, schemaNames, d));
   if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match its databases: ${problems.join('; ')}`, { problems });
   await checkEntityData(pools, catalogue, schemaNames, answering, firstPass);
   return { schema, unchecked, errors };
@@ -112,7 +116,8 @@ export async function checkDatabaseSchema(
   const merged = new Map([...schema, ...tables]);
   const complete = catalogue.entities.every((e) => e.locations.every((l) => merged.has(l.key)));
   const problems = complete ? entitySchemaProblems(catalogue, merged, schemaNames) : entitySchemaProblems(catalogue, merged, schemaNames, database);
-  if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match database '${database}': ${problems.join('; ')}`, { problems });
+  if (problems.length > 0)
+    throw new ConfigError(`the entities file ${catalogue.source} does not match database '${database}': ${problems.join('; ')}`, { problems });
   await checkEntityData(pools, catalogue, schemaNames, [database], firstPass);
   for (const [key, info] of tables) schema.set(key, info);
 }

@@ -16,15 +16,22 @@ import { quoteId } from './quote-id';
 
 export type FirstPassRead = Readonly<{ due: number; dueCapped: boolean; notDue: number }>;
 
-export async function countFirstPass(db: Knex, entity: Entity, transition: Transition, location: Location, from: readonly StatusValue[], dueBound: Date | number, limits: FirstPassLimits): Promise<FirstPassRead> {
+export async function countFirstPass(
+  db: Knex,
+  entity: Entity,
+  transition: Transition,
+  location: Location,
+  from: readonly StatusValue[],
+  dueBound: Date | number,
+  limits: FirstPassLimits,
+): Promise<FirstPassRead> {
   const [table, index, status, due] = [location.table, transition.index, entity.status.column, transition.due.column].map(quoteId);
   const states = from.map(() => '?').join(', ');
   const count = async (comparison: '<=' | '>', cap: number): Promise<number> => {
-    const [[row]] = (await db.raw(`SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM ${table} FORCE INDEX (${index}) WHERE ${status} IN (${states}) AND ${due} ${comparison} ? LIMIT ?) AS bounded`, [
-      ...from,
-      dueBound,
-      cap,
-    ])) as [[{ n: number | string }]];
+    const [[row]] = (await db.raw(
+      `SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM ${table} FORCE INDEX (${index}) WHERE ${status} IN (${states}) AND ${due} ${comparison} ? LIMIT ?) AS bounded`,
+      [...from, dueBound, cap],
+    )) as [[{ n: number | string }]];
     return Number(row.n);
   };
   const cap = dueCountCap(limits);

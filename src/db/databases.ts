@@ -15,7 +15,12 @@ export type Databases = Readonly<{
   destroy: () => Promise<void>;
 }>;
 
-export function openDatabases(config: Pick<Config, 'databases'>, catalogue: EntityCatalogue, logger?: Logger, opts: { demoTables?: boolean; migrate?: boolean } = {}): Databases {
+export function openDatabases(
+  config: Pick<Config, 'databases'>,
+  catalogue: EntityCatalogue,
+  logger?: Logger,
+  opts: { demoTables?: boolean; migrate?: boolean } = {},
+): Databases {
   const problems = unconfiguredDatabases(catalogue, config.databases);
   if (problems.length > 0) throw new ConfigError(problems.join('; '), { problems });
   const pools: Record<string, Db> = {};

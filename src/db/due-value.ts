@@ -15,7 +15,8 @@ export function dueMsOf(kind: DueKind, value: unknown, what: string): number {
     throw new TypeError(`${what}: expected a DATETIME/TIMESTAMP value, got ${describe(value)}`);
   }
   const n = typeof value === 'string' && /^-?[0-9]+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw new TypeError(`${what}: expected an integer epoch ${kind === 'epoch_ms' ? 'ms' : 's'}, got ${describe(value)}`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n))
+    throw new TypeError(`${what}: expected an integer epoch ${kind === 'epoch_ms' ? 'ms' : 's'}, got ${describe(value)}`);
   return kind === 'epoch_ms' ? n : n * 1000;
 }
 

@@ -42,7 +42,9 @@ export function effectiveViewSql(entity: Entity, location: Location, dueTypes: R
   };
   const cases = entity.transitions.map((t, i) => {
     // Another transition due earlier (or as early and first in the file) wins.
-    const others = entity.transitions.flatMap((o, j) => (j === i ? [] : [`NOT (${dueNow(o)} AND ${dueMs(o, dueTypes)} ${j < i ? '<=' : '<'} ${dueMs(t, dueTypes)})`]));
+    const others = entity.transitions.flatMap((o, j) =>
+      j === i ? [] : [`NOT (${dueNow(o)} AND ${dueMs(o, dueTypes)} ${j < i ? '<=' : '<'} ${dueMs(t, dueTypes)})`],
+    );
     return `    WHEN ${[dueNow(t), ...others].join(' AND ')} THEN ${literal(t.to)}`;
   });
   const shown = [...new Set([entity.idColumn, entity.status.column, ...entity.transitions.map((t) => t.due.column)])];

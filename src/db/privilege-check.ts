@@ -18,7 +18,10 @@ export function missingPrivileges(needed: readonly TableGrant[], own: OwnPrivile
   for (const g of needed) {
     const lacks = g.privileges.filter((p) => !holds(p, g.table));
     if (lacks.length > 0) missing.push(`${lacks.join(', ')} on ${database}.${g.table}`);
-    for (const [privilege, wanted] of [['SELECT', g.selectColumns], ['UPDATE', g.updateColumns]] as const) {
+    for (const [privilege, wanted] of [
+      ['SELECT', g.selectColumns],
+      ['UPDATE', g.updateColumns],
+    ] as const) {
       const columns = (wanted ?? []).filter((c) => !holds(privilege, g.table, c));
       if (columns.length > 0) missing.push(`${privilege} (${columns.join(', ')}) on ${database}.${g.table}`);
     }

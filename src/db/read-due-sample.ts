@@ -15,7 +15,14 @@ import type { Knex } from 'knex';
 import type { Entity, Location, StatusValue, Transition } from '../core/entity-catalogue';
 import { quoteId } from './quote-id';
 
-export async function readDueSample(db: Knex, entity: Entity, transition: Transition, location: Location, from: StatusValue, perEnd: number): Promise<unknown[]> {
+export async function readDueSample(
+  db: Knex,
+  entity: Entity,
+  transition: Transition,
+  location: Location,
+  from: StatusValue,
+  perEnd: number,
+): Promise<unknown[]> {
   const [table, index, id, status, due] = [location.table, transition.index, entity.idColumn, entity.status.column, transition.due.column].map(quoteId);
   const end = (order: 'ASC' | 'DESC') =>
     `(SELECT ${id} AS id, ${due} AS due FROM ${table} FORCE INDEX (${index}) WHERE ${status} = ? AND ${due} IS NOT NULL ORDER BY ${status} ${order}, ${due} ${order}, ${id} ${order} LIMIT ?)`;

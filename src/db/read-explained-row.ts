@@ -22,7 +22,10 @@ export type OutboxRowOfKey = Readonly<{ eventKey: string; topic: string; created
 export async function readExplainedRow(db: Knex, entity: Entity, locations: readonly Location[], id: string): Promise<ExplainedRow | undefined> {
   const dueColumns = [...new Set(entity.transitions.map((t) => t.due.column))];
   for (const location of locations) {
-    const row = (await db(location.table).select(entity.status.column, ...dueColumns).where(entity.idColumn, id).first()) as Record<string, unknown> | undefined;
+    const row = (await db(location.table)
+      .select(entity.status.column, ...dueColumns)
+      .where(entity.idColumn, id)
+      .first()) as Record<string, unknown> | undefined;
     if (row === undefined) continue;
     const dueMs = new Map(
       entity.transitions.map((t) => {
@@ -40,7 +43,11 @@ export async function readOutboxRowsOf(db: Knex, t: Pick<Transition, 'entity' | 
   // An `_` of a name matches any character here: the caller keeps the keys of this exact prefix
   // (core/explain.ts parseEventKey), which the index range already narrowed to a few.
   const prefix = `${t.entity}-${t.name}-${id}-`;
-  const rows = (await db('event_outbox').select('event_key', 'topic', 'created_at', 'payload').where('event_key', 'like', `${prefix}%`).orderBy('id').limit(20)) as Array<{
+  const rows = (await db('event_outbox')
+    .select('event_key', 'topic', 'created_at', 'payload')
+    .where('event_key', 'like', `${prefix}%`)
+    .orderBy('id')
+    .limit(20)) as Array<{
     event_key: string;
     topic: string;
     created_at: Date;

@@ -22,9 +22,17 @@ const GRANTEE = "CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', 
 export async function readOwnPrivileges(db: Knex, database: string): Promise<OwnPrivileges> {
   type Row = { p: string; t?: string; c?: string };
   const [global] = (await db.raw(`SELECT PRIVILEGE_TYPE AS p FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ${GRANTEE}`)) as [Row[]];
-  const [schema] = (await db.raw(`SELECT PRIVILEGE_TYPE AS p FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ${GRANTEE} AND TABLE_SCHEMA = ?`, [database])) as [Row[]];
-  const [tables] = (await db.raw(`SELECT TABLE_NAME AS t, PRIVILEGE_TYPE AS p FROM information_schema.TABLE_PRIVILEGES WHERE GRANTEE = ${GRANTEE} AND TABLE_SCHEMA = ?`, [database])) as [Row[]];
-  const [columns] = (await db.raw(`SELECT TABLE_NAME AS t, COLUMN_NAME AS c, PRIVILEGE_TYPE AS p FROM information_schema.COLUMN_PRIVILEGES WHERE GRANTEE = ${GRANTEE} AND TABLE_SCHEMA = ?`, [database])) as [Row[]];
+  const [schema] = (await db.raw(`SELECT PRIVILEGE_TYPE AS p FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ${GRANTEE} AND TABLE_SCHEMA = ?`, [
+    database,
+  ])) as [Row[]];
+  const [tables] = (await db.raw(
+    `SELECT TABLE_NAME AS t, PRIVILEGE_TYPE AS p FROM information_schema.TABLE_PRIVILEGES WHERE GRANTEE = ${GRANTEE} AND TABLE_SCHEMA = ?`,
+    [database],
+  )) as [Row[]];
+  const [columns] = (await db.raw(
+    `SELECT TABLE_NAME AS t, COLUMN_NAME AS c, PRIVILEGE_TYPE AS p FROM information_schema.COLUMN_PRIVILEGES WHERE GRANTEE = ${GRANTEE} AND TABLE_SCHEMA = ?`,
+    [database],
+  )) as [Row[]];
   const group = (rows: Row[], key: (r: Row) => string) => {
     const out = new Map<string, Set<string>>();
     for (const r of rows) out.set(key(r), (out.get(key(r)) ?? new Set()).add(r.p.toUpperCase()));

@@ -54,15 +54,21 @@ export function serverSettingProblems(s: ServerSettings): string[] {
   const problems: string[] = [];
   const cnf = s.flavour === 'mariadb' ? 'my.cnf [mariadb]' : 'my.cnf [mysqld]';
   if (!s.logBin) problems.push(`the binlog is off: Debezium cannot capture changes; set log_bin in ${cnf} and restart`);
-  if (s.binlogFormat !== 'ROW') problems.push(`binlog_format is ${s.binlogFormat}: Debezium needs ROW; SET GLOBAL binlog_format = 'ROW' and binlog_format=ROW in ${cnf}`);
-  if (s.binlogRowImage !== 'FULL') problems.push(`binlog_row_image is ${s.binlogRowImage}: FULL is needed (the before image tells an unchanged due time); SET GLOBAL binlog_row_image = 'FULL' and in ${cnf}`);
+  if (s.binlogFormat !== 'ROW')
+    problems.push(`binlog_format is ${s.binlogFormat}: Debezium needs ROW; SET GLOBAL binlog_format = 'ROW' and binlog_format=ROW in ${cnf}`);
+  if (s.binlogRowImage !== 'FULL')
+    problems.push(
+      `binlog_row_image is ${s.binlogRowImage}: FULL is needed (the before image tells an unchanged due time); SET GLOBAL binlog_row_image = 'FULL' and in ${cnf}`,
+    );
   if (s.binlogRetentionSeconds > 0 && s.binlogRetentionSeconds < CONNECT_OUTAGE_BUDGET_SECONDS) {
     problems.push(
       `binlog_expire_logs_seconds is ${s.binlogRetentionSeconds}: a Connect outage longer than that loses changes and events, and the outage budget is ${CONNECT_OUTAGE_BUDGET_SECONDS} s (docs/operations.md); SET GLOBAL binlog_expire_logs_seconds = ${2 * CONNECT_OUTAGE_BUDGET_SECONDS} and in ${cnf}`,
     );
   }
   if (s.gtidMode !== undefined && s.gtidMode !== 'ON' && s.gtidMode !== 'OFF') {
-    problems.push(`gtid_mode is ${s.gtidMode}: transactions with and without GTIDs mix, and a connector resuming by GTID set after a failover can skip some; finish the change to gtid_mode=ON (with enforce_gtid_consistency=ON) in ${cnf}`);
+    problems.push(
+      `gtid_mode is ${s.gtidMode}: transactions with and without GTIDs mix, and a connector resuming by GTID set after a failover can skip some; finish the change to gtid_mode=ON (with enforce_gtid_consistency=ON) in ${cnf}`,
+    );
   }
   return problems;
 }

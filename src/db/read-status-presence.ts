@@ -16,7 +16,13 @@ const SAMPLE = 200;
 
 export type StatusPresenceRead = Readonly<{ hasRows: boolean; anyDeclaredHeld: boolean; held: readonly unknown[] }>;
 
-export async function readStatusPresence(db: Knex, entity: Entity, location: Location, index: string, declared: readonly StatusValue[]): Promise<StatusPresenceRead> {
+export async function readStatusPresence(
+  db: Knex,
+  entity: Entity,
+  location: Location,
+  index: string,
+  declared: readonly StatusValue[],
+): Promise<StatusPresenceRead> {
   const [table, status, idx] = [location.table, entity.status.column, index].map(quoteId);
   const [[row]] = (await db.raw(
     `SELECT EXISTS (SELECT 1 FROM ${table}) AS has_rows, EXISTS (SELECT 1 FROM ${table} FORCE INDEX (${idx}) WHERE ${status} IN (${declared.map(() => '?').join(', ')})) AS known`,

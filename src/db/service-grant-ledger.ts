@@ -28,25 +28,27 @@ export function grantItems(grants: readonly TableGrant[]): GrantItem[] {
 }
 
 export async function readGrantLedger(db: Knex, account: DbAccount): Promise<GrantItem[]> {
-  const [rows] = (await db.raw('SELECT table_name AS t, privilege AS p, column_name AS c FROM service_grants WHERE account_user = ? AND account_host = ? ORDER BY table_name, privilege, column_name', [
-    account.user,
-    account.host,
-  ])) as [Array<{ t: string; p: string; c: string }>];
+  const [rows] = (await db.raw(
+    'SELECT table_name AS t, privilege AS p, column_name AS c FROM service_grants WHERE account_user = ? AND account_host = ? ORDER BY table_name, privilege, column_name',
+    [account.user, account.host],
+  )) as [Array<{ t: string; p: string; c: string }>];
   return rows.map((r) => ({ table: r.t, privilege: r.p, column: r.c }));
 }
 
 export async function recordGrants(db: Knex, account: DbAccount, items: readonly GrantItem[]): Promise<void> {
   if (items.length === 0) return;
   const values = items.flatMap((i) => [account.user, account.host, i.table, i.privilege, i.column]);
-  await db.raw(`INSERT IGNORE INTO service_grants (account_user, account_host, table_name, privilege, column_name) VALUES ${items.map(() => '(?, ?, ?, ?, ?)').join(', ')}`, values);
+  await db.raw(
+    `INSERT IGNORE INTO service_grants (account_user, account_host, table_name, privilege, column_name) VALUES ${items.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+    values,
+  );
 }
 
 export async function forgetGrants(db: Knex, account: DbAccount, items: readonly GrantItem[]): Promise<void> {
   if (items.length === 0) return;
   const tuples = items.flatMap((i) => [i.table, i.privilege, i.column]);
-  await db.raw(`DELETE FROM service_grants WHERE account_user = ? AND account_host = ? AND (table_name, privilege, column_name) IN (${items.map(() => '(?, ?, ?)').join(', ')})`, [
-    account.user,
-    account.host,
-    ...tuples,
-  ]);
+  await db.raw(
+    `DELETE FROM service_grants WHERE account_user = ? AND account_host = ? AND (table_name, privilege, column_name) IN (${items.map(() => '(?, ?, ?)').join(', ')})`,
+    [account.user, account.host, ...tuples],
+  );
 }

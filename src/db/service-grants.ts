@@ -44,9 +44,13 @@ type EntityColumns = { read: Set<string>; write: Set<string> };
 
 /** Per entity, the columns the service's statements read and write (the header's list). */
 export function entityColumns(catalogue: EntityCatalogue): ReadonlyMap<string, EntityColumns> {
-  const out = new Map<string, EntityColumns>(catalogue.entities.map((e: Entity) => [e.name, { read: new Set([e.idColumn, e.status.column]), write: new Set([e.status.column]) }]));
-  const readsOf = (set: readonly Assignment[], withValues: boolean) => set.filter((a) => a.kind === 'increment' || (withValues && a.kind === 'value')).map((a) => a.column);
-  const columnFields = (fields: ReadonlyArray<{ source: string; column?: string }>) => fields.flatMap((f) => (f.source === 'column' && f.column !== undefined ? [f.column] : []));
+  const out = new Map<string, EntityColumns>(
+    catalogue.entities.map((e: Entity) => [e.name, { read: new Set([e.idColumn, e.status.column]), write: new Set([e.status.column]) }]),
+  );
+  const readsOf = (set: readonly Assignment[], withValues: boolean) =>
+    set.filter((a) => a.kind === 'increment' || (withValues && a.kind === 'value')).map((a) => a.column);
+  const columnFields = (fields: ReadonlyArray<{ source: string; column?: string }>) =>
+    fields.flatMap((f) => (f.source === 'column' && f.column !== undefined ? [f.column] : []));
   for (const t of catalogue.transitions) {
     const own = out.get(t.entity)!;
     own.read.add(t.due.column);
@@ -90,7 +94,9 @@ const ACCOUNT_PART = /^[A-Za-z0-9_.%-]+$/;
 /** `'user'@'host'`, its parts checked: letters, digits and _.%- only, so it is never interpolated unchecked. */
 export function accountSql(account: DbAccount): string {
   if (!ACCOUNT_PART.test(account.user) || !ACCOUNT_PART.test(account.host)) {
-    throw new TimebucketError('CONFIG_INVALID', `account ${account.user}@${account.host}: letters, digits and _.%- only`, { details: { problems: ['TB_DB_SERVICE_USER'] } });
+    throw new TimebucketError('CONFIG_INVALID', `account ${account.user}@${account.host}: letters, digits and _.%- only`, {
+      details: { problems: ['TB_DB_SERVICE_USER'] },
+    });
   }
   return `'${account.user}'@'${account.host}'`;
 }

@@ -44,10 +44,14 @@ export function armStatementDeadlines(conn: DeadlineConnection, ms: number): voi
       if (at < 0) return original(...args);
       const callback = args[at] as Callback;
       const timer = setTimeout(() => {
-        const err = new TimebucketError('STATEMENT_DEADLINE', `statement still unanswered after its ${ms} ms deadline; its connection is closed (the database is not answering)`, {
-          retriable: true,
-          details: { deadlineMs: ms, threadId: conn.threadId ?? null, sql: sqlOf(args[0]) },
-        });
+        const err = new TimebucketError(
+          'STATEMENT_DEADLINE',
+          `statement still unanswered after its ${ms} ms deadline; its connection is closed (the database is not answering)`,
+          {
+            retriable: true,
+            details: { deadlineMs: ms, threadId: conn.threadId ?? null, sql: sqlOf(args[0]) },
+          },
+        );
         conn.stream.destroy(err);
       }, ms);
       args[at] = (...results: unknown[]) => {

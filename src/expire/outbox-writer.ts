@@ -25,7 +25,10 @@ export type RejectedEvent = Readonly<{ event: OutboxInsert['event']; entityId: s
  * transaction: if it fails, the transition rolls back and is retried); without it, such an event
  * fails the transaction (an operator's command, which then reports it).
  */
-export function eventOutboxWriter(encoder: EventEncoder, opts: Readonly<{ rejected?: (events: readonly RejectedEvent[]) => Promise<void> }> = {}): OutboxWriter {
+export function eventOutboxWriter(
+  encoder: EventEncoder,
+  opts: Readonly<{ rejected?: (events: readonly RejectedEvent[]) => Promise<void> }> = {},
+): OutboxWriter {
   return async (trx, rows) => {
     const encoded: EncodedEvent[] = [];
     const rejected: RejectedEvent[] = [];
@@ -34,11 +37,17 @@ export function eventOutboxWriter(encoder: EventEncoder, opts: Readonly<{ reject
       if (result.ok) encoded.push(result.row);
       else if (result.failure === 'missing-schema-id') {
         // Back-pressure: the transition waits for its schema id (timebucket schemas register).
-        throw new TimebucketError('SCHEMA_ID_MISSING', `${result.reason}: run \`timebucket schemas register\`; the transition waits for it`, { retriable: true, details: { eventType: r.event.event_type } });
+        throw new TimebucketError('SCHEMA_ID_MISSING', `${result.reason}: run \`timebucket schemas register\`; the transition waits for it`, {
+          retriable: true,
+          details: { eventType: r.event.event_type },
+        });
       } else rejected.push({ event: r.event, entityId: r.entityId, code: result.code, reason: result.reason });
     }
     if (rejected.length > 0) {
-      if (opts.rejected === undefined) throw new TimebucketError(rejected[0]!.code, `event ${rejected[0]!.event.event_key} cannot be published: ${rejected[0]!.reason}`, { details: { eventKey: rejected[0]!.event.event_key } });
+      if (opts.rejected === undefined)
+        throw new TimebucketError(rejected[0]!.code, `event ${rejected[0]!.event.event_key} cannot be published: ${rejected[0]!.reason}`, {
+          details: { eventKey: rejected[0]!.event.event_key },
+        });
       await opts.rejected(rejected);
     }
     // A dead-lettered event counts as written: its transition commits, and the event is where the operator finds it.

@@ -93,7 +93,9 @@ export function createReminderBatches(
       // A batch is all digested fire points or none (hold/expirer-sink.ts groups them apart), and
       // reminderMatches kept only entries whose kind the file declares.
       const digested = batchKindOf(entries[0]!) === 'digest';
-      const result = await db.transaction((trx) => (digested ? digest(trx, transition, c.byUser!, entries, path, outbox) : remind(trx, transition, c.byId!, entries, path, outbox)));
+      const result = await db.transaction((trx) =>
+        digested ? digest(trx, transition, c.byUser!, entries, path, outbox) : remind(trx, transition, c.byId!, entries, path, outbox),
+      );
       // After the commit: what now exists.
       if (result.lateness.length > 0) opts.observer?.sent?.(transition, result.lateness);
       for (const [reason, n] of result.skipped) opts.observer?.skipped?.(transition, reason, n);
@@ -117,7 +119,14 @@ type Result = {
   digests: number[];
 };
 
-async function remind(trx: Knex.Transaction, t: Transition, read: ReadRemindedRows, entries: readonly ReminderEntry[], path: ExpiryPath, outbox: OutboxWriter): Promise<Result> {
+async function remind(
+  trx: Knex.Transaction,
+  t: Transition,
+  read: ReadRemindedRows,
+  entries: readonly ReminderEntry[],
+  path: ExpiryPath,
+  outbox: OutboxWriter,
+): Promise<Result> {
   const dbNowMs = await readDbNow(trx);
   const ready = entries.filter((e) => e.expireAtMs <= dbNowMs);
   const rows = await read.run(trx, [...new Set(ready.map((e) => e.id))]);
@@ -134,7 +143,14 @@ async function remind(trx: Knex.Transaction, t: Transition, read: ReadRemindedRo
   return { dbNowMs, notYetDue: plan.notYetDue, lateness: plan.send.map((s) => dbNowMs - s.entry.expireAtMs), skipped, digests: [] };
 }
 
-async function digest(trx: Knex.Transaction, t: Transition, read: ReadDigestRows, entries: readonly ReminderEntry[], path: ExpiryPath, outbox: OutboxWriter): Promise<Result> {
+async function digest(
+  trx: Knex.Transaction,
+  t: Transition,
+  read: ReadDigestRows,
+  entries: readonly ReminderEntry[],
+  path: ExpiryPath,
+  outbox: OutboxWriter,
+): Promise<Result> {
   const dbNowMs = await readDbNow(trx);
   const plan = planDigests(entries, dbNowMs);
   const { windowMs, event: spec } = t.reminders!.digest!;
@@ -151,7 +167,8 @@ async function digest(trx: Knex.Transaction, t: Transition, read: ReadDigestRows
         empty += g.entries.filter((e) => e.remind.user === user).length;
         continue;
       }
-      for (const event of digestEvents(t, spec, rows, { occurredAtMs: dbNowMs, path, beforeMs: g.beforeMs, user, windowStartMs: g.windowStartMs })) inserts.push({ event, entityType: t.entity, entityId: user });
+      for (const event of digestEvents(t, spec, rows, { occurredAtMs: dbNowMs, path, beforeMs: g.beforeMs, user, windowStartMs: g.windowStartMs }))
+        inserts.push({ event, entityType: t.entity, entityId: user });
       lateness.push(dbNowMs - g.windowStartMs);
       digests.push(rows.length);
     }

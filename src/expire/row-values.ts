@@ -22,7 +22,9 @@ export type FieldInfo = Readonly<{ name: string; columnType?: number; type?: num
 
 // mysql2's type codes (mysql2/lib/constants/types.js)
 const LONGLONG = 0x08;
-const TEMPORAL: ReadonlySet<number> = new Set([0x07 /* TIMESTAMP */, 0x0a /* DATE */, 0x0c /* DATETIME */, 0x0e /* NEWDATE */, 0x11 /* TIMESTAMP2 */, 0x12 /* DATETIME2 */]);
+const TEMPORAL: ReadonlySet<number> = new Set([
+  0x07 /* TIMESTAMP */, 0x0a /* DATE */, 0x0c /* DATETIME */, 0x0e /* NEWDATE */, 0x11 /* TIMESTAMP2 */, 0x12 /* DATETIME2 */,
+]);
 
 export function fieldTypes(fields: readonly FieldInfo[] | undefined): ReadonlyMap<string, number | undefined> {
   return new Map((fields ?? []).map((f) => [f.name, f.columnType ?? f.type]));
@@ -58,7 +60,12 @@ export function statusValueOf(value: unknown, type: StatusType, what: string): S
  * the id exact, the status typed, the due time in epoch ms, and `columns` as an event carries
  * them. The names for the errors of a bad value are made once: a batch decodes thousands of rows.
  */
-export function rowsDecoder(entity: Entity, t: Transition, location: Location, columns: readonly string[]): (rows: ReadonlyArray<Record<string, unknown>>, fields: readonly FieldInfo[] | undefined) => ReadRow[] {
+export function rowsDecoder(
+  entity: Entity,
+  t: Transition,
+  location: Location,
+  columns: readonly string[],
+): (rows: ReadonlyArray<Record<string, unknown>>, fields: readonly FieldInfo[] | undefined) => ReadRow[] {
   const at = (column: string): string => `${location.key}.${column}`;
   const [idAt, statusAt, dueAt] = [at(entity.idColumn), at(entity.status.column), at(t.due.column)];
   return (rows, fields) => {

@@ -19,7 +19,10 @@ export type SetClause = Readonly<{
 }>;
 
 export function setClause(statusColumn: string, to: StatusValue, set: readonly Assignment[]): SetClause {
-  const parts = [`${quoteId(statusColumn)} = ?`, ...set.map((a) => (a.kind === 'increment' ? `${quoteId(a.column)} = ${quoteId(a.column)} + ?` : `${quoteId(a.column)} = ?`))];
+  const parts = [
+    `${quoteId(statusColumn)} = ?`,
+    ...set.map((a) => (a.kind === 'increment' ? `${quoteId(a.column)} = ${quoteId(a.column)} + ?` : `${quoteId(a.column)} = ?`)),
+  ];
   return {
     sql: parts.join(', '),
     values: (dbNowMs) => [to, ...set.map((a) => (a.kind === 'value' ? a.value : a.kind === 'now' ? dueValueOf(a.unit, dbNowMs) : a.by))],

@@ -138,7 +138,13 @@ function compile(catalogue: EntityCatalogue, t: Transition, location: Location):
   };
 }
 
-async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[], path: ExpiryPath, outbox: OutboxWriter): Promise<{ outcome: BatchOutcome; written: number }> {
+async function runBatch(
+  db: Knex,
+  c: Compiled,
+  entries: readonly ScheduledEntry[],
+  path: ExpiryPath,
+  outbox: OutboxWriter,
+): Promise<{ outcome: BatchOutcome; written: number }> {
   const t = c.transition;
   return db.transaction(async (trx) => {
     const rows = await c.lock.run(trx, [...new Set(entries.map((e) => e.id))]);
@@ -151,13 +157,20 @@ async function runBatch(db: Knex, c: Compiled, entries: readonly ScheduledEntry[
     const touched: Array<ReadonlySet<string>> = [];
     for (const fx of c.effects) {
       const held = await fx.lock.run(trx, dueIds);
-      await fx.apply.run(trx, held.map((r) => r.id), dbNowMs);
+      await fx.apply.run(
+        trx,
+        held.map((r) => r.id),
+        dbNowMs,
+      );
       touched.push(new Set(held.map((r) => r.owner)));
     }
     const written = await outbox(
       trx,
       plan.due.map((r) => ({
-        event: c.event({ id: r.id, status: r.status, dueAtMs: r.expireAtMs, columns: r.columns }, { occurredAtMs: dbNowMs, path, effects: touched.map((s) => s.has(r.id)) }),
+        event: c.event(
+          { id: r.id, status: r.status, dueAtMs: r.expireAtMs, columns: r.columns },
+          { occurredAtMs: dbNowMs, path, effects: touched.map((s) => s.has(r.id)) },
+        ),
         entityType: t.entity,
         entityId: r.id,
       })),

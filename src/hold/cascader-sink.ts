@@ -18,7 +18,6 @@ import { Backoff, backoffMs, Backoffs } from '../core/retry-policy';
 
 type Pending = { msg: HeldMessage; done: () => void };
 
-
 export type CascaderSinkOptions = Readonly<{
   producer: Pick<Producer, 'sendBatch'>;
   topology: Topology;
@@ -45,7 +44,14 @@ export class CascaderSink implements HoldSink {
   private readonly routing: SendRoutedOptions;
 
   constructor(private readonly opts: CascaderSinkOptions) {
-    this.routing = { producer: opts.producer, topology: opts.topology, catalogue: opts.catalogue, clock: opts.clock, appendBudgetMs: appendBudgetMs(opts.topology), logger: opts.logger };
+    this.routing = {
+      producer: opts.producer,
+      topology: opts.topology,
+      catalogue: opts.catalogue,
+      clock: opts.clock,
+      appendBudgetMs: appendBudgetMs(opts.topology),
+      logger: opts.logger,
+    };
   }
 
   take(msg: HeldMessage, done: () => void): void {
@@ -84,7 +90,10 @@ export class CascaderSink implements HoldSink {
     const batch = this.buffer.splice(0, this.opts.maxBatchSize);
     this.inFlight = batch.length;
     try {
-      await sendRouted(this.routing, batch.map((p) => p.msg.entry));
+      await sendRouted(
+        this.routing,
+        batch.map((p) => p.msg.entry),
+      );
       this.failures = 0;
       for (const p of batch) p.done();
       this.opts.onCascaded?.(batch.length);

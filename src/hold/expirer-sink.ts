@@ -101,7 +101,9 @@ export class ExpirerSink implements HoldSink {
   constructor(private readonly opts: ExpirerSinkOptions) {
     this.entities = entityNames(opts.catalogue);
     this.lanes = new Map(
-      this.entities.flatMap((e) => entityOf(opts.catalogue, e).databases.map((database) => [laneKey(e, database), { entity: e, database, queue: new FireQueue<Pending>() }] as const)),
+      this.entities.flatMap((e) =>
+        entityOf(opts.catalogue, e).databases.map((database) => [laneKey(e, database), { entity: e, database, queue: new FireQueue<Pending>() }] as const),
+      ),
     );
     this.databases = [...new Set([...this.lanes.values()].map((l) => l.database))];
     this.gate = opts.gate ?? openGate;
@@ -182,11 +184,14 @@ export class ExpirerSink implements HoldSink {
     if (at === undefined || at >= this.timerAt) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      this.fire();
-    }, timerDelay(at, this.opts.clock.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.fire();
+      },
+      timerDelay(at, this.opts.clock.now()),
+    );
   }
 
   /**
@@ -305,7 +310,11 @@ export class ExpirerSink implements HoldSink {
     try {
       const outcome = await this.opts.expireBatch(
         transition,
-        batch.map((p) => (p.msg.entry.remind === undefined ? { id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs } : { id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs, remind: p.msg.entry.remind })),
+        batch.map((p) =>
+          p.msg.entry.remind === undefined
+            ? { id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs }
+            : { id: p.msg.entry.id, expireAtMs: p.msg.entry.expireAtMs, remind: p.msg.entry.remind },
+        ),
         batch[0]!.location,
       );
       this.opts.observer?.batch?.(entity, outcome);
@@ -338,13 +347,19 @@ export class ExpirerSink implements HoldSink {
       const at = now + backoffMs(attempts, this.opts.backoff, this.opts.random);
       // An open breaker was logged once when it opened; each call it turns away is not news.
       const breakerOpen = (err as { code?: unknown } | null)?.code === 'EOPENBREAKER';
-      this.opts.logger[breakerOpen ? 'debug' : 'warn']({ err, entity, transition: ref, table: batch[0]!.location.key, size: batch.length, attempts }, 'expiry batch failed; will retry');
+      this.opts.logger[breakerOpen ? 'debug' : 'warn'](
+        { err, entity, transition: ref, table: batch[0]!.location.key, size: batch.length, attempts },
+        'expiry batch failed; will retry',
+      );
       for (const p of batch) this.requeue(at, p);
       return;
     }
     if (batch.length > 1 || !batch[0]!.alone) {
       // Which entry the failure belongs to is unknown: each is tried again on its own.
-      this.opts.logger.warn({ err, entity, transition: ref, size: batch.length }, 'expiry batch failed deterministically; its entries are tried again one by one');
+      this.opts.logger.warn(
+        { err, entity, transition: ref, size: batch.length },
+        'expiry batch failed deterministically; its entries are tried again one by one',
+      );
       for (const p of batch) {
         p.alone = true;
         this.requeue(now, p);
@@ -360,7 +375,10 @@ export class ExpirerSink implements HoldSink {
     try {
       await this.opts.park(p.msg, err);
       this.opts.observer?.parked?.(entity, err);
-      this.opts.logger.error({ err, entity, transition: ref, id: p.msg.entry.id, topic: p.msg.topic, partition: p.msg.partition, offset: p.msg.offset }, 'entry parked in the DLQ after failing alone; redrive it once the cause is fixed');
+      this.opts.logger.error(
+        { err, entity, transition: ref, id: p.msg.entry.id, topic: p.msg.topic, partition: p.msg.partition, offset: p.msg.offset },
+        'entry parked in the DLQ after failing alone; redrive it once the cause is fixed',
+      );
       p.done();
     } catch (parkErr) {
       this.opts.logger.warn({ err: parkErr, id: p.msg.entry.id }, 'parking failed; the entry stays and is tried again');

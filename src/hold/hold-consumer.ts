@@ -222,7 +222,11 @@ export class HoldConsumer implements Component {
     if (this.endsTimer) clearInterval(this.endsTimer);
     for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
     const deadlineMs = this.opts.stopDeadlineMs ?? 10_000;
-    const abandoned = (step: string) => this.opts.logger.warn({ group: this.opts.group, step, deadlineMs }, 'stop: a step outlived its deadline; abandoned (unfinished entries are re-read from the committed offsets)');
+    const abandoned = (step: string) =>
+      this.opts.logger.warn(
+        { group: this.opts.group, step, deadlineMs },
+        'stop: a step outlived its deadline; abandoned (unfinished entries are re-read from the committed offsets)',
+      );
     // settlesWithin never rejects: the leave and the closes follow whatever the commit did.
     if (!(await settlesWithin(this.commitDirty(), deadlineMs))) abandoned('last commit');
     const disconnect = this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
@@ -320,19 +324,22 @@ export class HoldConsumer implements Component {
     if (state.resumeTimer) clearTimeout(state.resumeTimer);
     state.heldUntil = releaseAt;
     const { topic, partition } = state;
-    state.resumeTimer = setTimeout(() => {
-      state.resumeTimer = undefined;
-      state.heldUntil = undefined;
-      if (generation !== this.generation || this.state !== 'RUNNING') return;
-      try {
-        this.opts.consumer.resume([{ topic, partitions: [partition] }]);
-      } catch (err) {
-        // kafkajs throws while it restarts the consumer after a crash (a broker killed): its
-        // group is being rebuilt, and the new one starts with nothing paused, so there is
-        // nothing to resume. Thrown from a timer, it would end the process.
-        this.opts.logger.warn({ err, topic, partition }, 'resume skipped: the consumer is restarting');
-      }
-    }, timerDelay(releaseAt, this.opts.clock.now()));
+    state.resumeTimer = setTimeout(
+      () => {
+        state.resumeTimer = undefined;
+        state.heldUntil = undefined;
+        if (generation !== this.generation || this.state !== 'RUNNING') return;
+        try {
+          this.opts.consumer.resume([{ topic, partitions: [partition] }]);
+        } catch (err) {
+          // kafkajs throws while it restarts the consumer after a crash (a broker killed): its
+          // group is being rebuilt, and the new one starts with nothing paused, so there is
+          // nothing to resume. Thrown from a timer, it would end the process.
+          this.opts.logger.warn({ err, topic, partition }, 'resume skipped: the consumer is restarting');
+        }
+      },
+      timerDelay(releaseAt, this.opts.clock.now()),
+    );
   }
 
   private done(generation: number, topic: string, partition: number, offset: string): void {

@@ -17,7 +17,14 @@ import type { Park } from './expirer-sink';
 export function parkToDlq(dlq: DlqWriter, attempts: number, catalogue: EntityCatalogue): Park {
   return (msg: HeldMessage, err: unknown) => {
     const headers: Record<string, string> = msg.releaseAtMs === 0 ? { tier: 'due' } : { bucket_start: String(msg.bucketStartMs) };
-    const message = { key: Buffer.from(String(msg.shard)), value: encodeBucketEntry(msg.entry, catalogue), headers, offset: msg.offset, timestamp: '', attributes: 0 } as unknown as KafkaMessage;
+    const message = {
+      key: Buffer.from(String(msg.shard)),
+      value: encodeBucketEntry(msg.entry, catalogue),
+      headers,
+      offset: msg.offset,
+      timestamp: '',
+      attributes: 0,
+    } as unknown as KafkaMessage;
     return dlq.send({ topic: msg.topic, partition: msg.partition, message, error: new ExpiryParkedError(attempts, err) });
   };
 }

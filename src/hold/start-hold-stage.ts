@@ -11,7 +11,13 @@ import type { ExpirerSink } from './expirer-sink';
 import { HoldConsumer } from './hold-consumer';
 
 /** A hold consumer over `topics` feeding `sink`: the shared shape of the expirer and the cascader. */
-export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: string[], sink: ExpirerSink | CascaderSink, logger: Logger): Promise<StartedRole> {
+export async function startHoldStage(
+  ctx: RoleContext,
+  role: HoldRole,
+  topics: string[],
+  sink: ExpirerSink | CascaderSink,
+  logger: Logger,
+): Promise<StartedRole> {
   // Only for the due-lag metric of partitions paused at the memory cap (HoldConsumer.fetchEnds).
   const admin = ctx.kafka.admin();
   await admin.connect();

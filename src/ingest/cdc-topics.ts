@@ -71,6 +71,9 @@ export function locationOfChange(topic: CdcTopic, change: CdcChange): Location |
   if (!topic.routed) return topic.tables.values().next().value;
   const table = change.source.table;
   const location = table === undefined ? undefined : topic.tables.get(table);
-  if (location === undefined) throw new CdcInvalidError(`source.table ${JSON.stringify(table)} is not a table of ${topic.entity.name} on database ${topic.database}`, { topic: topic.topic });
+  if (location === undefined)
+    throw new CdcInvalidError(`source.table ${JSON.stringify(table)} is not a table of ${topic.entity.name} on database ${topic.database}`, {
+      topic: topic.topic,
+    });
   return location;
 }

@@ -21,29 +21,43 @@ export function connectorProblems(wanted: Readonly<Record<string, string>>, conn
     const prefix = wanted['topic.prefix'];
     const { ours: capturing, all } = readersOf(connectors, database, pattern, prefix);
     if (capturing.length === 0) {
-      problems.push(`no connector captures ${database}.${table} under topic.prefix ${String(prefix)}${all.length > 0 ? `; ${described(all)} write elsewhere` : ''}: ${fix}`);
+      problems.push(
+        `no connector captures ${database}.${table} under topic.prefix ${String(prefix)}${all.length > 0 ? `; ${described(all)} write elsewhere` : ''}: ${fix}`,
+      );
       continue;
     }
     const route = routeOf(wanted, table);
     for (const c of capturing) {
-      if (!running(c)) problems.push(`connector ${c.name} captures ${database}.${table} but is ${stateOf(c)}: look at its status (GET /connectors/${c.name}/status)`);
+      if (!running(c))
+        problems.push(`connector ${c.name} captures ${database}.${table} but is ${stateOf(c)}: look at its status (GET /connectors/${c.name}/status)`);
       // A table of a set must reach the entity's topic: per-table topics are read by nothing.
-      if (route !== undefined && !Object.entries(c.config).some(([k, v]) => k.endsWith('.topic.replacement') && v === route.replacement && includes(c.config[k.replace(/replacement$/, 'regex')], route.topic))) {
+      if (
+        route !== undefined &&
+        !Object.entries(c.config).some(
+          ([k, v]) => k.endsWith('.topic.replacement') && v === route.replacement && includes(c.config[k.replace(/replacement$/, 'regex')], route.topic),
+        )
+      ) {
         problems.push(`connector ${c.name} does not route ${database}.${table} into ${route.replacement}: its changes go to a topic nothing reads; ${fix}`);
       }
       const column = wanted[`${RULE}${table}.column`];
       if (column === undefined) continue; // the table is not filtered at the source: nothing to compare
-      const filtered = c.config['predicates.notExpirable.type'] === 'timebucket.connect.NotExpirableChange' && c.config['transforms.onlyExpirable.predicate'] === 'notExpirable';
+      const filtered =
+        c.config['predicates.notExpirable.type'] === 'timebucket.connect.NotExpirableChange' &&
+        c.config['transforms.onlyExpirable.predicate'] === 'notExpirable';
       const listed = (c.config['predicates.notExpirable.expirable.tables'] ?? '').split(',').map((t) => t.trim());
       if (!filtered || !listed.includes(table)) {
         problems.push(`connector ${c.name} has no expirable-change filter for ${table}: every change reaches Kafka (slower, still correct); ${fix}`);
         continue;
       }
-      if (c.config[`${RULE}${table}.column`] !== column) problems.push(`connector ${c.name} filters ${table} on column ${String(c.config[`${RULE}${table}.column`])}, the entities file says ${column}: ${fix}`);
+      if (c.config[`${RULE}${table}.column`] !== column)
+        problems.push(`connector ${c.name} filters ${table} on column ${String(c.config[`${RULE}${table}.column`])}, the entities file says ${column}: ${fix}`);
       const have = new Set((c.config[`${RULE}${table}.states`] ?? '').split(',').map((s) => s.trim()));
       const lacking = (wanted[`${RULE}${table}.states`] ?? '').split(',').filter((s) => !have.has(s));
       // A missing state drops the changes that make rows due: rows would be left to the scanner.
-      if (lacking.length > 0) problems.push(`connector ${c.name} drops changes of ${table} into ${lacking.map((s) => JSON.stringify(s)).join(', ')}: those rows would wait for the scanner; ${fix}`);
+      if (lacking.length > 0)
+        problems.push(
+          `connector ${c.name} drops changes of ${table} into ${lacking.map((s) => JSON.stringify(s)).join(', ')}: those rows would wait for the scanner; ${fix}`,
+        );
     }
   }
   return problems;
@@ -55,13 +69,20 @@ export function connectorProblems(wanted: Readonly<Record<string, string>>, conn
  * by its `topic` column with the event headers placed from its columns, under the database's
  * outbox topic.prefix. Without one, that database's events stay in its table.
  */
-export function outboxConnectorProblems(wanted: Readonly<Record<string, string>>, connectors: readonly ConnectorView[], database: string, databaseName: string): string[] {
+export function outboxConnectorProblems(
+  wanted: Readonly<Record<string, string>>,
+  connectors: readonly ConnectorView[],
+  database: string,
+  databaseName: string,
+): string[] {
   const option = databaseName === 'main' ? '' : ` --database ${databaseName}`;
   const fix = `register the output of \`timebucket connector config --outbox${option}\` (PUT /connectors/<name>/config with --config-only)`;
   const prefix = wanted['topic.prefix'];
   const { ours: publishing, all } = readersOf(connectors, database, `${database}\\.event_outbox`, prefix);
   if (publishing.length === 0) {
-    return [`no connector publishes ${database}.event_outbox under topic.prefix ${String(prefix)}${all.length > 0 ? `; ${described(all)} read it for another deployment` : ''}: its events stay in the table; ${fix}`];
+    return [
+      `no connector publishes ${database}.event_outbox under topic.prefix ${String(prefix)}${all.length > 0 ? `; ${described(all)} read it for another deployment` : ''}: its events stay in the table; ${fix}`,
+    ];
   }
   const placement = 'transforms.outbox.table.fields.additional.placement';
   const router = (c: ConnectorView) =>
@@ -70,15 +91,28 @@ export function outboxConnectorProblems(wanted: Readonly<Record<string, string>>
     listOf(c.config[placement]) === listOf(wanted[placement]);
   const problems: string[] = [];
   for (const c of publishing) {
-    if (!running(c)) problems.push(`connector ${c.name} publishes ${database}.event_outbox but is ${stateOf(c)}: its events wait in the table; look at its status (GET /connectors/${c.name}/status)`);
-    if (!router(c)) problems.push(`connector ${c.name} reads ${database}.event_outbox without the generated Outbox Event Router (routing by topic, the event headers): subscribers would get other records; ${fix}`);
+    if (!running(c))
+      problems.push(
+        `connector ${c.name} publishes ${database}.event_outbox but is ${stateOf(c)}: its events wait in the table; look at its status (GET /connectors/${c.name}/status)`,
+      );
+    if (!router(c))
+      problems.push(
+        `connector ${c.name} reads ${database}.event_outbox without the generated Outbox Event Router (routing by topic, the event headers): subscribers would get other records; ${fix}`,
+      );
   }
   return problems;
 }
 
 /** The connectors reading `pattern` (a table.include.list entry) of `database`, and of them those under `prefix` (any, when undefined). */
-function readersOf(connectors: readonly ConnectorView[], database: string, pattern: string, prefix: string | undefined): { all: ConnectorView[]; ours: ConnectorView[] } {
-  const all = connectors.filter((c) => includes(c.config['table.include.list'], pattern) && c.config['database.include.list']?.split(',').includes(database) !== false);
+function readersOf(
+  connectors: readonly ConnectorView[],
+  database: string,
+  pattern: string,
+  prefix: string | undefined,
+): { all: ConnectorView[]; ours: ConnectorView[] } {
+  const all = connectors.filter(
+    (c) => includes(c.config['table.include.list'], pattern) && c.config['database.include.list']?.split(',').includes(database) !== false,
+  );
   return { all, ours: all.filter((c) => prefix === undefined || c.config['topic.prefix'] === prefix) };
 }
 

@@ -81,7 +81,7 @@ const SSL_MODE: Readonly<Record<ServerFlavour, Readonly<{ off: string; verify: s
 /** What to say of a verified TLS connection without a truststore of its own. */
 export function truststoreWarnings(db: ConnectorConfigOptions['db']): string[] {
   return db.tls && db.truststore === undefined
-    ? ['the database certificate is verified against the Connect workers\' JVM truststore (public CAs only): give --db-truststore when your own CA signed it']
+    ? ["the database certificate is verified against the Connect workers' JVM truststore (public CAs only): give --db-truststore when your own CA signed it"]
     : [];
 }
 
@@ -128,7 +128,11 @@ export function connectionConfig(opts: Pick<ConnectorConfigOptions, 'flavour' | 
     'database.password': opts.db.password,
     'database.server.id': String(opts.serverId),
     'database.ssl.mode': SSL_MODE[opts.flavour][opts.db.tls ? 'verify' : 'off'],
-    ...(opts.db.tls && opts.db.truststore !== undefined && { 'database.ssl.truststore': opts.db.truststore.path, 'database.ssl.truststore.password': opts.db.truststore.password }),
+    ...(opts.db.tls &&
+      opts.db.truststore !== undefined && {
+        'database.ssl.truststore': opts.db.truststore.path,
+        'database.ssl.truststore.password': opts.db.truststore.password,
+      }),
     // MySQL's caching_sha2_password sends the password in the clear over TLS only; without TLS the
     // JDBC driver must fetch the server's RSA key to encrypt it, which it refuses unless allowed.
     // A connection succeeds without it only while the server still caches the account's hash
@@ -178,7 +182,9 @@ function filterConfig(tables: readonly MappedTable[], warnings: string[]): Recor
     const states = dueStates(entity);
     const unlistable = states.filter((s) => s.includes(',') || s.trim() !== s || s.length === 0);
     if (unlistable.length > 0) {
-      warnings.push(`${table}: status ${unlistable.map((s) => JSON.stringify(s)).join(', ')} cannot be listed in the filter; none of its changes is dropped at the source`);
+      warnings.push(
+        `${table}: status ${unlistable.map((s) => JSON.stringify(s)).join(', ')} cannot be listed in the filter; none of its changes is dropped at the source`,
+      );
       continue;
     }
     listed.push(table);

@@ -84,7 +84,9 @@ export class Repartitioner implements Component {
   constructor(private readonly opts: RepartitionerOptions) {
     // Checked once here: an entity the catalogue does not hold would fail every encode, and a
     // failing send is retried for ever, freezing its partition.
-    const foreign = Object.entries(opts.cdcTopics).map(([topic, t]) => [topic, t.entity] as const).filter(([, e]) => findEntity(opts.catalogue, e.name) !== e);
+    const foreign = Object.entries(opts.cdcTopics)
+      .map(([topic, t]) => [topic, t.entity] as const)
+      .filter(([, e]) => findEntity(opts.catalogue, e.name) !== e);
     if (foreign.length > 0) {
       const problems = foreign.map(([topic, e]) => `cdcTopics.${topic}: entity '${e.name}' is not the catalogue's (${opts.catalogue.source})`);
       throw new ConfigError(`repartitioner: ${problems.join('; ')}`, { problems });
@@ -167,7 +169,7 @@ export class Repartitioner implements Component {
       const existing = new Set(await this.opts.listTopics().catch(() => [] as string[]));
       const missing = wanted.filter((t) => !existing.has(t));
       if (missing.length === 0) break;
-      if (attempt % 20 === 0) this.opts.logger.warn({ missing }, 'waiting for CDC topics (Debezium creates each with its table\'s first change)');
+      if (attempt % 20 === 0) this.opts.logger.warn({ missing }, "waiting for CDC topics (Debezium creates each with its table's first change)");
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         this.waitTimer = setTimeout(resolve, 500);
@@ -185,7 +187,8 @@ export class Repartitioner implements Component {
         this.opts.logger.warn({ err }, 'could not pin the new group at the end of the CDC topics; it starts where it first fetches');
         return 'failed';
       });
-      if (outcome === 'pinned') this.opts.logger.info({ group: this.opts.group }, 'new group: starts at the current end of the CDC topics (existing rows: timebucket backfill)');
+      if (outcome === 'pinned')
+        this.opts.logger.info({ group: this.opts.group }, 'new group: starts at the current end of the CDC topics (existing rows: timebucket backfill)');
     }
     await consumer.connect();
     await consumer.subscribe({ topics: wanted, fromBeginning: this.opts.startFrom === 'earliest' });

@@ -29,6 +29,9 @@ export function assertAcknowledged(sent: ProducerBatch | ProducerRecord, answer:
   const acked = new Set(answer.filter((m) => m.errorCode === 0).flatMap((m) => [`${m.topicName}/${m.partition}`, `${m.topicName}/*`]));
   const missing = [...targetsOf(topicMessages)].filter((t) => !acked.has(t));
   if (missing.length > 0) {
-    throw new KafkaUnavailableError(`the send resolved without an acknowledgement for ${missing.sort().join(', ')}: those messages were not written (a broker left mid-send)`, { missing });
+    throw new KafkaUnavailableError(
+      `the send resolved without an acknowledgement for ${missing.sort().join(', ')}: those messages were not written (a broker left mid-send)`,
+      { missing },
+    );
   }
 }

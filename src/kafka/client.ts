@@ -34,6 +34,7 @@ export function createKafka(kafka: Config['kafka'], logger: Logger, clientIdSuff
 /** kafkajs's ssl and sasl options from the validated configuration. */
 export function securityOf(kafka: Pick<Config['kafka'], 'ssl' | 'sasl'>): Pick<KafkaConfig, 'ssl' | 'sasl'> {
   const ssl: KafkaConfig['ssl'] = kafka.ssl.enabled ? { rejectUnauthorized: true, ...(kafka.ssl.ca !== undefined && { ca: [kafka.ssl.ca] }) } : undefined;
-  const sasl: SASLOptions | undefined = kafka.sasl === undefined ? undefined : { mechanism: kafka.sasl.mechanism, username: kafka.sasl.username, password: kafka.sasl.password } as SASLOptions;
+  const sasl: SASLOptions | undefined =
+    kafka.sasl === undefined ? undefined : ({ mechanism: kafka.sasl.mechanism, username: kafka.sasl.username, password: kafka.sasl.password } as SASLOptions);
   return { ...(ssl !== undefined && { ssl }), ...(sasl !== undefined && { sasl }) };
 }

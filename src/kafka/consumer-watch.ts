@@ -38,10 +38,13 @@ export function watchConsumer(consumer: Consumer, opts: { group: string; clock: 
   const progress = () => {
     lastProgress = opts.clock.now();
   };
-  const checker = setInterval(() => {
-    const idle = opts.clock.now() - lastProgress;
-    if (idle > 2 * opts.stallMs) fail(new Error(`no progress for ${idle} ms`));
-  }, Math.min(opts.stallMs, 1_000));
+  const checker = setInterval(
+    () => {
+      const idle = opts.clock.now() - lastProgress;
+      if (idle > 2 * opts.stallMs) fail(new Error(`no progress for ${idle} ms`));
+    },
+    Math.min(opts.stallMs, 1_000),
+  );
   checker.unref();
   const removers = [
     consumer.on(consumer.events.FETCH_START, progress),

@@ -39,7 +39,13 @@ export function createDlqWriter(opts: {
   partitions?: number;
 }): DlqWriter {
   const place = Partitioners.DefaultPartitioner();
-  const metadata: PartitionMetadata[] = Array.from({ length: opts.partitions ?? 0 }, (_, i) => ({ partitionId: i, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+  const metadata: PartitionMetadata[] = Array.from({ length: opts.partitions ?? 0 }, (_, i) => ({
+    partitionId: i,
+    leader: 0,
+    partitionErrorCode: 0,
+    replicas: [0],
+    isr: [0],
+  }));
   const placed = (message: Message): Message =>
     opts.partitions === undefined ? message : { ...message, partition: place({ topic: opts.topic, partitionMetadata: metadata, message }) };
   const toMessage = ({ topic, partition, message, error }: DlqRecord): { message: Message; code: ErrorCode; reason: string } => {
@@ -73,12 +79,20 @@ export function createDlqWriter(opts: {
       const { topic, partition, message } = records[i]!;
       opts.onDeadLetter?.(topic, c.code);
       // One line per record below a burst, a summary above it: a storm must not flood the logs.
-      if (records.length <= 10) opts.logger.warn({ sourceTopic: topic, partition, offset: message.offset, code: c.code, reason: c.reason }, 'record sent to DLQ');
+      if (records.length <= 10)
+        opts.logger.warn({ sourceTopic: topic, partition, offset: message.offset, code: c.code, reason: c.reason }, 'record sent to DLQ');
     });
     if (records.length > 10) {
       const first = records[0]!;
       opts.logger.warn(
-        { sourceTopic: first.topic, partition: first.partition, records: records.length, firstOffset: first.message.offset, code: converted[0]!.code, reason: converted[0]!.reason },
+        {
+          sourceTopic: first.topic,
+          partition: first.partition,
+          records: records.length,
+          firstOffset: first.message.offset,
+          code: converted[0]!.code,
+          reason: converted[0]!.reason,
+        },
         'records sent to DLQ',
       );
     }

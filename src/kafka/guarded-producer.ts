@@ -39,7 +39,13 @@ function acknowledged(sent: ProducerRecord | ProducerBatch, answer: RecordMetada
 
 export function createGuardedProducer(
   make: () => Producer,
-  opts: { breaker?: string; logger: Logger; onBreakerStateChange?: (name: string, state: BreakerState) => void; onReplaced?: () => void; resetTimeoutMs?: number },
+  opts: {
+    breaker?: string;
+    logger: Logger;
+    onBreakerStateChange?: (name: string, state: BreakerState) => void;
+    onReplaced?: () => void;
+    resetTimeoutMs?: number;
+  },
 ): GuardedProducer {
   let current: Promise<Producer> | undefined;
   let created = 0;

@@ -54,7 +54,12 @@ export async function readForecast(admin: OffsetsAdmin, topology: Topology, grou
   }
   const pending = new Map(
     ends.map(([topic, partitions]) => {
-      const offsets: PartitionOffsets[] = partitions.map((p) => ({ partition: p.partition, low: Number(p.low), high: Number(p.high), committed: committedOf.get(`${topic}/${p.partition}`) ?? null }));
+      const offsets: PartitionOffsets[] = partitions.map((p) => ({
+        partition: p.partition,
+        low: Number(p.low),
+        high: Number(p.high),
+        committed: committedOf.get(`${topic}/${p.partition}`) ?? null,
+      }));
       return [topic, unconsumed(offsets)];
     }),
   );

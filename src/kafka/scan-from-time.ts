@@ -103,7 +103,10 @@ async function deleteScanGroup(admin: Admin, opts: Pick<TimeScanOptions<string, 
  * Per partition asked for: where reading starts and ends (one with nothing to read is finished);
  * and the others' ends, where the scan's group is set so that it reads nothing of them.
  */
-async function plan<S extends string, R extends ScanRange<S>>(admin: Admin, opts: TimeScanOptions<S, R>): Promise<{ ranges: R[]; others: Array<{ partition: number; offset: string }> }> {
+async function plan<S extends string, R extends ScanRange<S>>(
+  admin: Admin,
+  opts: TimeScanOptions<S, R>,
+): Promise<{ ranges: R[]; others: Array<{ partition: number; offset: string }> }> {
   const { topic } = opts;
   const ends = await admin.fetchTopicOffsets(topic);
   const fromTime = new Map((await admin.fetchTopicOffsetsByTimestamp(topic, opts.readFromMs)).map((p) => [p.partition, p.offset]));
@@ -142,7 +145,10 @@ async function read<S extends string, R extends ScanRange<S>>(opts: TimeScanOpti
     retry: { restartOnFailure: async () => false },
   });
   const joinTimeoutMs = opts.joinTimeoutMs ?? 60_000;
-  const joinTimer = setTimeout(() => settle.reject(new KafkaUnavailableError(`the scan consumer did not join group ${opts.groupId} within ${joinTimeoutMs} ms`, { group: opts.groupId })), joinTimeoutMs);
+  const joinTimer = setTimeout(
+    () => settle.reject(new KafkaUnavailableError(`the scan consumer did not join group ${opts.groupId} within ${joinTimeoutMs} ms`, { group: opts.groupId })),
+    joinTimeoutMs,
+  );
   consumer.on(consumer.events.GROUP_JOIN, () => clearTimeout(joinTimer));
   consumer.on(consumer.events.CRASH, (e) => settle.reject(e.payload.error));
   const onAbort = () => settle.reject(new InterruptedError(opts.what, SCAN_INTERRUPTED_HINT));

@@ -52,7 +52,10 @@ export async function sendRouted(opts: SendRoutedOptions, entries: readonly Buck
     onTime.push(...records.filter((_, i) => !ring[i]));
     pending = pending.filter((_, i) => ring[i]);
     if (pending.length > 0) {
-      opts.logger.warn({ tookMs, appendBudgetMs: opts.appendBudgetMs, entries: pending.length, attempt }, 'append outlasted the I1 budget: ring entries routed again at the current clock');
+      opts.logger.warn(
+        { tookMs, appendBudgetMs: opts.appendBudgetMs, entries: pending.length, attempt },
+        'append outlasted the I1 budget: ring entries routed again at the current clock',
+      );
     }
   }
   return onTime;

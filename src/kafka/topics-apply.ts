@@ -51,14 +51,21 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
       })),
     });
   }
-  await waitForLeaders(admin, missing.map((d) => d.topic));
+  await waitForLeaders(
+    admin,
+    missing.map((d) => d.topic),
+  );
   const found = await findDrift(admin, existing);
   const grows = opts.growPartitions ?? (() => false);
   const growable = found.filter((d) => isPartitionGrowth(d) && grows(d.topic));
   if (growable.length > 0) {
     await admin.createPartitions({ timeout: 60_000, topicPartitions: growable.map((d) => ({ topic: d.topic, count: Number(d.declared) })) });
     // Until the metadata shows the new partitions, with leaders: the old ones have them already.
-    await waitForLeaders(admin, growable.map((d) => d.topic), new Map(growable.map((d) => [d.topic, Number(d.declared)])));
+    await waitForLeaders(
+      admin,
+      growable.map((d) => d.topic),
+      new Map(growable.map((d) => [d.topic, Number(d.declared)])),
+    );
   }
   return {
     created: missing.map((d) => d.topic),
@@ -91,7 +98,8 @@ export async function waitForLeaders(admin: Admin, topics: readonly string[], pa
       if (Date.now() >= deadline) throw err;
     }
     if (pending.length === 0) return;
-    if (Date.now() >= deadline) throw new KafkaUnavailableError(`no leader after ${timeoutMs} ms for ${pending.length} topic(s), e.g. ${pending[0]}`, { topics: pending.length });
+    if (Date.now() >= deadline)
+      throw new KafkaUnavailableError(`no leader after ${timeoutMs} ms for ${pending.length} topic(s), e.g. ${pending[0]}`, { topics: pending.length });
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -16,7 +16,14 @@ import { summarize, switchNamesOf, SwitchSummary } from './control-switch-state'
 
 export type Control = Readonly<{ gate: TransitionGate; summary: () => SwitchSummary; stop: () => Promise<void> }>;
 
-export async function startControl(ctx: { config: Config; db: Knex; catalogue: EntityCatalogue; clock: Clock; logger: Logger; metrics: Metrics }): Promise<Control> {
+export async function startControl(ctx: {
+  config: Config;
+  db: Knex;
+  catalogue: EntityCatalogue;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+}): Promise<Control> {
   const names = switchNamesOf(entityNames(ctx.catalogue));
   const switches = new ControlSwitches({
     names,

@@ -16,7 +16,8 @@ export type SwitchName = string;
 /** The switches of a deployment: one per entity (in file order), then the scanner's. */
 export function switchNamesOf(entities: readonly string[]): SwitchName[] {
   // One switch name would pause two things: refused, as a bad entities file is.
-  if (entities.includes(SCANNER_SWITCH)) throw new ConfigError(`an entity cannot be named '${SCANNER_SWITCH}': that is the compensation scanner's switch`, { problems: ['TB_ENTITIES'] });
+  if (entities.includes(SCANNER_SWITCH))
+    throw new ConfigError(`an entity cannot be named '${SCANNER_SWITCH}': that is the compensation scanner's switch`, { problems: ['TB_ENTITIES'] });
   return [...entities, SCANNER_SWITCH];
 }
 

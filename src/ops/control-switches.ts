@@ -146,7 +146,8 @@ export class ControlSwitches implements SwitchReader, Component {
     const key = unknown.join(',');
     if (key === this.ignored) return;
     this.ignored = key;
-    if (unknown.length > 0) this.opts.logger.warn({ ignored: unknown, switches: this.opts.names }, 'control switch rows naming no entity of the entities file are ignored');
+    if (unknown.length > 0)
+      this.opts.logger.warn({ ignored: unknown, switches: this.opts.names }, 'control switch rows naming no entity of the entities file are ignored');
   }
 
   private apply(read: Switches): void {

@@ -68,7 +68,12 @@ export class DatabaseWatch {
     this.now = opts.now ?? Date.now;
     for (const name of Object.keys(opts.pools)) {
       const unchecked = opts.unchecked.includes(name);
-      this.set(name, { answering: !unchecked, checked: !unchecked, sinceMs: this.now(), ...(unchecked && { error: opts.startErrors?.[name] ?? 'did not answer at start' }) });
+      this.set(name, {
+        answering: !unchecked,
+        checked: !unchecked,
+        sinceMs: this.now(),
+        ...(unchecked && { error: opts.startErrors?.[name] ?? 'did not answer at start' }),
+      });
     }
     this.loop = new PollLoop({
       name: 'database watch',
@@ -137,8 +142,17 @@ export class DatabaseWatch {
     const before = this.states.get(name)!;
     const answering = error === undefined;
     if (answering === before.answering && error === before.error) return;
-    if (answering !== before.answering) this.opts.logger[answering ? 'info' : 'warn']({ database: name, ...(error !== undefined && { error }) }, answering ? 'database answers again' : 'database does not answer');
-    this.set(name, { checked: before.checked, answering, sinceMs: answering === before.answering ? before.sinceMs : this.now(), ...(error !== undefined && { error }) });
+    if (answering !== before.answering)
+      this.opts.logger[answering ? 'info' : 'warn'](
+        { database: name, ...(error !== undefined && { error }) },
+        answering ? 'database answers again' : 'database does not answer',
+      );
+    this.set(name, {
+      checked: before.checked,
+      answering,
+      sinceMs: answering === before.answering ? before.sinceMs : this.now(),
+      ...(error !== undefined && { error }),
+    });
   }
 }
 
@@ -154,7 +168,11 @@ export function holdUntilChecked<B extends Runs<unknown>>(batches: B, catalogue:
     run: (async (transition: Transition, entries: never, path: never, location?: Location) => {
       const database = (location ?? locationOf(entityOf(catalogue, transition.entity), undefined)).database;
       if (!watch.isChecked(database)) {
-        throw new TimebucketError('DATABASE_UNCHECKED', `database '${database}' has not answered since start: its tables are checked, and its batches run, once it does`, { retriable: true });
+        throw new TimebucketError(
+          'DATABASE_UNCHECKED',
+          `database '${database}' has not answered since start: its tables are checked, and its batches run, once it does`,
+          { retriable: true },
+        );
       }
       return batches.run(transition, entries, path, location);
     }) as B['run'],

@@ -100,7 +100,7 @@ function describeBinary(binary: ArrayBufferView | ArrayBufferLike): string {
   const bytes = ArrayBuffer.isView(binary)
     ? Buffer.from(binary.buffer, binary.byteOffset, Math.min(binary.byteLength, PREVIEW_BYTES))
     : Buffer.from(binary, 0, Math.min(binary.byteLength, PREVIEW_BYTES));
-  const kind = Buffer.isBuffer(binary) ? 'Buffer' : (Object.prototype.toString.call(binary).slice(8, -1) || 'binary');
+  const kind = Buffer.isBuffer(binary) ? 'Buffer' : Object.prototype.toString.call(binary).slice(8, -1) || 'binary';
   const more = binary.byteLength > PREVIEW_BYTES ? '…' : '';
   return `[${kind} ${binary.byteLength} bytes: ${bytes.toString('hex')}${more}]`;
 }

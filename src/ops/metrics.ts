@@ -21,7 +21,12 @@ const PATHS = ['stream', 'scanner'] as const;
  * `entities`: the catalogue's entity names (entityNames), whose series start at 0;
  * `transitions`: the catalogue's transitions, whose reminder series start at 0 too.
  */
-export function createMetrics(opts: { entities: readonly string[]; transitions?: ReadonlyArray<Readonly<{ entity: string; name: string }>>; registry?: Registry; defaultMetrics?: boolean }) {
+export function createMetrics(opts: {
+  entities: readonly string[];
+  transitions?: ReadonlyArray<Readonly<{ entity: string; name: string }>>;
+  registry?: Registry;
+  defaultMetrics?: boolean;
+}) {
   const registry = opts.registry ?? new Registry();
   const registers = [registry];
   // Gauges are read when scraped, from the stages that registered a source.
@@ -285,7 +290,16 @@ export function createMetrics(opts: { entities: readonly string[]; transitions?:
   for (const entity of opts.entities) {
     for (const path of PATHS) metrics.transitions.inc({ entity, path }, 0);
     metrics.delay.zero({ entity });
-    for (const c of [metrics.notYetDue, metrics.stale, metrics.parked, metrics.scannerCaught, metrics.scannerScanned, metrics.scannerPageFailures, metrics.batchFailures]) c.inc({ entity }, 0);
+    for (const c of [
+      metrics.notYetDue,
+      metrics.stale,
+      metrics.parked,
+      metrics.scannerCaught,
+      metrics.scannerScanned,
+      metrics.scannerPageFailures,
+      metrics.batchFailures,
+    ])
+      c.inc({ entity }, 0);
     metrics.reminderLateness.zero({ entity });
     metrics.digestSize.zero({ entity });
   }

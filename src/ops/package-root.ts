@@ -9,7 +9,8 @@ import { ConfigError } from '../core/errors';
 export function packageRoot(from: string = __dirname): string {
   for (let dir = from; ; dir = dirname(dir)) {
     if (existsSync(resolve(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new ConfigError(`no package.json above ${from}: timebucket runs from its package (dist/ beside package.json)`, { problems: ['package.json'] });
+    if (dirname(dir) === dir)
+      throw new ConfigError(`no package.json above ${from}: timebucket runs from its package (dist/ beside package.json)`, { problems: ['package.json'] });
   }
 }
 

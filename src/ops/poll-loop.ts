@@ -80,7 +80,8 @@ export class PollLoop implements Component {
     this.state = 'STOPPING';
     this.sleeps.wakeAll();
     const deadlineMs = this.opts.stopDeadlineMs ?? 30_000;
-    if (!(await settlesWithin(this.running, deadlineMs))) this.opts.logger.warn({ loop: this.opts.name, deadlineMs }, 'a tick outlived the stop deadline; abandoned');
+    if (!(await settlesWithin(this.running, deadlineMs)))
+      this.opts.logger.warn({ loop: this.opts.name, deadlineMs }, 'a tick outlived the stop deadline; abandoned');
     this.state = 'STOPPED';
   }
 

@@ -147,7 +147,7 @@ export class CaptureProbe implements Component {
   /** Reads until stopped: each consumer until kafkajs gives it up, then a new one, with backoff while it cannot start. */
   private async readLoop(): Promise<void> {
     const { topic } = this.opts;
-    for (let attempt = 1; !this.stopping; ) {
+    for (let attempt = 1; !this.stopping;) {
       const consumer = this.opts.newConsumer();
       const watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
       try {

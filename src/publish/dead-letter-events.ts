@@ -31,7 +31,12 @@ export function deadLetterOf(rejected: RejectedEvent, topics: EventTopics, nowMs
     timestamp: String(nowMs),
     attributes: 0,
   } as unknown as KafkaMessage;
-  return { topic: topics[rejected.event.event_type] ?? rejected.event.event_type, partition: -1, message, error: new TimebucketError(rejected.code, rejected.reason) };
+  return {
+    topic: topics[rejected.event.event_type] ?? rejected.event.event_type,
+    partition: -1,
+    message,
+    error: new TimebucketError(rejected.code, rejected.reason),
+  };
 }
 
 /** The outbox writer's `rejected`: every rejected event of the transaction to the DLQ, in one send. */

@@ -91,9 +91,17 @@ export function deriveEventSchema(spec: EventSpec, entity: Entity, columns: Deri
   const dot = spec.avroName.lastIndexOf('.');
   const name = spec.avroName.slice(dot + 1);
   const fields: AvroField[] = [
-    { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-<${spec.idField}>-<due_at ms>-<occurred_at ms>: the same on every redelivery of this transition, another for every other transition of the row.` },
+    {
+      name: 'event_key',
+      type: 'string',
+      doc: `Deduplication key, ${entity.name}-${transition.name}-<${spec.idField}>-<due_at ms>-<occurred_at ms>: the same on every redelivery of this transition, another for every other transition of the row.`,
+    },
     { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
-    { name: spec.idField, type: 'long', doc: `The ${entity.name} that transitioned (${entity.table}.${entity.idColumn}; also the message key, as a decimal string).` },
+    {
+      name: spec.idField,
+      type: 'long',
+      doc: `The ${entity.name} that transitioned (${entity.table}.${entity.idColumn}; also the message key, as a decimal string).`,
+    },
     { name: 'from_status', type: statusType, doc: `Status before the transition: ${transition.from.map(String).join(' or ')}.` },
     { name: 'to_status', type: statusType, doc: `Status after the transition: ${String(transition.to)}.` },
     { name: 'due_at', type: TIMESTAMP, doc: `When the ${entity.name} was due (its ${transition.due.column}), UTC epoch milliseconds.` },
@@ -102,35 +110,61 @@ export function deriveEventSchema(spec: EventSpec, entity: Entity, columns: Deri
     ...declared.filter((f): f is AvroField => f !== undefined),
   ];
   // Key order fixed here (type, name, namespace, doc, fields): the text is the registry's identity of the schema.
-  return { type: 'record', name, ...(dot > 0 && { namespace: spec.avroName.slice(0, dot) }), doc: `${spec.summary} Published once per transition; on redelivery drop duplicates by event_key.`, fields };
+  return {
+    type: 'record',
+    name,
+    ...(dot > 0 && { namespace: spec.avroName.slice(0, dot) }),
+    doc: `${spec.summary} Published once per transition; on redelivery drop duplicates by event_key.`,
+    fields,
+  };
 }
 
 /** A reminder's record, or a digest's with its items (core/event-catalogue.ts lists their fields). */
 function deriveReminderSchema(spec: EventSpec, entity: Entity, transition: Transition, columns: DerivableColumns): AvroRecord {
   const problems: string[] = [];
-  const declared = spec.fields.map((f) => declaredField(f, entity, transition, columns, problems, 'when the reminder was read')).filter((f): f is AvroField => f !== undefined);
+  const declared = spec.fields
+    .map((f) => declaredField(f, entity, transition, columns, problems, 'when the reminder was read'))
+    .filter((f): f is AvroField => f !== undefined);
   const statusType = spec.kind === 'reminder' ? statusAvroType(entity, columns.get(entity.status.column), problems) : 'string';
   if (problems.length > 0) throw new DerivedSchemaError(spec.type, problems);
   const dot = spec.avroName.lastIndexOf('.');
   const name = spec.avroName.slice(dot + 1);
   const namespace = dot > 0 ? { namespace: spec.avroName.slice(0, dot) } : {};
-  const before: AvroField = { name: 'remind_before_ms', type: 'long', doc: `The fire point: this many milliseconds before the due time (${transition.due.column}).` };
+  const before: AvroField = {
+    name: 'remind_before_ms',
+    type: 'long',
+    doc: `The fire point: this many milliseconds before the due time (${transition.due.column}).`,
+  };
   const common: AvroField[] = [
     { name: 'occurred_at', type: TIMESTAMP, doc: 'When the reminder committed, by the database clock; before the due time. UTC epoch milliseconds.' },
     { name: 'path', type: 'string', doc: 'Which path sent it: stream, or replay.' },
   ];
   if (spec.kind === 'reminder') {
     const fields: AvroField[] = [
-      { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-remind-<${spec.idField}>-<due_at ms>-<remind_before_ms>: once per row, due time and fire point.` },
+      {
+        name: 'event_key',
+        type: 'string',
+        doc: `Deduplication key, ${entity.name}-${transition.name}-remind-<${spec.idField}>-<due_at ms>-<remind_before_ms>: once per row, due time and fire point.`,
+      },
       { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
-      { name: spec.idField, type: 'long', doc: `The ${entity.name} about to become due (${entity.table}.${entity.idColumn}; also the message key, as a decimal string).` },
+      {
+        name: spec.idField,
+        type: 'long',
+        doc: `The ${entity.name} about to become due (${entity.table}.${entity.idColumn}; also the message key, as a decimal string).`,
+      },
       { name: 'status', type: statusType, doc: `Its status when the reminder was read: ${transition.from.map(String).join(' or ')}.` },
       { name: 'due_at', type: TIMESTAMP, doc: `When it falls due (its ${transition.due.column}), UTC epoch milliseconds.` },
       before,
       ...common,
       ...declared,
     ];
-    return { type: 'record', name, ...namespace, doc: `${spec.summary} Published once per row, due time and fire point; drop duplicates by event_key.`, fields };
+    return {
+      type: 'record',
+      name,
+      ...namespace,
+      doc: `${spec.summary} Published once per row, due time and fire point; drop duplicates by event_key.`,
+      fields,
+    };
   }
   const digest = transition.reminders!.digest!;
   const item: AvroRecord = {
@@ -145,17 +179,35 @@ function deriveReminderSchema(spec: EventSpec, entity: Entity, transition: Trans
     ],
   };
   const fields: AvroField[] = [
-    { name: 'event_key', type: 'string', doc: `Deduplication key, ${entity.name}-${transition.name}-digest-<${spec.idField}>-<remind_before_ms>-<window_start ms>-<part>: once per user, fire point, window and part.` },
+    {
+      name: 'event_key',
+      type: 'string',
+      doc: `Deduplication key, ${entity.name}-${transition.name}-digest-<${spec.idField}>-<remind_before_ms>-<window_start ms>-<part>: once per user, fire point, window and part.`,
+    },
     { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
     { name: spec.idField, type: 'long', doc: `The user (${entity.table}.${digest.userColumn}; also the message key, as a decimal string).` },
     before,
-    { name: 'window_start', type: TIMESTAMP, doc: 'The start of the window the fire points fall in, and when the digest was due to fire. UTC epoch milliseconds.' },
+    {
+      name: 'window_start',
+      type: TIMESTAMP,
+      doc: 'The start of the window the fire points fall in, and when the digest was due to fire. UTC epoch milliseconds.',
+    },
     ...common,
-    { name: 'items', type: { type: 'array', items: item }, doc: `The user's ${entity.name}s whose fire points fall in the window, by due time then id, as read at occurred_at (this part's share of them).` },
+    {
+      name: 'items',
+      type: { type: 'array', items: item },
+      doc: `The user's ${entity.name}s whose fire points fall in the window, by due time then id, as read at occurred_at (this part's share of them).`,
+    },
     { name: 'part', type: 'int', default: 1, doc: `Which part of the user's digest this is, from 1: at most ${DIGEST_PART_ITEMS} items a part.` },
     { name: 'parts', type: 'int', default: 1, doc: 'How many parts the digest has.' },
   ];
-  return { type: 'record', name, ...namespace, doc: `${spec.summary} Published once per user, fire point, window and part; drop duplicates by event_key.`, fields };
+  return {
+    type: 'record',
+    name,
+    ...namespace,
+    doc: `${spec.summary} Published once per user, fire point, window and part; drop duplicates by event_key.`,
+    fields,
+  };
 }
 
 function statusAvroType(entity: Entity, column: DerivableColumn | undefined, problems: string[]): 'string' | 'int' | 'long' {
@@ -169,7 +221,14 @@ function statusAvroType(entity: Entity, column: DerivableColumn | undefined, pro
   return fitsInt ? 'int' : 'long';
 }
 
-function declaredField(f: PayloadField, entity: Entity, transition: Transition, columns: DerivableColumns, problems: string[], when = 'after the transition'): AvroField | undefined {
+function declaredField(
+  f: PayloadField,
+  entity: Entity,
+  transition: Transition,
+  columns: DerivableColumns,
+  problems: string[],
+  when = 'after the transition',
+): AvroField | undefined {
   if (f.source === 'effect') {
     // The entities file checked that the effect exists.
     const fx = transition.effects[f.effect]!;

@@ -85,7 +85,13 @@ function frame(p: Prepared, event: EventPayload): Buffer {
  * ce_dataschema; `maxEventBytes`: per event topic, the largest record it takes (DEFAULT_MAX_EVENT_BYTES).
  */
 export function createEventEncoder(
-  opts: Readonly<{ catalogue: EntityCatalogue; topics: EventTopics; schemaTexts: Readonly<Record<string, string>>; registryUrl: string; maxEventBytes?: (topic: string) => number }>,
+  opts: Readonly<{
+    catalogue: EntityCatalogue;
+    topics: EventTopics;
+    schemaTexts: Readonly<Record<string, string>>;
+    registryUrl: string;
+    maxEventBytes?: (topic: string) => number;
+  }>,
 ): EventEncoder {
   const maxBytesOf = opts.maxEventBytes ?? (() => DEFAULT_MAX_EVENT_BYTES);
   const prepared = new Map<string, Prepared>();
@@ -120,10 +126,12 @@ export function createEventEncoder(
     has: (eventType) => prepared.get(eventType)?.frame !== undefined,
     missing: () => [...prepared.values()].filter((p) => p.frame === undefined).length,
     encode(event, entityId) {
-      const rejected = (reason: string, code: 'EVENT_REJECTED' | 'EVENT_TOO_LARGE' = 'EVENT_REJECTED') => ({ ok: false, failure: 'rejected', code, reason }) as const;
+      const rejected = (reason: string, code: 'EVENT_REJECTED' | 'EVENT_TOO_LARGE' = 'EVENT_REJECTED') =>
+        ({ ok: false, failure: 'rejected', code, reason }) as const;
       const p = prepared.get(event.event_type);
       if (p === undefined) return rejected(`unknown event type '${event.event_type}'`);
-      if (p.frame === undefined || p.dataSchema === undefined) return { ok: false, failure: 'missing-schema-id', reason: `no schema id for ${event.event_type} yet` };
+      if (p.frame === undefined || p.dataSchema === undefined)
+        return { ok: false, failure: 'missing-schema-id', reason: `no schema id for ${event.event_type} yet` };
       const occurredAtMs = event['occurred_at'];
       if (typeof occurredAtMs !== 'number' || !Number.isSafeInteger(occurredAtMs)) return rejected('occurred_at is not an epoch-millisecond instant');
       if (!p.type.isValid(event)) {
@@ -136,7 +144,8 @@ export function createEventEncoder(
       const payload = frame(p, event);
       // The record as the router publishes it: the value, the key (the entity id) and the headers
       // (the row's columns, named as the connector places them, plus the router's own few).
-      const headerBytes = HEADER_OVERHEAD_BYTES + event.event_key.length * 2 + event.event_type.length + p.spec.ceType.length + entityId.length + p.dataSchema.length;
+      const headerBytes =
+        HEADER_OVERHEAD_BYTES + event.event_key.length * 2 + event.event_type.length + p.spec.ceType.length + entityId.length + p.dataSchema.length;
       const recordBytes = payload.length + entityId.length + headerBytes;
       const maxBytes = maxBytesOf(p.topic);
       if (recordBytes > maxBytes) return rejected(`${recordBytes} bytes as a Kafka record, over the ${maxBytes} its topic ${p.topic} takes`, 'EVENT_TOO_LARGE');

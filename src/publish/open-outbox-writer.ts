@@ -16,17 +16,19 @@ import type { EventTables } from './schemas';
 /** `missingSchemaIds`: event types that cannot be encoded yet (no saved schema id). */
 export type OpenedOutboxWriter = Readonly<{ writer: OutboxWriter; missingSchemaIds: () => number; stop: () => Promise<void> }>;
 
-export async function openOutboxWriter(ctx: Readonly<{
-  config: Pick<Config, 'registry'>;
-  catalogue: EntityCatalogue;
-  topology: Topology;
-  tables?: EventTables;
-  /** The main database (event_schema_ids). */
-  db: Knex;
-  logger: Logger;
-  /** Where events that can never be published go (the dead-letter topic); without it they fail the transaction. */
-  rejected?: (events: readonly RejectedEvent[]) => Promise<void>;
-}>): Promise<OpenedOutboxWriter> {
+export async function openOutboxWriter(
+  ctx: Readonly<{
+    config: Pick<Config, 'registry'>;
+    catalogue: EntityCatalogue;
+    topology: Topology;
+    tables?: EventTables;
+    /** The main database (event_schema_ids). */
+    db: Knex;
+    logger: Logger;
+    /** Where events that can never be published go (the dead-letter topic); without it they fail the transaction. */
+    rejected?: (events: readonly RejectedEvent[]) => Promise<void>;
+  }>,
+): Promise<OpenedOutboxWriter> {
   const encoding = await startEventEncoding({
     config: ctx.config,
     catalogue: ctx.catalogue,

@@ -115,7 +115,10 @@ export class OutboxRetention implements Component {
     }
     const ageMs = Math.max(this.opts.retentionMs, Math.ceil(captured));
     if (ageMs > this.opts.retentionMs) {
-      this.log.warn({ retentionMs: this.opts.retentionMs, heldForMs: ageMs }, 'outbox retention held back: rows younger than the capture probe\'s watermark may not be on the wire yet, and are kept');
+      this.log.warn(
+        { retentionMs: this.opts.retentionMs, heldForMs: ageMs },
+        "outbox retention held back: rows younger than the capture probe's watermark may not be on the wire yet, and are kept",
+      );
     }
     const cutoff = await purgeCutoff(this.opts.db, ageMs);
     let cursor: EventOutboxCursor | null = null;

@@ -34,7 +34,8 @@ export function schemaFileProblems(spec: SchemaFileSpec, schema: unknown): strin
   const expected = eventFieldNames(spec);
   const declared = new Set(spec.fields.map((f) => f.name));
   for (const name of expected) {
-    if (!names.includes(name)) problems.push(`${at}: field '${name}' is missing (${declared.has(name) ? 'declared in the entities file' : 'a standard field'})`);
+    if (!names.includes(name))
+      problems.push(`${at}: field '${name}' is missing (${declared.has(name) ? 'declared in the entities file' : 'a standard field'})`);
   }
   for (const name of names) {
     if (!expected.includes(name)) problems.push(`${at}: field '${name}' is neither a standard field nor declared in the entities file`);
@@ -54,7 +55,9 @@ function itemProblems(spec: SchemaFileSpec, fields: readonly unknown[], at: stri
   const expected = digestItemFieldNames(spec);
   return [
     ...expected.filter((n) => !names.includes(n)).map((n) => `${at}: items field '${n}' is missing`),
-    ...names.filter((n) => typeof n !== 'string' || !expected.includes(n)).map((n) => `${at}: items field ${JSON.stringify(n)} is neither a standard item field nor declared in the entities file`),
+    ...names
+      .filter((n) => typeof n !== 'string' || !expected.includes(n))
+      .map((n) => `${at}: items field ${JSON.stringify(n)} is neither a standard item field nor declared in the entities file`),
   ];
 }
 

@@ -22,7 +22,6 @@ import { dataSchemaUri } from './event-headers';
 import { createSchemaRegistry } from './schema-registry';
 import { eventSchemas, registerEventSchemas, subjectFor, type EventTables, type SchemaIds } from './schemas';
 
-
 export function schemaFingerprint(schemaText: string): string {
   return createHash('sha256').update(schemaText).digest('hex');
 }
@@ -34,7 +33,9 @@ function registryKey(registryUrl: string): string {
 
 /** The saved id of each event's schema under its subject (`<topic>-value`), where there is one. */
 export async function readSavedSchemaIds(db: Knex, registryUrl: string, topics: EventTopics, texts: Readonly<Record<string, string>>): Promise<SchemaIds> {
-  const wanted = Object.entries(texts).flatMap(([type, text]) => (topics[type] === undefined ? [] : [{ type, subject: subjectFor(topics[type]!), fingerprint: schemaFingerprint(text) }]));
+  const wanted = Object.entries(texts).flatMap(([type, text]) =>
+    topics[type] === undefined ? [] : [{ type, subject: subjectFor(topics[type]!), fingerprint: schemaFingerprint(text) }],
+  );
   if (wanted.length === 0) return {};
   const [rows] = (await db.raw(
     `SELECT subject, fingerprint, schema_id FROM event_schema_ids WHERE registry = ? AND (subject, fingerprint) IN (${wanted.map(() => '(?, ?)').join(', ')})`,
@@ -49,7 +50,13 @@ export async function readSavedSchemaIds(db: Knex, registryUrl: string, topics: 
 }
 
 /** Upsert (VALUES() reads the same on MySQL 8 and MariaDB). */
-export async function saveSchemaIds(db: Knex, registryUrl: string, topics: EventTopics, texts: Readonly<Record<string, string>>, ids: SchemaIds): Promise<void> {
+export async function saveSchemaIds(
+  db: Knex,
+  registryUrl: string,
+  topics: EventTopics,
+  texts: Readonly<Record<string, string>>,
+  ids: SchemaIds,
+): Promise<void> {
   const rows = Object.entries(ids).filter(([type]) => texts[type] !== undefined && topics[type] !== undefined);
   if (rows.length === 0) return;
   await db.raw(
@@ -77,7 +84,10 @@ type EncodingContext = Readonly<{
  */
 export async function registerAndSaveSchemaIds(ctx: EncodingContext): Promise<SchemaIds> {
   const texts = eventSchemas(ctx.catalogue, ctx.tables);
-  const ids = await registerEventSchemas(createSchemaRegistry(ctx.config.registry), ctx.catalogue, ctx.topics, { registry: ctx.config.registry, tables: ctx.tables });
+  const ids = await registerEventSchemas(createSchemaRegistry(ctx.config.registry), ctx.catalogue, ctx.topics, {
+    registry: ctx.config.registry,
+    tables: ctx.tables,
+  });
   await saveSchemaIds(ctx.db, ctx.config.registry.url, ctx.topics, texts, ids);
   return ids;
 }
@@ -96,7 +106,10 @@ export async function startEventEncoding(ctx: EncodingContext): Promise<EventEnc
   await readSaved();
   if (encoder.complete()) return { encoder, stop: async () => undefined };
   const unknown = () => ctx.catalogue.events.map((e) => e.type).filter((type) => !encoder.has(type));
-  logger.warn({ eventTypes: unknown() }, 'no saved schema id for these events (`timebucket schemas register` has not run for these schemas): their transitions wait');
+  logger.warn(
+    { eventTypes: unknown() },
+    'no saved schema id for these events (`timebucket schemas register` has not run for these schemas): their transitions wait',
+  );
   const background = retryInBackground(
     async () => {
       await readSaved();

@@ -165,7 +165,11 @@ async function putSubjectCompatibility(opts: RegisterOptions, subject: string, l
   try {
     return await (opts.fetchFn ?? fetch)(url, {
       method: 'PUT',
-      headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json', Accept: 'application/vnd.schemaregistry.v1+json', ...registryAuthHeaders(opts.registry.auth) },
+      headers: {
+        'Content-Type': 'application/vnd.schemaregistry.v1+json',
+        Accept: 'application/vnd.schemaregistry.v1+json',
+        ...registryAuthHeaders(opts.registry.auth),
+      },
       body: JSON.stringify({ compatibility: level }),
       signal: AbortSignal.timeout(registryTimeoutMs),
     });

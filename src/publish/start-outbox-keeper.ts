@@ -30,54 +30,61 @@ const RETENTION_INTERVAL_MS = 60_000;
 // rows this much younger than the watermark as well, far longer than any expiry transaction.
 const CAPTURE_MARGIN_MS = 60_000;
 
-export async function startOutboxKeeper(ctx: Readonly<{
-  config: Pick<Config, 'groupPrefix' | 'publish' | 'consumer'>;
-  topology: Topology;
-  /** A pool per database (config.databases): each one's event_outbox is probed and purged. */
-  dbs: Readonly<Record<string, Knex>>;
-  /** For the capture probe's consumer. */
-  kafka: Pick<Kafka, 'consumer'>;
-  clock: Clock;
-  logger: Logger;
-  instanceId: string;
-  metrics: Pick<Metrics, 'captureProbeFailures' | 'trackCaptureLag' | 'outboxPurged' | 'retentionFailures'>;
-}>): Promise<WatchedRole> {
+export async function startOutboxKeeper(
+  ctx: Readonly<{
+    config: Pick<Config, 'groupPrefix' | 'publish' | 'consumer'>;
+    topology: Topology;
+    /** A pool per database (config.databases): each one's event_outbox is probed and purged. */
+    dbs: Readonly<Record<string, Knex>>;
+    /** For the capture probe's consumer. */
+    kafka: Pick<Kafka, 'consumer'>;
+    clock: Clock;
+    logger: Logger;
+    instanceId: string;
+    metrics: Pick<Metrics, 'captureProbeFailures' | 'trackCaptureLag' | 'outboxPurged' | 'retentionFailures'>;
+  }>,
+): Promise<WatchedRole> {
   const watch = new FailureWatch();
   const logger = ctx.logger.child({ role: 'outbox-keeper' });
   const group = `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`;
   // Watched: a reader down longer than the stall limit, or a writer FAILED, shows on /healthz.
-  const probe = watch.add(new CaptureProbe({
-    dbs: ctx.dbs,
-    topic: probeTopic(ctx.topology),
-    // A group per process: each process sees every probe and tracks its own.
-    group,
-    newConsumer: () => ctx.kafka.consumer({ groupId: group, maxWaitTimeInMs: 250 }),
-    intervalMs: ctx.config.publish.probeIntervalMs,
-    stallMs: ctx.config.consumer.stallMs,
-    clock: ctx.clock,
-    logger,
-    onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
-  }));
+  const probe = watch.add(
+    new CaptureProbe({
+      dbs: ctx.dbs,
+      topic: probeTopic(ctx.topology),
+      // A group per process: each process sees every probe and tracks its own.
+      group,
+      newConsumer: () => ctx.kafka.consumer({ groupId: group, maxWaitTimeInMs: 250 }),
+      intervalMs: ctx.config.publish.probeIntervalMs,
+      stallMs: ctx.config.consumer.stallMs,
+      clock: ctx.clock,
+      logger,
+      onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
+    }),
+  );
   void probe.start();
   ctx.metrics.trackCaptureLag(() => probe.lagSeconds());
   const capturedAgeMs = (name: string) => () => {
     const age = probe.confirmedAgeMs(name);
     return age === undefined ? undefined : age + CAPTURE_MARGIN_MS;
   };
-  const retentions = ctx.config.publish.retentionMs === 0
-    ? []
-    : Object.entries(ctx.dbs).map(([name, db]) =>
-        watch.add(new OutboxRetention({
-          db,
-          capturedAgeMs: capturedAgeMs(name),
-          retentionMs: ctx.config.publish.retentionMs,
-          batchSize: RETENTION_BATCH_SIZE,
-          pauseMs: RETENTION_PAUSE_MS,
-          intervalMs: RETENTION_INTERVAL_MS,
-          logger: logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }),
-          observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows), failed: (_err, kind) => ctx.metrics.retentionFailures.inc({ kind }) },
-        })),
-      );
+  const retentions =
+    ctx.config.publish.retentionMs === 0
+      ? []
+      : Object.entries(ctx.dbs).map(([name, db]) =>
+          watch.add(
+            new OutboxRetention({
+              db,
+              capturedAgeMs: capturedAgeMs(name),
+              retentionMs: ctx.config.publish.retentionMs,
+              batchSize: RETENTION_BATCH_SIZE,
+              pauseMs: RETENTION_PAUSE_MS,
+              intervalMs: RETENTION_INTERVAL_MS,
+              logger: logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }),
+              observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows), failed: (_err, kind) => ctx.metrics.retentionFailures.inc({ kind }) },
+            }),
+          ),
+        );
   for (const r of retentions) void r.start();
   return {
     stop: async () => {

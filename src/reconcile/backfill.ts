@@ -33,7 +33,16 @@ import { entityOf, isSpread, type EntityCatalogue, type Location, type StatusVal
 import type { ExpirableRow, KeysetCursor, TimeWindow } from './sql/read-expirable-page';
 
 /** `routed`: rows routed (their transition entries); `reminders`: fire-point entries routed for them. */
-export type BackfillProgress = Readonly<{ entity: string; transition: string; total: number; read: number; routed: number; due: number; reminders: number; lastExpireAtMs?: number }>;
+export type BackfillProgress = Readonly<{
+  entity: string;
+  transition: string;
+  total: number;
+  read: number;
+  routed: number;
+  due: number;
+  reminders: number;
+  lastExpireAtMs?: number;
+}>;
 
 export type BackfillOptions = Readonly<{
   catalogue: EntityCatalogue;
@@ -42,7 +51,14 @@ export type BackfillOptions = Readonly<{
   pageSize: number;
   /** Rows in the window over every table of the transition's entity. */
   count: (transition: Transition, window: TimeWindow) => Promise<number>;
-  readPage: (transition: Transition, location: Location, from: StatusValue, window: TimeWindow, cursor: KeysetCursor | null, limit: number) => Promise<ExpirableRow[]>;
+  readPage: (
+    transition: Transition,
+    location: Location,
+    from: StatusValue,
+    window: TimeWindow,
+    cursor: KeysetCursor | null,
+    limit: number,
+  ) => Promise<ExpirableRow[]>;
   /** Routes and appends the entries (acknowledged); returns how many went to the due lane. */
   route: (entries: readonly BucketEntry[]) => Promise<{ due: number }>;
   /** Now, for which fire points are already past (epoch ms). */
@@ -103,11 +119,18 @@ export async function backfill(opts: BackfillOptions): Promise<BackfillResult> {
 }
 
 /** The fire points still ahead of each row (none for a transition without reminders). */
-function remindersOf(opts: BackfillOptions, t: Transition, rows: readonly ExpirableRow[], bases: ReadonlyArray<Parameters<typeof reminderEntries>[1]>): BucketEntry[] {
+function remindersOf(
+  opts: BackfillOptions,
+  t: Transition,
+  rows: readonly ExpirableRow[],
+  bases: ReadonlyArray<Parameters<typeof reminderEntries>[1]>,
+): BucketEntry[] {
   if (t.reminders === null) return [];
   const nowMs = opts.now();
   const userColumn = t.reminders.digest?.userColumn;
-  return rows.flatMap((r, j) => reminderEntries(t, bases[j]!, r.expireAtMs, userColumn === undefined ? {} : { [userColumn]: r.user ?? null }, nowMs, opts.onReminderSkipped));
+  return rows.flatMap((r, j) =>
+    reminderEntries(t, bases[j]!, r.expireAtMs, userColumn === undefined ? {} : { [userColumn]: r.user ?? null }, nowMs, opts.onReminderSkipped),
+  );
 }
 
 type Range = { from: StatusValue; location: Location; cursor: KeysetCursor | null; buffer: ExpirableRow[]; exhausted: boolean };

@@ -104,9 +104,15 @@ export async function resetOffsetsToBucket(opts: OffsetsResetOptions): Promise<O
     if (now.length > 0) return { group, window: opts.window, members: now, refused: true, applied: false, partitions, unmoved: [] };
     await admin.setOffsets({ groupId: group, topic: opts.window.topic, partitions: moves.map((p) => ({ partition: p.partition, offset: p.target! })) });
     const readBack = await committedOffsets(admin, group, opts.window.topic);
-    const unmoved = moves.map((p) => ({ partition: p.partition, target: p.target!, committed: readBack.get(p.partition) ?? '-1' })).filter((p) => p.committed !== p.target);
+    const unmoved = moves
+      .map((p) => ({ partition: p.partition, target: p.target!, committed: readBack.get(p.partition) ?? '-1' }))
+      .filter((p) => p.committed !== p.target);
     const offsets = moves.map((p) => ({ partition: p.partition, from: p.committed, to: p.target }));
-    if (unmoved.length > 0) opts.logger.warn({ group, topic: opts.window.topic, offsets, unmoved }, 'group offsets reset only in part: some partitions did not read back at their target');
+    if (unmoved.length > 0)
+      opts.logger.warn(
+        { group, topic: opts.window.topic, offsets, unmoved },
+        'group offsets reset only in part: some partitions did not read back at their target',
+      );
     else opts.logger.info({ group, topic: opts.window.topic, offsets }, 'group offsets reset to the bucket');
     return { group, window: opts.window, members: [], refused: false, applied: unmoved.length === 0, partitions, unmoved };
   } finally {

@@ -131,7 +131,11 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
         const location = locationOf(entityOf(opts.catalogue, h.entry.entity), h.entry.at);
         lists.set(key, (list = { transition: transitionOf(opts.catalogue, h.entry.entity, h.entry.transition), location, entries: [] }));
       }
-      list.entries.push(h.entry.remind === undefined ? { id: h.entry.id, expireAtMs: h.entry.expireAtMs } : { id: h.entry.id, expireAtMs: h.entry.expireAtMs, remind: h.entry.remind });
+      list.entries.push(
+        h.entry.remind === undefined
+          ? { id: h.entry.id, expireAtMs: h.entry.expireAtMs }
+          : { id: h.entry.id, expireAtMs: h.entry.expireAtMs, remind: h.entry.remind },
+      );
       if (list.entries.length >= opts.batchSize) await run(list, list.entries.splice(0));
     }
   };
@@ -154,7 +158,15 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
     ...(opts.signal && { signal: opts.signal }),
   });
   counts.invalid = partitions.reduce((n, p) => n + p.invalid, 0);
-  const summary: ReplaySummary = { dryRun: opts.dryRun, window, phase: bucketPhase(window, opts.clock.now()), entity: opts.entity, shard: opts.shard, partitions, counts };
+  const summary: ReplaySummary = {
+    dryRun: opts.dryRun,
+    window,
+    phase: bucketPhase(window, opts.clock.now()),
+    entity: opts.entity,
+    shard: opts.shard,
+    partitions,
+    counts,
+  };
   opts.logger.info({ topic: window.topic, bucketStartMs: window.startMs, dryRun: opts.dryRun, ...counts }, 'bucket replay finished');
   return summary;
 }
@@ -171,13 +183,20 @@ async function replay({ opts, counts, readStates }: BatchContext, t: Transition,
   counts.transitioned += outcome.transitioned.length;
   counts.notDue += outcome.notYetDue.length;
   if (outcome.stale.length > 0) {
-    const states = await withRetry(opts.logger, `${t.ref} state read`, () => readStates(t, location, outcome.stale.map((e) => e.id)));
+    const states = await withRetry(opts.logger, `${t.ref} state read`, () =>
+      readStates(
+        t,
+        location,
+        outcome.stale.map((e) => e.id),
+      ),
+    );
     const split = classifyBatch(t, outcome.stale, states);
     counts.alreadyDone += split.done;
     // The transaction's verdict stands: a row it skipped that reads expirable now changed since.
     counts.stale += split.stale + split.due + split.notDue;
   }
-  if (outcome.transitioned.length > 0) opts.logger.info({ entity: t.entity, transition: t.name, ids: outcome.transitioned.map((r) => r.id) }, 'replay transitioned rows');
+  if (outcome.transitioned.length > 0)
+    opts.logger.info({ entity: t.entity, transition: t.name, ids: outcome.transitioned.map((r) => r.id) }, 'replay transitioned rows');
   opts.onProgress?.(counts);
 }
 
@@ -189,7 +208,13 @@ async function replayReminders({ opts, counts }: BatchContext, t: Transition, lo
 }
 
 async function classifyOnly({ opts, counts, readStates }: BatchContext, t: Transition, location: Location, entries: ScheduledEntry[]): Promise<void> {
-  const states = await withRetry(opts.logger, `${t.ref} state read`, () => readStates(t, location, entries.map((e) => e.id)));
+  const states = await withRetry(opts.logger, `${t.ref} state read`, () =>
+    readStates(
+      t,
+      location,
+      entries.map((e) => e.id),
+    ),
+  );
   const c = classifyBatch(t, entries, states);
   counts.due += c.due;
   counts.notDue += c.notDue;

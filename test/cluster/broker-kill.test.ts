@@ -42,7 +42,10 @@ test('the topology topics are created with three replicas and min.insync.replica
   const topics = [ringTopic(pipeline.topology, pipeline.topology.tiers[0]!, 0), dueTopic(pipeline.topology)];
   const meta = await admin.fetchTopicMetadata({ topics });
   for (const t of meta.topics) for (const p of t.partitions) expect(p.replicas).toHaveLength(3);
-  const configs = await admin.describeConfigs({ includeSynonyms: false, resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['min.insync.replicas'] })) });
+  const configs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['min.insync.replicas'] })),
+  });
   for (const r of configs.resources) expect(r.configEntries.find((e) => e.configName === 'min.insync.replicas')?.configValue).toBe('2');
 });
 
@@ -65,7 +68,10 @@ test('a broker killed with kill -9 mid-flow and brought back: nothing lost, noth
   const count = async (table: 'coupons' | 'orders', ids: number[], status: string) =>
     Number((await db(table).whereIn('id', ids).where({ status }).count({ n: '*' }))[0]!.n);
 
-  await waitFor('the flow to start', async () => ((await count('coupons', couponIds, 'EXPIRED')) >= 50 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor('the flow to start', async () => ((await count('coupons', couponIds, 'EXPIRED')) >= 50 ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
   killKafkaNode(2);
   const killedAt = Date.now();
   await waitFor('10 s with a broker gone', () => (Date.now() - killedAt >= 10_000 ? true : undefined), { timeoutMs: 15_000, intervalMs: 500 });
@@ -73,7 +79,10 @@ test('a broker killed with kill -9 mid-flow and brought back: nothing lost, noth
 
   await waitFor(
     'every coupon expired and every order cancelled',
-    async () => ((await count('coupons', couponIds, 'EXPIRED')) === couponIds.length && (await count('orders', orderIds, 'CANCELLED')) === orderIds.length ? true : undefined),
+    async () =>
+      (await count('coupons', couponIds, 'EXPIRED')) === couponIds.length && (await count('orders', orderIds, 'CANCELLED')) === orderIds.length
+        ? true
+        : undefined,
     { timeoutMs: 120_000, intervalMs: 500 },
   );
   const early = [
@@ -89,12 +98,19 @@ test('a broker killed with kill -9 mid-flow and brought back: nothing lost, noth
   expect(keys).toHaveLength(total);
   expect(new Set(keys).size).toBe(total);
   const wanted = new Set(keys);
-  const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  const events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   try {
-    await waitFor('every event published', async () => (new Set(events.events.map((e) => e.headers['event_key']).filter((k) => wanted.has(k!))).size === total ? true : undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-    });
+    await waitFor(
+      'every event published',
+      async () => (new Set(events.events.map((e) => e.headers['event_key']).filter((k) => wanted.has(k!))).size === total ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
   } finally {
     await events.stop();
   }

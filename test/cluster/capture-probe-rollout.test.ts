@@ -71,7 +71,7 @@ async function firstProbeSince(since: number): Promise<number | undefined> {
   return row === undefined ? undefined : Date.parse(row.ce_time);
 }
 
-test('the broker runs Kafka\'s default group.initial.rebalance.delay.ms (3 s)', async () => {
+test("the broker runs Kafka's default group.initial.rebalance.delay.ms (3 s)", async () => {
   const { brokers } = await admin.describeCluster();
   const { resources } = await admin.describeConfigs({
     includeSynonyms: false,
@@ -84,7 +84,10 @@ test('a rollout of the process that probes: on each new process the capture lag 
   for (const instance of ['probe-rollout-a', 'probe-rollout-b']) {
     const spawnedAt = Date.now();
     const { run, port } = await startKeeper(instance);
-    await waitFor(`${instance} to be ready`, async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor(`${instance} to be ready`, async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
     const firstProbeAt = await waitFor(`${instance}'s first probe written`, () => firstProbeSince(spawnedAt), { timeoutMs: 30_000, intervalMs: 100 });
     // Low at a moment when the process's first probe is over 8 s old (well past the rebalance
     // delay, so its first probes were written before its group had a position): were they held

@@ -49,13 +49,21 @@ test('one channel per event type, at its production topic, keyed as the outbox c
     expect(messages.map((m) => m.name())).toEqual([spec.type]);
     const kafka = messages[0]!.bindings().get('kafka')!.value() as { key: { type: string }; schemaIdLocation: string; schemaIdPayloadEncoding: string };
     expect(kafka).toMatchObject({ key: { type: 'string' }, schemaIdLocation: 'payload', schemaIdPayloadEncoding: 'confluent' });
-    expect(parsed.document!.operations().all().filter((o) => o.action() === 'send' && o.channels().all()[0]?.address() === topic)).toHaveLength(1);
+    expect(
+      parsed
+        .document!.operations()
+        .all()
+        .filter((o) => o.action() === 'send' && o.channels().all()[0]?.address() === topic),
+    ).toHaveLength(1);
   }
 });
 
-test('each payload is the catalogue\'s Avro schema, field for field', () => {
+test("each payload is the catalogue's Avro schema, field for field", () => {
   for (const spec of events) {
-    const message = parsed.document!.messages().all().find((m) => m.name() === spec.type)!;
+    const message = parsed
+      .document!.messages()
+      .all()
+      .find((m) => m.name() === spec.type)!;
     expect(message.schemaFormat()).toMatch(/^application\/vnd\.apache\.avro/);
     // The default events all have schema files: the document references them.
     const avsc = JSON.parse(readFileSync(join(repoRoot, 'schemas', spec.schemaFile!), 'utf8')) as { fields: Array<{ name: string }> };
@@ -64,9 +72,12 @@ test('each payload is the catalogue\'s Avro schema, field for field', () => {
   }
 });
 
-test('the headers it documents are exactly the ones the encoder and the outbox connector set, with the catalogue\'s CloudEvents type', () => {
+test("the headers it documents are exactly the ones the encoder and the outbox connector set, with the catalogue's CloudEvents type", () => {
   for (const spec of events) {
-    const message = parsed.document!.messages().all().find((m) => m.name() === spec.type)!;
+    const message = parsed
+      .document!.messages()
+      .all()
+      .find((m) => m.name() === spec.type)!;
     const headers = message.headers()!.json() as { allOf: Array<{ properties?: Record<string, { const?: string }>; required?: string[] }> };
     const documented = headers.allOf.flatMap((part) => Object.keys(part.properties ?? {}));
     const set = Object.keys(eventHeaders({ eventKey: 'k', event: spec, entityId: '1', occurredAtMs: 0, dataSchema: 'http://r/schemas/ids/1' }));

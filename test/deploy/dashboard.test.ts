@@ -7,12 +7,29 @@ import { join } from 'node:path';
 import { metricsRead, servedMetricNames } from './metric-names';
 import { repoRoot } from './tools';
 
-type Panel = { id: number; title: string; description?: string; gridPos: { x: number; y: number; w: number; h: number }; targets: Array<{ refId: string; expr: string }> };
+type Panel = {
+  id: number;
+  title: string;
+  description?: string;
+  gridPos: { x: number; y: number; w: number; h: number };
+  targets: Array<{ refId: string; expr: string }>;
+};
 const dashboard = JSON.parse(readFileSync(join(repoRoot, 'k8s/grafana/timebucket.json'), 'utf8')) as { uid: string; panels: Panel[] };
 
 test('one panel per question an operator asks, each explained', () => {
   const titles = dashboard.panels.map((p) => p.title).join('\n');
-  for (const topic of [/delay/i, /transitions per second/i, /due lag/i, /CDC lag/i, /outbox/i, /dead letters/i, /scanner catches/i, /breakers/i, /group members/i]) expect(titles).toMatch(topic);
+  for (const topic of [
+    /delay/i,
+    /transitions per second/i,
+    /due lag/i,
+    /CDC lag/i,
+    /outbox/i,
+    /dead letters/i,
+    /scanner catches/i,
+    /breakers/i,
+    /group members/i,
+  ])
+    expect(titles).toMatch(topic);
   for (const p of dashboard.panels) {
     expect({ panel: p.title, described: (p.description ?? '').length > 10 }).toEqual({ panel: p.title, described: true });
     expect(p.targets.length).toBeGreaterThan(0);

@@ -48,10 +48,12 @@ describe('Dockerfile', () => {
 
   test('every base image is pinned to a full version or a digest (no latest, no bare name, no floating major or minor tag)', () => {
     const argDefaults = new Map(
-      instructions.filter((i) => keyword(i) === 'ARG').map((i) => {
-        const [name, value] = (args(i)[0] ?? '').split('=');
-        return [name!, value ?? ''];
-      }),
+      instructions
+        .filter((i) => keyword(i) === 'ARG')
+        .map((i) => {
+          const [name, value] = (args(i)[0] ?? '').split('=');
+          return [name!, value ?? ''];
+        }),
     );
     for (const from of instructions.filter((i) => keyword(i) === 'FROM')) {
       const image = args(from)[0]!.replace(/^\$\{?(\w+)\}?$/, (_, name: string) => argDefaults.get(name) ?? '');

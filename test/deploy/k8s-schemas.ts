@@ -29,7 +29,9 @@ export function modelModule(o: Pick<K8sObject, 'apiVersion' | 'kind'>): string {
 /** Type errors of `objects` as literals of their kinds' interfaces, one line each ([] when valid). */
 export function typeErrors(objects: readonly K8sObject[]): string[] {
   const fileName = join(repoRoot, 'test/deploy/__rendered_objects__.ts');
-  const chunks = objects.map((o, i) => `import type { I${o.kind} as T${i} } from '${modelModule(o)}';\nexport const o${i}: T${i} = ${JSON.stringify(o, null, 1)};\n`);
+  const chunks = objects.map(
+    (o, i) => `import type { I${o.kind} as T${i} } from '${modelModule(o)}';\nexport const o${i}: T${i} = ${JSON.stringify(o, null, 1)};\n`,
+  );
   // Where each object's chunk starts, to name the object an error is in.
   const starts = chunks.map((_, i) => chunks.slice(0, i).join('').length);
   const source = chunks.join('');
@@ -46,7 +48,10 @@ export function typeErrors(objects: readonly K8sObject[]): string[] {
   const read = host.readFile.bind(host);
   const getSource = host.getSourceFile.bind(host);
   host.readFile = (f) => (f === fileName ? source : read(f));
-  host.fileExists = ((exists) => (f: string) => f === fileName || exists(f))(host.fileExists.bind(host));
+  host.fileExists = (
+    (exists) => (f: string) =>
+      f === fileName || exists(f)
+  )(host.fileExists.bind(host));
   host.getSourceFile = (f, lang, ...rest) => (f === fileName ? ts.createSourceFile(f, source, lang) : getSource(f, lang, ...rest));
   const program = ts.createProgram([fileName], options, host);
   return ts.getPreEmitDiagnostics(program).map((d) => {

@@ -25,13 +25,20 @@ type Container = {
   volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
   ports?: Array<{ name?: string; containerPort: number }>;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; privileged?: boolean; capabilities?: { drop?: string[]; add?: string[] } };
+  securityContext?: {
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    privileged?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+  };
   startupProbe?: Probe;
   readinessProbe?: Probe;
   livenessProbe?: Probe;
 };
 type Probe = { httpGet?: { path: string; port?: string | number } };
-type DisruptionBudget = K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; maxUnavailable?: number | string; minAvailable?: number | string } };
+type DisruptionBudget = K8sObject & {
+  spec: { selector: { matchLabels: Record<string, string> }; maxUnavailable?: number | string; minAvailable?: number | string };
+};
 type PodSpec = {
   containers: Container[];
   initContainers?: Container[];
@@ -44,7 +51,9 @@ type PodSpec = {
   terminationGracePeriodSeconds?: number;
   topologySpreadConstraints?: Array<{ topologyKey: string; labelSelector: { matchLabels: Record<string, string> } }>;
 };
-type Workload = K8sObject & { spec: { replicas?: number; selector?: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } } };
+type Workload = K8sObject & {
+  spec: { replicas?: number; selector?: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+};
 type ScaledObject = K8sObject & {
   spec: {
     scaleTargetRef: { name: string };
@@ -68,7 +77,7 @@ describe.each(Object.entries(renders))('%s: every object against the Kubernetes,
     expect(typeErrors(rendered)).toEqual([]);
   });
 
-  test('formats, patterns and enums (the models\' JSON-schema validators)', () => {
+  test("formats, patterns and enums (the models' JSON-schema validators)", () => {
     expect(schemaErrors(rendered)).toEqual([]);
   });
 });
@@ -103,7 +112,11 @@ describe('the restricted Pod Security Standard, on every pod template', () => {
 });
 
 describe('Deployments', () => {
-  const topology = JSON.parse(configMap('timebucket-topology').data['topology.json']!) as { prefix: string; tiers: Array<{ name: string; ring: number; guard: number; partitions: number }>; due: { partitions: number } };
+  const topology = JSON.parse(configMap('timebucket-topology').data['topology.json']!) as {
+    prefix: string;
+    tiers: Array<{ name: string; ring: number; guard: number; partitions: number }>;
+    due: { partitions: number };
+  };
   const shutdownMs = Number(configMap('timebucket-config').data['TB_SHUTDOWN_TIMEOUT_MS']);
 
   test('one per role group, covering every role', () => {
@@ -127,7 +140,9 @@ describe('Deployments', () => {
     expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThanOrEqual(shutdownMs + 5_000);
     expect(pod.topologySpreadConstraints?.map((t) => t.topologyKey)).toEqual(['topology.kubernetes.io/zone', 'kubernetes.io/hostname']);
     for (const t of pod.topologySpreadConstraints!) expect(d.spec.template.metadata.labels).toMatchObject(t.labelSelector.matchLabels);
-    const pdbs = ofKind<DisruptionBudget>('PodDisruptionBudget').filter((p) => Object.entries(p.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v));
+    const pdbs = ofKind<DisruptionBudget>('PodDisruptionBudget').filter((p) =>
+      Object.entries(p.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
+    );
     expect(pdbs).toHaveLength(1);
     // The budget lets a node drain: at the fewest replicas the Deployment runs (KEDA's minimum for the expirer), one pod may go.
     const fewest = d.spec.replicas ?? ofKind<ScaledObject>('ScaledObject').find((o) => o.spec.scaleTargetRef.name === d.metadata.name)!.spec.minReplicaCount!;
@@ -149,7 +164,8 @@ describe('Deployments', () => {
     const nodeOptions = c!.env!.find((e) => e.name === 'NODE_OPTIONS')!.value!;
     const semiSpaceMb = Number(/--max-semi-space-size=(\d+)/.exec(nodeOptions)?.[1] ?? 16);
     const heapMb = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions)![1]) + 3 * semiSpaceMb;
-    const limitMb = Number(/^(\d+)Gi$/.exec(c!.resources!.limits!['memory']!)?.[1] ?? 0) * 1024 || Number(/^(\d+)Mi$/.exec(c!.resources!.limits!['memory']!)![1]);
+    const limitMb =
+      Number(/^(\d+)Gi$/.exec(c!.resources!.limits!['memory']!)?.[1] ?? 0) * 1024 || Number(/^(\d+)Mi$/.exec(c!.resources!.limits!['memory']!)![1]);
     expect(heapMb).toBeLessThanOrEqual(limitMb * 0.8);
   });
 
@@ -165,7 +181,8 @@ describe('Deployments', () => {
       expect(s.spec.advanced?.horizontalPodAutoscalerConfig?.behavior?.scaleDown?.stabilizationWindowSeconds).toBeGreaterThanOrEqual(300);
       expect(s.spec.triggers.map((t) => t.name ?? t.type).sort()).toEqual(['due-ahead', 'kafka', 'prometheus']);
       // KEDA reads trigger metadata as strings: a bare number or boolean in YAML is rejected or misread.
-      for (const t of s.spec.triggers) for (const [key, value] of Object.entries(t.metadata)) expect({ key, type: typeof value }).toEqual({ key, type: 'string' });
+      for (const t of s.spec.triggers)
+        for (const [key, value] of Object.entries(t.metadata)) expect({ key, type: typeof value }).toEqual({ key, type: 'string' });
       const kafka = s.spec.triggers.find((t) => t.type === 'kafka')!.metadata;
       // The group and the lane the expirer reads, from the settings and the topology it runs with.
       expect(kafka).toMatchObject({ consumerGroup: groupIdOf(configMap('timebucket-config').data['TB_GROUP_PREFIX']!, 'expirer'), topic: dueTopic(topology) });
@@ -196,7 +213,9 @@ describe('Deployments', () => {
 describe('the rest', () => {
   test('no Secret is rendered: every secret is referenced, never inlined', () => {
     expect(ofKind('Secret')).toEqual([]);
-    const referenced = workloads.flatMap((w) => w.spec.template.spec.containers.flatMap((c) => (c.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))));
+    const referenced = workloads.flatMap((w) =>
+      w.spec.template.spec.containers.flatMap((c) => (c.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))),
+    );
     expect([...new Set(referenced)].sort()).toEqual(['timebucket-db', 'timebucket-db-owner', 'timebucket-kafka', 'timebucket-registry']);
   });
 
@@ -216,24 +235,27 @@ describe('the rest', () => {
   const caPem = join(mkdtempSync(join(tmpdir(), 'tb-k8s-ca-')), 'ca.pem');
   writeFileSync(caPem, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
 
-  test.each(workloads.map((w) => [w.metadata.name, w] as const))('%s: its command starts with the environment it is given, in production (no exit 78)', (_, w) => {
-    const pod = w.spec.template.spec;
-    const [c] = pod.containers;
-    const env: Record<string, string> = { TB_ENV: 'production' };
-    for (const from of c!.envFrom ?? []) {
-      if (from.configMapRef) Object.assign(env, configMap('timebucket-config').data);
-      if (from.secretRef) Object.assign(env, secretKeys[from.secretRef.name]);
-    }
-    for (const e of c!.env ?? []) env[e.name] = e.value ?? 'from-a-reference';
-    // A CA file the settings name lies in a volume of this pod, mounted from the CA ConfigMap;
-    // the test reads a stand-in PEM there.
-    for (const name of Object.keys(env).filter((n) => n.endsWith('_CA_FILE'))) {
-      const mount = c!.volumeMounts?.find((m) => env[name]!.startsWith(`${m.mountPath}/`));
-      expect({ name, volume: pod.volumes?.find((v) => v.name === mount?.name)?.configMap?.name }).toEqual({ name, volume: 'timebucket-ca' });
-      env[name] = caPem;
-    }
-    expect(() => loadConfig(env, { uses: needsOf(c!.args ?? []) })).not.toThrow();
-  });
+  test.each(workloads.map((w) => [w.metadata.name, w] as const))(
+    '%s: its command starts with the environment it is given, in production (no exit 78)',
+    (_, w) => {
+      const pod = w.spec.template.spec;
+      const [c] = pod.containers;
+      const env: Record<string, string> = { TB_ENV: 'production' };
+      for (const from of c!.envFrom ?? []) {
+        if (from.configMapRef) Object.assign(env, configMap('timebucket-config').data);
+        if (from.secretRef) Object.assign(env, secretKeys[from.secretRef.name]);
+      }
+      for (const e of c!.env ?? []) env[e.name] = e.value ?? 'from-a-reference';
+      // A CA file the settings name lies in a volume of this pod, mounted from the CA ConfigMap;
+      // the test reads a stand-in PEM there.
+      for (const name of Object.keys(env).filter((n) => n.endsWith('_CA_FILE'))) {
+        const mount = c!.volumeMounts?.find((m) => env[name]!.startsWith(`${m.mountPath}/`));
+        expect({ name, volume: pod.volumes?.find((v) => v.name === mount?.name)?.configMap?.name }).toEqual({ name, volume: 'timebucket-ca' });
+        env[name] = caPem;
+      }
+      expect(() => loadConfig(env, { uses: needsOf(c!.args ?? []) })).not.toThrow();
+    },
+  );
 
   test('the example overlay secures every connection: SASL_SSL to Kafka, TLS to the database, https to the registry', () => {
     expect(configMap('timebucket-config').data).toMatchObject({
@@ -244,7 +266,7 @@ describe('the rest', () => {
     });
   });
 
-  test('migrate runs as the owner user; topics apply needs no database user, migrate no Kafka credentials, schemas register the registry\'s', () => {
+  test("migrate runs as the owner user; topics apply needs no database user, migrate no Kafka credentials, schemas register the registry's", () => {
     const job = (name: string) => jobs.find((j) => j.metadata.name === name)!.spec.template.spec.containers[0]!;
     expect(job('timebucket-migrate').args).toEqual(['migrate']);
     expect(job('timebucket-migrate').envFrom).toContainEqual({ secretRef: { name: 'timebucket-db-owner' } });
@@ -254,11 +276,16 @@ describe('the rest', () => {
     expect(job('timebucket-migrate').envFrom?.flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))).toEqual(['timebucket-db-owner']);
     // schemas register: the registry, and the database the ids are saved in.
     expect(job('timebucket-schemas-register').args).toEqual(['schemas', 'register']);
-    expect(job('timebucket-schemas-register').envFrom?.flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))).toEqual(['timebucket-db', 'timebucket-registry']);
+    expect(job('timebucket-schemas-register').envFrom?.flatMap((e) => (e.secretRef ? [e.secretRef.name] : []))).toEqual([
+      'timebucket-db',
+      'timebucket-registry',
+    ]);
   });
 
   test('the PodMonitor scrapes every Deployment\'s metrics port, with job="timebucket"', () => {
-    const [monitor] = ofKind<K8sObject & { spec: { jobLabel: string; selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ port: string }> } }>('PodMonitor');
+    const [monitor] = ofKind<
+      K8sObject & { spec: { jobLabel: string; selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ port: string }> } }
+    >('PodMonitor');
     expect(monitor!.spec.podMetricsEndpoints.map((e) => e.port)).toEqual(['metrics']);
     for (const d of deployments) {
       expect(d.spec.template.metadata.labels).toMatchObject(monitor!.spec.selector.matchLabels);
@@ -266,13 +293,13 @@ describe('the rest', () => {
     }
   });
 
-  test('the ServiceAccount mounts no token; every object lands in the overlay\'s namespace', () => {
+  test("the ServiceAccount mounts no token; every object lands in the overlay's namespace", () => {
     const [account] = ofKind<K8sObject & { automountServiceAccountToken?: boolean }>('ServiceAccount');
     expect(account!.automountServiceAccountToken).toBe(false);
     expect(objects.filter((o) => o.metadata.namespace !== 'timebucket').map((o) => o.kind)).toEqual([]);
   });
 
-  test('the base\'s topology is topics/production.json, and its entities file entities/default.json, byte for byte', () => {
+  test("the base's topology is topics/production.json, and its entities file entities/default.json, byte for byte", () => {
     expect(readFileSync(join(repoRoot, 'k8s/base/topology.json'), 'utf8')).toBe(readFileSync(join(repoRoot, 'topics/production.json'), 'utf8'));
     expect(readFileSync(join(repoRoot, 'k8s/base/entities.json'), 'utf8')).toBe(readFileSync(join(repoRoot, 'entities/default.json'), 'utf8'));
     expect(configMap('timebucket-topology').data['entities.json']).toBe(readFileSync(join(repoRoot, 'entities/default.json'), 'utf8'));

@@ -6,7 +6,11 @@ import { defaultCatalogue } from '../support/catalogue';
 /** Every series name on a `timebucket run` process's /metrics (histograms with their suffixes). */
 export function servedMetricNames(): Set<string> {
   const names = new Set<string>();
-  for (const m of createMetrics({ defaultMetrics: true, entities: defaultCatalogue.entities.map((e) => e.name), transitions: defaultCatalogue.transitions }).registry.getMetricsAsArray()) {
+  for (const m of createMetrics({
+    defaultMetrics: true,
+    entities: defaultCatalogue.entities.map((e) => e.name),
+    transitions: defaultCatalogue.transitions,
+  }).registry.getMetricsAsArray()) {
     names.add(m.name);
     if (m instanceof Histogram) for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${m.name}${suffix}`);
   }

@@ -12,14 +12,20 @@ import { metricsRead, servedMetricNames } from './metric-names';
 import { repoRoot, runTool } from './tools';
 
 type Rule = { alert: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-const spec = (parse(readFileSync(join(repoRoot, 'k8s/base/prometheus-rule.yaml'), 'utf8')) as { spec: { groups: Array<{ name: string; rules: Rule[] }> } }).spec;
+const spec = (parse(readFileSync(join(repoRoot, 'k8s/base/prometheus-rule.yaml'), 'utf8')) as { spec: { groups: Array<{ name: string; rules: Rule[] }> } })
+  .spec;
 const rules = spec.groups.flatMap((g) => g.rules);
 const dir = mkdtempSync(join(tmpdir(), 'timebucket-rules-'));
 writeFileSync(join(dir, 'rules.yaml'), stringify(spec));
 copyFileSync(join(repoRoot, 'k8s/tests/alerts.test.yaml'), join(dir, 'alerts.test.yaml'));
 
 /** GitHub's anchor for a Markdown heading. */
-const anchor = (heading: string) => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+const anchor = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, '')
+    .replace(/ /g, '-');
 
 test('promtool check rules accepts them', () => {
   expect(runTool('promtool', ['check', 'rules', 'rules.yaml'], dir)).toMatch(new RegExp(`SUCCESS: ${rules.length} rules found`));
@@ -30,8 +36,14 @@ test('promtool test rules: every case passes', () => {
 });
 
 test('every alert is fired by at least one case, with its annotations', () => {
-  const cases = (parse(readFileSync(join(dir, 'alerts.test.yaml'), 'utf8')) as { tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: Array<{ exp_annotations?: object }> }> }> }).tests;
-  const fired = new Set(cases.flatMap((c) => c.alert_rule_test.filter((t) => t.exp_alerts.length > 0 && t.exp_alerts.every((a) => a.exp_annotations)).map((t) => t.alertname)));
+  const cases = (
+    parse(readFileSync(join(dir, 'alerts.test.yaml'), 'utf8')) as {
+      tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: Array<{ exp_annotations?: object }> }> }>;
+    }
+  ).tests;
+  const fired = new Set(
+    cases.flatMap((c) => c.alert_rule_test.filter((t) => t.exp_alerts.length > 0 && t.exp_alerts.every((a) => a.exp_annotations)).map((t) => t.alertname)),
+  );
   expect(rules.map((r) => r.alert).filter((a) => !fired.has(a))).toEqual([]);
 });
 

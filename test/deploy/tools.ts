@@ -26,7 +26,12 @@ export function runTool(name: 'promtool' | 'kubectl', args: string[], cwd = repo
   }
 }
 
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: unknown };
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [key: string]: unknown;
+};
 
 /** `kubectl kustomize DIR`, parsed: the objects `kubectl apply -k DIR` would send. */
 export function kustomize(dir: string): K8sObject[] {

@@ -11,7 +11,11 @@ export async function insertDueCoupons(db: Knex, userId: number, count: number, 
   const ids: number[] = [];
   for (let i = 0; i < count; i += 1) {
     const offsetUs = Math.floor((fromMs + (spreadMs * i) / count) * 1000);
-    const [id] = (await db('coupons').insert({ user_id: userId, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [offsetUs]) })) as number[];
+    const [id] = (await db('coupons').insert({
+      user_id: userId,
+      status: 'ACTIVE',
+      expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [offsetUs]),
+    })) as number[];
     ids.push(id!);
   }
   return ids;

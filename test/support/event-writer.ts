@@ -25,7 +25,11 @@ export type EventWriterOptions = Readonly<{
 }>;
 
 /** `pools`: the database the catalogue's tables live on, or a pool per database it names. */
-export async function eventWriter(pools: Knex | Readonly<Record<string, Knex>>, catalogue: EntityCatalogue, opts: EventWriterOptions = {}): Promise<OutboxWriter> {
+export async function eventWriter(
+  pools: Knex | Readonly<Record<string, Knex>>,
+  catalogue: EntityCatalogue,
+  opts: EventWriterOptions = {},
+): Promise<OutboxWriter> {
   const byDatabase = typeof pools === 'function' ? { main: pools } : pools;
   const tables = await readEntitySchema(byDatabase, catalogue);
   const prefix = opts.prefix ?? `tbtest-${randomBytes(4).toString('hex')}`;

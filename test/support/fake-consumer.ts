@@ -55,7 +55,13 @@ export function fakeConsumer(connected: Promise<void> = Promise.resolve()): Fake
     async deliver(headers) {
       if (run?.eachMessage === undefined) throw new Error('the stage has not called run({ eachMessage })');
       const value = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)]));
-      await run.eachMessage({ topic: 't', partition: 0, message: message(0, { headers: value }), heartbeat: async () => undefined, pause: () => () => undefined } as EachMessagePayload);
+      await run.eachMessage({
+        topic: 't',
+        partition: 0,
+        message: message(0, { headers: value }),
+        heartbeat: async () => undefined,
+        pause: () => () => undefined,
+      } as EachMessagePayload);
     },
     async feed(topic, partition, messages, highWatermark = String(messages.length === 0 ? 0 : Number(messages[messages.length - 1]!.offset) + 1)) {
       if (run?.eachBatch === undefined) throw new Error('the stage has not called run({ eachBatch })');

@@ -8,7 +8,17 @@ const defaults = parseEntityFile(defaultEntities, 'entities/default.json');
 
 /** `transition` defaults to the entity's first in entities/default.json (coupon.expired, order.cancelled). */
 export function heldMessage(
-  o: Partial<{ topic: string; partition: number; offset: string; shard: number; bucketStartMs: number; entity: string; transition: string; id: string; expireAtMs: number }> = {},
+  o: Partial<{
+    topic: string;
+    partition: number;
+    offset: string;
+    shard: number;
+    bucketStartMs: number;
+    entity: string;
+    transition: string;
+    id: string;
+    expireAtMs: number;
+  }> = {},
 ): HeldMessage {
   const expireAtMs = o.expireAtMs ?? 0;
   const entity = o.entity ?? 'coupon';

@@ -19,9 +19,7 @@ export default async function globalSetup(): Promise<void> {
     await db.raw('SELECT 1');
   } catch (err) {
     await db.destroy();
-    throw new Error(
-      `integration tests need the local stack (MariaDB at ${config.db.host}:${config.db.port}): run \`make stack-up\` first (${String(err)})`,
-    );
+    throw new Error(`integration tests need the local stack (MariaDB at ${config.db.host}:${config.db.port}): run \`make stack-up\` first (${String(err)})`);
   }
   const admin = createKafka(config.kafka, createLogger('warn'), '-test-setup').admin();
   try {
@@ -41,10 +39,14 @@ export default async function globalSetup(): Promise<void> {
       const [id] = await db('orders').insert({ user_id: 0, status: 'UNPAID', expire_time: new Date('2099-01-01T00:00:00Z') });
       await db('orders').where({ id }).delete();
     }
-    await waitFor('Debezium to create the CDC topics', async () => {
-      const now = new Set(await admin.listTopics());
-      return topics.every((t) => now.has(t)) ? true : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 500 });
+    await waitFor(
+      'Debezium to create the CDC topics',
+      async () => {
+        const now = new Set(await admin.listTopics());
+        return topics.every((t) => now.has(t)) ? true : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
   } finally {
     await admin.disconnect();
     await db.destroy();

@@ -9,7 +9,14 @@ import { createSchemaRegistry } from '../../src/publish/schema-registry';
 import { config } from './stack';
 
 /** entityType: the entity of the event's type in the catalogue. */
-export type OutboxEvent = Readonly<{ eventKey: string; eventType: string; entityType: string; entityId: string; topic: string; payload: Readonly<Record<string, unknown>> }>;
+export type OutboxEvent = Readonly<{
+  eventKey: string;
+  eventType: string;
+  entityType: string;
+  entityId: string;
+  topic: string;
+  payload: Readonly<Record<string, unknown>>;
+}>;
 
 export type OutboxFilter = Readonly<{ entity?: string; ids?: ReadonlyArray<string | number | bigint>; keys?: readonly string[] }>;
 
@@ -28,7 +35,14 @@ export async function outboxEvents(db: Knex, catalogue: EntityCatalogue, filter:
   const out: OutboxEvent[] = [];
   for (const r of rows) {
     const value = (await registry.decode(r.payload)) as Record<string, unknown>;
-    out.push({ eventKey: r.event_key, eventType: r.event_type, entityType: entityOf.get(r.event_type)!, entityId: r.entity_id, topic: r.topic, payload: jsonForm(value) });
+    out.push({
+      eventKey: r.event_key,
+      eventType: r.event_type,
+      entityType: entityOf.get(r.event_type)!,
+      entityId: r.entity_id,
+      topic: r.topic,
+      payload: jsonForm(value),
+    });
   }
   return out;
 }

@@ -39,7 +39,11 @@ export async function ownDatabasePipeline(
     await opts.tables?.(database.db);
     connector = await registerTestConnector(catalogue, database.name);
     if (opts.outbox !== false) outbox = await registerOutboxConnector(database.name);
-    pipeline = await createTestPipeline({ entities, schemas: opts.schemas, env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix, ...opts.env } });
+    pipeline = await createTestPipeline({
+      entities,
+      schemas: opts.schemas,
+      env: { TB_DB_NAME: database.name, TB_CDC_TOPIC_PREFIX: connector.topicPrefix, ...opts.env },
+    });
     await applyCdcTopics(pipeline);
   } catch (err) {
     await stop().catch(() => undefined);

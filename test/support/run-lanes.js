@@ -109,7 +109,11 @@ function runLane(lane, files, env = {}) {
   const report = path.join(reports, `${project}-${lane}.json`);
   if (files.length === 0) return Promise.resolve({ lane, report: undefined, ok: true });
   const args = ['jest', '--selectProjects', project, '--runInBand', '--forceExit', '--json', `--outputFile=${report}`, '--runTestsByPath', ...files];
-  const child = spawn('npx', args, { cwd: root, env: { ...process.env, TB_TEST_REPORTS: reports, ...env, TB_TEST_LANE: lane }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npx', args, {
+    cwd: root,
+    env: { ...process.env, TB_TEST_REPORTS: reports, ...env, TB_TEST_LANE: lane },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const prefix = `[${lane}]`;
   prefixLines(child.stdout, prefix, process.stdout);
   prefixLines(child.stderr, prefix, process.stderr);
@@ -154,7 +158,10 @@ async function secondCapture(files, run) {
     TB_CDC_TOPIC_PREFIX: `tbcapture2${suffix.replace(/_/g, '')}`,
   };
   const tag = suffix.replace(/_/g, '-');
-  const connectors = [[`tb-cdc-capture2-${tag}`, []], [`tb-outbox-capture2-${tag}`, ['--outbox']]];
+  const connectors = [
+    [`tb-cdc-capture2-${tag}`, []],
+    [`tb-outbox-capture2-${tag}`, ['--outbox']],
+  ];
   const historyOf = (name) => path.join(require('node:os').tmpdir(), `${name}.history.dat`);
   const mysql = require('mysql2/promise');
   const server = await mysql.createConnection({
@@ -164,7 +171,12 @@ async function secondCapture(files, run) {
     password: process.env.TB_DB_PASSWORD,
   });
   const cli = (args) =>
-    execFileSync('node', ['dist/cli/main.js', ...args], { cwd: root, env: { ...process.env, ...env, TB_LOG_LEVEL: 'warn' }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    execFileSync('node', ['dist/cli/main.js', ...args], {
+      cwd: root,
+      env: { ...process.env, ...env, TB_LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
   try {
     await server.query(`CREATE DATABASE \`${env.TB_DB_NAME}\``);
     cli(['migrate']);
@@ -172,9 +184,26 @@ async function secondCapture(files, run) {
     // Event Router), as the stack registers its own.
     for (const [name, kind] of connectors) {
       const config = JSON.parse(
-        cli(['connector', 'config', ...kind, '--config-only', '--flavour', 'auto', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000)),
-          '--history', `file:${historyOf(name)}`, '--replication-factor', process.env.TB_KAFKA_REPLICATION_FACTOR ?? '1',
-          '--db-user', process.env.TB_CDC_USER ?? 'debezium', '--db-password', process.env.TB_CDC_PASSWORD ?? 'debezium']),
+        cli([
+          'connector',
+          'config',
+          ...kind,
+          '--config-only',
+          '--flavour',
+          'auto',
+          '--name',
+          name,
+          '--server-id',
+          String(300_000 + Math.floor(Math.random() * 1_000_000)),
+          '--history',
+          `file:${historyOf(name)}`,
+          '--replication-factor',
+          process.env.TB_KAFKA_REPLICATION_FACTOR ?? '1',
+          '--db-user',
+          process.env.TB_CDC_USER ?? 'debezium',
+          '--db-password',
+          process.env.TB_CDC_PASSWORD ?? 'debezium',
+        ]),
       );
       // The tables are new and empty: no snapshot, straight to the binlog's end.
       await connect('PUT', `/connectors/${name}/config`, { ...config, 'snapshot.mode': 'no_data' });
@@ -200,14 +229,20 @@ async function secondCapture(files, run) {
  * isolated ones); then `mysql-exclusive`, alone.
  */
 async function mysqlLane() {
-  const files = testFiles(path.join(root, 'test', project)).sort().filter((f) => pragmasOf(f).mysql !== undefined);
+  const files = testFiles(path.join(root, 'test', project))
+    .sort()
+    .filter((f) => pragmasOf(f).mysql !== undefined);
   const of = (lanes) => files.filter((f) => lanes.includes(laneOf(f))).map((f) => path.relative(root, f));
   // A captured-2 file on its own database needs that lane's set-up; here it runs on the stack's.
   const side = { mysql: of(['captured', 'captured-2']), 'mysql-isolated': [] };
   const planned = spreadIsolated(of(['isolated']), side);
   const exclusive = of(['exclusive']);
   fs.mkdirSync(reports, { recursive: true });
-  console.log(`lanes: ${Object.entries(side).map(([l, f]) => `${l} ${f.length} files (~${planned[l]} s)`).join(', ')}; then mysql-exclusive ${exclusive.length} files`);
+  console.log(
+    `lanes: ${Object.entries(side)
+      .map(([l, f]) => `${l} ${f.length} files (~${planned[l]} s)`)
+      .join(', ')}; then mysql-exclusive ${exclusive.length} files`,
+  );
   const started = Date.now();
   const together = await Promise.all(Object.entries(side).map(([lane, f]) => runLane(lane, f)));
   const results = [...together, await runLane('mysql-exclusive', exclusive)];
@@ -234,7 +269,11 @@ async function main() {
   // Not onto captured-2: its TB_DB_NAME is the second database, and an isolated file may read
   // the stack's own (its accounts' grants, its connector), as `timebucket check`'s test does.
   const planned = { ...spreadIsolated(byLane.isolated, { captured: side.captured, isolated: side.isolated }), 'captured-2': secondsOf(side['captured-2']) };
-  console.log(`lanes: ${Object.entries(side).map(([l, f]) => `${l} ${f.length} files (~${planned[l]} s)`).join(', ')}; then exclusive ${byLane.exclusive.length} files`);
+  console.log(
+    `lanes: ${Object.entries(side)
+      .map(([l, f]) => `${l} ${f.length} files (~${planned[l]} s)`)
+      .join(', ')}; then exclusive ${byLane.exclusive.length} files`,
+  );
   const together = await Promise.all([
     runLane('captured', side.captured),
     secondCapture(side['captured-2'], (env) => runLane('captured-2', side['captured-2'], env)),

@@ -7,5 +7,9 @@ export async function createTablesFrom(db: Knex, path: string): Promise<void> {
     .split('\n')
     .filter((line) => !line.trimStart().startsWith('--'))
     .join('\n');
-  for (const statement of text.split(/;\s*$/m).map((s) => s.trim()).filter((s) => s.length > 0)) await db.raw(statement);
+  for (const statement of text
+    .split(/;\s*$/m)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0))
+    await db.raw(statement);
 }

@@ -19,16 +19,22 @@ const stackHome = process.env['TB_STACK_HOME'] ?? join(__dirname, '../../.stack'
  * password there, which caching_sha2_password accepts over a socket).
  */
 export function dbRoot(sql: string, server: 1 | 2 = 1): string {
-  return execFileSync('mariadb', ['--no-defaults', '--protocol=socket', `--socket=${join(stackHome, `run/${stackServerName(server)}.sock`)}`, '-uroot', '-N', '-e', sql], {
-    encoding: 'utf8',
-  });
+  return execFileSync(
+    'mariadb',
+    ['--no-defaults', '--protocol=socket', `--socket=${join(stackHome, `run/${stackServerName(server)}.sock`)}`, '-uroot', '-N', '-e', sql],
+    {
+      encoding: 'utf8',
+    },
+  );
 }
 
 /** Locks the application's account and kills its sessions: to it, the database is down. */
 export function lockOutApplication(): () => void {
   const user = config.db.user;
   dbRoot(`ALTER USER '${user}'@'%' ACCOUNT LOCK; ALTER USER '${user}'@'localhost' ACCOUNT LOCK;`);
-  const ids = dbRoot(`SELECT id FROM information_schema.PROCESSLIST WHERE USER = '${user}'`).split('\n').filter((l) => l.trim() !== '');
+  const ids = dbRoot(`SELECT id FROM information_schema.PROCESSLIST WHERE USER = '${user}'`)
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   for (const id of ids) {
     try {
       dbRoot(`KILL CONNECTION ${id}`);

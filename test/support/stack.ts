@@ -12,8 +12,16 @@ export const config = loadConfig(process.env);
  * TB_TEST_REPORTS when a lane sets it: run-lanes.js --mysql), so `make test`
  * stays readable and a failure's logs are one file away (TB_TEST_LOG_LEVEL, default info).
  */
-export const testLogFile = join(process.env['TB_TEST_REPORTS'] ?? join(__dirname, '../../.stack/reports'), 'logs', `${basename(expect.getState().testPath ?? 'integration')}.log`);
-export const logger = createLogger(process.env['TB_TEST_LOG_LEVEL'] ?? 'info', { test: true }, pino.destination({ dest: testLogFile, mkdir: true, append: false, sync: false }));
+export const testLogFile = join(
+  process.env['TB_TEST_REPORTS'] ?? join(__dirname, '../../.stack/reports'),
+  'logs',
+  `${basename(expect.getState().testPath ?? 'integration')}.log`,
+);
+export const logger = createLogger(
+  process.env['TB_TEST_LOG_LEVEL'] ?? 'info',
+  { test: true },
+  pino.destination({ dest: testLogFile, mkdir: true, append: false, sync: false }),
+);
 
 /** A name no other test (or earlier run against the same stack) uses. */
 export function uniqueName(prefix: string): string {

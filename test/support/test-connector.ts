@@ -27,7 +27,11 @@ export type TestConnector = Readonly<{ name: string; topicPrefix: string; config
  * `database`: the schema to capture; `opts.server`: the stack's database server holding it (1 or
  * 2); `opts.entitiesDatabase`: the entities file's name of that database (default main).
  */
-export async function registerTestConnector(catalogue: EntityCatalogue, database: string, opts: { server?: 1 | 2; entitiesDatabase?: string } = {}): Promise<TestConnector> {
+export async function registerTestConnector(
+  catalogue: EntityCatalogue,
+  database: string,
+  opts: { server?: 1 | 2; entitiesDatabase?: string } = {},
+): Promise<TestConnector> {
   const name = uniqueName('tb-cdc');
   const topicPrefix = name.replace(/-/g, '');
   const history = join(tmpdir(), `${name}.history.dat`);
@@ -36,12 +40,23 @@ export async function registerTestConnector(catalogue: EntityCatalogue, database
     name,
     database: opts.entitiesDatabase,
     flavour: stackFlavour(opts.server ?? 1),
-    db: { host: config.db.host, port, database, user: process.env['TB_CDC_USER'] ?? 'debezium', password: process.env['TB_CDC_PASSWORD'] ?? 'debezium', tls: false },
+    db: {
+      host: config.db.host,
+      port,
+      database,
+      user: process.env['TB_CDC_USER'] ?? 'debezium',
+      password: process.env['TB_CDC_PASSWORD'] ?? 'debezium',
+      tls: false,
+    },
     topicPrefix,
     // Unique among the binlog's readers (the stack's connector is 184054).
     serverId: 200_000 + Math.floor(Math.random() * 1_000_000),
     history: { kind: 'file', path: history },
-    topics: { partitions: config.cdc.partitions, replicationFactor: Number(process.env['TB_KAFKA_REPLICATION_FACTOR'] ?? 1), retentionMs: config.cdc.retentionMs },
+    topics: {
+      partitions: config.cdc.partitions,
+      replicationFactor: Number(process.env['TB_KAFKA_REPLICATION_FACTOR'] ?? 1),
+      retentionMs: config.cdc.retentionMs,
+    },
   });
   const body = { ...generated.config, 'snapshot.mode': 'no_data' };
   const remove = async () => {
@@ -72,7 +87,14 @@ export async function registerOutboxConnector(database: string, opts: { server?:
   const generated = outboxConnectorConfig({
     name,
     flavour: stackFlavour(opts.server ?? 1),
-    db: { host: config.db.host, port, database, user: process.env['TB_CDC_USER'] ?? 'debezium', password: process.env['TB_CDC_PASSWORD'] ?? 'debezium', tls: false },
+    db: {
+      host: config.db.host,
+      port,
+      database,
+      user: process.env['TB_CDC_USER'] ?? 'debezium',
+      password: process.env['TB_CDC_PASSWORD'] ?? 'debezium',
+      tls: false,
+    },
     topicPrefix: name.replace(/-/g, ''),
     serverId: 200_000 + Math.floor(Math.random() * 1_000_000),
     history: { kind: 'file', path: history },
@@ -103,7 +125,12 @@ export async function putConnector(name: string, body: Readonly<Record<string, s
   const refused = await waitFor(
     `connector ${name} accepted by Connect`,
     async () => {
-      const put = await fetch(`${connectUrl}/connectors/${name}/config`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+      const put = await fetch(`${connectUrl}/connectors/${name}/config`, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
       if (put.ok) return null;
       const text = await put.text();
       // A refusal is final (a bad config): reported now, not retried to the deadline.

@@ -21,7 +21,10 @@ export type TestDatabase = Readonly<{
 }>;
 
 export async function createTestDatabase(label: string, opts: { migrate?: boolean; server?: 1 | 2 } = {}): Promise<TestDatabase> {
-  const slug = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 20);
+  const slug = label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 20);
   // The stack's database name, also in the captured-2 lane (test/support/run-lanes.js), whose
   // TB_DB_NAME is itself a test database: a name past 64 characters is refused.
   const base = config.db.database.split('_test_')[0]!;

@@ -74,7 +74,9 @@ describe('loadConfig', () => {
 
   test('statement deadlines: 15 s over a 10 s row-lock wait by default, migrate 1 h; a deadline at or under the lock wait is refused', () => {
     expect(loadConfig({}).db).toMatchObject({ statementTimeoutMs: 15_000, lockWaitTimeoutS: 10, migrateStatementTimeoutMs: 3_600_000 });
-    expect(loadConfig({ TB_DATABASES: 'wallet', TB_DB_WALLET_NAME: 'w', TB_DB_STATEMENT_TIMEOUT_MS: '4000', TB_DB_LOCK_WAIT_TIMEOUT_S: '3' }).databases['wallet']).toMatchObject({ statementTimeoutMs: 4_000, lockWaitTimeoutS: 3 });
+    expect(
+      loadConfig({ TB_DATABASES: 'wallet', TB_DB_WALLET_NAME: 'w', TB_DB_STATEMENT_TIMEOUT_MS: '4000', TB_DB_LOCK_WAIT_TIMEOUT_S: '3' }).databases['wallet'],
+    ).toMatchObject({ statementTimeoutMs: 4_000, lockWaitTimeoutS: 3 });
     expect(() => loadConfig({ TB_DB_STATEMENT_TIMEOUT_MS: '10000' })).toThrow(/TB_DB_STATEMENT_TIMEOUT_MS: must exceed TB_DB_LOCK_WAIT_TIMEOUT_S/);
     expect(() => loadConfig({ TB_DB_STATEMENT_TIMEOUT_MS: '500' })).toThrow(/TB_DB_STATEMENT_TIMEOUT_MS/);
   });
@@ -120,7 +122,7 @@ describe('loadConfig', () => {
       expect(problems).toEqual(PRODUCTION_REQUIRED.map((name) => `${name}: required when TB_ENV=production (no local-stack default)`));
     });
 
-    test('given all of them, it starts, with MySQL\'s port unless told', () => {
+    test("given all of them, it starts, with MySQL's port unless told", () => {
       const config = loadConfig(complete);
       expect(config.db).toMatchObject({ host: 'db', port: 3306, user: 'app' });
       expect(loadConfig({ ...complete, TB_DB_PORT: '3307' }).db.port).toBe(3307);
@@ -136,7 +138,7 @@ describe('loadConfig', () => {
       return path;
     };
 
-    test('the file\'s content, without its trailing newline, is the value', () => {
+    test("the file's content, without its trailing newline, is the value", () => {
       const config = loadConfig({ TB_DB_PASSWORD_FILE: file('pw', 's3cret\n'), TB_DB_USER_FILE: file('user', 'app') });
       expect(config.db).toMatchObject({ user: 'app', password: 's3cret' });
     });
@@ -238,17 +240,33 @@ describe('loadConfig', () => {
       );
       expect(() => loadConfig({ TB_REGISTRY_USERNAME: 'svc' })).toThrow(/TB_REGISTRY_PASSWORD: required with TB_REGISTRY_USERNAME/);
       // A bare % in the password: a configuration error (exit 78) that does not repeat it.
-      expect(() => loadConfig({ TB_REGISTRY_URL: 'https://u:50%off@registry.example/x' })).toThrow(/^invalid configuration: TB_REGISTRY_URL: its user info is not valid percent-encoding/);
+      expect(() => loadConfig({ TB_REGISTRY_URL: 'https://u:50%off@registry.example/x' })).toThrow(
+        /^invalid configuration: TB_REGISTRY_URL: its user info is not valid percent-encoding/,
+      );
       expect(() => loadConfig({ TB_REGISTRY_URL: 'https://u:50%off@registry.example/x' })).not.toThrow(/50%off/);
     });
   });
 
   describe('more databases (TB_DATABASES)', () => {
     test("each is configured by its own variables; name, user and password default to the main database's", () => {
-      const config = loadConfig({ TB_DATABASES: 'shop_b, wallet', TB_DB_SHOP_B_HOST: 'b.db', TB_DB_SHOP_B_PORT: '3310', TB_DB_WALLET_NAME: 'w', TB_DB_WALLET_USER: 'wu', TB_DB_PASSWORD: 'pw' });
+      const config = loadConfig({
+        TB_DATABASES: 'shop_b, wallet',
+        TB_DB_SHOP_B_HOST: 'b.db',
+        TB_DB_SHOP_B_PORT: '3310',
+        TB_DB_WALLET_NAME: 'w',
+        TB_DB_WALLET_USER: 'wu',
+        TB_DB_PASSWORD: 'pw',
+      });
       expect(Object.keys(config.databases)).toEqual(['main', 'shop_b', 'wallet']);
       expect(config.databases['main']).toMatchObject({ ...config.db, cdcTopicPrefix: 'tbcdc' });
-      expect(config.databases['shop_b']).toMatchObject({ host: 'b.db', port: 3310, database: 'timebucket', user: 'timebucket', password: 'pw', cdcTopicPrefix: 'tbcdc_shop_b' });
+      expect(config.databases['shop_b']).toMatchObject({
+        host: 'b.db',
+        port: 3310,
+        database: 'timebucket',
+        user: 'timebucket',
+        password: 'pw',
+        cdcTopicPrefix: 'tbcdc_shop_b',
+      });
       // Locally the port defaults to the stack's second server.
       expect(config.databases['wallet']).toMatchObject({ host: '127.0.0.1', port: 13307, database: 'w', user: 'wu', poolMax: config.db.poolMax });
     });
@@ -260,7 +278,16 @@ describe('loadConfig', () => {
     });
 
     test('production requires each host; bad names and ports are named', () => {
-      const production = { TB_ENV: 'production', TB_KAFKA_BROKERS: 'k:9092', TB_DB_HOST: 'db', TB_DB_USER: 'app', TB_DB_PASSWORD: 'pw', TB_REGISTRY_URL: 'http://r:8081', TB_TOPOLOGY: 't.json', TB_ENTITIES: 'e.json' };
+      const production = {
+        TB_ENV: 'production',
+        TB_KAFKA_BROKERS: 'k:9092',
+        TB_DB_HOST: 'db',
+        TB_DB_USER: 'app',
+        TB_DB_PASSWORD: 'pw',
+        TB_REGISTRY_URL: 'http://r:8081',
+        TB_TOPOLOGY: 't.json',
+        TB_ENTITIES: 'e.json',
+      };
       expect(loadConfig({ ...production, TB_DATABASES: 'shop_b', TB_DB_SHOP_B_HOST: 'b' }).databases['shop_b']).toMatchObject({ host: 'b', port: 3306 });
       expect(() => loadConfig({ ...production, TB_DATABASES: 'shop_b' })).toThrow(/TB_DB_SHOP_B_HOST: required when TB_ENV=production for database shop_b/);
       expect(() => loadConfig({ TB_DATABASES: 'main' })).toThrow(/TB_DATABASES: names of lower-case letters/);

@@ -28,9 +28,10 @@ export async function expireOneCoupon(db: Db, outbox: OutboxWriter, id: string):
   return db.transaction(async (trx) => {
     const [[row]] = (await trx.raw('SELECT id, user_id, expire_time, version, NOW(3) AS now FROM coupons WHERE id = ? FOR UPDATE', [id])) as [Row[]];
     if (row === undefined) return false;
-    const [result] = (await trx.raw("UPDATE coupons SET status = 'EXPIRED', expired_at = ?, version = version + 1 WHERE id = ? AND status = 'ACTIVE'", [row.now, id])) as [
-      { affectedRows: number },
-    ];
+    const [result] = (await trx.raw("UPDATE coupons SET status = 'EXPIRED', expired_at = ?, version = version + 1 WHERE id = ? AND status = 'ACTIVE'", [
+      row.now,
+      id,
+    ])) as [{ affectedRows: number }];
     if (result.affectedRows === 0) return false;
     const event = transitionEvent(
       couponExpired,
@@ -64,7 +65,12 @@ export async function cancelOneOrder(db: Db, outbox: OutboxWriter, id: string): 
     }
     const event = transitionEvent(
       orderCancelled,
-      { id, status: 'UNPAID', dueAtMs: row.expire_time.getTime(), columns: { user_id: bigintString(row.user_id, 'orders.user_id'), coupon_id: couponId, version: row.version } },
+      {
+        id,
+        status: 'UNPAID',
+        dueAtMs: row.expire_time.getTime(),
+        columns: { user_id: bigintString(row.user_id, 'orders.user_id'), coupon_id: couponId, version: row.version },
+      },
       { occurredAtMs: row.now.getTime(), path: PATH, effects: [released] },
     );
     await outbox(trx, [{ event, entityType: 'order', entityId: id }]);

@@ -71,12 +71,17 @@ function pump(): void {
 /** Sleeps until the earliest entry not yet due, if nothing else will call pump() first. */
 function wakeAtNextDue(now: number): void {
   if (timer !== undefined || inFlight >= concurrency) return;
-  const heads = Object.values(queues).filter((q) => q.head < q.entries.length).map((q) => q.entries[q.head]!.expireAtMs);
+  const heads = Object.values(queues)
+    .filter((q) => q.head < q.entries.length)
+    .map((q) => q.entries[q.head]!.expireAtMs);
   if (heads.length === 0) return;
-  timer = setTimeout(() => {
-    timer = undefined;
-    pump();
-  }, Math.max(1, Math.min(...heads) - now));
+  timer = setTimeout(
+    () => {
+      timer = undefined;
+      pump();
+    },
+    Math.max(1, Math.min(...heads) - now),
+  );
 }
 
 async function run(entity: Entity, batch: ScheduledEntry[]): Promise<void> {

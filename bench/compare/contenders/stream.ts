@@ -40,7 +40,11 @@ export const stream: Contender = {
     const mixed = ctx.workload === 'mixed';
     const { topology, path } = writeStreamTopology(prefix, mixed ? { shards: 16, partitions: ctx.params.mixedPartitions } : {});
     // kafkajs's complaints while the new topics get leaders go to the run's log, not stdout.
-    const kafka = createKafka(ctx.config.kafka, createLogger('warn', { bench: prefix }, pino.destination({ dest: `${ctx.logPrefix}-stream-admin.log`, sync: true })), '-bench');
+    const kafka = createKafka(
+      ctx.config.kafka,
+      createLogger('warn', { bench: prefix }, pino.destination({ dest: `${ctx.logPrefix}-stream-admin.log`, sync: true })),
+      '-bench',
+    );
     const admin = kafka.admin();
     await admin.connect();
     const topics = declaredTopics(topology);
@@ -51,7 +55,13 @@ export const stream: Contender = {
     const cleanUp = async () => {
       await Promise.all(children.map((c) => c.stop()));
       await follower?.stop().catch(() => undefined);
-      await deleteRunState(admin, prefix, topics.map((t) => t.topic), ctx.config.registry, topology.events.map((e) => e.topic));
+      await deleteRunState(
+        admin,
+        prefix,
+        topics.map((t) => t.topic),
+        ctx.config.registry,
+        topology.events.map((e) => e.topic),
+      );
       await admin.disconnect();
       rmSync(path, { force: true });
     };
@@ -72,7 +82,11 @@ export const stream: Contender = {
       }
       // Rows written before every consumer owns its partitions would measure group start-up.
       await Promise.all(children.map((c, i) => waitReady(c, ports[i]!)));
-      follower = await followEvents(kafka, `${prefix}.bench-events`, topology.events.map((e) => e.topic));
+      follower = await followEvents(
+        kafka,
+        `${prefix}.bench-events`,
+        topology.events.map((e) => e.topic),
+      );
     } catch (err) {
       await cleanUp().catch(() => undefined);
       throw err;
@@ -109,7 +123,9 @@ export async function deleteRunState(
   const groups = groupNames.map((g) => `${prefix}.${g}`);
   await admin.deleteGroups(groups).catch((err: unknown) => log(`stream: could not delete the groups of ${prefix}: ${String(err)}`));
   for (let i = 0; i < topics.length; i += 50) {
-    await admin.deleteTopics({ topics: topics.slice(i, i + 50), timeout: 60_000 }).catch((err: unknown) => log(`stream: could not delete topics of ${prefix}: ${String(err)}`));
+    await admin
+      .deleteTopics({ topics: topics.slice(i, i + 50), timeout: 60_000 })
+      .catch((err: unknown) => log(`stream: could not delete topics of ${prefix}: ${String(err)}`));
   }
   for (const topic of eventTopics) {
     const subject = `${registry.url}/subjects/${encodeURIComponent(`${topic}-value`)}`;

@@ -27,9 +27,7 @@ export async function up(knex: Knex): Promise<void> {
     t.specificType('expired_at', 'DATETIME(3)').nullable();
     t.integer('version').unsigned().notNullable().defaultTo(0);
     t.specificType('created_at', 'DATETIME(3)').notNullable().defaultTo(knex.raw('CURRENT_TIMESTAMP(3)'));
-    t.specificType('updated_at', 'DATETIME(3)')
-      .notNullable()
-      .defaultTo(knex.raw('CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3)'));
+    t.specificType('updated_at', 'DATETIME(3)').notNullable().defaultTo(knex.raw('CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3)'));
     t.index(['status', 'expire_time', 'id'], 'idx_coupons_status_expire_id');
     t.index(['locked_order_id'], 'idx_coupons_locked_order');
     t.check("status IN ('INIT','ACTIVE','LOCKED','USED','EXPIRED','INVALID')", [], 'chk_coupons_status');
@@ -45,9 +43,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('cancel_reason', 32).nullable();
     t.integer('version').unsigned().notNullable().defaultTo(0);
     t.specificType('created_at', 'DATETIME(3)').notNullable().defaultTo(knex.raw('CURRENT_TIMESTAMP(3)'));
-    t.specificType('updated_at', 'DATETIME(3)')
-      .notNullable()
-      .defaultTo(knex.raw('CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3)'));
+    t.specificType('updated_at', 'DATETIME(3)').notNullable().defaultTo(knex.raw('CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3)'));
     t.index(['status', 'expire_time', 'id'], 'idx_orders_status_expire_id');
     t.index(['coupon_id'], 'idx_orders_coupon');
     t.check("status IN ('UNPAID','PAID','CANCELLED','FINISHED')", [], 'chk_orders_status');

@@ -39,10 +39,16 @@ export function lockEffectRows(catalogue: EntityCatalogue, effect: Effect): Lock
     sql,
     run: async (trx, ownerIds) => {
       if (ownerIds.length === 0) return [];
-      const [rows, fields] = (await trx.raw(sql, [[...ownerIds], [...effect.from]] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
+      const [rows, fields] = (await trx.raw(sql, [[...ownerIds], [...effect.from]] as Knex.RawBinding[])) as [
+        Array<Record<string, unknown>>,
+        FieldInfo[] | undefined,
+      ];
       const types = fieldTypes(fields);
       const what = `${other.table}.${effect.column}`;
-      return rows.map((r) => ({ id: bigintString(r[other.idColumn], `${other.table}.${other.idColumn}`), owner: String(columnValueOf(r[effect.column], types.get(effect.column), what)) }));
+      return rows.map((r) => ({
+        id: bigintString(r[other.idColumn], `${other.table}.${other.idColumn}`),
+        owner: String(columnValueOf(r[effect.column], types.get(effect.column), what)),
+      }));
     },
   };
 }

@@ -47,7 +47,10 @@ export function lockTransitionRows(entity: Entity, t: Transition, location: Loca
     sql: `${head}?${tail}`,
     run: async (trx, ids) => {
       if (ids.length === 0) return [];
-      const [rows, fields] = (await trx.raw(head + idList(ids) + tail, [[...t.from]] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
+      const [rows, fields] = (await trx.raw(head + idList(ids) + tail, [[...t.from]] as Knex.RawBinding[])) as [
+        Array<Record<string, unknown>>,
+        FieldInfo[] | undefined,
+      ];
       return decode(rows, fields);
     },
   };

@@ -40,7 +40,10 @@ export function readDigestRows(entity: Entity, t: Transition, location: Location
       const byUser = new Map<string, ReadRow[]>();
       if (users.length === 0) return byUser;
       const bounds = [range.fromMs, range.untilMs, range.dbNowMs].map((ms) => dueValueOf(t.due.kind, ms));
-      const [rows, fields] = (await trx.raw(sql, [[...users], [...t.from], ...bounds] as Knex.RawBinding[])) as [Array<Record<string, unknown>>, FieldInfo[] | undefined];
+      const [rows, fields] = (await trx.raw(sql, [[...users], [...t.from], ...bounds] as Knex.RawBinding[])) as [
+        Array<Record<string, unknown>>,
+        FieldInfo[] | undefined,
+      ];
       const read = decode(rows, fields);
       rows.forEach((r, i) => {
         const u = bigintString(r[user], userAt);

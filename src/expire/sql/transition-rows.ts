@@ -35,7 +35,11 @@ export function transitionRows(entity: Entity, t: Transition, location: Location
     sql: `${head}?${tail}`,
     run: async (trx, ids, dbNowMs) => {
       if (ids.length === 0) return 0;
-      const [result] = (await trx.raw(head + idList(ids) + tail, [...set.values(dbNowMs), [...t.from], dueValueOf(t.due.kind, dbNowMs)] as Knex.RawBinding[])) as [{ affectedRows: number }];
+      const [result] = (await trx.raw(head + idList(ids) + tail, [
+        ...set.values(dbNowMs),
+        [...t.from],
+        dueValueOf(t.due.kind, dbNowMs),
+      ] as Knex.RawBinding[])) as [{ affectedRows: number }];
       return result.affectedRows;
     },
   };

@@ -113,7 +113,10 @@ export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOption
       if (until === null) {
         if (Number(row.may_start) !== 1) return { rows: [], inPass: false, passComplete: false };
         until = row.next_until;
-        await trx.raw('UPDATE scanner_cursors SET pass_started_at = NOW(3), pass_until = ?, cursor_expire_time = NULL, cursor_id = NULL WHERE entity = ?', [until, key]);
+        await trx.raw('UPDATE scanner_cursors SET pass_started_at = NOW(3), pass_until = ?, cursor_expire_time = NULL, cursor_id = NULL WHERE entity = ?', [
+          until,
+          key,
+        ]);
       }
       const after: KeysetRow | null =
         row.pass_until !== null && row.cursor_expire_time !== null && row.cursor_id !== null
@@ -130,7 +133,10 @@ export function scanPageClaim(db: Knex, cursor: ScanCursor, opts: ScanPageOption
       const passComplete = rows.length < opts.pageSize;
       const last = rows[rows.length - 1];
       if (passComplete || last === undefined) {
-        await trx.raw('UPDATE scanner_cursors SET pass_until = NULL, cursor_expire_time = NULL, cursor_id = NULL, last_pass_completed_at = NOW(3) WHERE entity = ?', [key]);
+        await trx.raw(
+          'UPDATE scanner_cursors SET pass_until = NULL, cursor_expire_time = NULL, cursor_id = NULL, last_pass_completed_at = NOW(3) WHERE entity = ?',
+          [key],
+        );
       } else {
         await trx.raw('UPDATE scanner_cursors SET cursor_expire_time = ?, cursor_id = ? WHERE entity = ?', [new Date(last.expireAtMs), last.id, key]);
       }

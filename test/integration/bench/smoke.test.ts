@@ -64,7 +64,10 @@ beforeAll(async () => {
   if (build.code !== 0) throw new Error(`tsc -p tsconfig.bench.json failed:\n${build.out}${build.err}`);
   harness = await run(process.execPath, ['dist-bench/bench/compare/main.js'], { BENCH_PRESET: 'smoke', BENCH_RESULTS_DIR: resultsDir, TB_LOG_LEVEL: 'warn' });
   mkdirSync(dirname(testLogFile), { recursive: true });
-  writeFileSync(testLogFile, `exit code ${harness.code}\n--- stdout\n${harness.out}\n--- stderr\n${harness.err}${harness.code === 0 ? '' : contenderLogTails()}`);
+  writeFileSync(
+    testLogFile,
+    `exit code ${harness.code}\n--- stdout\n${harness.out}\n--- stderr\n${harness.err}${harness.code === 0 ? '' : contenderLogTails()}`,
+  );
   const files = readdirSync(resultsDir).filter((f) => f.endsWith('.json'));
   if (files.length !== 1) throw new Error(`expected one results file in ${resultsDir}, found ${files.length}; harness stderr:\n${harness.err.slice(-4000)}`);
   results = JSON.parse(readFileSync(join(resultsDir, files[0]!), 'utf8')) as typeof results;
@@ -110,7 +113,8 @@ test('the results file holds the parameters, the machine and one run per workloa
   expect(results.ratios).toHaveLength(WORKLOADS.length);
   for (const r of results.runs) {
     const numbers = ['transitions_per_second', 'last_transition_s', 'rows_examined', 'rows_examined_per_transition', 'binlog_bytes_per_transition'];
-    for (const figure of numbers) expect({ run: `${r.workload}/${r.contender}`, figure, type: typeof r[figure] }).toEqual({ run: `${r.workload}/${r.contender}`, figure, type: 'number' });
+    for (const figure of numbers)
+      expect({ run: `${r.workload}/${r.contender}`, figure, type: typeof r[figure] }).toEqual({ run: `${r.workload}/${r.contender}`, figure, type: 'number' });
     expect(r.delay_ms).toEqual({ p50: expect.any(Number), p95: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) });
     const own = r.processes.filter((p) => p.kind === 'contender');
     expect(own.length).toBe(r.contender === 'stream' ? 3 : 1);
@@ -144,6 +148,7 @@ test('every contender transitioned every row exactly once, on every workload', (
     if (r.workload === 'mixed') expect(e.order * e.coupon * e.released).toBeGreaterThan(0);
     // The stream's events, read back from its event topics (bench/compare/contenders/event-follower.ts
     // counts those whose event_key names a row of the run): each transition's once.
-    if (r.contender === 'stream') expect({ run: `${r.workload}/${r.contender}`, events: r.events }).toEqual({ run: `${r.workload}/${r.contender}`, events: rows });
+    if (r.contender === 'stream')
+      expect({ run: `${r.workload}/${r.contender}`, events: r.events }).toEqual({ run: `${r.workload}/${r.contender}`, events: rows });
   }
 });

@@ -25,14 +25,17 @@ let database: TestDatabase;
 
 beforeAll(async () => {
   database = await createTestDatabase('check-cli', { migrate: false });
-  await database.db.raw('CREATE TABLE t_order (id BIGINT PRIMARY KEY, status VARCHAR(32) NOT NULL, expire_time DATETIME NOT NULL, cancel_reason VARCHAR(64) NULL)');
+  await database.db.raw(
+    'CREATE TABLE t_order (id BIGINT PRIMARY KEY, status VARCHAR(32) NOT NULL, expire_time DATETIME NOT NULL, cancel_reason VARCHAR(64) NULL)',
+  );
   // Enough to connect and read the table, not to run: the check must name what is missing.
   for (const host of ['%', 'localhost']) await database.db.raw(`GRANT SELECT ON \`${database.name}\`.\`t_order\` TO ?@?`, [serviceUser, host]);
 });
 
 afterAll(async () => {
   // Grants outlive a dropped database: take them back.
-  for (const host of ['%', 'localhost']) await database?.db.raw(`REVOKE SELECT ON \`${database.name}\`.\`t_order\` FROM ?@?`, [serviceUser, host]).catch(() => undefined);
+  for (const host of ['%', 'localhost'])
+    await database?.db.raw(`REVOKE SELECT ON \`${database.name}\`.\`t_order\` FROM ?@?`, [serviceUser, host]).catch(() => undefined);
   await database?.drop();
 });
 
@@ -44,7 +47,9 @@ async function check(env: Record<string, string>, args: string[] = []) {
 
 test('the shipped entities file on the stack: server, tables, the owner account and the stack connector all check out', async () => {
   const { code, out } = await check({}, ['--connect-url', connectUrl]);
-  expect(out).toMatch(new RegExp(`^check: ${stackFlavour()} ${stackFlavour() === 'mariadb' ? '10' : '9'}\\.\\S+, database timebucket, entities entities/default\\.json$`, 'm'));
+  expect(out).toMatch(
+    new RegExp(`^check: ${stackFlavour()} ${stackFlavour() === 'mariadb' ? '10' : '9'}\\.\\S+, database timebucket, entities entities/default\\.json$`, 'm'),
+  );
   expect(out).toMatch(/^check: no problems$/m);
   expect(code).toBe(0);
 });
@@ -75,12 +80,20 @@ test('a table without the scanner index, an account without grants and no connec
       ],
     }),
   );
-  const { code, out } = await check({ TB_ENTITIES: file, TB_DB_NAME: database.name, TB_DB_USER: serviceUser, TB_DB_PASSWORD: servicePassword }, ['--connect-url', connectUrl, '--json']);
+  const { code, out } = await check({ TB_ENTITIES: file, TB_DB_NAME: database.name, TB_DB_USER: serviceUser, TB_DB_PASSWORD: servicePassword }, [
+    '--connect-url',
+    connectUrl,
+    '--json',
+  ]);
   const result = JSON.parse(out) as { server: { flavour: string }; problems: string[] };
   expect(result.server.flavour).toBe(stackFlavour());
   expect(result.problems).toEqual([
     `order.cancelled (${database.name}.t_order): index idx_status_expire_id does not exist; the scanner and backfill page through (status, due, id): CREATE INDEX idx_status_expire_id ON ${database.name}.t_order (status, expire_time, id)`,
-    expect.stringMatching(new RegExp(`^the account ${serviceUser} lacks UPDATE \\(status, cancel_reason\\) on ${database.name}\\.t_order; .*outbox.*: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${serviceUser}$`)),
+    expect.stringMatching(
+      new RegExp(
+        `^the account ${serviceUser} lacks UPDATE \\(status, cancel_reason\\) on ${database.name}\\.t_order; .*outbox.*: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${serviceUser}$`,
+      ),
+    ),
     `no connector captures ${database.name}.t_order under topic.prefix tbcdc: register the output of \`timebucket connector config\` (PUT /connectors/<name>/config with --config-only)`,
     // Its events would stay in event_outbox: no connector publishes this database's.
     `no connector publishes ${database.name}.event_outbox under topic.prefix tbcdc-outbox: its events stay in the table; register the output of \`timebucket connector config --outbox\` (PUT /connectors/<name>/config with --config-only)`,

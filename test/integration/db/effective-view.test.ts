@@ -69,7 +69,11 @@ test('EXPIRED before the stream gets to it, for a due ACTIVE row only; equal to 
   expect(await view('-07:00')).toEqual(expected);
 
   const batches = createTransitionBatches(db, defaultCatalogue, { outbox });
-  const outcome = await batches.run(transitionOf(defaultCatalogue, 'coupon', 'expired'), [due, notYet, used, locked].map((id, i) => ({ id: String(id), expireAtMs: at([-1, 600_000, -60_000, -60_000][i]!).getTime() })), 'scanner');
+  const outcome = await batches.run(
+    transitionOf(defaultCatalogue, 'coupon', 'expired'),
+    [due, notYet, used, locked].map((id, i) => ({ id: String(id), expireAtMs: at([-1, 600_000, -60_000, -60_000][i]!).getTime() })),
+    'scanner',
+  );
   expect(outcome.transitioned.map((t) => t.id)).toEqual([String(due)]);
   const caughtUp = await view();
   expect(caughtUp.map((r) => r.effective_status)).toEqual(caughtUp.map((r) => r.status));
@@ -80,14 +84,24 @@ const serviceUser = process.env['TB_DB_SERVICE_USER'] ?? 'timebucket_app';
 const servicePassword = process.env['TB_DB_SERVICE_PASSWORD'] ?? 'svc-pw-7Qx2vL9k';
 
 test('SQL SECURITY INVOKER over the id, the status and the due column: the view gives no one a column the table keeps from them', async () => {
-  const [[view]] = (await database.db.raw("SELECT SECURITY_TYPE AS s FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'coupons_effective'", [database.name])) as [[{ s: string }]];
+  const [[view]] = (await database.db.raw(
+    "SELECT SECURITY_TYPE AS s FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'coupons_effective'",
+    [database.name],
+  )) as [[{ s: string }]];
   expect(view.s).toBe('INVOKER');
-  const [columns] = (await database.db.raw("SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'coupons_effective' ORDER BY ORDINAL_POSITION", [database.name])) as [Array<{ c: string }>];
+  const [columns] = (await database.db.raw(
+    "SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'coupons_effective' ORDER BY ORDINAL_POSITION",
+    [database.name],
+  )) as [Array<{ c: string }>];
   expect(columns.map((c) => c.c)).toEqual(['id', 'status', 'expire_time', 'effective_status']);
 
   // An account allowed the view alone: a definer's view would read the table for it.
   const grant = (verb: 'GRANT' | 'REVOKE', what: string, on: string) =>
-    Promise.all(['%', 'localhost'].map((host) => database.db.raw(`${verb} ${what} ON \`${database.name}\`.\`${on}\` ${verb === 'GRANT' ? 'TO' : 'FROM'} ?@?`, [serviceUser, host])));
+    Promise.all(
+      ['%', 'localhost'].map((host) =>
+        database.db.raw(`${verb} ${what} ON \`${database.name}\`.\`${on}\` ${verb === 'GRANT' ? 'TO' : 'FROM'} ?@?`, [serviceUser, host]),
+      ),
+    );
   const reader = createDb({ ...config.db, user: serviceUser, password: servicePassword, poolMax: 1 }, { database: database.name });
   try {
     await grant('GRANT', 'SELECT', 'coupons_effective');
@@ -113,15 +127,29 @@ test('status values with a quote, a backslash and a multibyte character: the pri
           table: 'wallets',
           id: 'id',
           status: { column: 'state', type: 'string' },
-          transitions: [{ name: 'lapsed', from: [due, dueToo], to: later, due: { column: 'expire_time', kind: 'datetime' }, index: 'idx_wallets', event: { type: 'W', ceType: 'w', avroName: 'x.W', idField: 'wallet_id', summary: 's' } }],
+          transitions: [
+            {
+              name: 'lapsed',
+              from: [due, dueToo],
+              to: later,
+              due: { column: 'expire_time', kind: 'datetime' },
+              index: 'idx_wallets',
+              event: { type: 'W', ceType: 'w', avroName: 'x.W', idField: 'wallet_id', summary: 's' },
+            },
+          ],
         },
       ],
     },
     'wallets.json',
   );
   const db = database.db;
-  await db.raw('CREATE TABLE wallets (id BIGINT PRIMARY KEY, state VARCHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, expire_time DATETIME(3) NOT NULL, KEY idx_wallets (state, expire_time, id))');
-  await db.raw('INSERT INTO wallets VALUES (1, ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE), (2, ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE), (3, ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE), (4, ?, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)', [due, dueToo, odd, due]);
+  await db.raw(
+    'CREATE TABLE wallets (id BIGINT PRIMARY KEY, state VARCHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, expire_time DATETIME(3) NOT NULL, KEY idx_wallets (state, expire_time, id))',
+  );
+  await db.raw(
+    'INSERT INTO wallets VALUES (1, ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE), (2, ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE), (3, ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE), (4, ?, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)',
+    [due, dueToo, odd, due],
+  );
   const wallet = entityOf(catalogue, 'wallet');
   const view = effectiveViewSql(wallet, wallet.locations[0]!, new Map([['lapsed', 'datetime']]));
 

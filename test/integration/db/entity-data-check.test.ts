@@ -51,7 +51,13 @@ afterAll(async () => {
 type Due = Readonly<{ column: string; kind: 'datetime' | 'epoch_ms' | 'epoch_s' }>;
 
 /** One entity on `table`: status `status` (typed, values optional), one transition from `from` to `to`. */
-function entitiesFile(table: string, due: Due, status: { type: 'string' | 'integer'; values?: Array<string | number> }, from: string | number, to: string | number): unknown {
+function entitiesFile(
+  table: string,
+  due: Due,
+  status: { type: 'string' | 'integer'; values?: Array<string | number> },
+  from: string | number,
+  to: string | number,
+): unknown {
   return {
     entities: [
       {
@@ -66,7 +72,13 @@ function entitiesFile(table: string, due: Due, status: { type: 'string' | 'integ
             to,
             due,
             index: `idx_${table}_status_due`,
-            event: { type: 'WALLET_EXPIRED', ceType: 'shop.wallet.expired', avroName: 'shop.WalletExpired', idField: 'wallet_id', summary: 'A wallet coupon passed its due time.' },
+            event: {
+              type: 'WALLET_EXPIRED',
+              ceType: 'shop.wallet.expired',
+              avroName: 'shop.WalletExpired',
+              idField: 'wallet_id',
+              summary: 'A wallet coupon passed its due time.',
+            },
           },
         ],
       },
@@ -82,8 +94,11 @@ function writeEntities(content: unknown): string {
 
 /** A table of `rows` ACTIVE rows whose BIGINT due column holds epoch SECONDS, from an hour to `rows` hours ahead of the database clock. */
 async function secondsTable(table: string, rows: number): Promise<void> {
-  await database.db.raw(`CREATE TABLE ${table} (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, expire_at BIGINT NOT NULL, KEY idx_${table}_status_due (status, expire_at, id)) ENGINE=InnoDB`);
-  for (let i = 1; i <= rows; i += 1) await database.db.raw(`INSERT INTO ${table} (id, status, expire_at) VALUES (?, 'ACTIVE', UNIX_TIMESTAMP() + ? * 3600)`, [i, i]);
+  await database.db.raw(
+    `CREATE TABLE ${table} (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, expire_at BIGINT NOT NULL, KEY idx_${table}_status_due (status, expire_at, id)) ENGINE=InnoDB`,
+  );
+  for (let i = 1; i <= rows; i += 1)
+    await database.db.raw(`INSERT INTO ${table} (id, status, expire_at) VALUES (?, 'ACTIVE', UNIX_TIMESTAMP() + ? * 3600)`, [i, i]);
 }
 
 async function problemsOf(file: unknown, firstPass: FirstPassLimits = DEFAULT_FIRST_PASS): Promise<string[]> {
@@ -104,7 +119,12 @@ async function check(env: Record<string, string>) {
 
 /** What startTimebucket threw; a process it started after all (the check missed) is stopped and reported as such. */
 async function startOrError(config: Config, catalogue: EntityCatalogue): Promise<unknown> {
-  return startTimebucket(config, loadTopology(config.topologyPath, catalogue), { roles: ['scanner'], logger, catalogue, instanceId: uniqueName('data-check') }).then(
+  return startTimebucket(config, loadTopology(config.topologyPath, catalogue), {
+    roles: ['scanner'],
+    logger,
+    catalogue,
+    instanceId: uniqueName('data-check'),
+  }).then(
     async (running) => {
       await running.stop();
       return 'started';
@@ -121,19 +141,27 @@ const SECONDS_AS_MS = (table: string) =>
 
 test('epoch seconds declared epoch_ms: `check` exits 78 naming the table, the column, what the values read as and the fix; declared epoch_s it passes', async () => {
   await secondsTable('t_wallet_check', 40);
-  const wrong = await check({ TB_ENTITIES: writeEntities(entitiesFile('t_wallet_check', { column: 'expire_at', kind: 'epoch_ms' }, { type: 'string' }, 'ACTIVE', 'EXPIRED')) });
+  const wrong = await check({
+    TB_ENTITIES: writeEntities(entitiesFile('t_wallet_check', { column: 'expire_at', kind: 'epoch_ms' }, { type: 'string' }, 'ACTIVE', 'EXPIRED')),
+  });
   const problems = wrong.out.split('\n').filter((l) => l.startsWith('problem: '));
   expect(problems).toEqual([expect.stringMatching(new RegExp(`^problem: ${SECONDS_AS_MS('t_wallet_check').source.slice(1)}`))]);
   expect(wrong.code).toBe(78);
 
-  const right = await check({ TB_ENTITIES: writeEntities(entitiesFile('t_wallet_check', { column: 'expire_at', kind: 'epoch_s' }, { type: 'string' }, 'ACTIVE', 'EXPIRED')) });
+  const right = await check({
+    TB_ENTITIES: writeEntities(entitiesFile('t_wallet_check', { column: 'expire_at', kind: 'epoch_s' }, { type: 'string' }, 'ACTIVE', 'EXPIRED')),
+  });
   expect(right.out).toMatch(/^check: no problems$/m);
   expect(right.code).toBe(0);
 });
 
 test('epoch seconds declared epoch_ms: start-up refuses (startTimebucket throws the ConfigError, `timebucket run` exits 78)', async () => {
   await secondsTable('t_wallet_run', 40);
-  const env = { TB_ENTITIES: writeEntities(entitiesFile('t_wallet_run', { column: 'expire_at', kind: 'epoch_ms' }, { type: 'string' }, 'ACTIVE', 'EXPIRED')), TB_DB_NAME: database.name, TB_TOPOLOGY: 'topics/test.json' };
+  const env = {
+    TB_ENTITIES: writeEntities(entitiesFile('t_wallet_run', { column: 'expire_at', kind: 'epoch_ms' }, { type: 'string' }, 'ACTIVE', 'EXPIRED')),
+    TB_DB_NAME: database.name,
+    TB_TOPOLOGY: 'topics/test.json',
+  };
   const config = loadConfig({ ...process.env, ...env });
   const catalogue = loadEntities(config.entitiesPath);
   const refused = await startOrError(config, catalogue);
@@ -146,8 +174,10 @@ test('epoch seconds declared epoch_ms: start-up refuses (startTimebucket throws 
 });
 
 test('integer status codes no row holds are named with the codes the rows do hold; one row in a declared code is enough', async () => {
-  await database.db.raw('CREATE TABLE t_ticket (id BIGINT PRIMARY KEY, status INT NOT NULL, expire_at DATETIME(3) NOT NULL, KEY idx_t_ticket_status_due (status, expire_at, id)) ENGINE=InnoDB');
-  await database.db.raw("INSERT INTO t_ticket VALUES (1, 10, NOW(3) + INTERVAL 1 DAY), (2, 20, NOW(3) + INTERVAL 1 DAY), (3, 30, NOW(3) - INTERVAL 1 DAY)");
+  await database.db.raw(
+    'CREATE TABLE t_ticket (id BIGINT PRIMARY KEY, status INT NOT NULL, expire_at DATETIME(3) NOT NULL, KEY idx_t_ticket_status_due (status, expire_at, id)) ENGINE=InnoDB',
+  );
+  await database.db.raw('INSERT INTO t_ticket VALUES (1, 10, NOW(3) + INTERVAL 1 DAY), (2, 20, NOW(3) + INTERVAL 1 DAY), (3, 30, NOW(3) - INTERVAL 1 DAY)');
   const file = entitiesFile('t_ticket', { column: 'expire_at', kind: 'datetime' }, { type: 'integer', values: [0, 1, 2] }, 0, 2);
   await expect(problemsOf(file)).resolves.toEqual([
     `wallet (${database.name}.t_ticket): no row holds any of the status values the file declares for status (0, 1, 2); its rows hold 10, 20, 30 (a sample): give this table's own codes in status.values and the transitions' from and to`,
@@ -157,10 +187,13 @@ test('integer status codes no row holds are named with the codes the rows do hol
 });
 
 test('a first pass that would transition most of a table stops and names TB_ALLOW_LARGE_FIRST_PASS; small, allowed or already scanned, it starts', async () => {
-  await database.db.raw('CREATE TABLE t_backlog (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, expire_at DATETIME(3) NOT NULL, KEY idx_t_backlog_status_due (status, expire_at, id)) ENGINE=InnoDB');
+  await database.db.raw(
+    'CREATE TABLE t_backlog (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, expire_at DATETIME(3) NOT NULL, KEY idx_t_backlog_status_due (status, expire_at, id)) ENGINE=InnoDB',
+  );
   // 30 ACTIVE rows overdue, 5 ACTIVE not yet due, 50 finished ones (not counted).
   for (let i = 1; i <= 85; i += 1) {
-    const [status, due] = i <= 30 ? ['ACTIVE', 'NOW(3) - INTERVAL 1 HOUR'] : i <= 35 ? ['ACTIVE', 'NOW(3) + INTERVAL 1 DAY'] : ['EXPIRED', 'NOW(3) - INTERVAL 2 DAY'];
+    const [status, due] =
+      i <= 30 ? ['ACTIVE', 'NOW(3) - INTERVAL 1 HOUR'] : i <= 35 ? ['ACTIVE', 'NOW(3) + INTERVAL 1 DAY'] : ['EXPIRED', 'NOW(3) - INTERVAL 2 DAY'];
     await database.db.raw(`INSERT INTO t_backlog VALUES (?, ?, ${due})`, [i, status]);
   }
   const file = entitiesFile('t_backlog', { column: 'expire_at', kind: 'datetime' }, { type: 'string' }, 'ACTIVE', 'EXPIRED');
@@ -176,12 +209,16 @@ test('a first pass that would transition most of a table stops and names TB_ALLO
   // The configuration reaches `check` and start-up: the same refusal from the variables, and the flag lifts it.
   const env = { TB_ENTITIES: writeEntities(file), TB_FIRST_PASS_MIN_DUE_ROWS: '10' };
   const refused = await check(env);
-  expect(refused.out).toMatch(/^problem: wallet\.expired \(.*\.t_backlog\): the first pass would transition 30 of the 35 rows .*TB_ALLOW_LARGE_FIRST_PASS=true$/m);
+  expect(refused.out).toMatch(
+    /^problem: wallet\.expired \(.*\.t_backlog\): the first pass would transition 30 of the 35 rows .*TB_ALLOW_LARGE_FIRST_PASS=true$/m,
+  );
   expect(refused.code).toBe(78);
   expect((await check({ ...env, TB_ALLOW_LARGE_FIRST_PASS: 'true' })).code).toBe(0);
   const config = loadConfig({ ...process.env, ...env, TB_DB_NAME: database.name, TB_TOPOLOGY: 'topics/test.json' });
   const catalogue = loadEntities(config.entitiesPath);
-  expect(await startOrError(config, catalogue)).toMatchObject({ details: { problems: [expect.stringMatching(/the first pass would transition 30 of the 35 rows/)] } });
+  expect(await startOrError(config, catalogue)).toMatchObject({
+    details: { problems: [expect.stringMatching(/the first pass would transition 30 of the 35 rows/)] },
+  });
   // Once the scanner has completed a pass of the cursor, it is no first pass (a restart after an outage).
   await database.db.raw("INSERT INTO scanner_cursors (entity, last_pass_completed_at) VALUES ('wallet', NOW(3))");
   await expect(problemsOf(file, limits)).resolves.toEqual([]);
@@ -191,14 +228,19 @@ test('a first pass that would transition most of a table stops and names TB_ALLO
 test('only the scanner is guarded: an expirer started while most of a table is due (a hot minute, scaled up) starts', async () => {
   // No pass of the scanner on record (the test above completed one): this is a first pass.
   await database.db('scanner_cursors').delete();
-  await database.db.raw('CREATE TABLE t_hot (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, expire_at DATETIME(3) NOT NULL, KEY idx_t_hot_status_due (status, expire_at, id)) ENGINE=InnoDB');
-  for (let i = 1; i <= 35; i += 1) await database.db.raw(`INSERT INTO t_hot VALUES (?, 'ACTIVE', ${i <= 30 ? 'NOW(3) - INTERVAL 1 SECOND' : 'NOW(3) + INTERVAL 1 DAY'})`, [i]);
+  await database.db.raw(
+    'CREATE TABLE t_hot (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, expire_at DATETIME(3) NOT NULL, KEY idx_t_hot_status_due (status, expire_at, id)) ENGINE=InnoDB',
+  );
+  for (let i = 1; i <= 35; i += 1)
+    await database.db.raw(`INSERT INTO t_hot VALUES (?, 'ACTIVE', ${i <= 30 ? 'NOW(3) - INTERVAL 1 SECOND' : 'NOW(3) + INTERVAL 1 DAY'})`, [i]);
   const pipeline = await createTestPipeline({
     entities: entitiesFile('t_hot', { column: 'expire_at', kind: 'datetime' }, { type: 'string' }, 'ACTIVE', 'EXPIRED'),
     env: { TB_DB_NAME: database.name, TB_FIRST_PASS_MIN_DUE_ROWS: '10' },
   });
   try {
-    await expect(pipeline.start(['scanner'])).rejects.toMatchObject({ details: { problems: [expect.stringMatching(/^wallet\.expired \(.*\.t_hot\): the first pass would transition 30 of the 35 rows/)] } });
+    await expect(pipeline.start(['scanner'])).rejects.toMatchObject({
+      details: { problems: [expect.stringMatching(/^wallet\.expired \(.*\.t_hot\): the first pass would transition 30 of the 35 rows/)] },
+    });
     // Refused the same way before the guard was the scanner's alone: exit 78 in a crash loop while the spike waits.
     const expirer = await pipeline.start(['expirer']);
     expect(expirer.health().ok).toBe(true);

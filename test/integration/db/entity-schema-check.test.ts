@@ -73,7 +73,12 @@ test('an unknown table or column, a wrong type, a value the column cannot hold a
   coupon['status'].values.push('已经过期了的优惠券'); // 9: does not
   coupon['transitions'][0].due = { column: 'expire_at_ms', kind: 'datetime' };
   coupon['transitions'][1].event.fields = [{ name: 'missing', column: 'no_such_column' }];
-  file.entities.push({ ...structuredClone(coupon), name: 'ghost', table: 'ghost_table', transitions: [{ ...structuredClone(coupon['transitions'][1]), event: { ...coupon['transitions'][1].event, type: 'GHOST' } }] });
+  file.entities.push({
+    ...structuredClone(coupon),
+    name: 'ghost',
+    table: 'ghost_table',
+    transitions: [{ ...structuredClone(coupon['transitions'][1]), event: { ...coupon['transitions'][1].event, type: 'GHOST' } }],
+  });
   const problems = await problemsOf(seed, file);
   expect(problems).toEqual(
     expect.arrayContaining([
@@ -90,7 +95,9 @@ test('an unknown table or column, a wrong type, a value the column cannot hold a
 });
 
 test('an integer status column refuses string values and a code out of its range', async () => {
-  await seed.db.raw('CREATE TABLE task (id BIGINT PRIMARY KEY, state TINYINT UNSIGNED NOT NULL, deadline_s INT NOT NULL, KEY idx_state_deadline (state, deadline_s))');
+  await seed.db.raw(
+    'CREATE TABLE task (id BIGINT PRIMARY KEY, state TINYINT UNSIGNED NOT NULL, deadline_s INT NOT NULL, KEY idx_state_deadline (state, deadline_s))',
+  );
   const file = {
     entities: [
       {
@@ -111,7 +118,9 @@ test('an integer status column refuses string values and a code out of its range
       },
     ],
   };
-  await expect(problemsOf(seed, file)).resolves.toEqual([`task.timed_out (${seed.name}.task): 300 does not fit column state (${integerColumnType('tinyint unsigned', 3)})`]);
+  await expect(problemsOf(seed, file)).resolves.toEqual([
+    `task.timed_out (${seed.name}.task): 300 does not fit column state (${integerColumnType('tinyint unsigned', 3)})`,
+  ]);
   file.entities[0]!.transitions[0]!.to = 9;
   await expect(problemsOf(seed, file)).resolves.toEqual([]);
 });

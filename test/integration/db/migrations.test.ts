@@ -65,7 +65,9 @@ test('event_outbox keeps a ce_type as long as the entities file allows and a ce_
     "INSERT IGNORE INTO event_outbox (event_key, topic, entity_id, event_type, ce_type, ce_time, ce_dataschema, payload) VALUES ('k-wide', 't', '1', 'COUPON_EXPIRED', ?, '2026-12-03T00:00:00.000Z', ?, x'00')",
     [ceType, dataSchema],
   );
-  const [[row]] = (await db.raw("SELECT ce_type, ce_dataschema FROM event_outbox WHERE event_key = 'k-wide'")) as [[{ ce_type: string; ce_dataschema: string }]];
+  const [[row]] = (await db.raw("SELECT ce_type, ce_dataschema FROM event_outbox WHERE event_key = 'k-wide'")) as [
+    [{ ce_type: string; ce_dataschema: string }],
+  ];
   expect(row).toEqual({ ce_type: ceType, ce_dataschema: dataSchema });
   await db.raw("DELETE FROM event_outbox WHERE event_key = 'k-wide'");
 });
@@ -75,7 +77,12 @@ test('event_outbox.event_key has the unique index uq_event_outbox_event_key (inv
   const outbox = await indexes('event_outbox');
   expect(outbox['uq_event_outbox_event_key']).toEqual({ unique: true, columns: ['event_key'] });
   // The only unique index besides the primary key.
-  expect(Object.entries(outbox).filter(([, ix]) => ix.unique).map(([name]) => name).sort()).toEqual(['PRIMARY', 'uq_event_outbox_event_key']);
+  expect(
+    Object.entries(outbox)
+      .filter(([, ix]) => ix.unique)
+      .map(([name]) => name)
+      .sort(),
+  ).toEqual(['PRIMARY', 'uq_event_outbox_event_key']);
 });
 
 const DROP_RELAY_OUTBOX = '20270101000000-drop-relay-outbox';
@@ -100,8 +107,21 @@ test('the latest migrations leave no outbox or outbox_poison; dropping them is r
 
   // Published, but a row set aside: refused too.
   await db('outbox').update({ published_at: db.raw('NOW(3)') });
-  await db('outbox_poison').insert({ id: 3, event_key: 'k-poison', event_type: 'COUPON_EXPIRED', entity_type: 'coupon', entity_id: 3, payload: '{', created_at: db.raw('NOW(3)'), reason: 'a test', set_aside_by: 'test' });
-  await expect(db.migrate.latest()).rejects.toMatchObject({ code: 'MIGRATION_REFUSED', message: expect.stringContaining('outbox_poison holds 1 events set aside') });
+  await db('outbox_poison').insert({
+    id: 3,
+    event_key: 'k-poison',
+    event_type: 'COUPON_EXPIRED',
+    entity_type: 'coupon',
+    entity_id: 3,
+    payload: '{',
+    created_at: db.raw('NOW(3)'),
+    reason: 'a test',
+    set_aside_by: 'test',
+  });
+  await expect(db.migrate.latest()).rejects.toMatchObject({
+    code: 'MIGRATION_REFUSED',
+    message: expect.stringContaining('outbox_poison holds 1 events set aside'),
+  });
   await expect(db.schema.hasTable('outbox')).resolves.toBe(true);
 
   // Nothing left to publish: both go, published history and all.

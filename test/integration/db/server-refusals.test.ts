@@ -34,7 +34,9 @@ test('an account an operator locked is refused with its server’s own number, c
   const user = `tb_locked_${randomBytes(3).toString('hex')}`;
   const password = `pw-${randomBytes(6).toString('hex')}`;
   const hosts = ['%', 'localhost'];
-  dbRoot(hosts.map((h) => `CREATE USER '${user}'@'${h}' IDENTIFIED BY '${password}' ACCOUNT LOCK; GRANT SELECT ON \`${own.name}\`.* TO '${user}'@'${h}';`).join(' '));
+  dbRoot(
+    hosts.map((h) => `CREATE USER '${user}'@'${h}' IDENTIFIED BY '${password}' ACCOUNT LOCK; GRANT SELECT ON \`${own.name}\`.* TO '${user}'@'${h}';`).join(' '),
+  );
   const db = createDb({ ...config.db, user, password }, { database: own.name });
   try {
     const refusal = await db.raw('SELECT n FROM t').then(

@@ -60,7 +60,8 @@ beforeAll(async () => {
   await owner.db.raw('ALTER TABLE coupons ADD COLUMN holder_email VARCHAR(100) NULL');
   await owner.db.raw('ALTER TABLE orders ADD COLUMN shipping_address VARCHAR(200) NULL');
   // What migrate granted before it granted columns: SELECT on the whole of each mapped table.
-  for (const host of HOSTS) for (const table of ['coupons', 'orders']) await owner.db.raw(`GRANT SELECT ON \`${owner.name}\`.\`${table}\` TO ?@?`, [serviceUser, host]);
+  for (const host of HOSTS)
+    for (const table of ['coupons', 'orders']) await owner.db.raw(`GRANT SELECT ON \`${owner.name}\`.\`${table}\` TO ?@?`, [serviceUser, host]);
   await grantBoth(defaultCatalogue);
   service = createDb({ ...config.db, user: serviceUser, password: servicePassword, poolMax: 2 }, { database: owner.name });
   // The writer inserts through the transaction it is given: the service account's.
@@ -98,13 +99,25 @@ test('as the service account, every statement the service runs works', async () 
   await expect(outboxKeys(service, defaultCatalogue)).resolves.toEqual([couponKey, orderKey]);
 
   // Retention: a page purge, then a pass, each deleting the one row older than a day.
-  const ageBack = (key: string) => owner.db('event_outbox').where({ event_key: key }).update({ created_at: owner.db.raw('NOW(3) - INTERVAL 2 DAY') });
+  const ageBack = (key: string) =>
+    owner
+      .db('event_outbox')
+      .where({ event_key: key })
+      .update({ created_at: owner.db.raw('NOW(3) - INTERVAL 2 DAY') });
   await ageBack(couponKey);
   const page = await purgeEventOutboxPage(service, await purgeCutoff(service, 86_400_000), null, 100);
   expect(page.deleted).toBe(1);
   await expect(outboxKeys(owner.db, defaultCatalogue)).resolves.toEqual([orderKey]);
   await ageBack(orderKey);
-  const retention = new OutboxRetention({ db: service, retentionMs: 86_400_000, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => 0 });
+  const retention = new OutboxRetention({
+    db: service,
+    retentionMs: 86_400_000,
+    batchSize: 100,
+    pauseMs: 0,
+    intervalMs: 60_000,
+    logger,
+    capturedAgeMs: () => 0,
+  });
   await expect(retention.purgeOnce()).resolves.toBe(1);
   await expect(owner.db('event_outbox').count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
 
@@ -120,11 +133,11 @@ test.each([
   ['CREATE TABLE extra (id INT)', 1142],
   ['DELETE FROM coupons', 1142],
   ['DELETE FROM orders', 1142],
-  ['INSERT INTO coupons (user_id, status, expire_time) VALUES (1, \'ACTIVE\', NOW())', 1142],
+  ["INSERT INTO coupons (user_id, status, expire_time) VALUES (1, 'ACTIVE', NOW())", 1142],
   ['UPDATE coupons SET user_id = 1', 1143],
   ['UPDATE coupons SET expire_time = NOW()', 1143],
   ['UPDATE orders SET coupon_id = NULL', 1143],
-  ['UPDATE event_outbox SET payload = x\'00\'', 1142],
+  ["UPDATE event_outbox SET payload = x'00'", 1142],
   ['SELECT holder_email FROM coupons', 1143],
   ['SELECT id, shipping_address FROM orders', 1143],
   ['SELECT created_at FROM orders', 1143],
@@ -137,15 +150,22 @@ test.each([
   await expect(service.raw(sql.replace('<this database>', `\`${owner.name}\``))).rejects.toMatchObject({ errno });
 });
 
-test('a column grant revoked under the service (an operator\'s slip, a grants rollout half done) makes the expiry wait, not park: it succeeds once the grant is back', async () => {
+test("a column grant revoked under the service (an operator's slip, a grants rollout half done) makes the expiry wait, not park: it succeeds once the grant is back", async () => {
   const coupon = await dueRow('coupons', { status: 'ACTIVE' });
   const expired = transitionOf(defaultCatalogue, 'coupon', 'expired');
   const batches = createTransitionBatches(service, defaultCatalogue, { outbox });
   const revoke = (verb: 'GRANT' | 'REVOKE') =>
-    Promise.all(['%', 'localhost'].map((host) => owner.db.raw(`${verb} UPDATE (\`expired_at\`) ON \`${owner.name}\`.\`coupons\` ${verb === 'GRANT' ? 'TO' : 'FROM'} ?@?`, [serviceUser, host])));
+    Promise.all(
+      ['%', 'localhost'].map((host) =>
+        owner.db.raw(`${verb} UPDATE (\`expired_at\`) ON \`${owner.name}\`.\`coupons\` ${verb === 'GRANT' ? 'TO' : 'FROM'} ?@?`, [serviceUser, host]),
+      ),
+    );
   await revoke('REVOKE');
   try {
-    const failure = await batches.run(expired, [coupon], 'stream').then(() => undefined, (err: unknown) => err);
+    const failure = await batches.run(expired, [coupon], 'stream').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     // ER_COLUMNACCESS_DENIED_ERROR: the same for every entry, and an operator's to fix. Parking
     // each entry after a few tries would empty the stream into the DLQ meanwhile.
     expect(failure).toMatchObject({ errno: 1143 });
@@ -159,7 +179,11 @@ test('a column grant revoked under the service (an operator\'s slip, a grants ro
 test('SELECT on the columns the statements read only: the whole-table SELECT an older migrate granted is gone', async () => {
   const own = await readOwnPrivileges(service, owner.name);
   expect([...own.tables.keys()].sort()).toEqual(['control_switches', 'event_outbox', 'event_schema_ids', 'scanner_cursors']);
-  const columns = (table: string, privilege: string) => [...own.columns].filter(([k, ps]) => k.startsWith(`${table}.`) && ps.has(privilege)).map(([k]) => k.slice(table.length + 1)).sort();
+  const columns = (table: string, privilege: string) =>
+    [...own.columns]
+      .filter(([k, ps]) => k.startsWith(`${table}.`) && ps.has(privilege))
+      .map(([k]) => k.slice(table.length + 1))
+      .sort();
   expect(columns('coupons', 'SELECT')).toEqual(['expire_time', 'face_value', 'id', 'locked_order_id', 'status', 'user_id', 'version']);
   expect(columns('orders', 'SELECT')).toEqual(['cancel_reason', 'coupon_id', 'expire_time', 'id', 'status', 'user_id', 'version']);
   expect(columns('coupons', 'UPDATE')).toEqual(['expired_at', 'locked_order_id', 'status', 'updated_at', 'version']);
@@ -169,7 +193,9 @@ test('as the service account, the reminders’ and digests’ reads, replay’s 
   const coupon = entityOf(defaultCatalogue, 'coupon');
   const expired = transitionOf(defaultCatalogue, 'coupon', 'expired');
   const at = coupon.locations[0]!;
-  const [id] = await owner.db('coupons').insert({ user_id: 31, status: 'ACTIVE', face_value: 5, holder_email: 'a@example.com', expire_time: owner.db.raw('NOW(3) + INTERVAL 1 HOUR') });
+  const [id] = await owner
+    .db('coupons')
+    .insert({ user_id: 31, status: 'ACTIVE', face_value: 5, holder_email: 'a@example.com', expire_time: owner.db.raw('NOW(3) + INTERVAL 1 HOUR') });
   const dueMs = ((await owner.db('coupons').where({ id }).first()) as { expire_time: Date }).expire_time.getTime();
   const [reminded, digested] = await service.transaction(async (trx) => [
     await readRemindedRows(coupon, expired, at, ['user_id', 'face_value']).run(trx, [String(id)]),
@@ -178,7 +204,12 @@ test('as the service account, the reminders’ and digests’ reads, replay’s 
   expect(reminded).toEqual([expect.objectContaining({ id: String(id), columns: { user_id: '31', face_value: '5.00' } })]);
   expect(digested.get('31')).toHaveLength(1);
 
-  const states = await entryStateReader(service, entityOf(defaultCatalogue, 'order'), transitionOf(defaultCatalogue, 'order', 'cancelled'), entityOf(defaultCatalogue, 'order').locations[0]!)(['1']);
+  const states = await entryStateReader(
+    service,
+    entityOf(defaultCatalogue, 'order'),
+    transitionOf(defaultCatalogue, 'order', 'cancelled'),
+    entityOf(defaultCatalogue, 'order').locations[0]!,
+  )(['1']);
   expect(states.dbNowMs).toBeGreaterThan(0);
   const backfill = expirableReads(service, coupon, expired, at);
   await expect(backfill.count({})).resolves.toBeGreaterThan(0);
@@ -191,7 +222,9 @@ test('a narrower entities file and migrate again: what it no longer needs is rev
   await owner.db.raw('CREATE TABLE team_notes (id INT)');
   for (const host of HOSTS) await owner.db.raw(`GRANT SELECT ON \`${owner.name}\`.\`team_notes\` TO ?@?`, [serviceUser, host]);
   // The orders gone from the file (their effect on coupons with them), the coupon's expiry no longer stamping expired_at.
-  const file = JSON.parse(readFileSync(defaultEntitiesPath, 'utf8')) as { entities: Array<{ name: string; transitions: Array<{ set: Record<string, unknown> }> }> };
+  const file = JSON.parse(readFileSync(defaultEntitiesPath, 'utf8')) as {
+    entities: Array<{ name: string; transitions: Array<{ set: Record<string, unknown> }> }>;
+  };
   file.entities = file.entities.filter((e) => e.name === 'coupon');
   delete file.entities[0]!.transitions[0]!.set['expired_at'];
   const narrowed = parseEntityFile(file, 'narrowed.json');

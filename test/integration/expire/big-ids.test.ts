@@ -112,9 +112,7 @@ test('orders 2^63 - 1 (holding coupon 2^53 + 1) and 2^53 + 1 are cancelled exact
        (${ABOVE_2_53}, ${ABOVE_2_53}, 'LOCKED', ${MAX_SIGNED}, NOW(3) + INTERVAL 1 HOUR),
        (${TWO_53}, ${TWO_53}, 'LOCKED', ${TWO_53}, NOW(3) + INTERVAL 1 HOUR)`,
   );
-  const [held, plain] = await Promise.all(
-    [MAX_SIGNED, ABOVE_2_53].map(async (id) => ({ id, expireAtMs: (await row('orders', id))['expire_time'] as number })),
-  );
+  const [held, plain] = await Promise.all([MAX_SIGNED, ABOVE_2_53].map(async (id) => ({ id, expireAtMs: (await row('orders', id))['expire_time'] as number })));
 
   const outcome = await batches.run(orderCancelled, [held!, plain!], 'stream');
   expect(outcome.transitioned.map((t) => t.id).sort()).toEqual([ABOVE_2_53, MAX_SIGNED]);

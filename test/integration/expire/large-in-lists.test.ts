@@ -33,8 +33,17 @@ beforeAll(async () => {
   db = testDb.db;
   // Enough rows that a full scan is a real choice for the optimizer.
   for (let i = 0; i < 4; i += 1) {
-    await db('coupons').insert(Array.from({ length: 2_500 }, (_, k) => ({ user_id: 1, status: k % 10 === 0 ? 'LOCKED' : 'ACTIVE', locked_order_id: k % 10 === 0 ? i * 2_500 + k + 1 : null, expire_time: db.raw('NOW(3)') })));
-    await db('orders').insert(Array.from({ length: 2_500 }, (_, k) => ({ user_id: 1, status: k % 3 === 0 ? 'PAID' : 'UNPAID', expire_time: db.raw('NOW(3)') })));
+    await db('coupons').insert(
+      Array.from({ length: 2_500 }, (_, k) => ({
+        user_id: 1,
+        status: k % 10 === 0 ? 'LOCKED' : 'ACTIVE',
+        locked_order_id: k % 10 === 0 ? i * 2_500 + k + 1 : null,
+        expire_time: db.raw('NOW(3)'),
+      })),
+    );
+    await db('orders').insert(
+      Array.from({ length: 2_500 }, (_, k) => ({ user_id: 1, status: k % 3 === 0 ? 'PAID' : 'UNPAID', expire_time: db.raw('NOW(3)') })),
+    );
   }
   await db.raw('ANALYZE TABLE coupons, orders');
 });
@@ -71,14 +80,17 @@ test.each([
 });
 
 // MariaDB's conversion alone: MySQL has no such setting, and keeps IN lists as range lookups.
-(stackFlavour() === 'mariadb' ? test : test.skip)('the session setting is what keeps it so: with the conversion on, the same statement scans the table', async () => {
-  const ids = idList(1_500);
-  await db.transaction(async (trx) => {
-    await trx.raw('SET SESSION in_predicate_conversion_threshold = 1000');
-    try {
-      expect(await planOf(RELEASE_LOCK_SQL, [ids, ['LOCKED']], trx)).toMatch(/"access_type":\s*"ALL"/);
-    } finally {
-      await trx.raw('SET SESSION in_predicate_conversion_threshold = 0');
-    }
-  });
-});
+(stackFlavour() === 'mariadb' ? test : test.skip)(
+  'the session setting is what keeps it so: with the conversion on, the same statement scans the table',
+  async () => {
+    const ids = idList(1_500);
+    await db.transaction(async (trx) => {
+      await trx.raw('SET SESSION in_predicate_conversion_threshold = 1000');
+      try {
+        expect(await planOf(RELEASE_LOCK_SQL, [ids, ['LOCKED']], trx)).toMatch(/"access_type":\s*"ALL"/);
+      } finally {
+        await trx.raw('SET SESSION in_predicate_conversion_threshold = 0');
+      }
+    });
+  },
+);

@@ -71,7 +71,16 @@ async function blockOutboxKeys(prefix: string): Promise<Knex.Transaction> {
   // every collation (under MySQL's utf8mb4_0900_ai_ci punctuation such as '~' sorts below digits).
   const bounds = [prefix, `${prefix}a`];
   await db('event_outbox').insert(
-    bounds.map((key) => ({ event_key: key, topic: 'bound', entity_id: '0', event_type: 'BOUND', ce_type: 'bound', ce_time: '1970-01-01T00:00:00.000Z', ce_dataschema: 'bound', payload: Buffer.alloc(0) })),
+    bounds.map((key) => ({
+      event_key: key,
+      topic: 'bound',
+      entity_id: '0',
+      event_type: 'BOUND',
+      ce_type: 'bound',
+      ce_time: '1970-01-01T00:00:00.000Z',
+      ce_dataschema: 'bound',
+      payload: Buffer.alloc(0),
+    })),
   );
   const trx = await db.transaction({ isolationLevel: 'repeatable read' });
   // FORCE INDEX: on a table of a few rows the optimizer may prefer a scan of the whole table,
@@ -107,7 +116,12 @@ function lockWaits(): Map<string, string> {
       ? `SELECT w.REQUESTING_ENGINE_TRANSACTION_ID, CONCAT('thread ', t.PROCESSLIST_ID, ' waits on ', w.BLOCKING_ENGINE_TRANSACTION_ID) FROM performance_schema.data_lock_waits w JOIN performance_schema.threads t ON t.THREAD_ID = w.REQUESTING_THREAD_ID WHERE t.PROCESSLIST_DB = '${testDb.name}'`
       : `SELECT t.trx_id, REPLACE(REPLACE(COALESCE(t.trx_query, ''), '\\t', ' '), '\\n', ' ') FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.DB = '${testDb.name}'`,
   );
-  return new Map(out.split('\n').filter((l) => l.length > 0).map((l) => [l.split('\t')[0]!, l.split('\t').slice(1).join(' ')]));
+  return new Map(
+    out
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => [l.split('\t')[0]!, l.split('\t').slice(1).join(' ')]),
+  );
 }
 
 /**

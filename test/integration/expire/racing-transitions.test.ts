@@ -64,14 +64,18 @@ async function insertDue(table: 'coupons' | 'orders', status: string, count: num
  */
 async function blockedOn(holder: Knex.Transaction, table: string, n: number): Promise<void> {
   const [[{ holderId }]] = (await holder.raw('SELECT CONNECTION_ID() AS holderId')) as [[{ holderId: number }]];
-  await waitFor(`${n} statements waiting for locks on ${table}`, async () => {
-    const [rows] = (await db.raw(
-      `SELECT id FROM information_schema.processlist
+  await waitFor(
+    `${n} statements waiting for locks on ${table}`,
+    async () => {
+      const [rows] = (await db.raw(
+        `SELECT id FROM information_schema.processlist
         WHERE db = ? AND command = 'Query' AND id NOT IN (CONNECTION_ID(), ?) AND info LIKE ?`,
-      [testDb.name, holderId, `%${table}%`],
-    )) as [Array<{ id: number }>];
-    return rows.length === n ? true : undefined;
-  }, { timeoutMs: 10_000, intervalMs: 20 });
+        [testDb.name, holderId, `%${table}%`],
+      )) as [Array<{ id: number }>];
+      return rows.length === n ? true : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 20 },
+  );
 }
 
 test('an order paid while its cancel batch waits for the row lock stays PAID, with no ORDER_CANCELLED', async () => {

@@ -148,16 +148,31 @@ async function insertCoupon(id: number, status: string, expireInMs: number, lock
      VALUES (?, 88, ?, ?, CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) + ?, ?, IF(? IS NULL, NULL, NOW(3) + INTERVAL ? MICROSECOND))`,
     [id, `C-${id}`, status, expireInMs, lockInMs === null ? null : `NO-${id}`, lockInMs, (lockInMs ?? 0) * 1000],
   );
-  const [[row]] = (await db.raw('SELECT expire_at_ms, lock_expire_time FROM t_coupon WHERE id = ?', [id])) as [[{ expire_at_ms: number; lock_expire_time: Date | null }]];
-  return { expiry: { id: String(id), expireAtMs: Number(row.expire_at_ms) }, lock: row.lock_expire_time === null ? null : { id: String(id), expireAtMs: row.lock_expire_time.getTime() } };
+  const [[row]] = (await db.raw('SELECT expire_at_ms, lock_expire_time FROM t_coupon WHERE id = ?', [id])) as [
+    [{ expire_at_ms: number; lock_expire_time: Date | null }],
+  ];
+  return {
+    expiry: { id: String(id), expireAtMs: Number(row.expire_at_ms) },
+    lock: row.lock_expire_time === null ? null : { id: String(id), expireAtMs: row.lock_expire_time.getTime() },
+  };
 }
 
 async function outbox(): Promise<Array<{ event_key: string; event_type: string; entity_type: string; entity_id: string; payload: Record<string, unknown> }>> {
   // Decoded: integer columns are Avro longs (decimal strings here), DATETIMEs epoch milliseconds.
-  return (await outboxEvents(db, catalogue)).map((e) => ({ event_key: e.eventKey, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId, payload: e.payload }));
+  return (await outboxEvents(db, catalogue)).map((e) => ({
+    event_key: e.eventKey,
+    event_type: e.eventType,
+    entity_type: e.entityType,
+    entity_id: e.entityId,
+    payload: e.payload,
+  }));
 }
 
-const ids = (o: BatchOutcome) => ({ transitioned: o.transitioned.map((t) => t.id), notYetDue: o.notYetDue.map((n) => n.entry.id), stale: o.stale.map((e) => e.id) });
+const ids = (o: BatchOutcome) => ({
+  transitioned: o.transitioned.map((t) => t.id),
+  notYetDue: o.notYetDue.map((n) => n.entry.id),
+  stale: o.stale.map((e) => e.id),
+});
 
 test('t_order: due UNPAID orders are cancelled once with the declared payload; not yet due by the DB clock and PAID orders stay', async () => {
   const due = await insertOrder(101, 'UNPAID', -5);
@@ -168,7 +183,9 @@ test('t_order: due UNPAID orders are cancelled once with the declared payload; n
   expect(ids(first)).toEqual({ transitioned: ['101'], notYetDue: ['102'], stale: ['103'] });
   expect(first.notYetDue[0]!.retryInMs).toBeGreaterThan(3_500_000);
 
-  const [rows] = (await db.raw('SELECT id, status, cancel_reason, cancel_time, version, update_time FROM t_order ORDER BY id')) as [Array<Record<string, unknown>>];
+  const [rows] = (await db.raw('SELECT id, status, cancel_reason, cancel_time, version, update_time FROM t_order ORDER BY id')) as [
+    Array<Record<string, unknown>>,
+  ];
   expect(rows.map((r) => [r['id'], r['status'], r['cancel_reason'], r['version']])).toEqual([
     [101, 'CANCELLED', 'TIMEOUT', 1],
     [102, 'UNPAID', null, 0],

@@ -43,9 +43,10 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1));
 /** Rows of every from-state and of the to-state, due around now, so every index range has data. */
 async function fill(db: Knex, catalogue: EntityCatalogue): Promise<void> {
   for (const entity of catalogue.entities) {
-    const [columns] = (await db.raw('SELECT COLUMN_NAME AS c, DATA_TYPE AS t, IS_NULLABLE AS n, COLUMN_DEFAULT AS d, EXTRA AS x FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [entity.table])) as [
-      Array<{ c: string; t: string; n: string; d: unknown; x: string }>,
-    ];
+    const [columns] = (await db.raw(
+      'SELECT COLUMN_NAME AS c, DATA_TYPE AS t, IS_NULLABLE AS n, COLUMN_DEFAULT AS d, EXTRA AS x FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+      [entity.table],
+    )) as [Array<{ c: string; t: string; n: string; d: unknown; x: string }>];
     const states = [...new Set(entity.transitions.flatMap((t) => [...t.from, t.to]))];
     const rows = Array.from({ length: 3_000 }, (_, i) => {
       const row: Record<string, unknown> = {};
@@ -83,34 +84,40 @@ describe.each(shipped)('$file', ({ file, schema }) => {
     await database?.drop();
   });
 
-  test.each(catalogue.transitions.map((t) => [t.ref, t] as const))('%s: the batch is locked and updated by primary key, effects through their index', async (_ref, t: Transition) => {
-    const statements = transitionStatements(catalogue, t);
-    const lock = await accessOf(database.db, statements.lock, [ids(2_000), [...t.from]]);
-    expect(lock.access).toMatchObject({ key: 'PRIMARY' });
-    expect(lock.access.access_type).not.toBe('ALL');
-    // The guarded update's bindings: the to-state and assignments, then ids, the from-set and db-now.
-    const values = [t.to, ...t.set.map((a) => (a.kind === 'value' ? a.value : a.kind === 'now' ? dueValueOf(a.unit, Date.now()) : a.by))];
-    const update = await accessOf(database.db, statements.update, [...values, ids(2_000), [...t.from], dueValueOf(t.due.kind, Date.now())]);
-    expect(update.access).toMatchObject({ key: 'PRIMARY' });
-    for (const [k, fx] of t.effects.entries()) {
-      const effect = await accessOf(database.db, statements.effects[k]!.lock, [ids(2_000), [...fx.from]]);
-      expect(effect.access).toMatchObject({ key: fx.index });
-      expect(effect.access.access_type).not.toBe('ALL');
-    }
-  });
+  test.each(catalogue.transitions.map((t) => [t.ref, t] as const))(
+    '%s: the batch is locked and updated by primary key, effects through their index',
+    async (_ref, t: Transition) => {
+      const statements = transitionStatements(catalogue, t);
+      const lock = await accessOf(database.db, statements.lock, [ids(2_000), [...t.from]]);
+      expect(lock.access).toMatchObject({ key: 'PRIMARY' });
+      expect(lock.access.access_type).not.toBe('ALL');
+      // The guarded update's bindings: the to-state and assignments, then ids, the from-set and db-now.
+      const values = [t.to, ...t.set.map((a) => (a.kind === 'value' ? a.value : a.kind === 'now' ? dueValueOf(a.unit, Date.now()) : a.by))];
+      const update = await accessOf(database.db, statements.update, [...values, ids(2_000), [...t.from], dueValueOf(t.due.kind, Date.now())]);
+      expect(update.access).toMatchObject({ key: 'PRIMARY' });
+      for (const [k, fx] of t.effects.entries()) {
+        const effect = await accessOf(database.db, statements.effects[k]!.lock, [ids(2_000), [...fx.from]]);
+        expect(effect.access).toMatchObject({ key: fx.index });
+        expect(effect.access.access_type).not.toBe('ALL');
+      }
+    },
+  );
 
-  test.each(scanCursorsOf(catalogue).map((c) => [c.key, c] as const))('cursor %s: the scanner and backfill pages are ranges of the index, in its order', async (_key, cursor) => {
-    const { transition: t } = cursor;
-    const due = (ms: number) => dueValueOf(t.due.kind, ms);
-    const shape = keysetShape(entityOf(catalogue, t.entity), t, cursor.location);
-    const backfill = pageQuery(shape, cursor.from, { since: new Date(0), until: new Date() }, { expireAtMs: 0, id: '0' }, 500);
-    for (const [sql, bindings] of [
-      [scanPageSql(cursor), [cursor.from, due(Date.now()), due(0), due(0), '0', 500]],
-      [backfill.sql, backfill.bindings],
-    ] as const) {
-      const plan = await accessOf(database.db, sql, bindings);
-      expect(plan.access).toMatchObject({ access_type: 'range', key: t.index });
-      expect(plan.text).not.toMatch(FILESORT);
-    }
-  });
+  test.each(scanCursorsOf(catalogue).map((c) => [c.key, c] as const))(
+    'cursor %s: the scanner and backfill pages are ranges of the index, in its order',
+    async (_key, cursor) => {
+      const { transition: t } = cursor;
+      const due = (ms: number) => dueValueOf(t.due.kind, ms);
+      const shape = keysetShape(entityOf(catalogue, t.entity), t, cursor.location);
+      const backfill = pageQuery(shape, cursor.from, { since: new Date(0), until: new Date() }, { expireAtMs: 0, id: '0' }, 500);
+      for (const [sql, bindings] of [
+        [scanPageSql(cursor), [cursor.from, due(Date.now()), due(0), due(0), '0', 500]],
+        [backfill.sql, backfill.bindings],
+      ] as const) {
+        const plan = await accessOf(database.db, sql, bindings);
+        expect(plan.access).toMatchObject({ access_type: 'range', key: t.index });
+        expect(plan.text).not.toMatch(FILESORT);
+      }
+    },
+  );
 });

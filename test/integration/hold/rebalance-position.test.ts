@@ -130,14 +130,14 @@ test('after a rebalance detected right after a hold, the partition is re-read fr
   let generation = 2;
   if (!(assignments[assignments.length - 1]?.[topic] ?? []).includes(0)) {
     await consumerB.disconnect();
-    await waitFor('the partition to come back', () => ((assignments[assignments.length - 1]?.[topic] ?? []).includes(0) ? true : undefined), { timeoutMs: 30_000 });
+    await waitFor('the partition to come back', () => ((assignments[assignments.length - 1]?.[topic] ?? []).includes(0) ? true : undefined), {
+      timeoutMs: 30_000,
+    });
     generation = sink.generation;
   }
-  await waitFor(
-    `the unfinished entries to be read again in generation ${generation}`,
-    () => (sink.offsetsTakenIn(generation).length >= 5 ? true : undefined),
-    { timeoutMs: 15_000 },
-  );
+  await waitFor(`the unfinished entries to be read again in generation ${generation}`, () => (sink.offsetsTakenIn(generation).length >= 5 ? true : undefined), {
+    timeoutMs: 15_000,
+  });
   expect(sink.offsetsTakenIn(generation)).toEqual(['0', '1', '2', '3', '4']);
   await waitFor('the held record to hold the partition again', () => (stage.stats().heldPartitions === 1 ? true : undefined), { timeoutMs: 10_000 });
 });

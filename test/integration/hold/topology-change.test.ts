@@ -36,20 +36,25 @@ afterAll(async () => {
 
 const insertCoupons = (count: number, fromMs: number, spreadMs: number) => insertDueCoupons(db, marker, count, fromMs, spreadMs);
 
-
 /**
  * Routes coupons with `before`'s topology (its repartitioner only, stopped once every one is
  * written), then runs the stream roles of `after`'s; returns the coupons and when the second
  * pipeline was running. Coupons due within the finest horizon land in the minute ring, later
  * ones in the hour ring, and a few are already due (the due lane).
  */
-async function routeThenChange(after: (raw: RawTopology) => void, beforeInsert?: () => Promise<unknown>): Promise<{ ids: number[]; switchedAt: number; next: TestPipeline }> {
+async function routeThenChange(
+  after: (raw: RawTopology) => void,
+  beforeInsert?: () => Promise<unknown>,
+): Promise<{ ids: number[]; switchedAt: number; next: TestPipeline }> {
   const first = await createTestPipeline();
   pipelines.push(first);
   await first.start(['repartitioner']);
   await beforeInsert?.();
   const ids = [...(await insertCoupons(10, -1_000, 500)), ...(await insertCoupons(40, 5_000, 2_000)), ...(await insertCoupons(20, 11_000, 2_000))];
-  await waitFor('the first pipeline to route every coupon', async () => ((await metricSum(first.metrics.routed)) >= ids.length ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+  await waitFor('the first pipeline to route every coupon', async () => ((await metricSum(first.metrics.routed)) >= ids.length ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
   expect(await metricSum(first.metrics.routed, { lane: 'minute' })).toBeGreaterThan(0);
   expect(await metricSum(first.metrics.routed, { lane: 'hour' })).toBeGreaterThan(0);
   expect(await metricSum(first.metrics.routed, { lane: 'due' })).toBe(10);
@@ -63,9 +68,13 @@ async function routeThenChange(after: (raw: RawTopology) => void, beforeInsert?:
 
 /** Every coupon expired, none before its time, none later than the switch allows; one event each; no dead letter. */
 async function expectAllExpiredOnTime(ids: number[], switchedAt: number, next: TestPipeline): Promise<void> {
-  await waitFor('every coupon expired', async () => {
-    return (await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 250 });
+  await waitFor(
+    'every coupon expired',
+    async () => {
+      return (await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
   const rows = (await db('coupons').whereIn('id', ids).select('id', 'expire_time', 'expired_at')) as Array<{ id: number; expire_time: Date; expired_at: Date }>;
   // "On time where it was written": an entry the new topology failed to place or hold would wait
   // for a lap of its ring to come round (the minute ring: ring × width, 12 s here) or be lost.
@@ -99,10 +108,14 @@ test('shards 4 → 8 and the minute and due partitions 4 → 8 under entries in 
  * ring has entries to route again whatever the clock said when the test began.
  */
 const ringsDisagree = () =>
-  waitFor('the coming seconds placed apart by rings of 12 and 16', () => {
-    const first = Math.floor((Date.now() + 5_000) / 1_000);
-    return [0, 1, 2, 3].every((i) => (first + i) % 12 !== (first + i) % 16) ? true : undefined;
-  }, { timeoutMs: 20_000, intervalMs: 50 });
+  waitFor(
+    'the coming seconds placed apart by rings of 12 and 16',
+    () => {
+      const first = Math.floor((Date.now() + 5_000) / 1_000);
+      return [0, 1, 2, 3].every((i) => (first + i) % 12 !== (first + i) % 16) ? true : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 50 },
+  );
 
 test('the minute ring resized 12 → 16 under entries in flight: the entries it no longer places are routed again and expire on time', async () => {
   const { ids, switchedAt, next } = await routeThenChange((raw) => {

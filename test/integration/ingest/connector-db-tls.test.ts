@@ -64,20 +64,32 @@ async function printed(name: string, extra: string[]): Promise<{ config: Record<
 
 test('with --db-truststore the printed connector verifies the database certificate against it and captures', async () => {
   const store = join(dir, 'db-ca.p12');
-  execFileSync('keytool', ['-importcert', '-noprompt', '-alias', 'stack-ca', '-file', caFile, '-keystore', store, '-storetype', 'PKCS12', '-storepass', storePassword], { stdio: 'pipe' });
+  execFileSync(
+    'keytool',
+    ['-importcert', '-noprompt', '-alias', 'stack-ca', '-file', caFile, '-keystore', store, '-storetype', 'PKCS12', '-storepass', storePassword],
+    { stdio: 'pipe' },
+  );
   const name = uniqueName('tb-cdc-dbtls');
   names.push(name);
   const { config: generated, stderr } = await printed(name, ['--db-truststore', store, '--db-truststore-password', storePassword]);
-  expect(generated).toMatchObject({ 'database.ssl.mode': verifyingSslMode(), 'database.ssl.truststore': store, 'database.ssl.truststore.password': storePassword });
+  expect(generated).toMatchObject({
+    'database.ssl.mode': verifyingSslMode(),
+    'database.ssl.truststore': store,
+    'database.ssl.truststore.password': storePassword,
+  });
   expect(stderr).not.toMatch(/JVM truststore/);
 
   await putConnector(name, { ...generated, 'topic.creation.default.replication.factor': '1' });
   await testDb.db('coupons').insert({ user_id: 1, status: 'ACTIVE', expire_time: testDb.db.raw('NOW(3) + INTERVAL 1 HOUR') });
   const cdc = `${name.replace(/-/g, '')}.${testDb.name}.coupons`;
-  await waitFor('the change captured over verified TLS', async () => ((await admin.listTopics()).includes(cdc) && (await records(cdc)) > 0 ? true : undefined), { timeoutMs: 90_000, intervalMs: 500 });
+  await waitFor(
+    'the change captured over verified TLS',
+    async () => ((await admin.listTopics()).includes(cdc) && (await records(cdc)) > 0 ? true : undefined),
+    { timeoutMs: 90_000, intervalMs: 500 },
+  );
 });
 
-test('without one, the warning says the JVM truststore is used, and Connect refuses the connector rather than trust the stack\'s certificate', async () => {
+test("without one, the warning says the JVM truststore is used, and Connect refuses the connector rather than trust the stack's certificate", async () => {
   const name = uniqueName('tb-cdc-dbtls-jvm');
   names.push(name);
   const { config: generated, stderr } = await printed(name, []);

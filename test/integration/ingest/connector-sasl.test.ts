@@ -45,7 +45,19 @@ const records = async (topic: string) => (await admin.fetchTopicOffsets(topic)).
 
 test('the printed connector for a SASL_SSL cluster runs as printed: its schema history written over SASL_SSL, the table captured', async () => {
   const printed = spawnCli(
-    ['connector', 'config', '--config-only', '--flavour', 'auto', '--history', 'kafka', '--name', name, '--server-id', String(300_000 + Math.floor(Math.random() * 1_000_000))]
+    [
+      'connector',
+      'config',
+      '--config-only',
+      '--flavour',
+      'auto',
+      '--history',
+      'kafka',
+      '--name',
+      name,
+      '--server-id',
+      String(300_000 + Math.floor(Math.random() * 1_000_000)),
+    ]
       .concat(['--db-user', process.env['TB_CDC_USER'] ?? 'debezium', '--db-password', process.env['TB_CDC_PASSWORD'] ?? 'debezium'])
       .concat(['--kafka-user', stack.saslUser, '--kafka-password', stack.saslPassword]),
     {
@@ -74,9 +86,16 @@ test('the printed connector for a SASL_SSL cluster runs as printed: its schema h
   // The stack has one broker: the CDC topics Connect creates get one replica.
   await putConnector(name, { ...generated, 'topic.creation.default.replication.factor': '1' });
   const history = generated['schema.history.internal.kafka.topic']!;
-  await waitFor('the schema history written over SASL_SSL', async () => ((await admin.listTopics()).includes(history) && (await records(history)) > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 500 });
+  await waitFor(
+    'the schema history written over SASL_SSL',
+    async () => ((await admin.listTopics()).includes(history) && (await records(history)) > 0 ? true : undefined),
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
 
   await testDb.db('coupons').insert({ user_id: 1, status: 'ACTIVE', expire_time: testDb.db.raw('NOW(3) + INTERVAL 1 HOUR') });
   const cdc = `${prefix}.${testDb.name}.coupons`;
-  await waitFor('the change captured', async () => ((await admin.listTopics()).includes(cdc) && (await records(cdc)) > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 500 });
+  await waitFor('the change captured', async () => ((await admin.listTopics()).includes(cdc) && (await records(cdc)) > 0 ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 500,
+  });
 });

@@ -100,7 +100,10 @@ test('an append refused with OUT_OF_ORDER_SEQUENCE_NUMBER is retried on a new pr
   // Committed now, due in a minute: the shipped file's fire points (3d, 1d, 30m before) are past, so one entry.
   await writer.send({ topic: cdc, messages: [{ key: '4242', value: JSON.stringify({ op: 'c', before: null, after, source: { ts_ms: Date.now() } }) }] });
 
-  await waitFor('the change to be appended to a bucket topic', () => (appended.length > 0 || stage.lifecycle === 'FAILED' ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+  await waitFor('the change to be appended to a bucket topic', () => (appended.length > 0 || stage.lifecycle === 'FAILED' ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   expect(stage.lifecycle).toBe('RUNNING');
   expect(refused).toBe(1);
   expect(producer.generations()).toBe(2);

@@ -35,10 +35,11 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-
 test('a topology naming two of the four events: topics apply creates the default topics of the others, and run starts instead of exiting 78', async () => {
   const prefix = uniqueName('tbolder').replace(/-/g, '');
-  const named = pipeline.topology.events.filter((e) => e.type === 'COUPON_EXPIRED' || e.type === 'ORDER_CANCELLED').map((e) => ({ ...e, topic: `${prefix}.events.${e.type.toLowerCase()}-v1` }));
+  const named = pipeline.topology.events
+    .filter((e) => e.type === 'COUPON_EXPIRED' || e.type === 'ORDER_CANCELLED')
+    .map((e) => ({ ...e, topic: `${prefix}.events.${e.type.toLowerCase()}-v1` }));
   const path = join(tmpdir(), `${prefix}.json`);
   writeFileSync(path, JSON.stringify({ ...pipeline.topology, prefix, events: named }));
   const env = { ...pipeline.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: 'error' };
@@ -54,7 +55,10 @@ test('a topology naming two of the four events: topics apply creates the default
     // The expirer resolves every event's topic at start (its event writer): it must start.
     const run = spawnCli(['run', '--roles', 'expirer'], { ...env, TB_HTTP_PORT: String(port) });
     runs.push(run);
-    await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
     expect(run.child.exitCode).toBeNull();
   } finally {
     killRunning(runs.splice(0));

@@ -64,7 +64,9 @@ test('counts per bucket equal the entries written there, per tier; the command p
   // after it started: the earliest some 7 s after they are written, which the read below needs
   // only a fraction of, however loaded the machine.
   const dueIn = [...Array<number>(40).fill(8_000), 4_000, 4_000, 4_100, 14_000, 14_500, 40_000];
-  const records = dueIn.map((ms, n) => bucketRecord(topology, catalogue, { entity: 'coupon', transition: 'expired', id: String(ID_BASE + n), expireAtMs: now + ms }, now));
+  const records = dueIn.map((ms, n) =>
+    bucketRecord(topology, catalogue, { entity: 'coupon', transition: 'expired', id: String(ID_BASE + n), expireAtMs: now + ms }, now),
+  );
   expect(new Set(records.map((r) => r.headers['tier']))).toEqual(new Set(['minute', 'hour', 'day']));
   const producer = createKafka(pipeline.config.kafka, logger, '-test-forecast').producer();
   await producer.connect();
@@ -91,9 +93,15 @@ test('counts per bucket equal the entries written there, per tier; the command p
   const lines = chart.stdout().split('\n');
   const hotLine = lines.find((l) => / 40 █+$/.test(l));
   expect(hotLine).toBeDefined();
-  const bars = lines.map((l) => (/█+/.exec(l)?.[0].length ?? 0));
+  const bars = lines.map((l) => /█+/.exec(l)?.[0].length ?? 0);
   expect(Math.max(...bars)).toBe(/█+/.exec(hotLine!)![0].length);
-  expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/^minute: 43 entries in \d+ of 12 buckets$/), expect.stringMatching(/^hour: 2 entries/), expect.stringMatching(/^day: 1 entry in 1 of 6 buckets$/)]));
+  expect(lines).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(/^minute: 43 entries in \d+ of 12 buckets$/),
+      expect.stringMatching(/^hour: 2 entries/),
+      expect.stringMatching(/^day: 1 entry in 1 of 6 buckets$/),
+    ]),
+  );
   const json = spawnCli(['forecast', '--json', '--tier', 'hour'], pipeline.env);
   expect((await json.exited).code).toBe(0);
   const parsed = JSON.parse(json.stdout()) as { tiers: Array<{ tier: string; buckets: Array<{ entries: number }> }> };
@@ -107,7 +115,11 @@ test('counts per bucket equal the entries written there, per tier; the command p
   // (the expirer not yet started, the hot bucket stays held, whatever its position by then).
   await pipeline.start(['cascader']);
   const gauge = async () => (await pipeline.metrics.forecastEntries.get()).values;
-  await waitFor('the hot bucket in timebucket_forecast_entries', async () => ((await gauge()).some((v) => v.labels.tier === 'minute' && v.value === 40) ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+  await waitFor(
+    'the hot bucket in timebucket_forecast_entries',
+    async () => ((await gauge()).some((v) => v.labels.tier === 'minute' && v.value === 40) ? true : undefined),
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
   const values = await gauge();
   expect(values.find((v) => v.labels.tier === 'due')?.value).toBe(0);
   // Every position of every tier, as the forecast has them: ring buckets per tier, and the due lane.
@@ -118,13 +130,17 @@ test('counts per bucket equal the entries written there, per tier; the command p
   await pipeline.start(['expirer']);
   const total = (f: Forecast) => f.due + f.tiers.reduce((n, t) => n + t.buckets.reduce((m, b) => m + b.entries, 0), 0);
   // The last entry is due 40 s after it was written; each wait below is bounded by a lap of it.
-  await waitFor('every count 0 once the buckets passed and their entries are done', async () => (total(await readForecast(admin, topology, pipeline.config.groupPrefix, () => systemClock.now())) === 0 ? true : undefined), {
-    timeoutMs: 120_000,
-    intervalMs: 1_000,
-  });
+  await waitFor(
+    'every count 0 once the buckets passed and their entries are done',
+    async () => (total(await readForecast(admin, topology, pipeline.config.groupPrefix, () => systemClock.now())) === 0 ? true : undefined),
+    {
+      timeoutMs: 120_000,
+      intervalMs: 1_000,
+    },
+  );
 });
 
-test('rows paid or extended after they were scheduled: their first entries still count (an upper bound), beside the extended rows\' new ones', async () => {
+test("rows paid or extended after they were scheduled: their first entries still count (an upper bound), beside the extended rows' new ones", async () => {
   // Tiers wide enough that rows due in 100 s (the day ring: the hour ring reaches 48 s) and 130 s
   // stay held in one bucket each for the whole test: the day ring's buckets are 40 s wide.
   const scheduling = await createTestPipeline({
@@ -142,19 +158,34 @@ test('rows paid or extended after they were scheduled: their first entries still
     const rows = Array.from({ length: 10 }, () => ({ user_id: 9, face_value: 5, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL 100 SECOND') }));
     const [first] = await db('coupons').insert(rows);
     const ids = rows.map((_, i) => first! + i);
-    await waitFor('the ten rows scheduled in the day ring', async () => (dayTotal(await read()) === 10 ? true : undefined), { timeoutMs: 30_000, intervalMs: 500 });
+    await waitFor('the ten rows scheduled in the day ring', async () => (dayTotal(await read()) === 10 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+    });
     const scheduled = forecastPerBucket(await read());
 
     await db('coupons').whereIn('id', ids.slice(0, 3)).update({ status: 'USED' });
-    await db('coupons').whereIn('id', ids.slice(3, 6)).update({ expire_time: db.raw('expire_time + INTERVAL 30 SECOND') });
+    await db('coupons')
+      .whereIn('id', ids.slice(3, 6))
+      .update({ expire_time: db.raw('expire_time + INTERVAL 30 SECOND') });
     // The extended rows' changes bring their new entries; the paid rows' bring none.
-    const after = await waitFor('the extended rows scheduled again', async () => {
-      const f = await read();
-      return dayTotal(f) === 13 ? f : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 500 });
+    const after = await waitFor(
+      'the extended rows scheduled again',
+      async () => {
+        const f = await read();
+        return dayTotal(f) === 13 ? f : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
     // Every first entry is still counted where it was: ten entries for the four rows still due then.
     for (const [bucket, entries] of scheduled) expect(forecastPerBucket(after).get(bucket)).toBeGreaterThanOrEqual(entries);
-    expect(await db('coupons').whereIn('id', ids).where({ status: 'ACTIVE' }).count({ n: '*' }).then((r) => Number(r[0]!.n))).toBe(7);
+    expect(
+      await db('coupons')
+        .whereIn('id', ids)
+        .where({ status: 'ACTIVE' })
+        .count({ n: '*' })
+        .then((r) => Number(r[0]!.n)),
+    ).toBe(7);
   } finally {
     await scheduling.stopAll();
     await db.destroy();

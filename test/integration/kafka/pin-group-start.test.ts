@@ -70,13 +70,24 @@ test('without the pin the same join skips them: what the pin is for', async () =
   const group = uniqueName('tbpin-unpinned');
   await produce(['skipped-1', 'skipped-2']);
   // Markers until one is read: the member has then resolved its start, after the skipped ones.
-  const seen = await readAs(group, (s) => s.some((v) => v.startsWith('marker')), () => produce(['marker']));
+  const seen = await readAs(
+    group,
+    (s) => s.some((v) => v.startsWith('marker')),
+    () => produce(['marker']),
+  );
   expect(seen.filter((v) => v.startsWith('skipped'))).toEqual([]);
 });
 
 test('a group that has committed offsets is left alone', async () => {
   const group = uniqueName('tbpin-committed');
-  await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '0' }, { partition: 1, offset: '0' }] });
+  await admin.setOffsets({
+    groupId: group,
+    topic,
+    partitions: [
+      { partition: 0, offset: '0' },
+      { partition: 1, offset: '0' },
+    ],
+  });
   expect(await startPositions(admin, group, [topic])).toBeUndefined();
   expect(await pinNewGroupToEnd(admin, group, [topic])).toBe('has-offsets');
   const offsets = await admin.fetchOffsets({ groupId: group, topics: [topic] });

@@ -36,9 +36,7 @@ test('creates every declared topic once, then reports partition and config drift
   const first = await applyTopics(admin, declared);
   expect(first.created).toHaveLength(declared.length - 1);
   expect(first.existing).toEqual([wrong.topic]);
-  expect(first.drift).toEqual(
-    expect.arrayContaining([{ topic: wrong.topic, what: 'partitions', declared: String(wrong.partitions), actual: '1' }]),
-  );
+  expect(first.drift).toEqual(expect.arrayContaining([{ topic: wrong.topic, what: 'partitions', declared: String(wrong.partitions), actual: '1' }]));
   const meta = await admin.fetchTopicMetadata({ topics: [declared[0]!.topic] });
   expect(meta.topics[0]!.partitions).toHaveLength(declared[0]!.partitions);
 
@@ -53,9 +51,7 @@ test('creates every declared topic once, then reports partition and config drift
     return report.drift.some((d) => d.topic === ring.topic) ? report : undefined;
   });
   expect(second.created).toEqual([]);
-  expect(second.drift).toEqual(
-    expect.arrayContaining([{ topic: ring.topic, what: 'retention.ms', declared: ring.config['retention.ms'], actual: '1234' }]),
-  );
+  expect(second.drift).toEqual(expect.arrayContaining([{ topic: ring.topic, what: 'retention.ms', declared: ring.config['retention.ms'], actual: '1234' }]));
   expect(second.drift.filter((d) => d.topic !== ring.topic && d.topic !== wrong.topic)).toEqual([]);
 
   await admin.deleteTopics({ topics: declared.map((d) => d.topic) });

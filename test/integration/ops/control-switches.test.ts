@@ -51,10 +51,16 @@ beforeAll(async () => {
   scope = pipeline.env['TB_GROUP_PREFIX']!;
   for (const name of ['a', 'b']) {
     const port = await freePort();
-    const run = spawnCli(['run', '--roles', 'expirer'], { ...pipeline.env, TB_LOG_LEVEL: 'info', TB_HTTP_PORT: String(port), TB_INSTANCE_ID: `ctl-${name}-${process.pid}` });
+    const run = spawnCli(['run', '--roles', 'expirer'], {
+      ...pipeline.env,
+      TB_LOG_LEVEL: 'info',
+      TB_HTTP_PORT: String(port),
+      TB_INSTANCE_ID: `ctl-${name}-${process.pid}`,
+    });
     instances.push({ name, run, port });
   }
-  for (const i of instances) await waitFor(`expirer ${i.name} to be ready`, async () => ((await readyz(i))?.status === 200 ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
+  for (const i of instances)
+    await waitFor(`expirer ${i.name} to be ready`, async () => ((await readyz(i))?.status === 200 ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
   await waitFor(
     'both expirers to share the group, settled',
     async () => {
@@ -74,10 +80,14 @@ afterEach(async () => {
   }
   const off = { known: true, paused: [], throttled: {} };
   // Compared as JSON: fetch's objects come from another realm than the test's literals.
-  await waitFor('every switch off on both instances', async () => ((await Promise.all(instances.map(readyz))).every((r) => JSON.stringify(r?.body.control) === JSON.stringify(off)) ? true : undefined), {
-    timeoutMs: 10_000,
-    intervalMs: 100,
-  });
+  await waitFor(
+    'every switch off on both instances',
+    async () => ((await Promise.all(instances.map(readyz))).every((r) => JSON.stringify(r?.body.control) === JSON.stringify(off)) ? true : undefined),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    },
+  );
 });
 
 afterAll(async () => {
@@ -99,7 +109,9 @@ async function ctl(args: string[], env: Record<string, string> = {}): Promise<st
   return run.stdout();
 }
 
-async function readyz(i: Instance): Promise<{ status: number; body: { ready: boolean; control?: { known: boolean; paused: string[]; throttled: Record<string, number> } } } | undefined> {
+async function readyz(
+  i: Instance,
+): Promise<{ status: number; body: { ready: boolean; control?: { known: boolean; paused: string[]; throttled: Record<string, number> } } } | undefined> {
   const res = await fetch(`http://127.0.0.1:${i.port}/readyz`).catch(() => undefined);
   return res === undefined ? undefined : { status: res.status, body: (await res.json()) as never };
 }
@@ -117,7 +129,8 @@ async function metric(i: Instance, name: string, labels: Record<string, string> 
   return 0;
 }
 
-const sum = async (name: string, labels: Record<string, string> = {}) => (await Promise.all(instances.map((i) => metric(i, name, labels)))).reduce((a, b) => a + b, 0);
+const sum = async (name: string, labels: Record<string, string> = {}) =>
+  (await Promise.all(instances.map((i) => metric(i, name, labels)))).reduce((a, b) => a + b, 0);
 
 /** What every instance logged as a switch change (structured lines on its stdout). */
 function switchChanges(i: Instance): Array<Record<string, unknown>> {
@@ -143,8 +156,18 @@ async function insertRows(table: 'coupons' | 'orders', count: number, offsetMs: 
   const ids = rows.map((_, k) => first! + k);
   const stored = (await db(table).whereIn('id', ids).select('id', 'expire_time')) as Array<{ id: number; expire_time: Date }>;
   const [entity, transition] = table === 'coupons' ? ['coupon', 'expired'] : ['order', 'cancelled'];
-  const routing = { producer, topology: pipeline.topology, catalogue: pipeline.catalogue, clock: systemClock, appendBudgetMs: appendBudgetMs(pipeline.topology), logger };
-  await sendRouted(routing, stored.map((r) => ({ entity, transition, id: String(r.id), expireAtMs: r.expire_time.getTime() })));
+  const routing = {
+    producer,
+    topology: pipeline.topology,
+    catalogue: pipeline.catalogue,
+    clock: systemClock,
+    appendBudgetMs: appendBudgetMs(pipeline.topology),
+    logger,
+  };
+  await sendRouted(
+    routing,
+    stored.map((r) => ({ entity, transition, id: String(r.id), expireAtMs: r.expire_time.getTime() })),
+  );
   return ids;
 }
 
@@ -157,14 +180,27 @@ test('pause holds every due coupon on both instances while orders cancel; resume
 
   // Both instances see it: metric, /readyz (still 200: a paused instance is healthy) and a log line.
   for (const i of instances) {
-    await waitFor(`instance ${i.name} to report coupon paused`, async () => ((await metric(i, 'timebucket_control_paused', { what: 'coupon' })) === 1 ? true : undefined), {
-      timeoutMs: 20_000,
-      intervalMs: 200,
-    });
+    await waitFor(
+      `instance ${i.name} to report coupon paused`,
+      async () => ((await metric(i, 'timebucket_control_paused', { what: 'coupon' })) === 1 ? true : undefined),
+      {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+      },
+    );
     expect(await metric(i, 'timebucket_control_paused', { what: 'order' })).toBe(0);
     // (The body names the databases too: its one answers.)
-    expect(await readyz(i)).toEqual({ status: 200, body: { ready: true, control: { known: true, paused: ['coupon'], throttled: {} }, databases: { main: expect.objectContaining({ answering: true, checked: true }) } } });
-    expect(switchChanges(i)).toContainEqual(expect.objectContaining({ what: 'coupon', paused: true, reason: 'integration test', was: { paused: false, perSecond: null } }));
+    expect(await readyz(i)).toEqual({
+      status: 200,
+      body: {
+        ready: true,
+        control: { known: true, paused: ['coupon'], throttled: {} },
+        databases: { main: expect.objectContaining({ answering: true, checked: true }) },
+      },
+    });
+    expect(switchChanges(i)).toContainEqual(
+      expect.objectContaining({ what: 'coupon', paused: true, reason: 'integration test', was: { paused: false, perSecond: null } }),
+    );
   }
   // Another deployment's scope on the same database is untouched.
   const other = JSON.parse(await ctl(['status', '--json'], { TB_GROUP_PREFIX: `${scope}-other` })) as { switches: Array<{ what: string; paused: boolean }> };
@@ -172,10 +208,14 @@ test('pause holds every due coupon on both instances while orders cancel; resume
 
   const coupons = await insertRows('coupons', 40, 2_000, 2_000);
   const orders = await insertRows('orders', 10, 2_000, 2_000);
-  await waitFor('every order cancelled while coupons are paused', async () => ((await countStatus('orders', orders, 'CANCELLED')) === orders.length ? true : undefined), {
-    timeoutMs: 60_000,
-    intervalMs: 250,
-  });
+  await waitFor(
+    'every order cancelled while coupons are paused',
+    async () => ((await countStatus('orders', orders, 'CANCELLED')) === orders.length ? true : undefined),
+    {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    },
+  );
   // Held, not merely late: every coupon is due by the database clock, and the instances hold all
   // of them as due lag (released and unfinished).
   const [[latest]] = (await db.raw('SELECT MAX(expire_time) AS t FROM coupons WHERE id IN (?)', [coupons])) as [[{ t: Date }]];
@@ -183,7 +223,9 @@ test('pause holds every due coupon on both instances while orders cancel; resume
     'every coupon due and held by the instances',
     async () => {
       const [[now]] = (await db.raw('SELECT NOW(3) AS t')) as [[{ t: Date }]];
-      return now.t.getTime() > latest.t.getTime() + 1_000 && (await sum('timebucket_due_lag_messages', { stage: 'expirer' })) >= coupons.length ? true : undefined;
+      return now.t.getTime() > latest.t.getTime() + 1_000 && (await sum('timebucket_due_lag_messages', { stage: 'expirer' })) >= coupons.length
+        ? true
+        : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 250 },
   );
@@ -208,30 +250,41 @@ test('pause holds every due coupon on both instances while orders cancel; resume
   const versions = (await db('coupons').whereIn('id', coupons).select('version')) as Array<{ version: number }>;
   expect(versions.every((v) => v.version === 1)).toBe(true);
   // A transition's key ends with its database time, which stamped expired_at too.
-  const keys = ((await db('coupons').whereIn('id', coupons).select('id', 'expire_time', 'expired_at')) as Array<{ id: number; expire_time: Date; expired_at: Date }>).map(
-    (c) => `coupon-expired-${c.id}-${c.expire_time.getTime()}-${c.expired_at.getTime()}`,
-  );
+  const keys = (
+    (await db('coupons').whereIn('id', coupons).select('id', 'expire_time', 'expired_at')) as Array<{ id: number; expire_time: Date; expired_at: Date }>
+  ).map((c) => `coupon-expired-${c.id}-${c.expire_time.getTime()}-${c.expired_at.getTime()}`);
   expect(await outboxCount(db, pipeline.catalogue, { keys })).toEqual({ rows: coupons.length, keys: coupons.length });
-  await waitFor('the transitions counted', async () => ((await sum('timebucket_transitions_total', { entity: 'coupon' })) - couponTransitionsBefore >= coupons.length ? true : undefined), {
-    timeoutMs: 10_000,
-    intervalMs: 200,
-  });
+  await waitFor(
+    'the transitions counted',
+    async () => ((await sum('timebucket_transitions_total', { entity: 'coupon' })) - couponTransitionsBefore >= coupons.length ? true : undefined),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 200,
+    },
+  );
   expect((await sum('timebucket_transitions_total', { entity: 'coupon' })) - couponTransitionsBefore).toBe(coupons.length);
   for (const i of instances) {
     expect(await metric(i, 'timebucket_control_paused', { what: 'coupon' })).toBe(0);
     expect((await readyz(i))?.body.control).toEqual({ known: true, paused: [], throttled: {} });
   }
-  await waitFor('the due lag back to zero', async () => ((await sum('timebucket_due_lag_messages', { stage: 'expirer' })) === 0 ? true : undefined), { timeoutMs: 10_000, intervalMs: 200 });
+  await waitFor('the due lag back to zero', async () => ((await sum('timebucket_due_lag_messages', { stage: 'expirer' })) === 0 ? true : undefined), {
+    timeoutMs: 10_000,
+    intervalMs: 200,
+  });
 });
 
 test('a throttle reaches both instances and paces the transitions; --per-second 0 lifts it', async () => {
   const perSecond = 4;
   await ctl(['throttle', '--what', 'coupon', '--per-second', String(perSecond), '--reason', 'downstream struggling']);
   for (const i of instances) {
-    await waitFor(`instance ${i.name} to report the throttle`, async () => ((await metric(i, 'timebucket_control_throttle_per_second', { what: 'coupon' })) === perSecond ? true : undefined), {
-      timeoutMs: 20_000,
-      intervalMs: 200,
-    });
+    await waitFor(
+      `instance ${i.name} to report the throttle`,
+      async () => ((await metric(i, 'timebucket_control_throttle_per_second', { what: 'coupon' })) === perSecond ? true : undefined),
+      {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+      },
+    );
     expect((await readyz(i))?.body.control).toEqual({ known: true, paused: [], throttled: { coupon: perSecond } });
   }
 
@@ -241,24 +294,38 @@ test('a throttle reaches both instances and paces the transitions; --per-second 
   // half of it to spare for the first transaction's own latency; times by the database clock.
   const n = 48;
   const coupons = await insertRows('coupons', n, 3_000);
-  await waitFor('every throttled coupon expired', async () => ((await countStatus('coupons', coupons, 'EXPIRED')) === n ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
-  const [[span]] = (await db.raw('SELECT TIMESTAMPDIFF(MICROSECOND, MIN(expired_at), MAX(expired_at)) / 1000 AS ms FROM coupons WHERE id IN (?)', [coupons])) as [[{ ms: number | string }]];
+  await waitFor('every throttled coupon expired', async () => ((await countStatus('coupons', coupons, 'EXPIRED')) === n ? true : undefined), {
+    timeoutMs: 90_000,
+    intervalMs: 250,
+  });
+  const [[span]] = (await db.raw('SELECT TIMESTAMPDIFF(MICROSECOND, MIN(expired_at), MAX(expired_at)) / 1000 AS ms FROM coupons WHERE id IN (?)', [
+    coupons,
+  ])) as [[{ ms: number | string }]];
   const minimalMs = ((n - 2 * perSecond) / (2 * perSecond)) * 1_000;
   expect(Number(span.ms)).toBeGreaterThanOrEqual(minimalMs / 2);
   // And every second, not only on average: in any window of one second each instance sends at
   // most its burst (one second's worth) and a second's refill, 2 · 4 for the two of them 16; two
   // more for a batch whose database clock read came a moment after its tokens. A throttle
   // running at twice its rate puts 24 or more into some window.
-  const times = ((await db.raw('SELECT TIMESTAMPDIFF(MICROSECOND, ?, expired_at) / 1000 AS ms FROM coupons WHERE id IN (?) ORDER BY expired_at', [new Date(0), coupons])) as [Array<{ ms: number | string }>])[0].map((r) => Number(r.ms));
+  const times = (
+    (await db.raw('SELECT TIMESTAMPDIFF(MICROSECOND, ?, expired_at) / 1000 AS ms FROM coupons WHERE id IN (?) ORDER BY expired_at', [
+      new Date(0),
+      coupons,
+    ])) as [Array<{ ms: number | string }>]
+  )[0].map((r) => Number(r.ms));
   const busiest = Math.max(...times.map((t, i) => times.slice(i).filter((u) => u < t + 1_000).length));
   expect(busiest).toBeLessThanOrEqual(2 * 2 * perSecond + 2);
 
   await ctl(['throttle', '--what', 'coupon', '--per-second', '0']);
   for (const i of instances) {
-    await waitFor(`instance ${i.name} to lift the throttle`, async () => ((await metric(i, 'timebucket_control_throttle_per_second', { what: 'coupon' })) === 0 ? true : undefined), {
-      timeoutMs: 20_000,
-      intervalMs: 200,
-    });
+    await waitFor(
+      `instance ${i.name} to lift the throttle`,
+      async () => ((await metric(i, 'timebucket_control_throttle_per_second', { what: 'coupon' })) === 0 ? true : undefined),
+      {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+      },
+    );
     expect(switchChanges(i)).toContainEqual(expect.objectContaining({ what: 'coupon', perSecond: null, was: { paused: false, perSecond } }));
   }
 });

@@ -42,7 +42,15 @@ beforeAll(async () => {
   kafka = createKafka(pipeline.config.kafka, logger, '-test-explain');
   admin = kafka.admin();
   await admin.connect();
-  wire = wireLook({ kafka, topology: pipeline.topology, catalogue: defaultCatalogue, groupPrefix: pipeline.config.groupPrefix, maxRecords: 10_000, clock: systemClock, logger });
+  wire = wireLook({
+    kafka,
+    topology: pipeline.topology,
+    catalogue: defaultCatalogue,
+    groupPrefix: pipeline.config.groupPrefix,
+    maxRecords: 10_000,
+    clock: systemClock,
+    logger,
+  });
 });
 
 afterAll(async () => {
@@ -72,37 +80,63 @@ test('nothing running: an entry found at its offset, taken once its reader commi
   const due = (await db('coupons').where({ id: scheduled }).first()) as { expire_time: Date };
   const producer = kafka.producer();
   await producer.connect();
-  const record = bucketRecord(pipeline.topology, defaultCatalogue, { entity: 'coupon', transition: 'expired', id: scheduled, expireAtMs: due.expire_time.getTime() }, Date.now());
-  const [meta] = await producer.send({ topic: record.topic, acks: -1, messages: [{ partition: record.partition, key: record.key, value: record.value, headers: record.headers }] });
+  const record = bucketRecord(
+    pipeline.topology,
+    defaultCatalogue,
+    { entity: 'coupon', transition: 'expired', id: scheduled, expireAtMs: due.expire_time.getTime() },
+    Date.now(),
+  );
+  const [meta] = await producer.send({
+    topic: record.topic,
+    acks: -1,
+    messages: [{ partition: record.partition, key: record.key, value: record.value, headers: record.headers }],
+  });
   await producer.disconnect();
   const offset = meta!.baseOffset!;
 
   const found = await look(scheduled);
-  expect(found).toMatchObject({ state: 'scheduled', entry: { found: { tier: 'day', topic: record.topic, partition: record.partition, offset, consumed: false }, complete: true } });
+  expect(found).toMatchObject({
+    state: 'scheduled',
+    entry: { found: { tier: 'day', topic: record.topic, partition: record.partition, offset, consumed: false }, complete: true },
+  });
   expect(found.verdict).toContain(`; entry found in the day ring's topic ${record.topic}, partition ${record.partition}, offset ${offset} (not yet read)`);
   const run = spawnCli(['explain', 'coupon', scheduled], pipeline.env);
   expect((await run.exited).code).toBe(0);
   expect(run.stdout()).toContain(`entry found in the day ring's topic ${record.topic}, partition ${record.partition}, offset ${offset} (not yet read)`);
 
-  await admin.setOffsets({ groupId: liveGroupOfTier(pipeline.config.groupPrefix, 2), topic: record.topic, partitions: [{ partition: record.partition, offset: String(BigInt(offset) + 1n) }] });
+  await admin.setOffsets({
+    groupId: liveGroupOfTier(pipeline.config.groupPrefix, 2),
+    topic: record.topic,
+    partitions: [{ partition: record.partition, offset: String(BigInt(offset) + 1n) }],
+  });
   expect((await look(scheduled)).verdict).toContain(`offset ${offset} (taken by its reader)`);
 
   const missing = await look(never);
   expect(missing).toMatchObject({ state: 'scheduled', entry: { found: null, complete: true } });
   // The day bucket of its due time, and the coarsest ring's parking buckets before it not yet released.
-  expect(missing.verdict).toMatch(/; no entry of it in \S+ partition \d+(, \S+ partition \d+)* \(\d+ records read\): no change of it has reached the rings since it became ACTIVE/);
+  expect(missing.verdict).toMatch(
+    /; no entry of it in \S+ partition \d+(, \S+ partition \d+)* \(\d+ records read\): no change of it has reached the rings since it became ACTIVE/,
+  );
 });
 
 test('the stream running: a coupon it moved, its event found on the event topic at the partition and offset a subscriber reads', async () => {
   await pipeline.start();
   const id = await coupon('NOW(3) + INTERVAL 2 SECOND');
   // The outbox connector publishes after the expiry commits: until then the look says "not yet on the wire".
-  const moved = await waitFor('the coupon moved and its event on the wire', async () => {
-    const t = await look(id);
-    return t.state === 'transitioned' && t.event?.found != null ? t : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 1_000 });
+  const moved = await waitFor(
+    'the coupon moved and its event on the wire',
+    async () => {
+      const t = await look(id);
+      return t.state === 'transitioned' && t.event?.found != null ? t : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 1_000 },
+  );
   const { topic, partition, offset } = moved.event!.found!;
-  expect(moved.verdict).toMatch(new RegExp(`^moved [0-9a-z ]+ after due by stream at .*; event coupon-expired-${id}-\\d+-\\d+ on ${topic.replace(/\./g, '\\.')}, partition ${partition}, offset ${offset}$`));
+  expect(moved.verdict).toMatch(
+    new RegExp(
+      `^moved [0-9a-z ]+ after due by stream at .*; event coupon-expired-${id}-\\d+-\\d+ on ${topic.replace(/\./g, '\\.')}, partition ${partition}, offset ${offset}$`,
+    ),
+  );
   // The record at that offset is the event.
   const [read] = await readAt(topic, partition, offset);
   expect(read?.headers?.['event_key']?.toString()).toBe(moved.outbox[0]!.eventKey);

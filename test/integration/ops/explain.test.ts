@@ -61,7 +61,9 @@ test('scheduled far ahead and about to fire: where the entry belongs; paid befor
 
   const soon = await explained(await coupon('ACTIVE', 'NOW(3) + INTERVAL 10 MINUTE'));
   expect(soon.transitions[0]).toMatchObject({ state: 'scheduled', placement: { lane: 'ring', tier: 'minute' } });
-  expect(soon.transitions[0]!.verdict).toMatch(/^due in (9 min \d+ s|10 min) by the database clock; its entry belongs in the minute ring's topic tb\.minute\.\d{3} \(bucket /);
+  expect(soon.transitions[0]!.verdict).toMatch(
+    /^due in (9 min \d+ s|10 min) by the database clock; its entry belongs in the minute ring's topic tb\.minute\.\d{3} \(bucket /,
+  );
 
   const paid = await explained(await coupon('USED', 'NOW(3) + INTERVAL 1 HOUR'));
   expect(paid.transitions[0]).toMatchObject({ state: 'not expirable', verdict: 'not expirable: status USED, and expired moves it only from ACTIVE' });
@@ -84,7 +86,9 @@ test('transitioned by the stream and by the scanner: how late, and the path its 
 test('overdue and never scheduled (no change captured, no scanner yet): the verdict says what takes it', async () => {
   const e = await explained(await coupon('ACTIVE', 'NOW(3) - INTERVAL 5 MINUTE'));
   expect(e.transitions[0]).toMatchObject({ state: 'overdue', placement: { lane: 'due', topic: 'tb.due' } });
-  expect(e.transitions[0]!.verdict).toMatch(/^due 5 min( \d+ s)? ago by the database clock and not transitioned: .* the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill$/);
+  expect(e.transitions[0]!.verdict).toMatch(
+    /^due 5 min( \d+ s)? ago by the database clock and not transitioned: .* the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill$/,
+  );
 });
 
 test('the command: a line per transition; no such row exits 1; a bad id or entity is a usage error', async () => {
@@ -93,7 +97,9 @@ test('the command: a line per transition; no such row exits 1; a bad id or entit
   expect((await run.exited).code).toBe(0);
   const lines = run.stdout().trim().split('\n');
   expect(lines[0]).toMatch(new RegExp(`^coupon ${id} in main\\.coupons, database clock `));
-  expect(lines[1]).toMatch(/^ {2}expired \(status ACTIVE, due .*\): due in (2 h \d+ min|3 h) by the database clock; its entry belongs in the hour ring's topic tb\.hour\.\d{2} /);
+  expect(lines[1]).toMatch(
+    /^ {2}expired \(status ACTIVE, due .*\): due in (2 h \d+ min|3 h) by the database clock; its entry belongs in the hour ring's topic tb\.hour\.\d{2} /,
+  );
 
   const json = spawnCli(['explain', 'coupon', id, '--json', '--no-wire'], env);
   expect((await json.exited).code).toBe(0);
@@ -108,4 +114,3 @@ test('the command: a line per transition; no such row exits 1; a bad id or entit
   expect((await badEntity.exited).code).toBe(64);
   expect(badEntity.stderr()).toContain("no entity 'voucher' (entities: coupon, order)");
 });
-

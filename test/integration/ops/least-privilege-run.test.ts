@@ -47,11 +47,20 @@ test('migrate as the owner grants the service account; run as it expires a coupo
     TB_INSTANCE_ID: uniqueName('least-privilege'),
   });
   runs.push(run);
-  await waitFor('timebucket run to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok ? true : undefined), { timeoutMs: 90_000 });
+  await waitFor('timebucket run to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok ? true : undefined), {
+    timeoutMs: 90_000,
+  });
 
   const [id] = await owner('coupons').insert({ user_id: 7, status: 'ACTIVE', expire_time: owner.raw('NOW(3) + INTERVAL 2 SECOND') });
-  await waitFor('the coupon to expire, by the service account', async () => ((await owner('coupons').where({ id }).first())?.status === 'EXPIRED' ? true : undefined), { timeoutMs: 60_000 });
-  const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  await waitFor(
+    'the coupon to expire, by the service account',
+    async () => ((await owner('coupons').where({ id }).first())?.status === 'EXPIRED' ? true : undefined),
+    { timeoutMs: 60_000 },
+  );
+  const events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   try {
     await waitFor('its event to be published', async () => (events.events.some((e) => e.key === String(id)) ? true : undefined), { timeoutMs: 30_000 });
   } finally {

@@ -45,10 +45,12 @@ async function startExpirer(env: Record<string, string> = {}): Promise<{ run: Cl
   return { run, port };
 }
 
-
 test('a consumer that can no longer consume turns /healthz 503 with the reason, then the process exits 1', async () => {
   const { run, port } = await startExpirer({ TB_CONSUMER_STALL_MS: '3000' });
-  await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
   expect(await httpStatus(port, '/healthz')).toEqual({ code: 200, body: 'ok\n' });
 
   // A subscribed topic deleted under it: kafkajs restarts the consumer over and over, and it
@@ -69,7 +71,10 @@ test('a consumer that can no longer consume turns /healthz 503 with the reason, 
 
 test('SIGTERM: the member leaves its group and the process exits 0 within the deadline', async () => {
   const { run, port } = await startExpirer({ TB_SHUTDOWN_TIMEOUT_MS: '10000' });
-  await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor('the expirer to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
   const group = `${pipeline.env['TB_GROUP_PREFIX']}.expirer`;
   expect((await admin.describeGroups([group])).groups[0]!.members).toHaveLength(1);
 
@@ -120,7 +125,10 @@ test('on a database whose tables never changed, topics apply creates the CDC top
     const port = await freePort();
     const run = spawnCli(['run', '--roles', 'repartitioner'], { ...env, TB_HTTP_PORT: String(port) });
     runs.push(run);
-    await waitFor('the repartitioner to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor('the repartitioner to be ready', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
   } finally {
     await admin.deleteTopics({ topics: cdcTopics }).catch(() => undefined);
     await fresh.drop();
@@ -156,8 +164,15 @@ test('the main database not answering at start: the process waits for it, /ready
   });
   await new Promise<void>((resolve) => forwarder.listen(dbPort, '127.0.0.1', resolve));
   try {
-    await waitFor('the expirer to start and be ready once the database answers', async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
-    const ready = JSON.parse((await httpStatus(port, '/readyz'))!.body) as { starting?: unknown; databases: Record<string, { answering: boolean; checked: boolean }> };
+    await waitFor(
+      'the expirer to start and be ready once the database answers',
+      async () => ((await httpStatus(port, '/readyz'))?.code === 200 ? true : undefined),
+      { timeoutMs: 90_000, intervalMs: 250 },
+    );
+    const ready = JSON.parse((await httpStatus(port, '/readyz'))!.body) as {
+      starting?: unknown;
+      databases: Record<string, { answering: boolean; checked: boolean }>;
+    };
     expect(ready.starting).toBeUndefined();
     expect(ready.databases['main']).toMatchObject({ answering: true, checked: true });
   } finally {

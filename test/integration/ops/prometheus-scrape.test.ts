@@ -17,7 +17,9 @@ import { waitFor } from '../../support/wait-for';
 import { tool } from '../../deploy/tools';
 
 const root = join(__dirname, '../../..');
-const ruleSpec = parse(readFileSync(join(root, 'k8s/base/prometheus-rule.yaml'), 'utf8')) as { spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } };
+const ruleSpec = parse(readFileSync(join(root, 'k8s/base/prometheus-rule.yaml'), 'utf8')) as {
+  spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };
+};
 type Sample = { metric: Record<string, string>; value: [number, string] };
 type RuleState = { name: string; health: string; lastError?: string };
 
@@ -51,14 +53,23 @@ function observed(expr: string): string[] {
 /** The `by (...)` labels of an expression's outermost aggregation, which every result series must carry. */
 function byLabels(expr: string): string[] {
   const m = /^\s*\w+\s+by\s*\(([^)]*)\)/.exec(expr);
-  return m ? m[1]!.split(',').map((l) => l.trim()).filter((l) => l.length > 0) : [];
+  return m
+    ? m[1]!
+        .split(',')
+        .map((l) => l.trim())
+        .filter((l) => l.length > 0)
+    : [];
 }
 
 beforeAll(async () => {
   pipeline = await createTestPipeline();
   const metricsPort = await freePort();
   run = spawnCli(['run'], { ...pipeline.env, TB_LOG_LEVEL: 'error', TB_HTTP_PORT: String(metricsPort) });
-  await waitFor('timebucket to serve /readyz', async () => ((await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined))?.ok ? true : undefined), { timeoutMs: 90_000 });
+  await waitFor(
+    'timebucket to serve /readyz',
+    async () => ((await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined))?.ok ? true : undefined),
+    { timeoutMs: 90_000 },
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'timebucket-prometheus-'));
   writeFileSync(join(dir, 'rules.yaml'), stringify(ruleSpec.spec));
@@ -68,17 +79,29 @@ beforeAll(async () => {
     stringify({
       global: { scrape_interval: '1s', evaluation_interval: '1s' },
       rule_files: ['rules.yaml'],
-      scrape_configs: [{ job_name: 'timebucket', static_configs: [{ targets: [`127.0.0.1:${metricsPort}`], labels: { pod: 'timebucket-all-0', component: 'all' } }] }],
+      scrape_configs: [
+        { job_name: 'timebucket', static_configs: [{ targets: [`127.0.0.1:${metricsPort}`], labels: { pod: 'timebucket-all-0', component: 'all' } }] },
+      ],
     }),
   );
   promPort = await freePort();
-  prometheus = spawn(tool('prometheus'), [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  prometheus = spawn(
+    tool('prometheus'),
+    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   prometheus.stderr!.on('data', (d: Buffer) => (promLog = (promLog + d.toString()).slice(-20_000)));
-  await waitFor('Prometheus to scrape timebucket', async () => ((await query('up{job="timebucket"} == 1').catch(() => [])).length === 1 ? true : undefined), { timeoutMs: 60_000 });
+  await waitFor('Prometheus to scrape timebucket', async () => ((await query('up{job="timebucket"} == 1').catch(() => [])).length === 1 ? true : undefined), {
+    timeoutMs: 60_000,
+  });
   // rate() over a 1m window needs two samples; increase() too.
-  await waitFor('two scrapes of every series', async () => ((await query('count_over_time(timebucket_transitions_total[1m])').catch(() => [])).some((s) => Number(s.value[1]) >= 3) ? true : undefined), { timeoutMs: 30_000 });
+  await waitFor(
+    'two scrapes of every series',
+    async () => ((await query('count_over_time(timebucket_transitions_total[1m])').catch(() => [])).some((s) => Number(s.value[1]) >= 3) ? true : undefined),
+    { timeoutMs: 30_000 },
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -89,9 +112,13 @@ afterAll(async () => {
 });
 
 const alertQueries = ruleSpec.spec.groups.flatMap((g) => g.rules.flatMap((r) => observed(r.expr).map((q) => [r.alert, q] as const)));
-const keda = parse(readFileSync(join(root, 'k8s/base/scaledobject-expirer.yaml'), 'utf8')) as { spec: { triggers: Array<{ type: string; metadata: { query?: string } }> } };
+const keda = parse(readFileSync(join(root, 'k8s/base/scaledobject-expirer.yaml'), 'utf8')) as {
+  spec: { triggers: Array<{ type: string; metadata: { query?: string } }> };
+};
 const kedaQuery = keda.spec.triggers.find((t) => t.type === 'prometheus')!.metadata.query!;
-const dashboard = JSON.parse(readFileSync(join(root, 'k8s/grafana/timebucket.json'), 'utf8')) as { panels: Array<{ title: string; targets: Array<{ expr: string }> }> };
+const dashboard = JSON.parse(readFileSync(join(root, 'k8s/grafana/timebucket.json'), 'utf8')) as {
+  panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+};
 const panelQueries = dashboard.panels.flatMap((p) => p.targets.map((t) => [p.title, t.expr] as const));
 
 async function expectData(expr: string): Promise<void> {
@@ -106,7 +133,7 @@ test.each(alertQueries)('alert %s: %s returns data', async (_, expr) => {
   await expectData(expr);
 });
 
-test('the KEDA trigger\'s query returns the expirer\'s due lag', async () => {
+test("the KEDA trigger's query returns the expirer's due lag", async () => {
   await expectData(kedaQuery);
 });
 
@@ -115,11 +142,15 @@ test.each(panelQueries)('dashboard "%s": %s returns data', async (_, expr) => {
 });
 
 test('Prometheus evaluates every rule without error', async () => {
-  await waitFor('every rule evaluated', async () => {
-    const res = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: RuleState[] }> } };
-    const rules = res.data.groups.flatMap((g) => g.rules);
-    return rules.length > 0 && rules.every((r) => r.health !== 'unknown') ? rules : undefined;
-  }, { timeoutMs: 30_000 }).then((rules) => {
+  await waitFor(
+    'every rule evaluated',
+    async () => {
+      const res = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: RuleState[] }> } };
+      const rules = res.data.groups.flatMap((g) => g.rules);
+      return rules.length > 0 && rules.every((r) => r.health !== 'unknown') ? rules : undefined;
+    },
+    { timeoutMs: 30_000 },
+  ).then((rules) => {
     expect(rules).toHaveLength(ruleSpec.spec.groups.flatMap((g) => g.rules).length);
     expect(rules.filter((r) => r.health !== 'ok').map((r) => `${r.name}: ${r.lastError}`)).toEqual([]);
   });

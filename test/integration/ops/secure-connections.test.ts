@@ -91,7 +91,9 @@ test('schemas register over registry basic auth and database TLS, then run over 
   expect(proxy.counts().forwarded).toBeGreaterThan(0);
   const port = await freePort();
   const run = start(['run'], { ...env, TB_LOG_LEVEL: 'debug', TB_HTTP_PORT: String(port), TB_INSTANCE_ID: uniqueName('secure') });
-  await waitFor('timebucket run to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok ? true : undefined), { timeoutMs: 90_000 });
+  await waitFor('timebucket run to be ready', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok ? true : undefined), {
+    timeoutMs: 90_000,
+  });
 
   // Read back as a consuming team would: over SASL_SSL, decoding through the registry with basic auth.
   const events: Array<{ headers: Record<string, string>; value: Record<string, unknown> }> = [];
@@ -107,7 +109,9 @@ test('schemas register over registry basic auth and database TLS, then run over 
   });
   try {
     const [id] = await owner('coupons').insert({ user_id: 7, status: 'ACTIVE', expire_time: owner.raw('NOW(3) + INTERVAL 2 SECOND') });
-    await waitFor('the coupon to expire', async () => ((await owner('coupons').where({ id }).first())?.status === 'EXPIRED' ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor('the coupon to expire', async () => ((await owner('coupons').where({ id }).first())?.status === 'EXPIRED' ? true : undefined), {
+      timeoutMs: 60_000,
+    });
     const event = await waitFor('its event, over SASL_SSL', async () => events.find((e) => String(e.value['coupon_id']) === String(id)), { timeoutMs: 30_000 });
     expect(event.headers).toMatchObject({ ce_type: 'timebucket.coupon.expired', ce_subject: String(id) });
   } finally {
@@ -126,14 +130,19 @@ test('schemas register over registry basic auth and database TLS, then run over 
 
 test('a wrong Kafka password stops run at start-up, saying to check the SASL settings, without repeating it', async () => {
   const wrong = 'wrong-kafka-pw-8dLq';
-  const run = start(['run'], { ...secureEnv(), TB_KAFKA_SASL_PASSWORD_FILE: secretFile('wrong-kafka-password', wrong), TB_LOG_LEVEL: 'debug', TB_HTTP_PORT: '0' });
+  const run = start(['run'], {
+    ...secureEnv(),
+    TB_KAFKA_SASL_PASSWORD_FILE: secretFile('wrong-kafka-password', wrong),
+    TB_LOG_LEVEL: 'debug',
+    TB_HTTP_PORT: '0',
+  });
   expect(await withTimeout('run to fail', run.exited, 60_000)).toEqual({ code: 1, signal: null });
   expect(run.stderr()).toMatch(/SASL SCRAM SHA512 authentication failed/);
   expect(run.stderr()).toMatch(/hint: Kafka refused the SASL credentials: check TB_KAFKA_SASL_USERNAME, TB_KAFKA_SASL_PASSWORD/);
   expect(outputLines(run).filter((l) => l.includes(wrong))).toEqual([]);
 });
 
-test("a broker certificate from a CA not given is refused: TLS verifies the broker, and the hint names TB_KAFKA_SSL_CA_FILE", async () => {
+test('a broker certificate from a CA not given is refused: TLS verifies the broker, and the hint names TB_KAFKA_SSL_CA_FILE', async () => {
   const env = secureEnv();
   delete env['TB_KAFKA_SSL_CA_FILE'];
   const topics = start(['topics', 'apply'], { ...env, TB_KAFKA_RETRIES: '0' });

@@ -21,7 +21,13 @@ const marker = 3_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
 
 function startExpirer(): ChildProcess {
   // Its logs are kept in memory (spawnCli), not printed: make test stays readable.
-  const { child } = spawnCli(['run', '--roles', 'expirer'], { ...pipeline.env, TB_LOG_LEVEL: 'warn', TB_HTTP_PORT: '0', TB_EXPIRER_BATCH_SIZE: '50', TB_EXPIRER_CONCURRENCY: '2' });
+  const { child } = spawnCli(['run', '--roles', 'expirer'], {
+    ...pipeline.env,
+    TB_LOG_LEVEL: 'warn',
+    TB_HTTP_PORT: '0',
+    TB_EXPIRER_BATCH_SIZE: '50',
+    TB_EXPIRER_CONCURRENCY: '2',
+  });
   children.push(child);
   return child;
 }
@@ -54,17 +60,27 @@ test('kill -9 mid-run, restart: every coupon expires exactly once', async () => 
     for (let k = 0; k < Math.min(250, total - i); k += 1) ids.push(firstId! + k);
   }
 
-  await waitFor('the first expirer to make progress', async () => ((await countExpired(ids)) >= 100 ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+  await waitFor('the first expirer to make progress', async () => ((await countExpired(ids)) >= 100 ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   first.kill('SIGKILL');
   await waitFor('the first expirer to die', () => (first.signalCode === 'SIGKILL' ? true : undefined));
   const atKill = await countExpired(ids);
   expect(atKill).toBeLessThan(total);
 
   startExpirer();
-  await waitFor('every coupon expired after the restart', async () => ((await countExpired(ids)) === total ? true : undefined), { timeoutMs: 90_000, intervalMs: 250 });
+  await waitFor('every coupon expired after the restart', async () => ((await countExpired(ids)) === total ? true : undefined), {
+    timeoutMs: 90_000,
+    intervalMs: 250,
+  });
 
   expect((await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids })).rows).toBe(total);
-  const rowsAfter = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at', 'version')) as Array<{ expire_time: Date; expired_at: Date; version: number }>;
+  const rowsAfter = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at', 'version')) as Array<{
+    expire_time: Date;
+    expired_at: Date;
+    version: number;
+  }>;
   for (const r of rowsAfter) {
     expect(r.expired_at.getTime()).toBeGreaterThanOrEqual(r.expire_time.getTime());
     expect(r.version).toBe(1);

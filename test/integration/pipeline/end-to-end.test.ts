@@ -20,7 +20,15 @@ let pipeline: TestPipeline;
 let events: { events: SeenEvent[]; undecodable: unknown[]; stop: () => Promise<void> };
 const marker = 1_000_000 + Math.floor(Math.random() * 1_000_000_000);
 
-type Row = { id: number; status: string; expire_time: Date; expired_at?: Date | null; cancel_time?: Date | null; cancel_reason?: string | null; locked_order_id?: number | null };
+type Row = {
+  id: number;
+  status: string;
+  expire_time: Date;
+  expired_at?: Date | null;
+  cancel_time?: Date | null;
+  cancel_reason?: string | null;
+  locked_order_id?: number | null;
+};
 
 async function insertCoupons(count: number, spreadMs: number, offsetMs = 0, status = 'ACTIVE'): Promise<number[]> {
   const rows = Array.from({ length: count }, () => ({
@@ -37,7 +45,12 @@ async function insertCoupons(count: number, spreadMs: number, offsetMs = 0, stat
 }
 
 async function insertOrder(offsetMs: number, couponId: number | null = null): Promise<number> {
-  const [id] = await db('orders').insert({ user_id: marker, status: 'UNPAID', coupon_id: couponId, expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [offsetMs * 1000]) });
+  const [id] = await db('orders').insert({
+    user_id: marker,
+    status: 'UNPAID',
+    coupon_id: couponId,
+    expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [offsetMs * 1000]),
+  });
   return id!;
 }
 
@@ -58,17 +71,24 @@ describe('end to end through Debezium', () => {
   beforeAll(async () => {
     db = createDb(baseConfig.db);
     pipeline = await createTestPipeline();
-    events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+    events = await collectEvents(
+      pipeline.config,
+      pipeline.topology.events.map((e) => e.topic),
+    );
     await pipeline.start();
 
     // The tier an entry lands in is decided when the repartitioner reads its change, so the far
     // coupons below need the path live first: one coupon due at once must have gone all the way
     // through. Under load the group's first join alone can take longer than a tier's margin.
     [warmUpCoupon] = (await insertCoupons(1, 0, 500)) as [number];
-    await waitFor('the warm-up coupon expired through the pipeline', async () => ((await countInStatus(db, 'coupons', 'EXPIRED', [warmUpCoupon])) === 1 ? true : undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 200,
-    });
+    await waitFor(
+      'the warm-up coupon expired through the pipeline',
+      async () => ((await countInStatus(db, 'coupons', 'EXPIRED', [warmUpCoupon])) === 1 ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      },
+    );
     // Beyond the finest ring's horizon (9 s) → hour tier; beyond the hour tier's (24 s, in 4 s
     // buckets) → day tier. Written before the burst below so that its capture does not delay
     // theirs: each has about 6 s (hour) and 20 s (day) of capture lag to spare.
@@ -94,7 +114,9 @@ describe('end to end through Debezium', () => {
     [usedCoupon] = (await insertCoupons(1, 0, 3_000)) as [number];
     await db('coupons').where({ id: usedCoupon }).update({ status: 'USED' });
     [pushedCoupon] = (await insertCoupons(1, 0, 3_000)) as [number];
-    await db('coupons').where({ id: pushedCoupon }).update({ expire_time: db.raw('expire_time + INTERVAL 9 SECOND') });
+    await db('coupons')
+      .where({ id: pushedCoupon })
+      .update({ expire_time: db.raw('expire_time + INTERVAL 9 SECOND') });
   });
 
   afterAll(async () => {
@@ -133,9 +155,13 @@ describe('end to end through Debezium', () => {
     ourKeys = keys;
 
     const wanted = new Set(keys);
-    await waitFor('every event on the event topics', () => (new Set(events.events.map((e) => e.headers['event_key']).filter((k) => wanted.has(k!))).size === keys.length ? true : undefined), {
-      timeoutMs: 60_000,
-    });
+    await waitFor(
+      'every event on the event topics',
+      () => (new Set(events.events.map((e) => e.headers['event_key']).filter((k) => wanted.has(k!))).size === keys.length ? true : undefined),
+      {
+        timeoutMs: 60_000,
+      },
+    );
     const ours = events.events.filter((e) => wanted.has(e.headers['event_key']!));
     expect(new Set(ours.map((e) => e.headers['event_key'])).size).toBe(ours.length); // no duplicates on the wire
     expect(events.undecodable).toEqual([]);
@@ -155,7 +181,10 @@ describe('end to end through Debezium', () => {
     };
     // Coupon and order ids come from different tables and can coincide: filter each on its own.
     report('bulk (due 3–13 s after insert)', [...coupons.filter((r) => bulkCoupons.includes(r.id)), ...orders.filter((r) => bulkOrders.includes(r.id))]);
-    report('far (through hour and day tiers)', coupons.filter((r) => farCoupons.includes(r.id)));
+    report(
+      'far (through hour and day tiers)',
+      coupons.filter((r) => farCoupons.includes(r.id)),
+    );
   });
 
   test('metrics tell the truth: transitions, delays and published events counted; due lag seen in a burst, then zero', async () => {
@@ -190,7 +219,11 @@ describe('end to end through Debezium', () => {
     expect(peakLag).toBeGreaterThan(0);
     expect(peakLag).toBeLessThanOrEqual(BURST + 1_000); // no more than was ever due at once
 
-    const byEntity = new Map(await Promise.all(['coupon', 'order'].map(async (entity) => [entity, await metricSum(pipeline.metrics.transitions, { entity, path: 'stream' })] as const)));
+    const byEntity = new Map(
+      await Promise.all(
+        ['coupon', 'order'].map(async (entity) => [entity, await metricSum(pipeline.metrics.transitions, { entity, path: 'stream' })] as const),
+      ),
+    );
     const count = (entity: string) => byEntity.get(entity)!;
     // At least ours: the pipeline also expires rows of other runs against the same stack that fall due.
     expect(count('coupon')).toBeGreaterThanOrEqual(1 + bulkCoupons.length + farCoupons.length + lockedPairs.length + 1 + BURST);
@@ -211,9 +244,13 @@ describe('end to end through Debezium', () => {
     // counted by offsets; ours (the first test's and the burst's) are among them.
     const burstKeys = new Set(await outboxKeys(db, pipeline.catalogue, { entity: 'coupon', ids: burst }));
     expect(burstKeys.size).toBe(BURST);
-    await waitFor('the burst events on the event topics', () => (events.events.filter((e) => burstKeys.has(e.headers['event_key']!)).length >= BURST ? true : undefined), {
-      timeoutMs: 30_000,
-    });
+    await waitFor(
+      'the burst events on the event topics',
+      () => (events.events.filter((e) => burstKeys.has(e.headers['event_key']!)).length >= BURST ? true : undefined),
+      {
+        timeoutMs: 30_000,
+      },
+    );
     const admin = createKafka(pipeline.config.kafka, logger, '-test-offsets').admin();
     await admin.connect();
     const onTopics = async (): Promise<number> => {
@@ -225,10 +262,14 @@ describe('end to end through Debezium', () => {
     let counts = { published: -1, onTopics: -2 };
     try {
       // The topics trail the counter by the connector's capture.
-      await waitFor('events_written_total to equal the events on the topics', async () => {
-        counts = { published: await published(), onTopics: await onTopics() };
-        return counts.published === counts.onTopics ? true : undefined;
-      }, { timeoutMs: 30_000 }).catch(() => undefined);
+      await waitFor(
+        'events_written_total to equal the events on the topics',
+        async () => {
+          counts = { published: await published(), onTopics: await onTopics() };
+          return counts.published === counts.onTopics ? true : undefined;
+        },
+        { timeoutMs: 30_000 },
+      ).catch(() => undefined);
     } finally {
       await admin.disconnect();
     }
@@ -240,9 +281,19 @@ describe('end to end through Debezium', () => {
   });
 
   test('a released coupon that was overdue expires after its order is cancelled', async () => {
-    const released = (await db('orders').whereIn('id', lockedPairs.map((p) => p.order)).select('id', 'status')) as Row[];
+    const released = (await db('orders')
+      .whereIn(
+        'id',
+        lockedPairs.map((p) => p.order),
+      )
+      .select('id', 'status')) as Row[];
     expect(released.every((o) => o.status === 'CANCELLED')).toBe(true);
-    const coupons = (await db('coupons').whereIn('id', lockedPairs.map((p) => p.coupon)).select('id', 'status', 'locked_order_id')) as Row[];
+    const coupons = (await db('coupons')
+      .whereIn(
+        'id',
+        lockedPairs.map((p) => p.coupon),
+      )
+      .select('id', 'status', 'locked_order_id')) as Row[];
     expect(coupons.map((c) => c.status)).toEqual(lockedPairs.map(() => 'EXPIRED'));
     expect(coupons.every((c) => c.locked_order_id === null)).toBe(true);
   });

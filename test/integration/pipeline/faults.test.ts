@@ -129,22 +129,36 @@ test('bucket records a writer clock far ahead misplaced are routed again, never 
   // Every minute-ring partition starts with a far-future bucket of its own ring index (a writer
   // clock far ahead); held as it is, it would stop everything behind it for a hundred laps.
   for (const [index, topic] of ringTopics(topology, [0]).entries()) {
-    const bucket = bucketStartOf(minute, farAhead) + ((index - ringIndex(minute, bucketStartOf(minute, farAhead)) + minute.ring) % minute.ring) * minute.widthMs;
+    const bucket =
+      bucketStartOf(minute, farAhead) + ((index - ringIndex(minute, bucketStartOf(minute, farAhead)) + minute.ring) % minute.ring) * minute.widthMs;
     for (let partition = 0; partition < minute.partitions; partition += 1) {
       const id = idFor(partition, minute.partitions);
-      misplaced.push({ topic, partition, key: String(shardOf(id, topology.shards)), value: encodeBucketEntry({ entity: 'coupon', transition: 'expired', id, expireAtMs: bucket + 1 }, defaultCatalogue), headers: { bucket_start: String(bucket) } });
+      misplaced.push({
+        topic,
+        partition,
+        key: String(shardOf(id, topology.shards)),
+        value: encodeBucketEntry({ entity: 'coupon', transition: 'expired', id, expireAtMs: bucket + 1 }, defaultCatalogue),
+        headers: { bucket_start: String(bucket) },
+      });
     }
   }
   // Every due-lane partition starts with an entry from a clock an hour ahead, then one that is not an entry at all.
   const unreadable: typeof misplaced = [];
   for (let partition = 0; partition < topology.due.partitions; partition += 1) {
     const id = idFor(partition, topology.due.partitions);
-    misplaced.push({ topic: dueTopic(topology), partition, key: String(shardOf(id, topology.shards)), value: encodeBucketEntry({ entity: 'coupon', transition: 'expired', id, expireAtMs: Date.now() + 3_600_000 }, defaultCatalogue), headers: {} });
+    misplaced.push({
+      topic: dueTopic(topology),
+      partition,
+      key: String(shardOf(id, topology.shards)),
+      value: encodeBucketEntry({ entity: 'coupon', transition: 'expired', id, expireAtMs: Date.now() + 3_600_000 }, defaultCatalogue),
+      headers: {},
+    });
     unreadable.push({ topic: dueTopic(topology), partition, key: '', value: Buffer.from('not an entry'), headers: {} });
   }
   const producer = kafka.producer();
   await producer.connect();
-  for (const m of [...misplaced, ...unreadable]) await producer.send({ topic: m.topic, messages: [{ partition: m.partition, key: m.key, value: m.value, headers: m.headers }] });
+  for (const m of [...misplaced, ...unreadable])
+    await producer.send({ topic: m.topic, messages: [{ partition: m.partition, key: m.key, value: m.value, headers: m.headers }] });
   await producer.disconnect();
 
   await pipeline.start();
@@ -214,8 +228,14 @@ test('dead-letter writes failing while unreadable records arrive (the DLQ topic 
   try {
     // Every write to the DLQ fails (UNKNOWN_TOPIC_OR_PARTITION: the broker creates no topics).
     await admin.deleteTopics({ topics: [dlqTopic(topology)] });
-    await waitFor('the DLQ topic gone', async () => (!(await admin.listTopics()).includes(dlqTopic(topology)) ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
-    const unreadable = Array.from({ length: topology.due.partitions }, (_, partition) => ({ partition, value: Buffer.from(`not an entry ${uniqueName('poison')}`) }));
+    await waitFor('the DLQ topic gone', async () => (!(await admin.listTopics()).includes(dlqTopic(topology)) ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
+    const unreadable = Array.from({ length: topology.due.partitions }, (_, partition) => ({
+      partition,
+      value: Buffer.from(`not an entry ${uniqueName('poison')}`),
+    }));
     const producer = kafka.producer();
     await producer.connect();
     await producer.send({ topic: dueTopic(topology), messages: unreadable.map((u) => ({ partition: u.partition, key: '', value: u.value })) });
@@ -226,7 +246,8 @@ test('dead-letter writes failing while unreadable records arrive (the DLQ topic 
     const ids = await insertCoupons(20, -2_000, 500);
     await waitFor(
       'dead-letter writes failing and retried',
-      async () => ((await metricSum(pipeline!.metrics.producerReplacements)) >= 2 && (await metricSum(pipeline!.metrics.routed)) >= ids.length ? true : undefined),
+      async () =>
+        (await metricSum(pipeline!.metrics.producerReplacements)) >= 2 && (await metricSum(pipeline!.metrics.routed)) >= ids.length ? true : undefined,
       { timeoutMs: 60_000, intervalMs: 200 },
     );
     // Nothing skipped past the records that could not be dead-lettered, and nothing crashed.

@@ -39,12 +39,18 @@ test('orders holding coupons cancelled while coupons of the same shards expire: 
   // Coupons first ACTIVE (so each has an entry for its expire time), then locked by an unpaid
   // order due in the same seconds: their entries become stale while the order's cancellation
   // releases them, and the release schedules them again (already overdue).
-  const [firstHeld] = await db('coupons').insert(Array.from({ length: pairs }, (_, i) => ({ user_id: marker, status: 'ACTIVE', expire_time: due(window(i, pairs)) })));
+  const [firstHeld] = await db('coupons').insert(
+    Array.from({ length: pairs }, (_, i) => ({ user_id: marker, status: 'ACTIVE', expire_time: due(window(i, pairs)) })),
+  );
   const heldCoupons = Array.from({ length: pairs }, (_, i) => firstHeld! + i);
-  const [firstOrder] = await db('orders').insert(heldCoupons.map((c, i) => ({ user_id: marker, status: 'UNPAID', coupon_id: c, expire_time: due(window(i, pairs)) })));
+  const [firstOrder] = await db('orders').insert(
+    heldCoupons.map((c, i) => ({ user_id: marker, status: 'UNPAID', coupon_id: c, expire_time: due(window(i, pairs)) })),
+  );
   const orders = heldCoupons.map((_, i) => firstOrder! + i);
   for (let i = 0; i < pairs; i += 1) await db('coupons').where({ id: heldCoupons[i] }).update({ status: 'LOCKED', locked_order_id: orders[i] });
-  const [firstFree] = await db('coupons').insert(Array.from({ length: 300 }, (_, i) => ({ user_id: marker, status: 'ACTIVE', expire_time: due(window(i, 300)) })));
+  const [firstFree] = await db('coupons').insert(
+    Array.from({ length: 300 }, (_, i) => ({ user_id: marker, status: 'ACTIVE', expire_time: due(window(i, 300)) })),
+  );
   const freeCoupons = Array.from({ length: 300 }, (_, i) => firstFree! + i);
   // Coupons the application checks out during the flow (not due for a day).
   const [firstShop] = await db('coupons').insert(Array.from({ length: 100 }, () => ({ user_id: marker, status: 'ACTIVE', expire_time: due(86_400_000) })));
@@ -57,7 +63,10 @@ test('orders holding coupons cancelled while coupons of the same shards expire: 
     for (let i = 0; shopping && i < 100; i += 1) {
       try {
         // A checkout that had to wait 1 s for a lock fails: the expirer must never make it wait.
-        await db.raw(withLockWait("UPDATE coupons SET status = 'LOCKED', locked_order_id = ? WHERE id = ? AND status = 'ACTIVE'", 1), [shopOrder!, firstShop! + i]);
+        await db.raw(withLockWait("UPDATE coupons SET status = 'LOCKED', locked_order_id = ? WHERE id = ? AND status = 'ACTIVE'", 1), [
+          shopOrder!,
+          firstShop! + i,
+        ]);
         checkouts += 1;
       } catch (err) {
         checkoutErrors.push(err);
@@ -71,7 +80,9 @@ test('orders holding coupons cancelled while coupons of the same shards expire: 
     await waitFor(
       'every order cancelled and every coupon expired',
       async () =>
-        (await count('orders', orders, 'CANCELLED')) === pairs && (await count('coupons', [...heldCoupons, ...freeCoupons], 'EXPIRED')) === pairs + 300 ? true : undefined,
+        (await count('orders', orders, 'CANCELLED')) === pairs && (await count('coupons', [...heldCoupons, ...freeCoupons], 'EXPIRED')) === pairs + 300
+          ? true
+          : undefined,
       { timeoutMs: 90_000, intervalMs: 500 },
     );
   } finally {

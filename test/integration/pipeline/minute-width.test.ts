@@ -32,7 +32,11 @@ afterAll(async () => {
 test('rows due within seconds expire at their own time inside their minute bucket', async () => {
   const ids: number[] = [];
   for (let i = 0; i < COUNT; i += 1) {
-    const [id] = await db('coupons').insert({ user_id: marker, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [(2_000 + i * SPACING_MS) * 1000]) });
+    const [id] = await db('coupons').insert({
+      user_id: marker,
+      status: 'ACTIVE',
+      expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [(2_000 + i * SPACING_MS) * 1000]),
+    });
     ids.push(id!);
   }
   await waitFor(
@@ -43,7 +47,11 @@ test('rows due within seconds expire at their own time inside their minute bucke
     },
     { timeoutMs: 90_000, intervalMs: 250 },
   );
-  const rows = (await db('coupons').whereIn('id', ids).orderBy('id').select('id', 'expire_time', 'expired_at')) as Array<{ id: number; expire_time: Date; expired_at: Date }>;
+  const rows = (await db('coupons').whereIn('id', ids).orderBy('id').select('id', 'expire_time', 'expired_at')) as Array<{
+    id: number;
+    expire_time: Date;
+    expired_at: Date;
+  }>;
   // Delay = expired_at − expire_time, both by the database clock. Never early (I2). And each at
   // its own time, which is an order, not a speed: an expirer that fired a minute bucket's entries
   // when the bucket is over would transition every row at or after its bucket's end. Fired one by

@@ -61,19 +61,30 @@ async function producerBreakerStates(): Promise<Record<string, number>> {
 
 /** Exactly once, never early, every event published. */
 async function expectExact(ids: number[]): Promise<void> {
-  const rows = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at', 'version')) as Array<{ expire_time: Date; expired_at: Date; version: number }>;
+  const rows = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at', 'version')) as Array<{
+    expire_time: Date;
+    expired_at: Date;
+    version: number;
+  }>;
   expect(rows.filter((r) => r.expired_at.getTime() < r.expire_time.getTime())).toEqual([]);
   expect(rows.filter((r) => r.version !== 1)).toEqual([]);
   const keys = await outboxKeys(db, pipeline!.catalogue, { entity: 'coupon', ids });
   expect(new Set(keys).size).toBe(ids.length);
   expect(keys).toHaveLength(ids.length);
   const wanted = new Set(keys);
-  const events = await collectEvents(pipeline!.config, pipeline!.topology.events.map((e) => e.topic));
+  const events = await collectEvents(
+    pipeline!.config,
+    pipeline!.topology.events.map((e) => e.topic),
+  );
   try {
-    await waitFor('every event published', async () => (new Set(events.events.map((e) => e.headers['event_key']).filter((k) => wanted.has(k!))).size === ids.length ? true : undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-    });
+    await waitFor(
+      'every event published',
+      async () => (new Set(events.events.map((e) => e.headers['event_key']).filter((k) => wanted.has(k!))).size === ids.length ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
   } finally {
     await events.stop();
   }
@@ -93,7 +104,10 @@ test('the database refuses the application for 20 s mid-flow: the expiry breaker
   undo();
   undo = undefined;
 
-  await waitFor('every coupon expired after the outage', async () => ((await countExpired(ids)) === ids.length ? true : undefined), { timeoutMs: 90_000, intervalMs: 500 });
+  await waitFor('every coupon expired after the outage', async () => ((await countExpired(ids)) === ids.length ? true : undefined), {
+    timeoutMs: 90_000,
+    intervalMs: 500,
+  });
   await expectExact(ids);
   expect(await breakerState('expiry')).toBe(0);
   expect(running.health()).toEqual({ ok: true, problems: [] });
@@ -117,13 +131,20 @@ test('the broker frozen for 8 s mid-flow: nothing is lost or stuck, the producer
   undo();
   undo = undefined;
 
-  await waitFor('every coupon expired after the freeze', async () => ((await countExpired(ids)) === ids.length ? true : undefined), { timeoutMs: 120_000, intervalMs: 500 });
+  await waitFor('every coupon expired after the freeze', async () => ((await countExpired(ids)) === ids.length ? true : undefined), {
+    timeoutMs: 120_000,
+    intervalMs: 500,
+  });
   await expectExact(ids);
   // One producer, one series: not left open (half-open until its next send, which closes it).
-  const states = await waitFor('the producer breaker not left open', async () => {
-    const now = await producerBreakerStates();
-    return Object.values(now).every((v) => v !== 2) ? now : undefined;
-  }, { timeoutMs: 30_000, intervalMs: 200 });
+  const states = await waitFor(
+    'the producer breaker not left open',
+    async () => {
+      const now = await producerBreakerStates();
+      return Object.values(now).every((v) => v !== 2) ? now : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
   expect(Object.keys(states)).toEqual(['producer']);
   // Whether a send fails inside the freeze depends on where the rows' entries are then (the
   // events themselves are Connect's to send); a failed send retiring its producer is

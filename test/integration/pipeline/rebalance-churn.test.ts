@@ -82,7 +82,11 @@ test('three expirers joining and leaving every few seconds: every coupon expires
   }
   await waitFor('every coupon expired', async () => ((await countExpired(ids)) === total ? true : undefined), { timeoutMs: 90_000, intervalMs: 500 });
 
-  const rowsAfter = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at', 'version')) as Array<{ expire_time: Date; expired_at: Date; version: number }>;
+  const rowsAfter = (await db('coupons').whereIn('id', ids).select('expire_time', 'expired_at', 'version')) as Array<{
+    expire_time: Date;
+    expired_at: Date;
+    version: number;
+  }>;
   const early = rowsAfter.filter((r) => r.expired_at.getTime() < r.expire_time.getTime());
   expect(early).toEqual([]);
   expect(rowsAfter.every((r) => r.version === 1)).toBe(true);

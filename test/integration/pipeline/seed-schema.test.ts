@@ -42,7 +42,10 @@ const rows: Expect = { dueOrders: [], paidOrders: [], farOrders: [], dueCoupons:
 beforeAll(async () => {
   own = await ownDatabasePipeline('seed-pipeline', entities, { tables: (db) => createTablesFrom(db, join(shop, 'schema.sql')) });
   ({ database, pipeline } = own);
-  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   await pipeline.start();
 
   const db = database.db;
@@ -101,18 +104,38 @@ test('every due row transitions once, never early by the database clock, with on
     { timeoutMs: 90_000, intervalMs: 500 },
   );
 
-  const orders = (await db('t_order').whereIn('id', rows.dueOrders).select('id', 'expire_time', 'cancel_time', 'cancel_reason', 'version')) as Array<{ id: string | number; expire_time: Date; cancel_time: Date; cancel_reason: string; version: number }>;
+  const orders = (await db('t_order').whereIn('id', rows.dueOrders).select('id', 'expire_time', 'cancel_time', 'cancel_reason', 'version')) as Array<{
+    id: string | number;
+    expire_time: Date;
+    cancel_time: Date;
+    cancel_reason: string;
+    version: number;
+  }>;
   for (const o of orders) {
     expect(o.cancel_time.getTime()).toBeGreaterThanOrEqual(o.expire_time.getTime());
     expect(o).toMatchObject({ cancel_reason: 'TIMEOUT', version: 1 });
   }
-  const coupons = (await db('user_coupon').whereIn('id', expiredCoupons).select('id', 'expire_at_ms', 'lock_order_no', 'lock_expire_time')) as Array<{ id: string; expire_at_ms: number; lock_order_no: string | null; lock_expire_time: Date | null }>;
+  const coupons = (await db('user_coupon').whereIn('id', expiredCoupons).select('id', 'expire_at_ms', 'lock_order_no', 'lock_expire_time')) as Array<{
+    id: string;
+    expire_at_ms: number;
+    lock_order_no: string | null;
+    lock_expire_time: Date | null;
+  }>;
   for (const c of coupons) expect(c).toMatchObject({ lock_order_no: null, lock_expire_time: null });
 
   // One outbox row per transition, each decided by the database clock at or after its due time.
-  const outbox = (await outboxEvents(db, pipeline.catalogue)).map((e) => ({ event_key: e.eventKey, event_type: e.eventType, entity_id: e.entityId, payload: JSON.stringify(e.payload) }));
+  const outbox = (await outboxEvents(db, pipeline.catalogue)).map((e) => ({
+    event_key: e.eventKey,
+    event_type: e.eventType,
+    entity_id: e.entityId,
+    payload: JSON.stringify(e.payload),
+  }));
   const count = (type: string) => outbox.filter((r) => r.event_type === type).length;
-  expect([count('T_ORDER_CANCELLED'), count('USER_COUPON_EXPIRED'), count('USER_COUPON_UNLOCKED')]).toEqual([rows.dueOrders.length, expiredCoupons.length, rows.lockedCoupons.length]);
+  expect([count('T_ORDER_CANCELLED'), count('USER_COUPON_EXPIRED'), count('USER_COUPON_UNLOCKED')]).toEqual([
+    rows.dueOrders.length,
+    expiredCoupons.length,
+    rows.lockedCoupons.length,
+  ]);
   expect(new Set(outbox.map((r) => r.event_key)).size).toBe(outbox.length);
   for (const r of outbox) {
     const p = JSON.parse(r.payload) as { due_at: number; occurred_at: number };
@@ -122,13 +145,31 @@ test('every due row transitions once, never early by the database clock, with on
   }
   const dueMs = new Map(coupons.map((c) => [String(c.id), Number(c.expire_at_ms)]));
   const rowOfKey = (key: string) => key.slice(0, key.lastIndexOf('-'));
-  expect(outbox.filter((r) => r.event_type === 'USER_COUPON_EXPIRED').map((r) => rowOfKey(r.event_key)).sort()).toEqual(expiredCoupons.map((c) => `user_coupon-expired-${c}-${dueMs.get(c)}`).sort());
+  expect(
+    outbox
+      .filter((r) => r.event_type === 'USER_COUPON_EXPIRED')
+      .map((r) => rowOfKey(r.event_key))
+      .sort(),
+  ).toEqual(expiredCoupons.map((c) => `user_coupon-expired-${c}-${dueMs.get(c)}`).sort());
 
   // Every event on its topic, decoded through the derived schema, ids exact.
-  await waitFor('every event published', () => (new Set(events.events.map((e) => e.headers['event_key'])).size >= outbox.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+  await waitFor('every event published', () => (new Set(events.events.map((e) => e.headers['event_key'])).size >= outbox.length ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+  });
   expect(events.undecodable).toEqual([]);
   const firstOrder = events.events.find((e) => e.headers['event_type'] === 'T_ORDER_CANCELLED' && e.key === rows.dueOrders[0])!;
-  expect(firstOrder.value).toMatchObject({ order_id: BASE, user_id: BASE + 900n, order_no: 'NO-0', total_amount: '199.90', from_status: 'UNPAID', to_status: 'CANCELLED', reason: 'TIMEOUT', version: 1n, path: 'stream' });
+  expect(firstOrder.value).toMatchObject({
+    order_id: BASE,
+    user_id: BASE + 900n,
+    order_no: 'NO-0',
+    total_amount: '199.90',
+    from_status: 'UNPAID',
+    to_status: 'CANCELLED',
+    reason: 'TIMEOUT',
+    version: 1n,
+    path: 'stream',
+  });
   const unlocked = events.events.filter((e) => e.headers['event_type'] === 'USER_COUPON_UNLOCKED');
   expect(unlocked.map((e) => e.key).sort()).toEqual([...rows.lockedCoupons].sort());
   expect(unlocked[0]!.value).toMatchObject({ from_status: '已锁定', to_status: '待使用' });

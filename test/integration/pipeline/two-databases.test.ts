@@ -85,7 +85,10 @@ beforeAll(async () => {
     await db.raw('DROP TABLE user_coupon');
   }
   await second.db.raw('DROP TABLE t_order');
-  connectors = [await registerTestConnector(catalogue, main.name), await registerTestConnector(catalogue, second.name, { server: 2, entitiesDatabase: 'shop_b' })];
+  connectors = [
+    await registerTestConnector(catalogue, main.name),
+    await registerTestConnector(catalogue, second.name, { server: 2, entitiesDatabase: 'shop_b' }),
+  ];
   outboxConnectors = [await registerOutboxConnector(main.name), await registerOutboxConnector(second.name, { server: 2 })];
   pipeline = await createTestPipeline({
     entities,
@@ -108,7 +111,10 @@ beforeAll(async () => {
     },
   });
   await applyCdcTopics(pipeline);
-  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   stream = await pipeline.start();
 });
 
@@ -130,7 +136,15 @@ type Scrape = Readonly<{ status: number; text: string }>;
  */
 async function opsEndpointOf(running: Running) {
   const readiness = () => processReadiness(running, { joined: true, stopping: false });
-  const server = await startOpsServer({ port: 0, host: '127.0.0.1', registry: pipeline.metrics.registry, isReady: () => readiness().ready, readyDetails: () => readiness().details, health: running.health, logger });
+  const server = await startOpsServer({
+    port: 0,
+    host: '127.0.0.1',
+    registry: pipeline.metrics.registry,
+    isReady: () => readiness().ready,
+    readyDetails: () => readiness().details,
+    health: running.health,
+    logger,
+  });
   const get = async (path: string): Promise<Scrape> => {
     const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { signal: AbortSignal.timeout(10_000) });
     return { status: res.status, text: await res.text() };
@@ -158,7 +172,13 @@ function coupon(db: Knex, n: number, status: string, dueInMs: number, lockedForM
 }
 
 /** Inserts `count` coupons per table, ids from `first` + 1000 × table; returns their ids by table. */
-async function insertEach(first: number, count: number, status: string, dueInMs: (i: number) => number, lockedForMs: number | null = null): Promise<string[][]> {
+async function insertEach(
+  first: number,
+  count: number,
+  status: string,
+  dueInMs: (i: number) => number,
+  lockedForMs: number | null = null,
+): Promise<string[][]> {
   const byTable: string[][] = [];
   for (let k = 0; k < 4; k += 1) {
     const db = dbOf(k);
@@ -203,7 +223,11 @@ test('every due coupon of every table on both servers expires once, on time by i
   const locked = await insertEach(100, 3, LOCKED, () => 4_000, 1_500);
   const used = await insertEach(200, 2, USED, () => 2_000);
 
-  await waitAllExpired('every due and lock-timed-out coupon expired, in all four tables', due.map((ids, k) => [...ids, ...locked[k]!]), 90_000);
+  await waitAllExpired(
+    'every due and lock-timed-out coupon expired, in all four tables',
+    due.map((ids, k) => [...ids, ...locked[k]!]),
+    90_000,
+  );
   for (let k = 0; k < 4; k += 1) {
     expect(await countIn(k, used[k]!, USED)).toBe(used[k]!.length);
     // A table's outbox is its database's: the coupon rows of tables 0-1 in main, 2-3 in shop_b.
@@ -218,10 +242,17 @@ test('every due coupon of every table on both servers expires once, on time by i
     }
   }
   const all = [...due.flat(), ...locked.flat()];
-  await waitFor('every event published', () => (new Set(events.events.filter((e) => all.includes(e.key)).map((e) => e.headers['event_key'])).size === all.length + locked.flat().length ? true : undefined), {
-    timeoutMs: 60_000,
-    intervalMs: 250,
-  });
+  await waitFor(
+    'every event published',
+    () =>
+      new Set(events.events.filter((e) => all.includes(e.key)).map((e) => e.headers['event_key'])).size === all.length + locked.flat().length
+        ? true
+        : undefined,
+    {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    },
+  );
   expect(events.undecodable).toEqual([]);
   const expired = events.events.filter((e) => e.headers['event_type'] === 'USER_COUPON_EXPIRED' && all.includes(e.key));
   expect(expired.map((e) => e.key).sort()).toEqual([...all].sort());
@@ -233,37 +264,63 @@ test("replay reads each entry's row where it lives: a replayed bucket of both se
   // the earliest: those buckets may also hold the locked coupons' lock timeouts (1.5 s after
   // insertion, the due ones 2 to 3.5 s), whose rows have since expired, which replay rightly
   // counts as stale.
-  const [row] = (await second.db('user_coupon_2').whereIn('id', firstDue[2]!).orderBy('expire_at_ms', 'desc').limit(1).select('expire_at_ms')) as Array<{ expire_at_ms: number }>;
+  const [row] = (await second.db('user_coupon_2').whereIn('id', firstDue[2]!).orderBy('expire_at_ms', 'desc').limit(1).select('expire_at_ms')) as Array<{
+    expire_at_ms: number;
+  }>;
   const progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
-  const summary = await replayCommand(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { atMs: Number(row!.expire_at_ms), dryRun: true, json: false }, { print: () => undefined, progress });
+  const summary = await replayCommand(
+    pipeline.config,
+    pipeline.topology,
+    pipeline.catalogue,
+    logger,
+    { atMs: Number(row!.expire_at_ms), dryRun: true, json: false },
+    { print: () => undefined, progress },
+  );
   expect(summary.counts.entries).toBeGreaterThanOrEqual(1);
   // Read on the wrong table or server, a row would be missing, hence stale.
   expect(summary.counts).toMatchObject({ alreadyDone: summary.counts.entries, stale: 0, due: 0, invalid: 0 });
 });
 
-test('explain finds a row where it lives: a second-server coupon moved by the stream, in shop_b, its event read from shop_b\'s outbox and found on the wire', async () => {
+test("explain finds a row where it lives: a second-server coupon moved by the stream, in shop_b, its event read from shop_b's outbox and found on the wire", async () => {
   const row = firstDue[3]![0]!;
   const registry = createSchemaRegistry(pipeline.config.registry);
   const pathOf: PathOf = async (payload) => ((await registry.decode(payload)) as { path: string }).path;
   const kafka = createKafka(pipeline.config.kafka, logger, '-test-explain');
-  const wire = wireLook({ kafka, topology: pipeline.topology, catalogue, groupPrefix: pipeline.config.groupPrefix, maxRecords: 10_000, clock: systemClock, logger });
+  const wire = wireLook({
+    kafka,
+    topology: pipeline.topology,
+    catalogue,
+    groupPrefix: pipeline.config.groupPrefix,
+    maxRecords: 10_000,
+    clock: systemClock,
+    logger,
+  });
   const e = await explainRow(pipeline.config, pipeline.topology, catalogue, 'user_coupon', row, { pathOf, wire });
   expect(e).toMatchObject({ found: true, database: 'shop_b', table: 'user_coupon_3' });
   const expired = e.found ? e.transitions.find((t) => t.transition === 'expired') : undefined;
   expect(expired).toMatchObject({ state: 'transitioned', event: { found: { topic: expect.any(String) as string } } });
-  expect(expired!.verdict).toMatch(new RegExp(`^moved [0-9a-z ]+ after due by stream at .*; event user_coupon-expired-${row}-\\d+-\\d+ on \\S+, partition \\d+, offset \\d+$`));
+  expect(expired!.verdict).toMatch(
+    new RegExp(`^moved [0-9a-z ]+ after due by stream at .*; event user_coupon-expired-${row}-\\d+-\\d+ on \\S+, partition \\d+, offset \\d+$`),
+  );
   // Asked of the main database only, the row is not there.
-  expect(await explainRow(pipeline.config, pipeline.topology, catalogue, 'user_coupon', row, { database: 'main' })).toMatchObject({ found: false, searched: ['main.user_coupon_0', 'main.user_coupon_1'] });
+  expect(await explainRow(pipeline.config, pipeline.topology, catalogue, 'user_coupon', row, { database: 'main' })).toMatchObject({
+    found: false,
+    searched: ['main.user_coupon_0', 'main.user_coupon_1'],
+  });
 });
 
 test('the second server killed for 20 s mid-flow: its tables hold and catch up, the main database’s go on transitioning on time', async () => {
   // Due from 3 s to 33 s after now, every table: the outage falls in the middle of the flow.
   const spreadMs = (i: number) => 3_000 + i * 1_000;
   const rows = await insertEach(300, 31, UNUSED, spreadMs);
-  await waitFor('the flow to start on both servers', async () => ((await countIn(0, rows[0]!, EXPIRED)) >= 2 && (await countIn(2, rows[2]!, EXPIRED)) >= 2 ? true : undefined), {
-    timeoutMs: 60_000,
-    intervalMs: 200,
-  });
+  await waitFor(
+    'the flow to start on both servers',
+    async () => ((await countIn(0, rows[0]!, EXPIRED)) >= 2 && (await countIn(2, rows[2]!, EXPIRED)) >= 2 ? true : undefined),
+    {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    },
+  );
   await stopDatabaseServer(2);
   const stoppedAt = Date.now();
   await waitFor('20 s with the second server gone', () => (Date.now() - stoppedAt >= 20_000 ? true : undefined), { timeoutMs: 25_000, intervalMs: 500 });
@@ -294,10 +351,14 @@ test('the second server killed for 20 s mid-flow: its tables hold and catch up, 
     expect(found.every((c) => c.status === EXPIRED)).toBe(true);
   }
   const all = [...rows.flat(), ...afterReturn.flat()];
-  await waitFor('every event published, once', () => (new Set(events.events.filter((e) => all.includes(e.key)).map((e) => e.headers['event_key'])).size === all.length ? true : undefined), {
-    timeoutMs: 150_000,
-    intervalMs: 250,
-  });
+  await waitFor(
+    'every event published, once',
+    () => (new Set(events.events.filter((e) => all.includes(e.key)).map((e) => e.headers['event_key'])).size === all.length ? true : undefined),
+    {
+      timeoutMs: 150_000,
+      intervalMs: 250,
+    },
+  );
   // The connectors reconnect by their keepalive (connect.keep.alive.interval.ms, 5 s in the
   // generated configuration): the second server's rows due after it is back are on the wire
   // within 30 s of their due time. At Debezium's default of a minute they took 60 to 95 s; the
@@ -320,10 +381,14 @@ test("the second server frozen with its rows due: they hold only its own slots u
   // (Rows of all four tables, one entry each: once every one is routed, the second server's are.)
   const routedBefore = await metricSum(pipeline.metrics.routed);
   const inserted = await insertEach(900, 8, UNUSED, (i) => 12_000 + i * 500);
-  await waitFor('the held coupons routed into the rings', async () => ((await metricSum(pipeline.metrics.routed)) >= routedBefore + inserted.flat().length ? true : undefined), {
-    timeoutMs: 30_000,
-    intervalMs: 100,
-  });
+  await waitFor(
+    'the held coupons routed into the rings',
+    async () => ((await metricSum(pipeline.metrics.routed)) >= routedBefore + inserted.flat().length ? true : undefined),
+    {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    },
+  );
   const held = inserted.map((ids, k) => (k >= 2 ? ids : []));
   const notYet = (await countIn(2, held[2]!, EXPIRED)) + (await countIn(3, held[3]!, EXPIRED));
   // (Routed within the 12 s head start they were given, or this test proves nothing.)
@@ -336,11 +401,13 @@ test("the second server frozen with its rows due: they hold only its own slots u
   try {
     // Main-database coupons due through and after the held ones: with slots shared, the second
     // server's hung batches would hold all four and these would wait for the thaw.
-    const onMain = (await Promise.all([0, 1].map(async (k) => {
-      const rows = Array.from({ length: 15 }, (_, i) => coupon(main.db, 5_000 + k * 100 + i, UNUSED, 4_000 + i * 1_500));
-      await main.db(`user_coupon_${k}`).insert(rows);
-      return rows.map((r) => r.id);
-    })));
+    const onMain = await Promise.all(
+      [0, 1].map(async (k) => {
+        const rows = Array.from({ length: 15 }, (_, i) => coupon(main.db, 5_000 + k * 100 + i, UNUSED, 4_000 + i * 1_500));
+        await main.db(`user_coupon_${k}`).insert(rows);
+        return rows.map((r) => r.id);
+      }),
+    );
     await waitFor(
       "every main-database coupon expired, and the frozen server's breaker open",
       async () => {
@@ -351,7 +418,9 @@ test("the second server frozen with its rows due: they hold only its own slots u
         const metrics = await ops.get('/metrics').catch((err: unknown) => ({ status: 0, text: String(err) }));
         scrapes.push(metrics);
         readyzNamedIt ||= namesNotAnswering(await ops.get('/readyz'), 'shop_b');
-        return expired === onMain.flat().length && breaker === 2 && readyzNamedIt && metrics.text.includes('timebucket_database_up{database="shop_b"} 0') ? true : undefined;
+        return expired === onMain.flat().length && breaker === 2 && readyzNamedIt && metrics.text.includes('timebucket_database_up{database="shop_b"} 0')
+          ? true
+          : undefined;
       },
       { timeoutMs: 90_000, intervalMs: 250 },
     );
@@ -367,7 +436,12 @@ test("the second server frozen with its rows due: they hold only its own slots u
   await ops.close();
   for (const k of [2, 3]) {
     const outbox = await outboxOf(dbOf(k), held[k]!);
-    expect(outbox.filter((r) => r.event_type === 'USER_COUPON_EXPIRED').map((r) => r.entity_id).sort()).toEqual([...held[k]!].sort());
+    expect(
+      outbox
+        .filter((r) => r.event_type === 'USER_COUPON_EXPIRED')
+        .map((r) => r.entity_id)
+        .sort(),
+    ).toEqual([...held[k]!].sort());
     for (const r of outbox) {
       const p = JSON.parse(r.payload) as { due_at: number; occurred_at: number };
       expect(p.occurred_at).toBeGreaterThanOrEqual(p.due_at);
@@ -380,10 +454,14 @@ test('a process started while the second server is down serves the main database
   // once the new process runs; the main database's due at once after the start.
   const routedBefore = await metricSum(pipeline.metrics.routed);
   const inserted = await insertEach(1_500, 3, UNUSED, () => 15_000);
-  await waitFor('the coupons routed into the rings', async () => ((await metricSum(pipeline.metrics.routed)) >= routedBefore + inserted.flat().length ? true : undefined), {
-    timeoutMs: 30_000,
-    intervalMs: 100,
-  });
+  await waitFor(
+    'the coupons routed into the rings',
+    async () => ((await metricSum(pipeline.metrics.routed)) >= routedBefore + inserted.flat().length ? true : undefined),
+    {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    },
+  );
   await pipeline.stopAll();
   await stopDatabaseServer(2);
   let ops: Awaited<ReturnType<typeof opsEndpointOf>> | undefined;
@@ -412,13 +490,21 @@ test('a process started while the second server is down serves the main database
   } finally {
     stackUp();
   }
-  await waitAllExpired("every coupon expired once the second server is back and its tables checked", inserted, 120_000);
+  await waitAllExpired('every coupon expired once the second server is back and its tables checked', inserted, 120_000);
   for (const k of [2, 3]) {
     const outbox = await outboxOf(dbOf(k), inserted[k]!);
-    expect(outbox.filter((r) => r.event_type === 'USER_COUPON_EXPIRED').map((r) => r.entity_id).sort()).toEqual([...inserted[k]!].sort());
+    expect(
+      outbox
+        .filter((r) => r.event_type === 'USER_COUPON_EXPIRED')
+        .map((r) => r.entity_id)
+        .sort(),
+    ).toEqual([...inserted[k]!].sort());
   }
   expect(stream.databases()['shop_b']).toMatchObject({ answering: true, checked: true });
-  await waitFor('/readyz ready once the second server is back', async () => ((await ops!.get('/readyz')).status === 200 ? true : undefined), { timeoutMs: 30_000, intervalMs: 250 });
+  await waitFor('/readyz ready once the second server is back', async () => ((await ops!.get('/readyz')).status === 200 ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 250,
+  });
   await ops?.close();
 }, 300_000);
 
@@ -442,7 +528,12 @@ test('with CDC gone, the compensation scanner catches the overdue rows of every 
   const printed = jest.spyOn(console, 'log').mockImplementation(() => undefined);
   let lines: string[];
   try {
-    await runBackfill(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { transitions: [transitionOf(catalogue, 'user_coupon', 'expired')], window: {}, pageSize: 5, json: true });
+    await runBackfill(pipeline.config, pipeline.topology, pipeline.catalogue, logger, {
+      transitions: [transitionOf(catalogue, 'user_coupon', 'expired')],
+      window: {},
+      pageSize: 5,
+      json: true,
+    });
   } finally {
     lines = printed.mock.calls.map((c) => String(c[0]));
     printed.mockRestore();

@@ -81,7 +81,10 @@ test('coupon and order events carry ids 2^53 + 1 and 2^63 - 1 exactly; an id abo
   const dlqTopic = uniqueName('tb-big-ids-dlq');
   const dlq = createDlqWriter({ producer: env.producer, topic: dlqTopic, logger, otherCode: 'EVENT_REJECTED' });
   const { write, topics } = await prefixedWriter(env.db, 'big-ids', { deadLetters: dlq });
-  await createTestTopics(env.admin, [...Object.values(topics), dlqTopic].map((topic) => ({ topic, numPartitions: 1 })));
+  await createTestTopics(
+    env.admin,
+    [...Object.values(topics), dlqTopic].map((topic) => ({ topic, numPartitions: 1 })),
+  );
   const read = await readAll([...Object.values(topics), dlqTopic]);
   const onEvents = () => read.received.filter((m) => m.topic !== dlqTopic);
   const deadLetters = () => read.received.filter((m) => m.topic === dlqTopic);
@@ -89,21 +92,35 @@ test('coupon and order events carry ids 2^53 + 1 and 2^63 - 1 exactly; an id abo
     const batches = createTransitionBatches(env.db, catalogue, { outbox: write });
     expect((await batches.run(transitionOf(catalogue, 'coupon', 'expired'), coupons, 'stream')).transitioned).toHaveLength(3);
     expect((await batches.run(transitionOf(catalogue, 'order', 'cancelled'), orders, 'stream')).transitioned).toHaveLength(2);
-    await waitFor('4 events and the dead letter read back', () => (onEvents().length >= 4 && deadLetters().length >= 1 ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor('4 events and the dead letter read back', () => (onEvents().length >= 4 && deadLetters().length >= 1 ? true : undefined), {
+      timeoutMs: 60_000,
+    });
   } finally {
     await read.stop();
   }
 
   // Message keys are the exact decimal ids: one coupon and one order event for each.
-  expect(onEvents().map((m) => m.key).sort()).toEqual([ABOVE_2_53, ABOVE_2_53, MAX_SIGNED, MAX_SIGNED]);
+  expect(
+    onEvents()
+      .map((m) => m.key)
+      .sort(),
+  ).toEqual([ABOVE_2_53, ABOVE_2_53, MAX_SIGNED, MAX_SIGNED]);
   // A fresh client, as a subscriber has: the writer schema is fetched from the registry by id.
   const subscriber = createSchemaRegistry(config.registry);
   const decoded = await Promise.all(onEvents().map(async (m) => ({ key: m.key, value: (await subscriber.decode(m.value)) as Record<string, unknown> })));
   const coupon = (id: string) => decoded.find((m) => m.value['event_type'] === 'COUPON_EXPIRED' && m.key === id)?.value;
   const order = (id: string) => decoded.find((m) => m.value['event_type'] === 'ORDER_CANCELLED' && m.key === id)?.value;
   // A transition's key ends with its database time, the event's occurred_at.
-  expect(coupon(ABOVE_2_53)).toMatchObject({ coupon_id: BigInt(ABOVE_2_53), user_id: BigInt(MAX_SIGNED), event_key: `coupon-expired-${ABOVE_2_53}-${coupons[0]!.expireAtMs}-${coupon(ABOVE_2_53)?.['occurred_at']}` });
-  expect(coupon(MAX_SIGNED)).toMatchObject({ coupon_id: BigInt(MAX_SIGNED), user_id: BigInt(ABOVE_2_53), event_key: `coupon-expired-${MAX_SIGNED}-${coupons[1]!.expireAtMs}-${coupon(MAX_SIGNED)?.['occurred_at']}` });
+  expect(coupon(ABOVE_2_53)).toMatchObject({
+    coupon_id: BigInt(ABOVE_2_53),
+    user_id: BigInt(MAX_SIGNED),
+    event_key: `coupon-expired-${ABOVE_2_53}-${coupons[0]!.expireAtMs}-${coupon(ABOVE_2_53)?.['occurred_at']}`,
+  });
+  expect(coupon(MAX_SIGNED)).toMatchObject({
+    coupon_id: BigInt(MAX_SIGNED),
+    user_id: BigInt(ABOVE_2_53),
+    event_key: `coupon-expired-${MAX_SIGNED}-${coupons[1]!.expireAtMs}-${coupon(MAX_SIGNED)?.['occurred_at']}`,
+  });
   expect(order(MAX_SIGNED)).toMatchObject({ order_id: BigInt(MAX_SIGNED), user_id: BigInt(MAX_SIGNED), coupon_id: BigInt(heldCoupon), coupon_released: true });
   expect(order(ABOVE_2_53)).toMatchObject({ order_id: BigInt(ABOVE_2_53), user_id: BigInt(ABOVE_2_53), coupon_id: null, coupon_released: false });
 
@@ -112,7 +129,12 @@ test('coupon and order events carry ids 2^53 + 1 and 2^63 - 1 exactly; an id abo
   expect(deadLetters()).toHaveLength(1);
   const [letter] = deadLetters();
   expect(letter!.key).toBe(MAX_UNSIGNED);
-  expect(letter!.headers).toMatchObject({ dlq_error_code: 'EVENT_REJECTED', dlq_reason: expect.stringMatching(/coupon_id/), dlq_source_topic: topics['COUPON_EXPIRED'], event_type: 'COUPON_EXPIRED' });
+  expect(letter!.headers).toMatchObject({
+    dlq_error_code: 'EVENT_REJECTED',
+    dlq_reason: expect.stringMatching(/coupon_id/),
+    dlq_source_topic: topics['COUPON_EXPIRED'],
+    event_type: 'COUPON_EXPIRED',
+  });
   expect(JSON.parse(letter!.value.toString())).toMatchObject({ coupon_id: MAX_UNSIGNED, event_type: 'COUPON_EXPIRED' });
   await expect(env.db('event_outbox').where({ entity_id: MAX_UNSIGNED }).count({ n: '*' })).resolves.toEqual([{ n: 0 }]);
   const [[{ status }]] = (await env.db.raw(`SELECT status FROM coupons WHERE id = ${MAX_UNSIGNED}`)) as [[{ status: string }]];

@@ -40,7 +40,9 @@ test('the same schema, hence the same ids, on every registration; a subject hold
   const registry = createSchemaRegistry(config.registry);
   const topics = newTopics();
   const first = await registerEventSchemas(registry, derived, topics, { registry: config.registry, tables });
-  await expect(registerEventSchemas(registry, derived, topics, { registry: config.registry, tables: await readEntitySchema({ main: env.db }, derived) })).resolves.toEqual(first);
+  await expect(
+    registerEventSchemas(registry, derived, topics, { registry: config.registry, tables: await readEntitySchema({ main: env.db }, derived) }),
+  ).resolves.toEqual(first);
   const texts = eventSchemas(derived, tables);
   for (const type of derived.events.map((e) => e.type)) {
     await expect(registry.getLatestSchemaId(subjectFor(topics[type]!))).resolves.toBe(first[type]);
@@ -70,7 +72,10 @@ test('the same schema, hence the same ids, on every registration; a subject hold
   const broken = JSON.parse(texts['COUPON_EXPIRED']!) as { fields: unknown[] };
   broken.fields.push({ name: 'brand_new', type: 'long' });
   await expect(
-    registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(broken) }, { subject: subjectFor(moved['COUPON_EXPIRED']!), compatibility: COMPATIBILITY.BACKWARD }),
+    registry.register(
+      { type: SchemaType.AVRO, schema: JSON.stringify(broken) },
+      { subject: subjectFor(moved['COUPON_EXPIRED']!), compatibility: COMPATIBILITY.BACKWARD },
+    ),
   ).rejects.toThrow(/ncompatib/);
 });
 
@@ -89,7 +94,12 @@ test('events of real transitions encode with the derived schemas and decode exac
   await batches.run(transitionOf(derived, 'coupon', 'expired'), [{ id: coupon, expireAtMs: c.expire_time.getTime() }], 'stream');
   await batches.run(transitionOf(derived, 'order', 'cancelled'), [{ id: order, expireAtMs: o.expire_time.getTime() }], 'scanner');
 
-  const rows = (await env.db('event_outbox').select('event_type', 'topic', 'ce_dataschema', 'payload').orderBy('id')) as Array<{ event_type: string; topic: string; ce_dataschema: string; payload: Buffer }>;
+  const rows = (await env.db('event_outbox').select('event_type', 'topic', 'ce_dataschema', 'payload').orderBy('id')) as Array<{
+    event_type: string;
+    topic: string;
+    ce_dataschema: string;
+    payload: Buffer;
+  }>;
   expect(rows.map((r) => [r.event_type, r.topic])).toEqual([
     ['COUPON_EXPIRED', topics['COUPON_EXPIRED']],
     ['ORDER_CANCELLED', topics['ORDER_CANCELLED']],
@@ -107,7 +117,14 @@ test('events of real transitions encode with the derived schemas and decode exac
     expect(JSON.parse(schema)).toEqual(JSON.parse(texts[r.event_type]!));
     received.push((await subscriber.decode(r.payload)) as Record<string, unknown>);
   }
-  expect(received.find((e) => e['event_type'] === 'COUPON_EXPIRED')).toMatchObject({ coupon_id: BigInt(coupon), user_id: 42n, version: 1n, from_status: 'ACTIVE', to_status: 'EXPIRED', path: 'stream' });
+  expect(received.find((e) => e['event_type'] === 'COUPON_EXPIRED')).toMatchObject({
+    coupon_id: BigInt(coupon),
+    user_id: 42n,
+    version: 1n,
+    from_status: 'ACTIVE',
+    to_status: 'EXPIRED',
+    path: 'stream',
+  });
   expect(received.find((e) => e['event_type'] === 'ORDER_CANCELLED')).toMatchObject({
     ...{ order_id: BigInt(order), user_id: 43n, coupon_id: BigInt(held), coupon_released: true, reason: 'TIMEOUT', version: 1n, path: 'scanner' },
   });

@@ -27,7 +27,10 @@ afterAll(async () => {
 
 test('every event once, with exact 64-bit ids, though each was delivered twice', async () => {
   const { write, topics } = await prefixedWriter(env.db, 'consumer');
-  await createTestTopics(env.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })));
+  await createTestTopics(
+    env.admin,
+    Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })),
+  );
   /** Records on the event topics so far. */
   const onTheWire = async () => {
     let n = 0;
@@ -37,11 +40,17 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
 
   const dueAtMs = Date.UTC(2031, 0, 1);
   const t = { dueAtMs, occurredAtMs: dueAtMs + 40, version: 2 };
-  const coupons = ['9223372036854775807', '9007199254740993', '42'].map((id) => eventInsert('coupon', 'expired', id, { ...t, columns: { user_id: '9007199254740993' } }));
+  const coupons = ['9223372036854775807', '9007199254740993', '42'].map((id) =>
+    eventInsert('coupon', 'expired', id, { ...t, columns: { user_id: '9007199254740993' } }),
+  );
   const order = orderCancelledInsert('9007199254740995', '9223372036854775806', { ...t, userId: '9007199254740993' });
   const DAY = 86_400_000;
   const reminder = couponReminderInsert('9223372036854775805', { dueAtMs, beforeMs: 1_800_000, userId: '9007199254740993', faceValue: '12.50' });
-  const digest = couponDigestInsert('9007199254740993', { '9223372036854775804': '5.00', '42': '100.00' }, { dueAtMs, beforeMs: DAY, windowStartMs: dueAtMs - DAY - 3_600_000 });
+  const digest = couponDigestInsert(
+    '9007199254740993',
+    { '9223372036854775804': '5.00', '42': '100.00' },
+    { dueAtMs, beforeMs: DAY, windowStartMs: dueAtMs - DAY - 3_600_000 },
+  );
   const written = [...coupons, order, reminder, digest];
   // Published first from the binlog, as written; then again from the new connector's snapshot.
   connector = await registerOutboxConnector(env.testDb.name);
@@ -50,7 +59,10 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
   // Its position lost (deleted, created again from scratch): the new one's snapshot publishes every row again.
   await connector.remove();
   connector = await registerOutboxConnector(env.testDb.name);
-  await waitFor('every event published twice', async () => ((await onTheWire()) >= 2 * written.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor('every event published twice', async () => ((await onTheWire()) >= 2 * written.length ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
   expect(await onTheWire()).toBe(2 * written.length);
 
   const events: Array<{ key: string; headers: Record<string, string>; value: Record<string, unknown> }> = [];
@@ -65,14 +77,16 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
     onEvent: (e) => {
       if (failures === 0) {
         failures += 1;
-        throw new Error('injected: the consumer\'s database is down');
+        throw new Error("injected: the consumer's database is down");
       }
       events.push(e);
     },
     onDuplicate: (key) => void duplicates.push(key),
   });
   try {
-    await waitFor('every event delivered twice', async () => (events.length + duplicates.length === 2 * written.length ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor('every event delivered twice', async () => (events.length + duplicates.length === 2 * written.length ? true : undefined), {
+      timeoutMs: 60_000,
+    });
   } finally {
     await stop();
   }
@@ -87,7 +101,14 @@ test('every event once, with exact 64-bit ids, though each was delivered twice',
   expect(cancelled.value).toMatchObject({ order_id: 9007199254740995n, coupon_id: 9223372036854775806n, coupon_released: true });
   const soon = events.find((e) => e.headers['event_type'] === 'COUPON_EXPIRING_SOON')!;
   expect(soon.key).toBe('9223372036854775805');
-  expect(soon.value).toMatchObject({ coupon_id: 9223372036854775805n, user_id: 9007199254740993n, status: 'ACTIVE', due_at: dueAtMs, remind_before_ms: 1_800_000n, face_value: '12.50' });
+  expect(soon.value).toMatchObject({
+    coupon_id: 9223372036854775805n,
+    user_id: 9007199254740993n,
+    status: 'ACTIVE',
+    due_at: dueAtMs,
+    remind_before_ms: 1_800_000n,
+    face_value: '12.50',
+  });
   const digested = events.find((e) => e.headers['event_type'] === 'USER_COUPONS_EXPIRING_SOON')!;
   expect(digested.key).toBe('9007199254740993');
   expect(digested.headers).toMatchObject({ ce_subject: '9007199254740993', ce_type: 'timebucket.coupon.user_expiring_soon' });

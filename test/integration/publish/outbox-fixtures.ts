@@ -81,10 +81,25 @@ export function couponReminderInsert(id: string, o: Readonly<{ dueAtMs: number; 
 }
 
 /** The event of user `userId`'s digest of `coupons` (id → face value), all due at `dueAtMs`. */
-export function couponDigestInsert(userId: string, coupons: Readonly<Record<string, string>>, o: Readonly<{ dueAtMs: number; beforeMs: number; windowStartMs: number }>): EventInsert {
+export function couponDigestInsert(
+  userId: string,
+  coupons: Readonly<Record<string, string>>,
+  o: Readonly<{ dueAtMs: number; beforeMs: number; windowStartMs: number }>,
+): EventInsert {
   const t = transitionOf(catalogue, 'coupon', 'expired');
-  const rows = Object.entries(coupons).map(([id, faceValue]) => ({ id, status: 'ACTIVE', expireAtMs: o.dueAtMs, columns: { user_id: userId, face_value: faceValue } }));
-  const [event] = digestEvents(t, eventSpec('USER_COUPONS_EXPIRING_SOON'), rows, { occurredAtMs: o.windowStartMs + 5, path: 'stream', beforeMs: o.beforeMs, user: userId, windowStartMs: o.windowStartMs });
+  const rows = Object.entries(coupons).map(([id, faceValue]) => ({
+    id,
+    status: 'ACTIVE',
+    expireAtMs: o.dueAtMs,
+    columns: { user_id: userId, face_value: faceValue },
+  }));
+  const [event] = digestEvents(t, eventSpec('USER_COUPONS_EXPIRING_SOON'), rows, {
+    occurredAtMs: o.windowStartMs + 5,
+    path: 'stream',
+    beforeMs: o.beforeMs,
+    user: userId,
+    windowStartMs: o.windowStartMs,
+  });
   return { event: event!, entityType: 'coupon', entityId: userId };
 }
 
@@ -96,7 +111,11 @@ export function couponExpiredInsert(id: string, dueAtMs: number, lateMs: number)
 }
 
 /** The event of an order cancelled with the coupon it held (or none), released when it held one. */
-export function orderCancelledInsert(id: string, couponId: string | null, o: Readonly<{ dueAtMs: number; occurredAtMs: number; path?: ExpiryPath; version?: number; userId?: string }>): EventInsert {
+export function orderCancelledInsert(
+  id: string,
+  couponId: string | null,
+  o: Readonly<{ dueAtMs: number; occurredAtMs: number; path?: ExpiryPath; version?: number; userId?: string }>,
+): EventInsert {
   return eventInsert('order', 'cancelled', id, { ...o, columns: { coupon_id: couponId, user_id: o.userId ?? '9' }, effects: [couponId !== null] });
 }
 

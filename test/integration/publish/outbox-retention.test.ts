@@ -85,7 +85,7 @@ test('a pass deletes exactly the rows written before now − retention, in pages
   expect(await remaining()).toEqual([]);
 });
 
-test('held by the capture watermark: nothing goes while no probe is confirmed, and only rows older than the watermark\'s age when it is older than the retention', async () => {
+test("held by the capture watermark: nothing goes while no probe is confirmed, and only rows older than the watermark's age when it is older than the retention", async () => {
   const { old, recent } = await seed();
   // An hour's retention would take every row; nothing confirmed on the wire yet: none go.
   await expect(newRetention({ retentionMs: 60 * 60_000, capturedAgeMs: () => undefined }).purgeOnce()).resolves.toBe(0);

@@ -49,7 +49,10 @@ type Seen = { topic: string; partition: number; offset: bigint; key: string; hea
 
 async function newTopics(label: string): Promise<Record<string, string>> {
   const topics = uniqueEventTopics(label);
-  await createTestTopics(env.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 3 })));
+  await createTestTopics(
+    env.admin,
+    Object.values(topics).map((topic) => ({ topic, numPartitions: 3 })),
+  );
   return topics;
 }
 
@@ -91,11 +94,17 @@ function sampleEvents(): EventInsert[] {
 
 /** The partition Kafka's default partitioner (murmur2 of the key, as kafkajs's DefaultPartitioner) picks among `partitions`. */
 function defaultPartition(key: string, partitions: number): number {
-  const partitionMetadata = Array.from({ length: partitions }, (_, partitionId): PartitionMetadata => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] }));
+  const partitionMetadata = Array.from({ length: partitions }, (_, partitionId): PartitionMetadata => ({
+    partitionErrorCode: 0,
+    partitionId,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+  }));
   return Partitioners.DefaultPartitioner()({ topic: 'any', partitionMetadata, message: { key, value: null } });
 }
 
-test('each event as written: its topic, the entity id as key, the default partitioner\'s partition, exactly its headers, and the row\'s payload bytes', async () => {
+test("each event as written: its topic, the entity id as key, the default partitioner's partition, exactly its headers, and the row's payload bytes", async () => {
   const topics = await newTopics('router');
   const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   const events = sampleEvents();
@@ -104,7 +113,10 @@ test('each event as written: its topic, the entity id as key, the default partit
   const write = routerWriter(topics, ids);
   await env.db.transaction((trx) => write(trx, events.slice(0, 20)));
   await env.db.transaction((trx) => write(trx, events.slice(20)));
-  const rows = (await env.db('event_outbox').whereIn('event_key', [...byKey.keys()]).select('event_key', 'payload')) as Array<{ event_key: string; payload: Buffer }>;
+  const rows = (await env
+    .db('event_outbox')
+    .whereIn('event_key', [...byKey.keys()])
+    .select('event_key', 'payload')) as Array<{ event_key: string; payload: Buffer }>;
   const payloadOf = new Map(rows.map((r) => [r.event_key, r.payload]));
   expect(payloadOf.size).toBe(events.length);
 
@@ -125,12 +137,25 @@ test('each event as written: its topic, the entity id as key, the default partit
     expect(m.partition).toBe(defaultPartition(written.entityId, 3));
     // Exactly the event's headers, ce_dataschema naming the subject's schema id: no other (no router id, no __debezium.*).
     const occurredAtMs = written.event['occurred_at'] as number;
-    expect(m.headers).toEqual({ ...eventHeaders({ eventKey: written.event.event_key, event: spec, entityId: written.entityId, occurredAtMs, dataSchema: dataSchemaUri(config.registry.url, ids[eventType]!) }) });
+    expect(m.headers).toEqual({
+      ...eventHeaders({
+        eventKey: written.event.event_key,
+        event: spec,
+        entityId: written.entityId,
+        occurredAtMs,
+        dataSchema: dataSchemaUri(config.registry.url, ids[eventType]!),
+      }),
+    });
     // The row's payload, untouched: magic byte 0, the subject's schema id, the Avro body.
     expect(m.value.equals(payloadOf.get(written.event.event_key)!)).toBe(true);
     expect([m.value[0], m.value.readUInt32BE(1)]).toEqual([0, ids[eventType]]);
     // Decoded by the id it carries, the entity id exact (several are past 2^53).
-    await expect(registry.decode(m.value)).resolves.toMatchObject({ event_key: written.event.event_key, event_type: eventType, [spec.idField]: BigInt(written.entityId), occurred_at: occurredAtMs });
+    await expect(registry.decode(m.value)).resolves.toMatchObject({
+      event_key: written.event.event_key,
+      event_type: eventType,
+      [spec.idField]: BigInt(written.entityId),
+      occurred_at: occurredAtMs,
+    });
   }
   // One entity's events in the order written: its offsets grow with its due times.
   const thrice = routed.seen.filter((m) => m.key === '777').sort((a, b) => (a.offset < b.offset ? -1 : 1));
@@ -153,7 +178,9 @@ test('a kill -9 of Kafka Connect mid-drain loses nothing: duplicates only with t
     stackUp();
     await connector.register();
     const wanted = new Set(events.map((e) => e.event.event_key));
-    await waitFor('every event published', async () => (new Set(read.seen.map((m) => m.headers['event_key'])).size === wanted.size ? true : undefined), { timeoutMs: 120_000 });
+    await waitFor('every event published', async () => (new Set(read.seen.map((m) => m.headers['event_key'])).size === wanted.size ? true : undefined), {
+      timeoutMs: 120_000,
+    });
   } finally {
     await read.stop();
   }
@@ -169,7 +196,10 @@ test('a kill -9 of Kafka Connect mid-drain loses nothing: duplicates only with t
   // Per entity, the first copies in the order written (both of an entity's events share its partition).
   for (const id of ['5000000', '5000199', '5000399']) {
     const own = events.filter((e) => e.entityId === id).map((e) => e.event.event_key);
-    const order = own.map((k) => first.get(k)!).sort((a, b) => (a.offset < b.offset ? -1 : 1)).map((m) => m.headers['event_key']);
+    const order = own
+      .map((k) => first.get(k)!)
+      .sort((a, b) => (a.offset < b.offset ? -1 : 1))
+      .map((m) => m.headers['event_key']);
     expect(order).toEqual(own);
   }
 });
@@ -209,12 +239,24 @@ async function newProbe(beforeSubscribe?: (topic: string) => Promise<unknown>): 
  * at once, so whatever a pass keeps, the watermark kept.
  */
 function watermarkRetention(probe: CaptureProbe): OutboxRetention {
-  return new OutboxRetention({ db: env.db, retentionMs: 1, batchSize: 100, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => probe.confirmedAgeMs('main') });
+  return new OutboxRetention({
+    db: env.db,
+    retentionMs: 1,
+    batchSize: 100,
+    pauseMs: 0,
+    intervalMs: 60_000,
+    logger,
+    capturedAgeMs: () => probe.confirmedAgeMs('main'),
+  });
 }
 
 /** Until every one of `keys` has been seen on the wire at least once. */
 async function allOnTheWire(seen: readonly Seen[], keys: ReadonlySet<string>, timeoutMs: number): Promise<void> {
-  await waitFor('every event on the wire', () => (new Set(seen.map((m) => m.headers['event_key']).filter((k) => keys.has(k!))).size === keys.size ? true : undefined), { timeoutMs, intervalMs: 100 });
+  await waitFor(
+    'every event on the wire',
+    () => (new Set(seen.map((m) => m.headers['event_key']).filter((k) => keys.has(k!))).size === keys.size ? true : undefined),
+    { timeoutMs, intervalMs: 100 },
+  );
 }
 
 /** The outbox connector's REST resource (pause, resume). */
@@ -235,15 +277,24 @@ test('the capture probe: lag 0 while the connector runs, growing while it is pau
   }
 });
 
-test('probes written before the reader has a position (as with Kafka\'s default group.initial.rebalance.delay.ms) do not hold the lag: it falls back to 0', async () => {
+test("probes written before the reader has a position (as with Kafka's default group.initial.rebalance.delay.ms) do not hold the lag: it falls back to 0", async () => {
   // The reader subscribes only once three probes are on the wire: a new group starts at the
   // end of the topic, so it never sees them. Before, they stayed the oldest pending for good.
   const onTheWire = async (topic: string) => (await env.admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
-  const probe = await newProbe((topic) => waitFor('three probes on the wire before the reader subscribes', async () => ((await onTheWire(topic)) >= 3 ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 }));
+  const probe = await newProbe((topic) =>
+    waitFor('three probes on the wire before the reader subscribes', async () => ((await onTheWire(topic)) >= 3 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    }),
+  );
   probe.start();
   try {
     // A probe back (so the reader reads), and nothing pending: the three unseen ones too.
-    await waitFor('lag 0 once a later probe is back', () => (probe.confirmedAgeMs('main') !== undefined && probe.lagSeconds()['main'] === 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 20 });
+    await waitFor(
+      'lag 0 once a later probe is back',
+      () => (probe.confirmedAgeMs('main') !== undefined && probe.lagSeconds()['main'] === 0 ? true : undefined),
+      { timeoutMs: 30_000, intervalMs: 20 },
+    );
   } finally {
     await probe.stop();
   }
@@ -258,7 +309,15 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
   const retention = watermarkRetention(probe);
   const events = Array.from({ length: 20 }, (_, i) => couponExpiredInsert(String(6_000_000 + i), firstDue + i, 25));
   const keys = new Set(events.map((e) => e.event.event_key));
-  const rowsOfEvents = async () => Number(((await env.db('event_outbox').whereIn('event_key', [...keys]).count({ n: '*' })) as Array<{ n: number }>)[0]!.n);
+  const rowsOfEvents = async () =>
+    Number(
+      (
+        (await env
+          .db('event_outbox')
+          .whereIn('event_key', [...keys])
+          .count({ n: '*' })) as Array<{ n: number }>
+      )[0]!.n,
+    );
   const routed = await readRaw(topics);
   probe.start();
   try {
@@ -278,7 +337,10 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
     await allOnTheWire(routed.seen, keys, 60_000);
     // Once a probe written after them comes back, they are below the watermark and go.
     const writtenAt = Date.now();
-    await waitFor('a probe written after the events seen', () => (probe.confirmedAgeMs('main')! < Date.now() - writtenAt ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
+    await waitFor('a probe written after the events seen', () => (probe.confirmedAgeMs('main')! < Date.now() - writtenAt ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
     await retention.purgeOnce();
     expect(await rowsOfEvents()).toBe(0);
   } finally {

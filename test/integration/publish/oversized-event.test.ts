@@ -69,7 +69,14 @@ beforeAll(async () => {
   await dlq.run({
     eachMessage: async ({ message }) => {
       const header = (name: string) => message.headers?.[name]?.toString() ?? '';
-      deadLetters.push({ code: header('dlq_error_code'), reason: header('dlq_reason'), source: header('dlq_source_topic'), eventKey: header('event_key'), truncated: header('event_json_truncated'), bytes: message.value?.length ?? 0 });
+      deadLetters.push({
+        code: header('dlq_error_code'),
+        reason: header('dlq_reason'),
+        source: header('dlq_source_topic'),
+        eventKey: header('event_key'),
+        truncated: header('event_json_truncated'),
+        bytes: message.value?.length ?? 0,
+      });
     },
   });
 });
@@ -79,7 +86,7 @@ afterAll(async () => {
   await own?.stop();
 });
 
-test('an event over its topic\'s limit is dead-lettered with the reason and counted, its notice still closes, and every other event is published', async () => {
+test("an event over its topic's limit is dead-lettered with the reason and counted, its notice still closes, and every other event is published", async () => {
   const { pipeline, database } = own;
   const db = database.db;
   const topic = pipeline.topology.events.find((e) => e.type === 'NOTICE_CLOSED')!.topic;
@@ -93,9 +100,18 @@ test('an event over its topic\'s limit is dead-lettered with the reason and coun
     for (let i = 0; i < 5; i += 1) small.push((await db('notices').insert(row(`notice ${i}`)))[0]!);
     const all = [big!, ...small];
 
-    await waitFor('every notice closed', async () => ((await countInStatus(db, 'notices', 'CLOSED', all)) === all.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
-    await waitFor('the small notices\' events on the wire', () => (eventKeysOf(events.events, small).size === small.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
-    const letter = await waitFor('the dead letter', () => deadLetters.find((d) => d.eventKey.startsWith(`notice-closed-${big}-`)), { timeoutMs: 30_000, intervalMs: 250 });
+    await waitFor('every notice closed', async () => ((await countInStatus(db, 'notices', 'CLOSED', all)) === all.length ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
+    await waitFor("the small notices' events on the wire", () => (eventKeysOf(events.events, small).size === small.length ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
+    const letter = await waitFor('the dead letter', () => deadLetters.find((d) => d.eventKey.startsWith(`notice-closed-${big}-`)), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    });
     expect(letter).toEqual({
       code: 'EVENT_TOO_LARGE',
       reason: expect.stringMatching(new RegExp(`^\\d+ bytes as a Kafka record, over the 1000000 its topic ${topic.replace(/\./g, '\\.')} takes$`)),
@@ -105,12 +121,23 @@ test('an event over its topic\'s limit is dead-lettered with the reason and coun
       bytes: 256 * 1024,
     });
     expect(await metricSum(pipeline.metrics.deadLetters, { stage: 'outbox', code: 'EVENT_TOO_LARGE' })).toBe(1);
-    expect(Number((await db('event_outbox').where({ entity_id: String(big) }).count({ n: '*' }))[0]!.n)).toBe(0);
+    expect(
+      Number(
+        (
+          await db('event_outbox')
+            .where({ entity_id: String(big) })
+            .count({ n: '*' })
+        )[0]!.n,
+      ),
+    ).toBe(0);
     expect(eventKeysOf(events.events, [big!]).size).toBe(0);
 
     // Publishing goes on: a notice after it is published too.
     const [later] = await db('notices').insert(row('after'));
-    await waitFor('the next notice\'s event on the wire', () => (eventKeysOf(events.events, [later!]).size === 1 ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor("the next notice's event on the wire", () => (eventKeysOf(events.events, [later!]).size === 1 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
     expect(events.undecodable).toEqual([]);
   } finally {
     await events.stop();

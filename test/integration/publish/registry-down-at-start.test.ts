@@ -37,10 +37,17 @@ afterAll(async () => {
 test('with the schema ids saved and the registry down for the whole run, every role starts, due coupons expire on time and their events are published', async () => {
   await stopRegistry();
   const running: Running = await pipeline.start();
-  const rows = Array.from({ length: 20 }, (_, i) => ({ user_id: marker, status: 'ACTIVE', expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [(1_500 + i * 100) * 1000]) }));
+  const rows = Array.from({ length: 20 }, (_, i) => ({
+    user_id: marker,
+    status: 'ACTIVE',
+    expire_time: db.raw('NOW(3) + INTERVAL ? MICROSECOND', [(1_500 + i * 100) * 1000]),
+  }));
   const [first] = await db('coupons').insert(rows);
   const ids = rows.map((_, i) => first! + i);
-  await waitFor('every coupon expired', async () => ((await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+  await waitFor('every coupon expired', async () => ((await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+  });
   expect(await db('coupons').whereIn('id', ids).whereRaw('expired_at < expire_time').select('id')).toEqual([]);
   expect(await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids })).toEqual({ rows: ids.length, keys: ids.length });
   expect(await metricSum(pipeline.metrics.missingSchemaIds)).toBe(0);
@@ -51,7 +58,10 @@ test('with the schema ids saved and the registry down for the whole run, every r
   stackUp();
   const events = await collectEvents(pipeline.config, [pipeline.topology.events.find((e) => e.type === 'COUPON_EXPIRED')!.topic]);
   try {
-    await waitFor('every event on the wire', () => (eventKeysOf(events.events, ids).size === ids.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor('every event on the wire', () => (eventKeysOf(events.events, ids).size === ids.length ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
     expect(events.undecodable).toEqual([]);
   } finally {
     await events.stop();

@@ -42,10 +42,14 @@ test('without saved schema ids due coupons wait, counted; after `timebucket sche
     const ids = rows.map((_, i) => first! + i);
 
     // The expirer has tried them (a failed batch, retried) and they are still ACTIVE, no event anywhere.
-    await waitFor('the expirer to try the due coupons and be held', async () => ((await metricSum(pipeline.metrics.batchFailures, { entity: 'coupon' })) >= 2 ? true : undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 250,
-    });
+    await waitFor(
+      'the expirer to try the due coupons and be held',
+      async () => ((await metricSum(pipeline.metrics.batchFailures, { entity: 'coupon' })) >= 2 ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      },
+    );
     expect(await countInStatus(db, 'coupons', 'ACTIVE', ids)).toBe(ids.length);
     expect(await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids })).toEqual({ rows: 0, keys: 0 });
 
@@ -55,11 +59,17 @@ test('without saved schema ids due coupons wait, counted; after `timebucket sche
     expect(register.stdout()).toMatch(/^COUPON_EXPIRED: .*\.events\.coupon-expired-value id \d+$/m);
     expect(register.stdout()).toMatch(new RegExp(`^schemas: ${pipeline.catalogue.events.length} registered, ids saved in event_schema_ids$`, 'm'));
 
-    await waitFor('the held coupons expired', async () => ((await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor('the held coupons expired', async () => ((await countInStatus(db, 'coupons', 'EXPIRED', ids)) === ids.length ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
     expect(await metricSum(pipeline.metrics.missingSchemaIds)).toBe(0);
     expect(await db('coupons').whereIn('id', ids).whereRaw('expired_at < expire_time').select('id')).toEqual([]);
     expect(await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids })).toEqual({ rows: ids.length, keys: ids.length });
-    await waitFor('every event on the wire', () => (eventKeysOf(events.events, ids).size === ids.length ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor('every event on the wire', () => (eventKeysOf(events.events, ids).size === ids.length ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
     expect(events.undecodable).toEqual([]);
   } finally {
     await events.stop();

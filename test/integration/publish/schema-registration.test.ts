@@ -16,7 +16,9 @@ test('processes registering the same new subjects at once all succeed, with the 
   // Several rounds of new subjects: the race is the registry's, so each round is a new chance at it.
   for (let round = 0; round < 3; round += 1) {
     const topics = uniqueEventTopics(`race${round}`);
-    const processes = Array.from({ length: 4 }, () => registerEventSchemas(createSchemaRegistry(config.registry), catalogue, topics, { registry: config.registry }));
+    const processes = Array.from({ length: 4 }, () =>
+      registerEventSchemas(createSchemaRegistry(config.registry), catalogue, topics, { registry: config.registry }),
+    );
     const ids = await Promise.all(processes);
     expect(Object.keys(ids[0]!).sort()).toEqual(catalogue.events.map((e) => e.type).sort());
     for (const other of ids.slice(1)) expect(other).toEqual(ids[0]);

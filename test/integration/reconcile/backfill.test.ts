@@ -51,7 +51,10 @@ describe('backfill on a database without CDC', () => {
   test('rows not yet due fire at their own time, overdue rows through the due lane, each exactly once though backfill ran twice', async () => {
     const { db } = testDb;
     const AHEAD_MS = 15_000;
-    const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+    const events = await collectEvents(
+      pipeline.config,
+      pipeline.topology.events.map((e) => e.topic),
+    );
     try {
       // No repartitioner: this database has no CDC, so every entry comes from backfill. The
       // expirer starts only after both runs, so what each run finds expirable does not depend on
@@ -75,10 +78,14 @@ describe('backfill on a database without CDC', () => {
         });
       }
       await pipeline.start(['expirer']);
-      await waitFor('every due row transitioned', async () => ((await count(db, 'coupons', 'EXPIRED')) === 70 && (await count(db, 'orders', 'CANCELLED')) === 20 ? true : undefined), {
-        timeoutMs: 60_000,
-        intervalMs: 200,
-      });
+      await waitFor(
+        'every due row transitioned',
+        async () => ((await count(db, 'coupons', 'EXPIRED')) === 70 && (await count(db, 'orders', 'CANCELLED')) === 20 ? true : undefined),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 200,
+        },
+      );
       // Every row had two entries, one per run: the second one found it done, a no-op. At least
       // that many, not exactly: a rejoin of a hold consumer's group re-reads the entries finished
       // since its last commit (hold-consumer.ts), each again a no-op. Rejoins happen while new
@@ -86,7 +93,10 @@ describe('backfill on a database without CDC', () => {
       // within a second of its start; another counted 105 no-ops here). Exactly once is what the
       // outbox rows and the events below assert.
       const duplicates = 70 + 20;
-      await waitFor('the duplicate entries processed', async () => ((await metricSum(pipeline.metrics.stale)) >= duplicates ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+      await waitFor('the duplicate entries processed', async () => ((await metricSum(pipeline.metrics.stale)) >= duplicates ? true : undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      });
       await waitFor('every event published', () => (events.events.length >= 90 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
     } finally {
       await events.stop();
@@ -123,7 +133,9 @@ describe('backfill on a database without CDC', () => {
     await pipeline.stopAll();
     const admin = createKafka(stackConfig.kafka, logger, '-test-backfill').admin();
     await admin.connect();
-    const rings = declaredTopics(pipeline.topology).map((d) => d.topic).filter((t) => isBucketLane(pipeline.topology, t));
+    const rings = declaredTopics(pipeline.topology)
+      .map((d) => d.topic)
+      .filter((t) => isBucketLane(pipeline.topology, t));
     const appended = async () => (await Promise.all(rings.map((t) => admin.fetchTopicOffsets(t)))).flat().reduce((n, p) => n + Number(p.high), 0);
     let run: ReturnType<typeof spawnCli>;
     try {
@@ -138,7 +150,11 @@ describe('backfill on a database without CDC', () => {
     }
     expect((await run.exited).code).toBe(143);
     expect(run.stderr()).toMatch(/the backfill interrupted by SIGTERM: the commands above finish it/);
-    const summary = JSON.parse(run.stdout()) as { complete: boolean; entities: Array<{ entity: string; read: number }>; resume: { since: string; until: string; then: string[]; commands: string[] } };
+    const summary = JSON.parse(run.stdout()) as {
+      complete: boolean;
+      entities: Array<{ entity: string; read: number }>;
+      resume: { since: string; until: string; then: string[]; commands: string[] };
+    };
     expect(summary.complete).toBe(false);
     expect(summary.entities).toEqual([expect.objectContaining({ entity: 'coupon' })]);
     const firstRead = summary.entities[0]!.read;
@@ -202,10 +218,14 @@ describe('a new deployment on a database that already has rows', () => {
     await pipeline.start(['repartitioner', 'expirer']);
     const [marker] = await db('coupons').insert({ user_id: 5, status: 'ACTIVE', expire_time: inMs(db, 4_000) });
     ids.push(marker!);
-    await waitFor('the row written after start-up expired by the stream', async () => ((await count(db, 'coupons', 'EXPIRED', [marker!])) === 1 ? true : undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 200,
-    });
+    await waitFor(
+      'the row written after start-up expired by the stream',
+      async () => ((await count(db, 'coupons', 'EXPIRED', [marker!])) === 1 ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      },
+    );
     // Due before the marker, yet untouched: the new group never read their changes.
     const existing = ids.filter((id) => id !== marker);
     expect(await count(db, 'coupons', 'ACTIVE', existing)).toBe(20);
@@ -214,6 +234,9 @@ describe('a new deployment on a database that already has rows', () => {
     const { since, until } = (window as [[{ since: Date; until: Date }]])[0][0];
     const summary = await backfillCli(pipeline.env, ['--entity', 'coupon', '--since', since.toISOString(), '--until', until.toISOString()]);
     expect(summary.entities[0]).toMatchObject({ entity: 'coupon', read: 20, due: 20 });
-    await waitFor('the existing rows expired', async () => ((await count(db, 'coupons', 'EXPIRED', existing)) === 20 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor('the existing rows expired', async () => ((await count(db, 'coupons', 'EXPIRED', existing)) === 20 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
   });
 });

@@ -51,7 +51,14 @@ const catalogue: EntityCatalogue = parseEntityFile(
             due: { column: 'expire_time', kind: 'datetime' },
             index: 'idx_status_expire_id',
             set: { cancel_time: { now: 'datetime' }, cancel_reason: { value: 'TIMEOUT' }, version: { increment: 1 } },
-            event: { type: 'T_ORDER_CANCELLED', ceType: 'shop.order.cancelled', avroName: 'shop.events.OrderCancelled', idField: 'order_id', summary: 'An unpaid t_order timed out.', fields: [{ name: 'user_id', column: 'user_id' }] },
+            event: {
+              type: 'T_ORDER_CANCELLED',
+              ceType: 'shop.order.cancelled',
+              avroName: 'shop.events.OrderCancelled',
+              idField: 'order_id',
+              summary: 'An unpaid t_order timed out.',
+              fields: [{ name: 'user_id', column: 'user_id' }],
+            },
           },
         ],
       },
@@ -68,7 +75,14 @@ const catalogue: EntityCatalogue = parseEntityFile(
             due: { column: 'expire_at_ms', kind: 'epoch_ms' },
             index: 'idx_state_expire_at',
             set: { version: { increment: 1 } },
-            event: { type: 'T_COUPON_EXPIRED', ceType: 'shop.coupon.expired', avroName: 'shop.events.CouponExpired', idField: 'coupon_id', summary: 'A t_coupon passed its expire_at_ms.', fields: [{ name: 'owner_id', column: 'owner_id' }] },
+            event: {
+              type: 'T_COUPON_EXPIRED',
+              ceType: 'shop.coupon.expired',
+              avroName: 'shop.events.CouponExpired',
+              idField: 'coupon_id',
+              summary: 'A t_coupon passed its expire_at_ms.',
+              fields: [{ name: 'owner_id', column: 'owner_id' }],
+            },
           },
         ],
       },
@@ -127,7 +141,8 @@ test.each([
   ['coupon', 't_coupon', UNUSED, 'idx_state_expire_at', ['state', 'expire_at_ms', 'coupon_id']],
 ] as const)('the %s page reads (scanner and backfill) are index ranges in index order: no full scan, no filesort', async (key, table, from, index, parts) => {
   const now = await dbNowMs();
-  if (table === 't_order') for (const [k, status] of ['UNPAID', 'PAID', 'CANCELLED'].entries()) await insertOrders(BIG + BigInt(k * 1_000), 700, status, -60 - k);
+  if (table === 't_order')
+    for (const [k, status] of ['UNPAID', 'PAID', 'CANCELLED'].entries()) await insertOrders(BIG + BigInt(k * 1_000), 700, status, -60 - k);
   else for (const [k, state] of [UNUSED, USED, EXPIRED].entries()) await insertCoupons(BIG + BigInt(k * 1_000), 700, state, (i) => now - 60_000 - i * 10);
   await db.raw(`ANALYZE TABLE ${table}`);
   const cursor = scanCursorsOf(catalogue).find((c) => c.key === key)!;
@@ -177,11 +192,21 @@ test('the scanner transitions every overdue row of both tables once (path = scan
       },
       { timeoutMs: 30_000, intervalMs: 200 },
     );
-    await waitFor('a pass completed per entity', async () => ((await metrics.scannerLastPass.get()).values.length === 2 ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
+    await waitFor('a pass completed per entity', async () => ((await metrics.scannerLastPass.get()).values.length === 2 ? true : undefined), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
   } finally {
     await scanner.stop();
   }
-  const orders = (await db('t_order').where({ status: 'CANCELLED' }).select(db.raw('CAST(id AS CHAR) AS id'), 'cancel_reason', 'version', 'expire_time')) as Array<{ id: string; cancel_reason: string; version: number; expire_time: Date }>;
+  const orders = (await db('t_order')
+    .where({ status: 'CANCELLED' })
+    .select(db.raw('CAST(id AS CHAR) AS id'), 'cancel_reason', 'version', 'expire_time')) as Array<{
+    id: string;
+    cancel_reason: string;
+    version: number;
+    expire_time: Date;
+  }>;
   expect(orders.every((o) => o.cancel_reason === 'TIMEOUT' && o.version === 1)).toBe(true);
   expect(await count('t_order', { status: 'UNPAID' })).toBe(3);
   expect(await count('t_order', { status: 'PAID' })).toBe(2);
@@ -209,8 +234,15 @@ test('the scanner transitions every overdue row of both tables once (path = scan
   expect(scanned).toEqual({ order: 23, coupon: 31 });
 
   // Replay's state read on the same rows: done for this due time (cancel_reason holds), or not.
-  await db('t_order').where({ id: String(BIG + 1n) }).update({ cancel_reason: 'USER' });
-  const states = await entryStateReader(db, catalogue.entities[0]!, orderCancelled, catalogue.entities[0]!.locations[0]!)([String(BIG), String(BIG + 1n), String(BIG + 100n)]);
+  await db('t_order')
+    .where({ id: String(BIG + 1n) })
+    .update({ cancel_reason: 'USER' });
+  const states = await entryStateReader(
+    db,
+    catalogue.entities[0]!,
+    orderCancelled,
+    catalogue.entities[0]!.locations[0]!,
+  )([String(BIG), String(BIG + 1n), String(BIG + 100n)]);
   const entryOf = (id: bigint) => ({ id: String(id), expireAtMs: states.rows.get(String(id))!.expireAtMs! });
   expect(states.rows.get(String(BIG))).toMatchObject({ status: 'CANCELLED', holds: { cancel_reason: true } });
   expect(classifyEntry(orderCancelled, entryOf(BIG), states.rows.get(String(BIG)), states.dbNowMs)).toBe('done');
@@ -226,7 +258,12 @@ test('backfill reads exactly the window of each transition, in (due, id) order, 
   await insertOrders(BIG, 4, 'UNPAID', 120);
   const routed: BucketEntry[] = [];
   const window = { since: new Date(base + 1_000), until: new Date(base + 4_000) };
-  const reads = new Map(catalogue.transitions.map((t) => { const e = catalogue.entities.find((x) => x.name === t.entity)!; return [t.ref, expirableReads(db, e, t, e.locations[0]!)]; }));
+  const reads = new Map(
+    catalogue.transitions.map((t) => {
+      const e = catalogue.entities.find((x) => x.name === t.entity)!;
+      return [t.ref, expirableReads(db, e, t, e.locations[0]!)];
+    }),
+  );
   const result = await backfill({
     catalogue,
     transitions: [couponExpired],

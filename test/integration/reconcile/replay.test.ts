@@ -59,7 +59,10 @@ beforeAll(async () => {
   db = own.database.db;
   admin = createKafka(pipeline.config.kafka, logger, '-test-replay').admin();
   await admin.connect();
-  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   await pipeline.start(['repartitioner', 'cascader', 'outbox-keeper']);
   // On its own, so the offsets-reset test can stop and restart it.
   expirer = await pipeline.start(['expirer']);
@@ -96,7 +99,10 @@ const count = (table: 'coupons' | 'orders', ids: number[], status: string) => co
 async function waitTransitioned(ours: Ours, what: string): Promise<void> {
   await waitFor(
     what,
-    async () => ((await count('coupons', ours.coupons, 'EXPIRED')) === ours.coupons.length && (await count('orders', ours.orders, 'CANCELLED')) === ours.orders.length ? true : undefined),
+    async () =>
+      (await count('coupons', ours.coupons, 'EXPIRED')) === ours.coupons.length && (await count('orders', ours.orders, 'CANCELLED')) === ours.orders.length
+        ? true
+        : undefined,
     { timeoutMs: 90_000, intervalMs: 250 },
   );
 }
@@ -117,7 +123,10 @@ async function rowsOf(ours: Ours): Promise<{ coupons: RowState[]; orders: RowSta
  */
 async function rowsKeyed(ours: Ours): Promise<string[]> {
   const rows = await rowsOf(ours);
-  return [...rows.coupons.map((r) => `coupon-expired-${r.id}-${r.expire_time.getTime()}`), ...rows.orders.map((r) => `order-cancelled-${r.id}-${r.expire_time.getTime()}`)];
+  return [
+    ...rows.coupons.map((r) => `coupon-expired-${r.id}-${r.expire_time.getTime()}`),
+    ...rows.orders.map((r) => `order-cancelled-${r.id}-${r.expire_time.getTime()}`),
+  ];
 }
 
 /** The row part of an event_key (rowsKeyed). */
@@ -194,11 +203,22 @@ async function cliJson<T>(args: string[]): Promise<T> {
 async function inProcess(opts: Partial<ReplayCliOptions> & { atMs: number }) {
   const lines: string[] = [];
   const progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
-  const summary = await replayCommand(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { dryRun: false, json: false, ...opts }, { print: (l) => lines.push(l), progress });
+  const summary = await replayCommand(
+    pipeline.config,
+    pipeline.topology,
+    pipeline.catalogue,
+    logger,
+    { dryRun: false, json: false, ...opts },
+    { print: (l) => lines.push(l), progress },
+  );
   return { summary, lines };
 }
 
-type ReplayJson = ReplayCounts & { bucket: { start: string; end: string; topic: string; tier: string }; partitions: Array<{ partition: number }>; dryRun: boolean };
+type ReplayJson = ReplayCounts & {
+  bucket: { start: string; end: string; topic: string; tier: string };
+  partitions: Array<{ partition: number }>;
+  dryRun: boolean;
+};
 
 async function expirerOffsets(topic: string): Promise<Map<number, string>> {
   const [entry] = await admin.fetchOffsets({ groupId: `${pipeline.config.groupPrefix}.expirer`, topics: [topic] });
@@ -249,11 +269,16 @@ test('a processed bucket: replay (real CLI) finds it done; put back as from a ba
   const outbox = await outboxPaths(ours, keyed);
   expect(outbox.size).toBe(total);
   expect([...outbox.values()].every((paths) => paths.length === 1 && paths[0] === 'replay')).toBe(true);
-  await waitFor('the replayed events on the event topics', () => (eventsWithPath(keyed, 'replay').size === total ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor('the replayed events on the event topics', () => (eventsWithPath(keyed, 'replay').size === total ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
   expect([...eventsWithPath(keyed, 'replay').values()].every((keys) => keys.length === 1)).toBe(true);
   // The row moved a second time: an event of its own, under a key the stream's did not use.
   const streamKeys = eventsWithPath(keyed, 'stream');
-  expect([...eventsWithPath(keyed, 'replay')].every(([row, [key]]) => new Set(streamKeys.get(row)).size === 1 && !streamKeys.get(row)!.includes(key!))).toBe(true);
+  expect([...eventsWithPath(keyed, 'replay')].every(([row, [key]]) => new Set(streamKeys.get(row)).size === 1 && !streamKeys.get(row)!.includes(key!))).toBe(
+    true,
+  );
 
   // Once more: nothing left to do.
   const again = await inProcess({ atMs: bucket });
@@ -262,7 +287,7 @@ test('a processed bucket: replay (real CLI) finds it done; put back as from a ba
   await expectNoReplayGroups();
 });
 
-test('offsets reset refuses while the expirer runs; stopped, reset to the bucket\'s first record in exactly its partitions and restarted, the expirer transitions the put-back rows once each', async () => {
+test("offsets reset refuses while the expirer runs; stopped, reset to the bucket's first record in exactly its partitions and restarted, the expirer transitions the put-back rows once each", async () => {
   const { bucket, ours, rows: keyed, total, at } = await processedBucket(20, 6);
   putBack(ours);
   const minute = pipeline.topology.tiers[0]!;
@@ -279,7 +304,9 @@ test('offsets reset refuses while the expirer runs; stopped, reset to the bucket
     const committed = await expirerOffsets(topic);
     return [...entriesIn.keys()].every((partition) => committed.get(partition) === ends.get(partition)) ? committed : undefined;
   });
-  const expectedTargets = [...entriesIn.entries()].sort(([a], [b]) => a - b).map(([partition, n]) => ({ partition, target: String(Number(ends.get(partition)) - n) }));
+  const expectedTargets = [...entriesIn.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([partition, n]) => ({ partition, target: String(Number(ends.get(partition)) - n) }));
 
   const refused = await cli(['offsets', 'reset', '--at', at]);
   expect(refused.code).toBe(4);
@@ -310,22 +337,35 @@ test('offsets reset refuses while the expirer runs; stopped, reset to the bucket
     },
   });
   const window = bucketWindow(pipeline.topology, 0, bucket);
-  const partial = await resetOffsetsToBucket({ kafka: skipping, topology: pipeline.topology, catalogue: pipeline.catalogue, groupPrefix: pipeline.config.groupPrefix, window, dryRun: false, clock: systemClock, logger });
+  const partial = await resetOffsetsToBucket({
+    kafka: skipping,
+    topology: pipeline.topology,
+    catalogue: pipeline.catalogue,
+    groupPrefix: pipeline.config.groupPrefix,
+    window,
+    dryRun: false,
+    clock: systemClock,
+    logger,
+  });
   const wanted = partial.partitions.filter((p) => p.target !== undefined);
   expect(wanted.map((p) => ({ partition: p.partition, target: p.target }))).toEqual(expectedTargets);
   expect(partial.applied).toBe(false);
   expect(partial.unmoved.map((u) => u.partition)).toEqual(wanted.slice(1).map((p) => p.partition));
   expect(partial.unmoved.map((u) => u.committed)).toEqual(wanted.slice(1).map((p) => committedBefore.get(p.partition)));
   // Put back as it was, so the command's own run below starts from the same offsets.
-  await admin.setOffsets({ groupId: `${pipeline.config.groupPrefix}.expirer`, topic, partitions: wanted.slice(0, 1).map((p) => ({ partition: p.partition, offset: p.committed })) });
+  await admin.setOffsets({
+    groupId: `${pipeline.config.groupPrefix}.expirer`,
+    topic,
+    partitions: wanted.slice(0, 1).map((p) => ({ partition: p.partition, offset: p.committed })),
+  });
   expect(await expirerOffsets(topic)).toEqual(committedBefore);
 
-  const reset = await cliJson<{ applied: boolean; bucket: { topic: string }; partitions: Array<{ partition: number; committed: string; target: string | null }>; stockCommands: string[] }>([
-    'offsets',
-    'reset',
-    '--at',
-    at,
-  ]);
+  const reset = await cliJson<{
+    applied: boolean;
+    bucket: { topic: string };
+    partitions: Array<{ partition: number; committed: string; target: string | null }>;
+    stockCommands: string[];
+  }>(['offsets', 'reset', '--at', at]);
   expect(reset.applied).toBe(true);
   expect(reset.bucket.topic).toBe(topic);
   const moved = reset.partitions.filter((p) => p.target !== null);
@@ -348,10 +388,14 @@ test('offsets reset refuses while the expirer runs; stopped, reset to the bucket
   expect([...outbox.values()].every((paths) => paths.length === 1 && paths[0] === 'stream')).toBe(true);
   // Published once more each: the first run's event and this one, both by the stream, each
   // transition under a key of its own.
-  await waitFor('the re-read transitions published', () => ([...eventsWithPath(keyed, 'stream').values()].filter((keys) => keys.length >= 2).length === total ? true : undefined), {
-    timeoutMs: 60_000,
-    intervalMs: 200,
-  });
+  await waitFor(
+    'the re-read transitions published',
+    () => ([...eventsWithPath(keyed, 'stream').values()].filter((keys) => keys.length >= 2).length === total ? true : undefined),
+    {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    },
+  );
   expect([...eventsWithPath(keyed, 'stream').values()].every((keys) => keys.length === 2 && new Set(keys).size === 2)).toBe(true);
   const rows = await rowsOf(ours);
   expect([...rows.coupons, ...rows.orders].every((r) => r.version === 1)).toBe(true);
@@ -367,7 +411,9 @@ test('replay of a bucket with rows paid, used or extended since touches none of 
   const extended = ours.coupons.slice(0, 3);
   const used = ours.coupons.slice(3, 5);
   await db('orders').whereIn('id', paid).update({ status: 'PAID' });
-  await db('coupons').whereIn('id', extended).update({ expire_time: db.raw('expire_time + INTERVAL 1 HOUR') });
+  await db('coupons')
+    .whereIn('id', extended)
+    .update({ expire_time: db.raw('expire_time + INTERVAL 1 HOUR') });
   await db('coupons').whereIn('id', used).update({ status: 'USED' });
   const stale = paid.length + extended.length + used.length;
   const expiring = { coupons: ours.coupons.slice(5), orders: ours.orders.slice(3) };
@@ -377,7 +423,8 @@ test('replay of a bucket with rows paid, used or extended since touches none of 
 
   const rowsBefore = await rowsOf(ours);
   const eventsOf = async () =>
-    (await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids: ours.coupons })).rows + (await outboxCount(db, pipeline.catalogue, { entity: 'order', ids: ours.orders })).rows;
+    (await outboxCount(db, pipeline.catalogue, { entity: 'coupon', ids: ours.coupons })).rows +
+    (await outboxCount(db, pipeline.catalogue, { entity: 'order', ids: ours.orders })).rows;
   const outboxBefore = await eventsOf();
 
   const dry = await cliJson<ReplayJson>(['replay', '--at', at, '--dry-run']);

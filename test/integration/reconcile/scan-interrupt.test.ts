@@ -75,7 +75,16 @@ test('an abort while the bucket is read stops the scan, which deletes its group 
   // Not aborted, the same scan reads every entry (and deletes its group as well).
   let all = 0;
   const again = replayGroupId(prefix);
-  await scanBucket({ kafka, topology, catalogue: defaultCatalogue, window, groupId: again, clock: systemClock, logger, onEntries: async (_p, held) => void (all += held.length) });
+  await scanBucket({
+    kafka,
+    topology,
+    catalogue: defaultCatalogue,
+    window,
+    groupId: again,
+    clock: systemClock,
+    logger,
+    onEntries: async (_p, held) => void (all += held.length),
+  });
   expect(all).toBe(entries.length);
   expect((await admin.listGroups()).groups.map((g) => g.groupId)).not.toContain(again);
 }, 120_000);

@@ -33,7 +33,13 @@ beforeAll(async () => {
   db = testDb.db;
   outboxConnector = await registerOutboxConnector(testDb.name);
   pipeline = await createTestPipeline({
-    env: { TB_DB_NAME: testDb.name, TB_SCANNER_GRACE_MS: '1000', TB_SCANNER_INTERVAL_MS: '200', TB_SCANNER_PAGE_SIZE: '20', TB_SCANNER_MAX_PAGES_PER_SECOND: '200' },
+    env: {
+      TB_DB_NAME: testDb.name,
+      TB_SCANNER_GRACE_MS: '1000',
+      TB_SCANNER_INTERVAL_MS: '200',
+      TB_SCANNER_PAGE_SIZE: '20',
+      TB_SCANNER_MAX_PAGES_PER_SECOND: '200',
+    },
   });
 });
 
@@ -75,13 +81,20 @@ test('with the stream down, the scanner alone transitions every overdue coupon a
   ]);
   await db('orders').insert({ user_id: 4, status: 'PAID', expire_time: overdue(5_000) });
 
-  const events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  const events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   try {
     await pipeline.start(['scanner', 'outbox-keeper']);
-    await waitFor('every overdue row transitioned', async () => ((await count('coupons', 'EXPIRED')) === 110 && (await count('orders', 'CANCELLED')) === 30 ? true : undefined), {
-      timeoutMs: 30_000,
-      intervalMs: 200,
-    });
+    await waitFor(
+      'every overdue row transitioned',
+      async () => ((await count('coupons', 'EXPIRED')) === 110 && (await count('orders', 'CANCELLED')) === 30 ? true : undefined),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      },
+    );
     await waitFor('every event published', () => (events.events.length >= 140 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
     expect(events.events).toHaveLength(140);
     expect(new Set(events.events.map((e) => e.headers['event_key'])).size).toBe(140);
@@ -92,7 +105,11 @@ test('with the stream down, the scanner alone transitions every overdue coupon a
   expect(await count('coupons', 'ACTIVE')).toBe(1);
   expect(await count('coupons', 'USED')).toBe(1);
   expect(await count('orders', 'PAID')).toBe(1);
-  const releasedThenExpired = (await db('coupons').whereIn('id', held).select('status', 'version', 'locked_order_id')) as Array<{ status: string; version: number; locked_order_id: number | null }>;
+  const releasedThenExpired = (await db('coupons').whereIn('id', held).select('status', 'version', 'locked_order_id')) as Array<{
+    status: string;
+    version: number;
+    locked_order_id: number | null;
+  }>;
   expect(releasedThenExpired.every((c) => c.status === 'EXPIRED' && c.version === 2 && c.locked_order_id === null)).toBe(true);
   expect(await caughtOf(pipeline.metrics, 'coupon')).toBe(110);
   expect(await caughtOf(pipeline.metrics, 'order')).toBe(30);
@@ -102,7 +119,15 @@ test('two scanner instances split the work: every row once, both of them catchin
   await db('coupons').insert(Array.from({ length: 1_000 }, () => ({ user_id: 5, status: 'ACTIVE', expire_time: overdue(5_000) })));
   const metrics = [createMetrics({ entities: ['coupon', 'order'] }), createMetrics({ entities: ['coupon', 'order'] })];
   for (const m of metrics) {
-    running.push(await startTimebucket(pipeline.config, pipeline.topology, { roles: ['scanner'], logger, metrics: m, instanceId: uniqueName('scan'), catalogue: pipeline.catalogue }));
+    running.push(
+      await startTimebucket(pipeline.config, pipeline.topology, {
+        roles: ['scanner'],
+        logger,
+        metrics: m,
+        instanceId: uniqueName('scan'),
+        catalogue: pipeline.catalogue,
+      }),
+    );
   }
   await waitFor('every coupon expired', async () => ((await count('coupons', 'EXPIRED')) === 1_000 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
   expect(await outboxCount(db, pipeline.catalogue)).toEqual({ rows: 1_000, keys: 1_000 });
@@ -118,7 +143,9 @@ test.each([
 ] as const)('the %s page read is an index range in index order: no full scan, no filesort', async (entity, table, status) => {
   // Enough rows of several states for the optimizer to have a choice.
   const statuses = table === 'coupons' ? ['ACTIVE', 'EXPIRED', 'USED', 'LOCKED'] : ['UNPAID', 'PAID', 'CANCELLED'];
-  await db(table).insert(Array.from({ length: 2_000 }, (_, i) => ({ user_id: 6, status: statuses[i % statuses.length], expire_time: overdue(1_000 + i * 10) })));
+  await db(table).insert(
+    Array.from({ length: 2_000 }, (_, i) => ({ user_id: 6, status: statuses[i % statuses.length], expire_time: overdue(1_000 + i * 10) })),
+  );
   await db.raw(`ANALYZE TABLE ${table}`);
   const cursor = scanCursorsOf(pipeline.catalogue).find((c) => c.key === entity)!;
   const plan = await explainJson(db, scanPageSql(cursor), [status, new Date(), new Date(0), new Date(0), '0', 20]);

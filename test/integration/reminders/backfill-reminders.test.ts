@@ -41,7 +41,10 @@ async function insertCoupon(userId: number, dueAtMs: number): Promise<number> {
 beforeAll(async () => {
   own = await ownDatabasePipeline('backfill_reminders', entities);
   ({ database, pipeline } = own);
-  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   await pipeline.start(['expirer', 'cascader']);
 });
 
@@ -65,11 +68,18 @@ test('backfill schedules the fire points still ahead: one digest per user, a rem
   expect(summary.entities).toEqual([expect.objectContaining({ entity: 'coupon', read: 5, routed: 5, reminders: 8 })]);
 
   const couponIds = [...alice, bob, soon];
-  await waitFor('every coupon expired', () => (new Set(ofType('COUPON_EXPIRED').map((e) => e.key)).size === couponIds.length ? true : undefined), { timeoutMs: 40_000, intervalMs: 200 });
-  await waitFor('the reminders and digests published', () => (ofType('COUPON_EXPIRING_SOON').length >= 4 && ofType('USER_COUPONS_EXPIRING_SOON').length >= 2 ? true : undefined), {
-    timeoutMs: 20_000,
+  await waitFor('every coupon expired', () => (new Set(ofType('COUPON_EXPIRED').map((e) => e.key)).size === couponIds.length ? true : undefined), {
+    timeoutMs: 40_000,
     intervalMs: 200,
   });
+  await waitFor(
+    'the reminders and digests published',
+    () => (ofType('COUPON_EXPIRING_SOON').length >= 4 && ofType('USER_COUPONS_EXPIRING_SOON').length >= 2 ? true : undefined),
+    {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+    },
+  );
 
   const digests = ofType('USER_COUPONS_EXPIRING_SOON');
   expect(digests.map((d) => d.key).sort()).toEqual(['7001', '7002']);

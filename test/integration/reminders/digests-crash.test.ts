@@ -33,7 +33,13 @@ const children: ChildProcess[] = [];
 
 function startExpirer(): ChildProcess {
   // Small batches, so the burst takes many transactions and the kill lands among them.
-  const { child } = spawnCli(['run', '--roles', 'expirer'], { ...pipeline.env, TB_LOG_LEVEL: 'warn', TB_HTTP_PORT: '0', TB_EXPIRER_BATCH_SIZE: '10', TB_EXPIRER_CONCURRENCY: '1' });
+  const { child } = spawnCli(['run', '--roles', 'expirer'], {
+    ...pipeline.env,
+    TB_LOG_LEVEL: 'warn',
+    TB_HTTP_PORT: '0',
+    TB_EXPIRER_BATCH_SIZE: '10',
+    TB_EXPIRER_CONCURRENCY: '1',
+  });
   children.push(child);
   return child;
 }

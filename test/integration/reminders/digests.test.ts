@@ -41,7 +41,10 @@ async function dbNow(): Promise<number> {
 beforeAll(async () => {
   own = await ownDatabasePipeline('digests', entities);
   ({ database, pipeline } = own);
-  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   await pipeline.start();
 });
 
@@ -66,7 +69,10 @@ test('one digest per user and window, listing the coupons still ACTIVE; a replay
   // In the next window: a digest of its own, later.
   await database.db('coupons').insert({ user_id: 1001, status: 'ACTIVE', expire_time: new Date(windowStart + WINDOW + BEFORE + 100), face_value: '5.00' });
 
-  await waitFor('both users’ digests of the window, and the next one', () => (digests().length >= 3 ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+  await waitFor('both users’ digests of the window, and the next one', () => (digests().length >= 3 ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 200,
+  });
   const ofWindow = digests().filter((d) => n(d.value['window_start']) === windowStart);
   expect(ofWindow.map((d) => d.key).sort()).toEqual(['1001', '1002']);
   const items = (user: string) => (ofWindow.find((d) => d.key === user)!.value['items'] as Array<Record<string, unknown>>).map((i) => n(i['coupon_id']));
@@ -80,7 +86,11 @@ test('one digest per user and window, listing the coupons still ACTIVE; a replay
     const items = d.value['items'] as Array<Record<string, unknown>>;
     for (const i of items) expect(n(i['due_at'])).toBeGreaterThan(n(d.value['occurred_at']));
   }
-  expect(digests().filter((d) => n(d.value['window_start']) === windowStart + WINDOW).map((d) => d.key)).toEqual(['1001']);
+  expect(
+    digests()
+      .filter((d) => n(d.value['window_start']) === windowStart + WINDOW)
+      .map((d) => d.key),
+  ).toEqual(['1001']);
 
   const sizes = await pipeline.metrics.digestSize.get();
   expect(sizes.values.find((v) => v.metricName === 'timebucket_reminder_digest_rows_sum')?.value).toBe(5 + 2 + 1);
@@ -92,7 +102,16 @@ test('one digest per user and window, listing the coupons still ACTIVE; a replay
   const { summary } = await (async () => {
     const lines: string[] = [];
     const progress = { start: () => undefined, update: () => undefined, stop: () => undefined };
-    return { summary: await replayCommand(pipeline.config, pipeline.topology, pipeline.catalogue, logger, { atMs: windowStart, dryRun: false, json: false }, { print: (l) => lines.push(l), progress }) };
+    return {
+      summary: await replayCommand(
+        pipeline.config,
+        pipeline.topology,
+        pipeline.catalogue,
+        logger,
+        { atMs: windowStart, dryRun: false, json: false },
+        { print: (l) => lines.push(l), progress },
+      ),
+    };
   })();
   expect(summary.counts.reminders).toBeGreaterThanOrEqual(7);
   expect(await digestKeys()).toEqual(before);
@@ -105,7 +124,12 @@ test('a user with more coupons in a window than a digest holds gets parts: 500 i
   const user = 3001;
   const count = DIGEST_PART_ITEMS * 2 + 50;
   // One statement: every coupon due in the window's range, ids in due order.
-  const rows = Array.from({ length: count }, (_, i) => ({ user_id: user, status: 'ACTIVE', expire_time: new Date(windowStart + BEFORE + 100 + Math.floor((i * 1_500) / count)), face_value: '1.00' }));
+  const rows = Array.from({ length: count }, (_, i) => ({
+    user_id: user,
+    status: 'ACTIVE',
+    expire_time: new Date(windowStart + BEFORE + 100 + Math.floor((i * 1_500) / count)),
+    face_value: '1.00',
+  }));
   const [first] = await database.db('coupons').insert(rows);
   const ids = rows.map((_, i) => first! + i);
 

@@ -45,7 +45,10 @@ async function insertCoupon(dueAtMs: number, status = 'ACTIVE'): Promise<number>
 beforeAll(async () => {
   own = await ownDatabasePipeline('reminders', entities);
   ({ database, pipeline } = own);
-  events = await collectEvents(pipeline.config, pipeline.topology.events.map((e) => e.topic));
+  events = await collectEvents(
+    pipeline.config,
+    pipeline.topology.events.map((e) => e.topic),
+  );
   await pipeline.start();
   const coupon = entityOf(catalogue, 'coupon');
   await database.db.raw(effectiveViewSql(coupon, coupon.locations[0]!, new Map([['expired', 'datetime']])));
@@ -65,19 +68,32 @@ test('each fire point once, in order, before the expiry; a moved due time, a use
   // appeared" is known to the second (its last millisecond is taken): the insert goes in at
   // 550-750 ms into a second S, due at S + 3.5 s, so its 3 s fire point (S + 0.5 s) has passed
   // and its 2 s one (S + 1.5 s) is after the second's end.
-  const second = await waitFor('the database clock 550-750 ms into a second', async () => {
-    const t = await dbNow();
-    return t % 1000 >= 550 && t % 1000 <= 750 ? t - (t % 1000) : undefined;
-  }, { timeoutMs: 3_000, intervalMs: 10 });
+  const second = await waitFor(
+    'the database clock 550-750 ms into a second',
+    async () => {
+      const t = await dbNow();
+      return t % 1000 >= 550 && t % 1000 <= 750 ? t - (t % 1000) : undefined;
+    },
+    { timeoutMs: 3_000, intervalMs: 10 },
+  );
   const late = await insertCoupon(second + 3_500);
   // Before any of their fire points (the first is 5 s away).
   const movedDue = now + 14_000;
-  await database.db('coupons').where({ id: moved }).update({ expire_time: new Date(movedDue) });
+  await database
+    .db('coupons')
+    .where({ id: moved })
+    .update({ expire_time: new Date(movedDue) });
   await database.db('coupons').where({ id: used }).update({ status: 'USED' });
 
-  await waitFor('every coupon expired', () => ([plain, moved, late].every((id) => expired(id).length > 0) ? true : undefined), { timeoutMs: 40_000, intervalMs: 200 });
+  await waitFor('every coupon expired', () => ([plain, moved, late].every((id) => expired(id).length > 0) ? true : undefined), {
+    timeoutMs: 40_000,
+    intervalMs: 200,
+  });
   // Reminders are published on their own topic: no order with the expiries' across topics.
-  await waitFor('the reminders published', () => (reminders(plain).length + reminders(moved).length + reminders(late).length >= 8 ? true : undefined), { timeoutMs: 20_000, intervalMs: 200 });
+  await waitFor('the reminders published', () => (reminders(plain).length + reminders(moved).length + reminders(late).length >= 8 ? true : undefined), {
+    timeoutMs: 20_000,
+    intervalMs: 200,
+  });
 
   const sent = (id: number) => reminders(id).map((e) => n(e.value['remind_before_ms']));
   expect(sent(plain)).toEqual([3_000, 2_000, 1_000]);
@@ -111,7 +127,9 @@ test('each fire point once, in order, before the expiry; a moved due time, a use
   expect(events.undecodable).toEqual([]);
 
   // The stream has caught up: what a reader of the effective view sees is what the table holds.
-  const [viewRows] = (await database.db.raw('SELECT id, status, effective_status FROM coupons_effective')) as [Array<{ status: string; effective_status: string }>];
+  const [viewRows] = (await database.db.raw('SELECT id, status, effective_status FROM coupons_effective')) as [
+    Array<{ status: string; effective_status: string }>,
+  ];
   expect(viewRows).toHaveLength(4);
   expect(viewRows.map((r) => r.effective_status)).toEqual(viewRows.map((r) => r.status));
 });

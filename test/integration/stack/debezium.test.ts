@@ -87,19 +87,31 @@ test('changes that leave a coupon expirable arrive as c and u; the others are fi
   const from = await endOffsets(cdcTopicOf(config.cdc, 'coupons'));
   const [id] = await db('coupons').insert({ user_id: 42, status: 'ACTIVE', expire_time: expireTime });
   // Filtered: the row leaves its expirable state (as timebucket's own EXPIRED update does).
-  await db('coupons').where({ id }).update({ status: 'USED', version: db.raw('version + 1') });
+  await db('coupons')
+    .where({ id })
+    .update({ status: 'USED', version: db.raw('version + 1') });
   // Kept: back to ACTIVE with a new expire time. Same key, so same partition, after the one
   // above: once it is seen, the filtered change would have been seen before it.
-  await db('coupons').where({ id }).update({ status: 'ACTIVE', expire_time: later, version: db.raw('version + 1') });
+  await db('coupons')
+    .where({ id })
+    .update({ status: 'ACTIVE', expire_time: later, version: db.raw('version + 1') });
   // Filtered: a delete and its tombstone; then the same id again, kept, as the same-partition marker.
   await db('coupons').where({ id }).delete();
   const recreated = new Date(Date.UTC(2031, 0, 4, 0, 0, 0, 2));
   await db('coupons').insert({ id, user_id: 43, status: 'ACTIVE', expire_time: recreated });
 
   const seen = await tail(cdcTopicOf(config.cdc, 'coupons'), from, () => new Set([String(id)]));
-  await waitFor('the create after the delete', () => (seen.some((s) => s.event.kind === 'change' && s.event.after?.['expire_time'] === recreated.getTime()) ? true : undefined), { timeoutMs: 60_000 });
+  await waitFor(
+    'the create after the delete',
+    () => (seen.some((s) => s.event.kind === 'change' && s.event.after?.['expire_time'] === recreated.getTime()) ? true : undefined),
+    { timeoutMs: 60_000 },
+  );
 
-  expect(seen.map((s) => (s.event.kind === 'change' ? `${s.event.op}:${String(s.event.after?.['status'])}` : s.event.kind))).toEqual(['c:ACTIVE', 'u:ACTIVE', 'c:ACTIVE']);
+  expect(seen.map((s) => (s.event.kind === 'change' ? `${s.event.op}:${String(s.event.after?.['status'])}` : s.event.kind))).toEqual([
+    'c:ACTIVE',
+    'u:ACTIVE',
+    'c:ACTIVE',
+  ]);
   const [created, reactivated] = seen.map((s) => s.event);
   expect(created).toMatchObject({ kind: 'change', op: 'c', before: null, after: { id, status: 'ACTIVE' } });
   // The connector carries only the columns timebucket reads (column.include.list): id, status,
@@ -111,7 +123,11 @@ test('changes that leave a coupon expirable arrive as c and u; the others are fi
   // Each change names its transaction's GTID, in the server's own form: MySQL's server uuid and
   // sequence (gtid_mode=ON, stack/conf/mysql.cnf), MariaDB's domain-server-sequence.
   const gtid = stackFlavour() === 'mysql' ? /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:\d+$/ : /^\d+-\d+-\d+$/;
-  expect(seen.map((s) => (s.event.kind === 'change' ? s.event.source?.gtid : undefined))).toEqual([expect.stringMatching(gtid), expect.stringMatching(gtid), expect.stringMatching(gtid)]);
+  expect(seen.map((s) => (s.event.kind === 'change' ? s.event.source?.gtid : undefined))).toEqual([
+    expect.stringMatching(gtid),
+    expect.stringMatching(gtid),
+    expect.stringMatching(gtid),
+  ]);
   // Its before image is the filtered change's after image.
   expect(reactivated).toMatchObject({ kind: 'change', op: 'u', before: { id, status: 'USED' }, after: { id, status: 'ACTIVE', expire_time: later.getTime() } });
   await db('coupons').where({ id }).delete();

@@ -4,7 +4,16 @@ import type { Logger } from '../../../src/ops/logger';
 
 function fakeStream(isTTY: boolean) {
   const writes: string[] = [];
-  const stream = { isTTY, columns: 200, write: (s: string) => (writes.push(s), true), cursorTo: () => true, clearLine: () => true, moveCursor: () => true, on: () => stream, removeListener: () => stream };
+  const stream = {
+    isTTY,
+    columns: 200,
+    write: (s: string) => (writes.push(s), true),
+    cursorTo: () => true,
+    clearLine: () => true,
+    moveCursor: () => true,
+    on: () => stream,
+    removeListener: () => stream,
+  };
   return { writes, stream: stream as unknown as NodeJS.WriteStream };
 }
 

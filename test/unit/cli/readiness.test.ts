@@ -7,7 +7,11 @@ const T = Date.parse('2026-12-04T10:00:00.000Z');
 const up: DatabaseState = { answering: true, checked: true, sinceMs: T };
 
 function source(databases: Record<string, DatabaseState>, healthy = true): ReadinessSource {
-  return { health: () => ({ ok: healthy }), control: () => summarize({ known: true, switches: defaultSwitches(switchNamesOf(['coupon'])) }), databases: () => databases };
+  return {
+    health: () => ({ ok: healthy }),
+    control: () => summarize({ known: true, switches: defaultSwitches(switchNamesOf(['coupon'])) }),
+    databases: () => databases,
+  };
 }
 
 const joined = { joined: true, stopping: false };
@@ -31,7 +35,9 @@ test('a database that does not answer, or answers with its tables not yet checke
 });
 
 test('before start-up succeeded: not ready, saying why it is still waiting', () => {
-  expect(processReadiness(undefined, { joined: false, stopping: false, starting: { failedAttempts: 3, error: 'connect ECONNREFUSED 127.0.0.1:3306' } })).toEqual({
+  expect(
+    processReadiness(undefined, { joined: false, stopping: false, starting: { failedAttempts: 3, error: 'connect ECONNREFUSED 127.0.0.1:3306' } }),
+  ).toEqual({
     ready: false,
     details: { starting: { failedAttempts: 3, error: 'connect ECONNREFUSED 127.0.0.1:3306' } },
   });

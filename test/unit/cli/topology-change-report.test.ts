@@ -15,7 +15,9 @@ test('partitions to grow: the drift, and the flag that grows them', () => {
 });
 
 test('fewer declared partitions than a topic has is drift alone: Kafka cannot shrink a topic', () => {
-  expect(topologyChangeReport({ ...empty, drift: [{ topic: 'tb.due', what: 'partitions', declared: '8', actual: '16' }] })).toEqual(['drift: tb.due partitions: declared 8, actual 16']);
+  expect(topologyChangeReport({ ...empty, drift: [{ topic: 'tb.due', what: 'partitions', declared: '8', actual: '16' }] })).toEqual([
+    'drift: tb.due partitions: declared 8, actual 16',
+  ]);
 });
 
 test('grown topics, and the ring topics a shrunk ring leaves unread', () => {
@@ -25,6 +27,8 @@ test('grown topics, and the ring topics a shrunk ring leaves unread', () => {
     orphans: ['tb.minute.118', 'tb.minute.119', 'tb.minute.120', 'tb.minute.121'],
   });
   expect(lines[0]).toBe('grown: tb.due partitions 16 -> 32');
-  expect(lines[1]).toMatch(/^implies: 4 ring topic\(s\) are no longer in the topology \(tb\.minute\.118, tb\.minute\.119, tb\.minute\.120, …\): no role of this topology reads them/);
+  expect(lines[1]).toMatch(
+    /^implies: 4 ring topic\(s\) are no longer in the topology \(tb\.minute\.118, tb\.minute\.119, tb\.minute\.120, …\): no role of this topology reads them/,
+  );
   expect(lines).toHaveLength(2);
 });

@@ -13,7 +13,13 @@ import { CdcInvalidError } from '../../../src/core/errors';
 const T = Date.UTC(2031, 0, 2, 3, 4, 5, 678);
 const LATER = T + 3_600_000;
 
-const event = (type: string) => ({ type, ceType: `shop.${type.toLowerCase()}`, avroName: `shop.events.E${type}`, idField: 'row_id', summary: `${type} happened.` });
+const event = (type: string) => ({
+  type,
+  ceType: `shop.${type.toLowerCase()}`,
+  avroName: `shop.events.E${type}`,
+  idField: 'row_id',
+  summary: `${type} happened.`,
+});
 const transition = (name: string, from: unknown[], to: unknown, due: { column: string; kind: string }, type: string) => ({
   ...{ name, from, to, due, index: `idx_${name}`, event: event(type) },
 });
@@ -169,8 +175,17 @@ describe('integer status codes and an epoch_ms deadline', () => {
   });
 
   test('an epoch column with a Connect temporal schema is refused: its unit is not the declared one', () => {
-    const direct: CdcChange = { kind: 'change', op: 'c', before: null, after: ticket(), source: {}, fieldSchemas: { deadline_ms: 'io.debezium.time.Timestamp' } };
-    expect(() => entriesFromChange(TICKET, direct)).toThrow(/^after\.deadline_ms: unsupported Connect schema "io\.debezium\.time\.Timestamp" for an epoch_ms column$/);
+    const direct: CdcChange = {
+      kind: 'change',
+      op: 'c',
+      before: null,
+      after: ticket(),
+      source: {},
+      fieldSchemas: { deadline_ms: 'io.debezium.time.Timestamp' },
+    };
+    expect(() => entriesFromChange(TICKET, direct)).toThrow(
+      /^after\.deadline_ms: unsupported Connect schema "io\.debezium\.time\.Timestamp" for an epoch_ms column$/,
+    );
   });
 
   test('a before image with a bad code cannot prove anything: entry, not an error', () => {

@@ -9,13 +9,33 @@ const T = Date.UTC(2031, 0, 2, 3, 4, 5, 678);
 const defaults = loadEntities('entities/default.json');
 
 // The default file plus an entity with two transitions: `expired` (first: v1) and `lock_timeout` (v2).
-const event = (type: string) => ({ type, ceType: `shop.${type.toLowerCase()}`, avroName: `shop.events.E${type}`, idField: 'row_id', summary: `${type} happened.` });
+const event = (type: string) => ({
+  type,
+  ceType: `shop.${type.toLowerCase()}`,
+  avroName: `shop.events.E${type}`,
+  idField: 'row_id',
+  summary: `${type} happened.`,
+});
 const voucher = {
   ...{ name: 'voucher', table: 'vouchers', id: 'id' },
   status: { column: 'state', type: 'string', values: ['待使用', '已锁定', '已过期'] },
   transitions: [
-    { name: 'expired', from: ['待使用', '已锁定'], to: '已过期', due: { column: 'expire_time', kind: 'datetime' }, index: 'idx_e', event: event('VOUCHER_EXPIRED') },
-    { name: 'lock_timeout', from: ['已锁定'], to: '待使用', due: { column: 'lock_expire_time', kind: 'epoch_ms' }, index: 'idx_l', event: event('VOUCHER_LOCK_TIMED_OUT') },
+    {
+      name: 'expired',
+      from: ['待使用', '已锁定'],
+      to: '已过期',
+      due: { column: 'expire_time', kind: 'datetime' },
+      index: 'idx_e',
+      event: event('VOUCHER_EXPIRED'),
+    },
+    {
+      name: 'lock_timeout',
+      from: ['已锁定'],
+      to: '待使用',
+      due: { column: 'lock_expire_time', kind: 'epoch_ms' },
+      index: 'idx_l',
+      event: event('VOUCHER_LOCK_TIMED_OUT'),
+    },
   ],
 };
 const twoTransitions = parseEntityFile({ entities: [voucher] }, 'inline test entities');
@@ -28,11 +48,18 @@ describe('bucket entry wire format, default file', () => {
 
   test('encodes compact JSON, v1: the bytes of every entry written before transitions were named', () => {
     expect(encodeBucketEntry(sample, defaults).toString('utf8')).toBe(`{"v":1,"entity":"coupon","id":"1001","expireAtMs":${T}}`);
-    expect(encodeBucketEntry({ ...sample, entity: 'order', transition: 'cancelled' }, defaults).toString('utf8')).toBe(`{"v":1,"entity":"order","id":"1001","expireAtMs":${T}}`);
+    expect(encodeBucketEntry({ ...sample, entity: 'order', transition: 'cancelled' }, defaults).toString('utf8')).toBe(
+      `{"v":1,"entity":"order","id":"1001","expireAtMs":${T}}`,
+    );
   });
 
-  test('v1 decodes to the entity\'s first transition', () => {
-    expect(decodeJson(`{"v":1,"entity":"order","id":"2002","expireAtMs":${T}}`)).toEqual({ entity: 'order', transition: 'cancelled', id: '2002', expireAtMs: T });
+  test("v1 decodes to the entity's first transition", () => {
+    expect(decodeJson(`{"v":1,"entity":"order","id":"2002","expireAtMs":${T}}`)).toEqual({
+      entity: 'order',
+      transition: 'cancelled',
+      id: '2002',
+      expireAtMs: T,
+    });
   });
 
   test('round-trips every valid entry', () => {
@@ -110,7 +137,9 @@ describe('bucket entry wire format, an entity with two transitions', () => {
 
   test('the first transition is v1, the second v2 with its name', () => {
     expect(encodeBucketEntry(expired, twoTransitions).toString('utf8')).toBe(`{"v":1,"entity":"voucher","id":"7","expireAtMs":${T}}`);
-    expect(encodeBucketEntry(lockTimeout, twoTransitions).toString('utf8')).toBe(`{"v":2,"entity":"voucher","transition":"lock_timeout","id":"7","expireAtMs":${T}}`);
+    expect(encodeBucketEntry(lockTimeout, twoTransitions).toString('utf8')).toBe(
+      `{"v":2,"entity":"voucher","transition":"lock_timeout","id":"7","expireAtMs":${T}}`,
+    );
   });
 
   test.each([

@@ -124,8 +124,7 @@ function change(value: unknown): CdcChange {
 
 const envelopes = {
   unwrapped: (op: string, before: Row | null, after: Row | null) => change(payload('coupons', op, before, after)),
-  wrapped: (op: string, before: Row | null, after: Row | null) =>
-    change({ schema: couponEnvelopeSchema(), payload: payload('coupons', op, before, after) }),
+  wrapped: (op: string, before: Row | null, after: Row | null) => change({ schema: couponEnvelopeSchema(), payload: payload('coupons', op, before, after) }),
 };
 const orderChange = (op: string, before: Row | null, after: Row | null) => change(payload('orders', op, before, after));
 
@@ -299,7 +298,7 @@ describe('entriesFromChange, orders', () => {
   });
 });
 
-describe('the default file is today\'s rule', () => {
+describe("the default file is today's rule", () => {
   test('one transition per entity, from ACTIVE and from UNPAID; LOCKED coupons are left to their order', () => {
     expect(catalogue.transitions.map((t) => [t.ref, t.from])).toEqual([
       ['coupon.expired', ['ACTIVE']],

@@ -17,7 +17,12 @@ function idOfShard(shard: number): string {
   for (let i = 1; ; i += 1) if (shardOf(String(i), topology.shards) === shard) return String(i);
 }
 
-const entry = (id: string, expireAtMs: number, entity = 'coupon'): BucketEntry => ({ entity, transition: entity === 'coupon' ? 'expired' : 'cancelled', id, expireAtMs });
+const entry = (id: string, expireAtMs: number, entity = 'coupon'): BucketEntry => ({
+  entity,
+  transition: entity === 'coupon' ? 'expired' : 'cancelled',
+  id,
+  expireAtMs,
+});
 
 describe('bucketRecord', () => {
   test('finest tier: topic of the bucket, key = shard, partition = shard % 4, bucket_start and tier headers', () => {

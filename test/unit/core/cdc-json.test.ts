@@ -53,7 +53,13 @@ describe('the fast path', () => {
     // Digit-heavy text with the odd separator and ts_ns key, so runs of every length around 16 occur.
     const boundary = fc.constantFrom('9007199254740991', '9007199254740992', '9999999999999999', '1796025101360223');
     const piece = fc.oneof(fc.constantFrom('9', '0', '1', '"ts_ns":', ',', '"', 'x'), boundary, fc.stringMatching(/^[0-9]{1,20}$/));
-    fc.assert(fc.property(fc.array(piece, { maxLength: 40 }).map((p) => p.join('')), (text) => needsLosslessParse(text) === reference(text)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 40 }).map((p) => p.join('')),
+        (text) => needsLosslessParse(text) === reference(text),
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   test('a ts_ns stamp alone does not; any other long integer beside it does', () => {

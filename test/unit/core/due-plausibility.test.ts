@@ -5,7 +5,13 @@ const NOW_MS = Date.UTC(2026, 11, 4, 21);
 const NOW_S = NOW_MS / 1000;
 const DAY_MS = 86_400_000;
 
-const sample = (kind: DueSample['kind'], values: unknown[]): DueSample => ({ at: 'coupon.expired (shop.t_coupon)', column: 'expire_at', kind, from: ['待使用'], values });
+const sample = (kind: DueSample['kind'], values: unknown[]): DueSample => ({
+  at: 'coupon.expired (shop.t_coupon)',
+  column: 'expire_at',
+  kind,
+  from: ['待使用'],
+  values,
+});
 /** Due times from a day ago to thirty days ahead, in `unit`. */
 const spread = (unit: 's' | 'ms') => Array.from({ length: 40 }, (_, i) => (unit === 's' ? NOW_S + (i - 1) * 86_400 : NOW_MS + (i - 1) * DAY_MS));
 
@@ -13,7 +19,15 @@ test('due times plausible in their declared kind pass: epoch ms, epoch s (also a
   expect(duePlausibilityProblem(sample('epoch_ms', spread('ms')), NOW_MS)).toBeNull();
   expect(duePlausibilityProblem(sample('epoch_s', spread('s')), NOW_MS)).toBeNull();
   expect(duePlausibilityProblem(sample('epoch_ms', spread('ms').map(String)), NOW_MS)).toBeNull();
-  expect(duePlausibilityProblem(sample('datetime', spread('ms').map((ms) => new Date(ms))), NOW_MS)).toBeNull();
+  expect(
+    duePlausibilityProblem(
+      sample(
+        'datetime',
+        spread('ms').map((ms) => new Date(ms)),
+      ),
+      NOW_MS,
+    ),
+  ).toBeNull();
 });
 
 test('no sample (no row in a from-state, a new table) is no problem', () => {
@@ -34,22 +48,38 @@ test('epoch seconds declared epoch_ms read as January 1970: every row due at onc
 
 test('epoch milliseconds declared epoch_s read as tens of thousands of years ahead: no row ever due, the fix is epoch_ms', () => {
   const problem = duePlausibilityProblem(sample('epoch_s', spread('ms')), NOW_MS);
-  expect(problem).toMatch(/^coupon\.expired \(shop\.t_coupon\): due column expire_at is declared epoch_s, but none of the 40 values .* as epoch_s: no such row would ever be due \(median \d+: as epoch_ms 2026-12-22T21:00:00\.000Z, as epoch_s \+\d{6}-.*\); declare it epoch_ms$/);
+  expect(problem).toMatch(
+    /^coupon\.expired \(shop\.t_coupon\): due column expire_at is declared epoch_s, but none of the 40 values .* as epoch_s: no such row would ever be due \(median \d+: as epoch_ms 2026-12-22T21:00:00\.000Z, as epoch_s \+\d{6}-.*\); declare it epoch_ms$/,
+  );
 });
 
 test('epoch microseconds fit no due kind: the fix says to store ms or s', () => {
-  const problem = duePlausibilityProblem(sample('epoch_ms', spread('ms').map((ms) => ms * 1000)), NOW_MS);
-  expect(problem).toMatch(/no such row would ever be due .*as epoch_us 2026-12-22T21:00:00\.000Z\); the values look like epoch microseconds, which no due kind reads: store epoch ms \(epoch_ms\) or seconds \(epoch_s\) in expire_at$/);
+  const problem = duePlausibilityProblem(
+    sample(
+      'epoch_ms',
+      spread('ms').map((ms) => ms * 1000),
+    ),
+    NOW_MS,
+  );
+  expect(problem).toMatch(
+    /no such row would ever be due .*as epoch_us 2026-12-22T21:00:00\.000Z\); the values look like epoch microseconds, which no due kind reads: store epoch ms \(epoch_ms\) or seconds \(epoch_s\) in expire_at$/,
+  );
 });
 
 test('everything 0 (a default, not a due time) fits no unit: the fix says to check the column and use NULL for none', () => {
   const problem = duePlausibilityProblem(sample('epoch_s', [0, 0, 0]), NOW_MS);
-  expect(problem).toMatch(/every such row would be due at once \(median 0: as epoch_ms 1970-01-01T00:00:00\.000Z, as epoch_s 1970-01-01T00:00:00\.000Z\); check that expire_at is this transition's due column and holds epoch ms or s \(0 or a placeholder is no due time: use NULL for none\)$/);
+  expect(problem).toMatch(
+    /every such row would be due at once \(median 0: as epoch_ms 1970-01-01T00:00:00\.000Z, as epoch_s 1970-01-01T00:00:00\.000Z\); check that expire_at is this transition's due column and holds epoch ms or s \(0 or a placeholder is no due time: use NULL for none\)$/,
+  );
 });
 
 test('a DATETIME column all in 1970, or all placeholders centuries ahead, is named with the column to check', () => {
-  expect(duePlausibilityProblem(sample('datetime', [new Date(0), new Date(1_000)]), NOW_MS)).toMatch(/declared datetime, .*: every such row would be due at once \(median 1970-01-01T00:00:00\.000Z\); check that expire_at is this transition's due column/);
-  expect(duePlausibilityProblem(sample('datetime', [new Date('9999-12-31T23:59:59Z')]), NOW_MS)).toMatch(/no such row would ever be due \(median 9999-12-31T23:59:59\.000Z\)/);
+  expect(duePlausibilityProblem(sample('datetime', [new Date(0), new Date(1_000)]), NOW_MS)).toMatch(
+    /declared datetime, .*: every such row would be due at once \(median 1970-01-01T00:00:00\.000Z\); check that expire_at is this transition's due column/,
+  );
+  expect(duePlausibilityProblem(sample('datetime', [new Date('9999-12-31T23:59:59Z')]), NOW_MS)).toMatch(
+    /no such row would ever be due \(median 9999-12-31T23:59:59\.000Z\)/,
+  );
   // A zero date the driver could not read counts as no due time.
   expect(duePlausibilityProblem(sample('datetime', [new Date(Number.NaN)]), NOW_MS)).toMatch(/\(median no valid instant\)/);
 });

@@ -38,7 +38,9 @@ describe('the shipped default entities file', () => {
   });
 
   test("gives today's event keys", () => {
-    expect(eventKeyOf(transitionOf(catalogue, 'coupon', 'expired'), '42', 1_700_000_000_123, 1_700_000_000_456)).toBe('coupon-expired-42-1700000000123-1700000000456');
+    expect(eventKeyOf(transitionOf(catalogue, 'coupon', 'expired'), '42', 1_700_000_000_123, 1_700_000_000_456)).toBe(
+      'coupon-expired-42-1700000000123-1700000000456',
+    );
     expect(eventKeyOf(transitionOf(catalogue, 'order', 'cancelled'), '18446744073709551615', 5, 6)).toBe('order-cancelled-18446744073709551615-5-6');
   });
 
@@ -106,7 +108,13 @@ describe('a seed-style file', () => {
                 due: { column: 'lock_expire_time', kind: 'datetime' },
                 index: 'idx_status_lock',
                 set: { lock_order_no: { value: null } },
-                event: { type: 'USER_COUPON_UNLOCKED', ceType: 'shop.coupon.unlocked', avroName: 'shop.CouponUnlocked', idField: 'coupon_id', summary: 'unlocked' },
+                event: {
+                  type: 'USER_COUPON_UNLOCKED',
+                  ceType: 'shop.coupon.unlocked',
+                  avroName: 'shop.CouponUnlocked',
+                  idField: 'coupon_id',
+                  summary: 'unlocked',
+                },
               },
             ],
           },
@@ -220,7 +228,9 @@ describe('effects', () => {
     const file = defaultFile();
     // The coupon's expiry now also changes its order: coupon → order → coupon.
     file.entities[0]!['transitions'][0].effects = [{ entity: 'order', column: 'coupon_id', index: 'idx_orders_coupon', from: ['UNPAID'], to: 'CANCELLED' }];
-    expect(problemsOf(file)).toEqual(['entities: effects form a cycle (coupon → order → coupon): their locks would be taken in both orders and batches would deadlock']);
+    expect(problemsOf(file)).toEqual([
+      'entities: effects form a cycle (coupon → order → coupon): their locks would be taken in both orders and batches would deadlock',
+    ]);
   });
 });
 

@@ -20,8 +20,23 @@ test('the columns the locking read must return: fields not assigned, or incremen
 });
 
 test('COUPON_EXPIRED: standard fields first, then user_id and the version after the transition', () => {
-  const event = transitionEvent(couponExpired, { id: '42', status: 'ACTIVE', dueAtMs: DUE, columns: { user_id: '9', version: 3 } }, { occurredAtMs: NOW, path: 'stream', effects: [] });
-  expect(Object.keys(event)).toEqual(['event_key', 'event_type', 'coupon_id', 'from_status', 'to_status', 'due_at', 'occurred_at', 'path', 'user_id', 'version']);
+  const event = transitionEvent(
+    couponExpired,
+    { id: '42', status: 'ACTIVE', dueAtMs: DUE, columns: { user_id: '9', version: 3 } },
+    { occurredAtMs: NOW, path: 'stream', effects: [] },
+  );
+  expect(Object.keys(event)).toEqual([
+    'event_key',
+    'event_type',
+    'coupon_id',
+    'from_status',
+    'to_status',
+    'due_at',
+    'occurred_at',
+    'path',
+    'user_id',
+    'version',
+  ]);
   expect(event).toEqual({
     event_key: `coupon-expired-42-${DUE}-${NOW}`,
     event_type: 'COUPON_EXPIRED',
@@ -67,6 +82,13 @@ test('a column after the transition: db-now in the assignment unit, a BIGINT inc
     ],
   } as const;
   const locked = { big: '9007199254740993', maybe: null, kept: 'x' };
-  expect(['at_dt', 'at_ms', 'at_s', 'big', 'maybe', 'kept'].map((c) => columnAfter(t, c, locked, NOW))).toEqual([NOW, NOW, 1_700_000_000, '9007199254740995', null, 'x']);
+  expect(['at_dt', 'at_ms', 'at_s', 'big', 'maybe', 'kept'].map((c) => columnAfter(t, c, locked, NOW))).toEqual([
+    NOW,
+    NOW,
+    1_700_000_000,
+    '9007199254740995',
+    null,
+    'x',
+  ]);
   expect(() => columnAfter(t, 'unread', locked, NOW)).toThrow(RangeError);
 });

@@ -37,11 +37,7 @@ describe('planExpiry', () => {
   test('expire_time pushed later than the entry → stale (a newer entry exists), even if due by then', () => {
     const pushedNotDue = entry('1', NOW - 100);
     const pushedButDue = entry('2', NOW - 100);
-    const plan = planExpiry(
-      [pushedNotDue, pushedButDue],
-      [row('1', 'ACTIVE', NOW + 60_000), row('2', 'ACTIVE', NOW - 50)],
-      NOW,
-    );
+    const plan = planExpiry([pushedNotDue, pushedButDue], [row('1', 'ACTIVE', NOW + 60_000), row('2', 'ACTIVE', NOW - 50)], NOW);
     expect(plan).toEqual({ due: [], notYetDue: [], stale: [pushedNotDue, pushedButDue] });
   });
 

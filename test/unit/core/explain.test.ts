@@ -12,7 +12,12 @@ const topology = parseTopology(productionJson, 'topics/production.json');
 const coupon = entityOf(catalogue, 'coupon');
 const expired = transitionOf(catalogue, 'coupon', 'expired');
 const NOW = Date.UTC(2026, 11, 6, 10, 0, 0);
-const row = (status: string, dueMs: number | null): RowFacts => ({ id: '9007199254740993', at: coupon.locations[0]!.key, status, dueMs: new Map([[expired.due.column, dueMs]]) });
+const row = (status: string, dueMs: number | null): RowFacts => ({
+  id: '9007199254740993',
+  at: coupon.locations[0]!.key,
+  status,
+  dueMs: new Map([[expired.due.column, dueMs]]),
+});
 const explain = (r: RowFacts, outbox: OutboxFact[] = []) => explainTransition(topology, coupon, expired, r, outbox, NOW, formatUtc);
 
 test('humanDuration: the two largest units', () => {
@@ -41,9 +46,20 @@ test('scheduled: where its entry belongs, by the tier that covers its due time',
 
 test('transitioned: the latest event, how late and by which path', () => {
   const due = NOW - 10_000;
-  const e = explain(row('EXPIRED', due), [{ eventKey: `coupon-expired-9007199254740993-${due}-${due + 4}`, topic: 'timebucket.events.coupon-expired', createdAtMs: due + 4, dueAtMs: due, occurredAtMs: due + 4, path: 'stream' }]);
+  const e = explain(row('EXPIRED', due), [
+    {
+      eventKey: `coupon-expired-9007199254740993-${due}-${due + 4}`,
+      topic: 'timebucket.events.coupon-expired',
+      createdAtMs: due + 4,
+      dueAtMs: due,
+      occurredAtMs: due + 4,
+      path: 'stream',
+    },
+  ]);
   expect(e.state).toBe('transitioned');
-  expect(e.verdict).toBe(`moved 4 ms after due by stream at ${formatUtc(due + 4)}; event coupon-expired-9007199254740993-${due}-${due + 4} on timebucket.events.coupon-expired`);
+  expect(e.verdict).toBe(
+    `moved 4 ms after due by stream at ${formatUtc(due + 4)}; event coupon-expired-9007199254740993-${due}-${due + 4} on timebucket.events.coupon-expired`,
+  );
 });
 
 test('an event of an earlier due time does not explain a row extended since: it is scheduled again', () => {
@@ -69,18 +85,42 @@ test('overdue and not transitioned: the due lane, the scanner, backfill', () => 
 
 test('the wire, scheduled: the entry found with its offset and whether its reader took it; not found in a whole look: what will take the row; a look cut at its limit says so', () => {
   const scheduled = explain(row('ACTIVE', NOW + 2 * 3_600_000));
-  const found = withWire(scheduled, { entry: { found: { tier: 'hour', topic: 'tb.hour.02', partition: 3, offset: '42', consumed: false }, records: 43, complete: true, searched: ['tb.hour.02 partition 3'] } });
+  const found = withWire(scheduled, {
+    entry: {
+      found: { tier: 'hour', topic: 'tb.hour.02', partition: 3, offset: '42', consumed: false },
+      records: 43,
+      complete: true,
+      searched: ['tb.hour.02 partition 3'],
+    },
+  });
   expect(found.verdict).toBe(`${scheduled.verdict}; entry found in the hour ring's topic tb.hour.02, partition 3, offset 42 (not yet read)`);
   expect(found.entry?.found?.offset).toBe('42');
   const missing = withWire(scheduled, { entry: { found: null, records: 7, complete: true, searched: ['tb.hour.02 partition 3', 'tb.day.100 partition 1'] } });
-  expect(missing.verdict).toMatch(/; no entry of it in tb\.hour\.02 partition 3, tb\.day\.100 partition 1 \(7 records read\): no change of it has reached the rings since it became ACTIVE .* the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill$/);
+  expect(missing.verdict).toMatch(
+    /; no entry of it in tb\.hour\.02 partition 3, tb\.day\.100 partition 1 \(7 records read\): no change of it has reached the rings since it became ACTIVE .* the scanner takes it once it is overdue by TB_SCANNER_GRACE_MS, or run backfill$/,
+  );
   const cut = withWire(scheduled, { entry: { found: null, records: 100_000, complete: false, searched: ['tb.hour.02 partition 3'] } });
-  expect(cut.verdict).toMatch(/; no entry of it in the 100000 records read of tb\.hour\.02 partition 3, but the look is bounded \(--scan-limit records per partition, the latest parking buckets of the coarsest ring\): no proof it is not there$/);
+  expect(cut.verdict).toMatch(
+    /; no entry of it in the 100000 records read of tb\.hour\.02 partition 3, but the look is bounded \(--scan-limit records per partition, the latest parking buckets of the coarsest ring\): no proof it is not there$/,
+  );
 });
 
 test('the wire, transitioned: the event with its partition and offset, or not yet published', () => {
   const due = NOW - 10_000;
-  const moved = explain(row('EXPIRED', due), [{ eventKey: `coupon-expired-9007199254740993-${due}-${due + 4}`, topic: 'tb.events.coupon-expired', createdAtMs: due + 4, dueAtMs: due, occurredAtMs: due + 4, path: 'stream' }]);
-  expect(withWire(moved, { event: { found: { topic: 'tb.events.coupon-expired', partition: 1, offset: '7' }, records: 8, complete: true } }).verdict).toBe(`${moved.verdict}, partition 1, offset 7`);
-  expect(withWire(moved, { event: { found: null, records: 0, complete: true } }).verdict).toBe(`${moved.verdict} not yet on the wire (0 records read from its outbox time): the outbox connector is behind or stopped`);
+  const moved = explain(row('EXPIRED', due), [
+    {
+      eventKey: `coupon-expired-9007199254740993-${due}-${due + 4}`,
+      topic: 'tb.events.coupon-expired',
+      createdAtMs: due + 4,
+      dueAtMs: due,
+      occurredAtMs: due + 4,
+      path: 'stream',
+    },
+  ]);
+  expect(withWire(moved, { event: { found: { topic: 'tb.events.coupon-expired', partition: 1, offset: '7' }, records: 8, complete: true } }).verdict).toBe(
+    `${moved.verdict}, partition 1, offset 7`,
+  );
+  expect(withWire(moved, { event: { found: null, records: 0, complete: true } }).verdict).toBe(
+    `${moved.verdict} not yet on the wire (0 records read from its outbox time): the outbox connector is behind or stopped`,
+  );
 });

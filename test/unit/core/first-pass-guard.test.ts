@@ -1,6 +1,12 @@
 import { DEFAULT_FIRST_PASS, dueCountCap, firstPassProblem, notDueBound, type FirstPassCounts, firstPassLimitsFor } from '../../../src/core/first-pass-guard';
 
-const counts = (due: number, notDue: number, dueCapped = false): FirstPassCounts => ({ at: 'coupon.expired (shop.t_coupon)', states: '"ACTIVE"', due, dueCapped, notDue });
+const counts = (due: number, notDue: number, dueCapped = false): FirstPassCounts => ({
+  at: 'coupon.expired (shop.t_coupon)',
+  states: '"ACTIVE"',
+  due,
+  dueCapped,
+  notDue,
+});
 
 test('most of a large table due on the first pass is refused, naming the counts, the limits and the flag', () => {
   expect(firstPassProblem(counts(95_000, 5_000), DEFAULT_FIRST_PASS)).toBe(
@@ -35,7 +41,9 @@ test('a due count at the cap is reported as a lower bound', () => {
   const cap = dueCountCap(DEFAULT_FIRST_PASS);
   expect(cap).toBe(100_000);
   expect(dueCountCap({ ...DEFAULT_FIRST_PASS, minDueRows: 500_000 })).toBe(500_000);
-  expect(firstPassProblem(counts(cap, 10, true), DEFAULT_FIRST_PASS)).toMatch(/transition at least 100000 of the at least 100010 rows in "ACTIVE" at once \(at least 99% are due/);
+  expect(firstPassProblem(counts(cap, 10, true), DEFAULT_FIRST_PASS)).toMatch(
+    /transition at least 100000 of the at least 100010 rows in "ACTIVE" at once \(at least 99% are due/,
+  );
 });
 
 test('only a process that runs the scanner is guarded: an expirer started in a hot minute starts whatever is due', () => {

@@ -96,7 +96,9 @@ describe('heldRecordReader finds misplaced records: released at once, to be rout
 
   test('a far-future bucket in the finest tier (writer clock far ahead)', () => {
     const far = NOW + 2_000 + 12_000 * 100; // same ring index, a hundred laps later
-    expect(misplacement({ ...good, value: encodeBucketEntry(entry(far + 100), catalogue), headers: { bucket_start: String(far) } })).toMatch(/beyond the minute horizon/);
+    expect(misplacement({ ...good, value: encodeBucketEntry(entry(far + 100), catalogue), headers: { bucket_start: String(far) } })).toMatch(
+      /beyond the minute horizon/,
+    );
   });
 
   test('a due-lane entry from a clock far ahead', () => {
@@ -109,14 +111,14 @@ describe('heldRecordReader holds in place a record keyed by another shard mappin
   const good = written(entry(NOW + 2_500));
   const inPlace = { releaseAtMs: NOW + 1_700, bucketStartMs: NOW + 2_000, shard: shardOf('42', 4), entry: entry(NOW + 2_500) };
 
-  test('a key that is not the entry shard: the shard is the entry\'s own under this topology', () => {
+  test("a key that is not the entry shard: the shard is the entry's own under this topology", () => {
     const other = (shardOf('42', 4) + 1) % 4;
     const held = read({ ...good, key: String(other) }, NOW);
     expect(held).toMatchObject(inPlace);
     expect(held.misplaced).toBeUndefined();
   });
 
-  test('a key beyond this topology\'s shards, or none at all', () => {
+  test("a key beyond this topology's shards, or none at all", () => {
     expect(read({ ...good, key: '17' }, NOW)).toMatchObject(inPlace);
     expect(read({ ...good, key: null }, NOW)).toMatchObject(inPlace);
   });
@@ -137,7 +139,9 @@ describe('heldRecordReader rejects what it cannot read (to the DLQ)', () => {
 
   test('an entry of a transition the catalogue does not know is rejected (CDC_INVALID): it could not be expired here', () => {
     const value = Buffer.from(JSON.stringify({ v: 2, entity: 'coupon', transition: 'frozen', id: '42', expireAtMs: NOW + 2_500 }));
-    expect(() => read({ ...good, value }, NOW)).toThrow(expect.objectContaining({ code: 'CDC_INVALID', message: 'bucket entry: unknown transition "frozen" of coupon' }));
+    expect(() => read({ ...good, value }, NOW)).toThrow(
+      expect.objectContaining({ code: 'CDC_INVALID', message: 'bucket entry: unknown transition "frozen" of coupon' }),
+    );
   });
 
   test('an undecodable value is rejected too (CDC_INVALID from the entry decoder)', () => {

@@ -146,7 +146,11 @@ function offsetArb(t: Topology): fc.Arbitrary<number> {
   const horizons = t.tiers.map(horizonMs);
   const widest = Math.max(...horizons);
   const finest = t.tiers[0]?.widthMs ?? 1;
-  return fc.oneof(fc.integer({ min: -finest, max: 0 }), ...horizons.map((h) => fc.integer({ min: 1, max: Math.ceil(1.5 * h) })), fc.integer({ min: 1, max: 3 * widest }));
+  return fc.oneof(
+    fc.integer({ min: -finest, max: 0 }),
+    ...horizons.map((h) => fc.integer({ min: 1, max: Math.ceil(1.5 * h) })),
+    fc.integer({ min: 1, max: 3 * widest }),
+  );
 }
 
 // I1 model. Writers route new entries with their own clocks (true time + offset); appends land
@@ -230,7 +234,11 @@ function entriesArb(t: Topology, writers: number): fc.Arbitrary<SimEntry[]> {
     const w = tier.widthMs;
     return fc.integer({ min: -2 * w, max: (tier.guard + 2) * w }).chain((arriveMs) =>
       fc
-        .oneof(fc.nat(w - 1).map((j) => arriveMs + j), fc.nat(w - 1), fc.nat(w - 1).map((j) => tier.ring * w + j))
+        .oneof(
+          fc.nat(w - 1).map((j) => arriveMs + j),
+          fc.nat(w - 1),
+          fc.nat(w - 1).map((j) => tier.ring * w + j),
+        )
         .map((expireMs) => ({ arriveMs, expireMs })),
     );
   };

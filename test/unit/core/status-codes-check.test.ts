@@ -1,6 +1,14 @@
 import { statusCodesProblem, type StatusPresence } from '../../../src/core/status-codes-check';
 
-const presence = (p: Partial<StatusPresence>): StatusPresence => ({ at: 'order (shop.t_order)', column: 'status', declared: [0, 1, 2], hasRows: true, anyDeclaredHeld: false, held: [10, 20, 30], ...p });
+const presence = (p: Partial<StatusPresence>): StatusPresence => ({
+  at: 'order (shop.t_order)',
+  column: 'status',
+  declared: [0, 1, 2],
+  hasRows: true,
+  anyDeclaredHeld: false,
+  held: [10, 20, 30],
+  ...p,
+});
 
 test('a table with rows none of which holds a declared code: named with the codes it holds', () => {
   expect(statusCodesProblem(presence({}))).toBe(

@@ -74,7 +74,16 @@ describe('the entities file', () => {
     ['neither', {}, /^entities\.1: give either table/],
     ['a set running down', { table: 'c_{9..1}' }, /c_\{9\.\.1\}: the set runs from 9 down to 1/],
     ['a set too large', { table: 'c_{0..2000}' }, /more than 1024 tables/],
-    ['a table in two locations', { locations: [{ database: 'main', table: 'c_{0..2}' }, { database: 'main', table: 'c_2' }] }, /table 'main\.c_2' is mapped twice/],
+    [
+      'a table in two locations',
+      {
+        locations: [
+          { database: 'main', table: 'c_{0..2}' },
+          { database: 'main', table: 'c_2' },
+        ],
+      },
+      /table 'main\.c_2' is mapped twice/,
+    ],
     ['a database name that is not one', { locations: [{ database: 'Shop-B', table: 'c' }] }, /database connection name/],
     ['an SQL-looking set', { table: 'c_{0..1}; DROP' }, /not a plain SQL identifier/],
   ])('%s is refused, named', (_what, place, problem) => {
@@ -83,7 +92,9 @@ describe('the entities file', () => {
 
   test('an effect on (or from) a spread entity is refused: one transaction cannot hold rows of two databases', () => {
     const file = JSON.parse(splitText) as { entities: Array<{ transitions: Array<Record<string, unknown>> }> };
-    file.entities[0]!.transitions[0]!['effects'] = [{ entity: 'user_coupon', column: 'lock_order_no', index: 'idx_user_status', from: ['已锁定'], to: '待使用' }];
+    file.entities[0]!.transitions[0]!['effects'] = [
+      { entity: 'user_coupon', column: 'lock_order_no', index: 'idx_user_status', from: ['已锁定'], to: '待使用' },
+    ];
     expect(problemsOf(file)).toEqual([expect.stringMatching(/effects\.0\.entity: an effect needs both entities in one table each, on one database/)]);
   });
 });
@@ -103,18 +114,35 @@ describe("a spread entity's entries", () => {
     const [entry] = entriesFromChange(wallet, change('user_coupon_3'), at);
     expect(entry).toEqual({ entity: 'user_coupon', transition: 'expired', id: '1152921504606846977', expireAtMs: 5_000, at: 'shop_b.user_coupon_3' });
     const wire = encodeBucketEntry(entry!, split);
-    expect(JSON.parse(wire.toString())).toEqual({ v: 3, entity: 'user_coupon', transition: 'expired', id: '1152921504606846977', expireAtMs: 5_000, at: 'shop_b.user_coupon_3' });
+    expect(JSON.parse(wire.toString())).toEqual({
+      v: 3,
+      entity: 'user_coupon',
+      transition: 'expired',
+      id: '1152921504606846977',
+      expireAtMs: 5_000,
+      at: 'shop_b.user_coupon_3',
+    });
     expect(decodeBucketEntry(wire, split)).toEqual(entry);
   });
 
   test.each([
     ['no location', { v: 3, entity: 'user_coupon', transition: 'expired', id: '7', expireAtMs: 1 }, /undefined is not a location of user_coupon/],
-    ['a location it does not have', { v: 3, entity: 'user_coupon', transition: 'expired', id: '7', expireAtMs: 1, at: 'main.user_coupon_3' }, /"main\.user_coupon_3" is not a location/],
+    [
+      'a location it does not have',
+      { v: 3, entity: 'user_coupon', transition: 'expired', id: '7', expireAtMs: 1, at: 'main.user_coupon_3' },
+      /"main\.user_coupon_3" is not a location/,
+    ],
     ['v1 bytes (they carry no location)', { v: 1, entity: 'user_coupon', id: '7', expireAtMs: 1 }, /undefined is not a location of user_coupon/],
     ['v3 bytes for a one-table entity', { v: 3, entity: 't_order', transition: 'cancelled', id: '7', expireAtMs: 1 }, /v 3 is not the version/],
-    ['a location on a one-table entity', { v: 3, entity: 't_order', transition: 'cancelled', id: '7', expireAtMs: 1, at: 'main.t_order' }, /t_order lives in one table/],
+    [
+      'a location on a one-table entity',
+      { v: 3, entity: 't_order', transition: 'cancelled', id: '7', expireAtMs: 1, at: 'main.t_order' },
+      /t_order lives in one table/,
+    ],
   ])('are refused with %s (the DLQ, not a guess)', (_what, wire, reason) => {
-    expect(() => decodeBucketEntry(Buffer.from(JSON.stringify(wire)), split)).toThrow(expect.objectContaining({ name: CdcInvalidError.name, message: expect.stringMatching(reason) }));
+    expect(() => decodeBucketEntry(Buffer.from(JSON.stringify(wire)), split)).toThrow(
+      expect.objectContaining({ name: CdcInvalidError.name, message: expect.stringMatching(reason) }),
+    );
   });
 
   test('a change whose location is not given is a programmer error', () => {
@@ -141,13 +169,24 @@ describe('shards', () => {
 
   test('a topology with fewer shards than an entity has databases is refused at start', () => {
     const one = parseTopology({ ...testTopologyJson, shards: 1 }, 'one shard');
-    expect(() => assertShardsFit(split, one)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining("entity 'user_coupon' lives on 2 databases but the topology has 1 shards") }));
+    expect(() => assertShardsFit(split, one)).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining("entity 'user_coupon' lives on 2 databases but the topology has 1 shards"),
+      }),
+    );
     expect(() => assertShardsFit(split, parseTopology(testTopologyJson, 'test'))).not.toThrow();
   });
 });
 
 describe('CDC topics per database', () => {
-  const config = loadConfig({ TB_DATABASES: 'shop_b', TB_DB_NAME: 'shop', TB_CDC_TOPIC_PREFIX: 'cdc', TB_DB_SHOP_B_NAME: 'shop2', TB_DB_SHOP_B_CDC_TOPIC_PREFIX: 'cdcb' });
+  const config = loadConfig({
+    TB_DATABASES: 'shop_b',
+    TB_DB_NAME: 'shop',
+    TB_CDC_TOPIC_PREFIX: 'cdc',
+    TB_DB_SHOP_B_NAME: 'shop2',
+    TB_DB_SHOP_B_CDC_TOPIC_PREFIX: 'cdcb',
+  });
 
   test("a table set's tables on one database share one topic named after the entity; a lone table keeps its own", () => {
     const topics = cdcTopicList(config, split);
@@ -168,7 +207,13 @@ describe('CDC topics per database', () => {
   });
 
   test('a database the file names but the configuration does not is refused, with the variable to set', () => {
-    expect(() => cdcTopicList(loadConfig({}), split)).toThrow(expect.objectContaining({ message: expect.stringContaining("database 'shop_b' is named by examples/shop/entities-split.json but not configured: add it to TB_DATABASES, with TB_DB_SHOP_B_HOST") }));
+    expect(() => cdcTopicList(loadConfig({}), split)).toThrow(
+      expect.objectContaining({
+        message: expect.stringContaining(
+          "database 'shop_b' is named by examples/shop/entities-split.json but not configured: add it to TB_DATABASES, with TB_DB_SHOP_B_HOST",
+        ),
+      }),
+    );
   });
 });
 
@@ -207,11 +252,26 @@ describe('bucket records of a spread entity', () => {
 });
 
 test('the tables of a set must agree on the columns timebucket uses', () => {
-  const column = (name: string, columnType: string, nullable = false): ColumnInfo => ({ name, dataType: columnType.replace(/\(.*$/, '').split(' ')[0]!, columnType, nullable, maxChars: null, charset: null });
+  const column = (name: string, columnType: string, nullable = false): ColumnInfo => ({
+    name,
+    dataType: columnType.replace(/\(.*$/, '').split(' ')[0]!,
+    columnType,
+    nullable,
+    maxChars: null,
+    charset: null,
+  });
   const table = (faceValue: string) => ({
     name: 't',
     columns: new Map(
-      [column('id', 'bigint unsigned'), column('user_id', 'bigint unsigned'), { ...column('status', 'varchar(8)'), maxChars: 8, charset: 'utf8mb4' }, column('expire_at_ms', 'bigint'), column('lock_expire_time', 'datetime(3)', true), column('lock_order_no', 'varchar(64)', true), column('face_value', faceValue)].map((c) => [c.name, c]),
+      [
+        column('id', 'bigint unsigned'),
+        column('user_id', 'bigint unsigned'),
+        { ...column('status', 'varchar(8)'), maxChars: 8, charset: 'utf8mb4' },
+        column('expire_at_ms', 'bigint'),
+        column('lock_expire_time', 'datetime(3)', true),
+        column('lock_order_no', 'varchar(64)', true),
+        column('face_value', faceValue),
+      ].map((c) => [c.name, c]),
     ),
     indexes: [
       { name: 'PRIMARY', columns: ['id'], unique: true },
@@ -228,12 +288,32 @@ test('the tables of a set must agree on the columns timebucket uses', () => {
   // One set over a MariaDB and a MySQL server (a move from one to the other): the same DDL reads
   // back as `bigint(20) unsigned` from MariaDB and `bigint unsigned` from MySQL 8.0.19 and later,
   // which print no integer display width. A width changes nothing a value can hold.
-  const mariadbPrinted = (t: ReturnType<typeof table>) => ({ ...t, columns: new Map([...t.columns].map(([n, c]) => [n, { ...c, columnType: c.columnType.replace(/^(bigint)/, '$1(20)') }])) });
-  const overBothServers = new Map(wallet.locations.map((l) => [l.key, l.database === 'main' ? mariadbPrinted(table('decimal(10,2)')) : table('decimal(10,2)')]));
+  const mariadbPrinted = (t: ReturnType<typeof table>) => ({
+    ...t,
+    columns: new Map([...t.columns].map(([n, c]) => [n, { ...c, columnType: c.columnType.replace(/^(bigint)/, '$1(20)') }])),
+  });
+  const overBothServers = new Map(
+    wallet.locations.map((l) => [l.key, l.database === 'main' ? mariadbPrinted(table('decimal(10,2)')) : table('decimal(10,2)')]),
+  );
   expect(overBothServers.get(wallet.locations[0]!.key)!.columns.get('id')!.columnType).toBe('bigint(20) unsigned');
   expect(entitySchemaProblems(onlyWallet, overBothServers, { main: 'shop', shop_b: 'shop2' })).toEqual([]);
   // Still a difference: another integer type, or signedness.
-  const int = new Map(wallet.locations.map((l) => [l.key, l.database === 'main' ? mariadbPrinted(table('decimal(10,2)')) : { ...table('decimal(10,2)'), columns: new Map([...table('decimal(10,2)').columns].map(([n, c]) => [n, n === 'user_id' ? column('user_id', 'int unsigned') : n === 'expire_at_ms' ? column('expire_at_ms', 'bigint unsigned') : c])) }]));
+  const int = new Map(
+    wallet.locations.map((l) => [
+      l.key,
+      l.database === 'main'
+        ? mariadbPrinted(table('decimal(10,2)'))
+        : {
+            ...table('decimal(10,2)'),
+            columns: new Map(
+              [...table('decimal(10,2)').columns].map(([n, c]) => [
+                n,
+                n === 'user_id' ? column('user_id', 'int unsigned') : n === 'expire_at_ms' ? column('expire_at_ms', 'bigint unsigned') : c,
+              ]),
+            ),
+          },
+    ]),
+  );
   expect(entitySchemaProblems(onlyWallet, int, { main: 'shop', shop_b: 'shop2' })).toEqual(
     expect.arrayContaining([
       'user_coupon (shop2.user_coupon_2): column user_id is int unsigned NOT NULL but bigint(20) unsigned NOT NULL in shop.user_coupon_0; the tables of a set must agree',

@@ -74,9 +74,17 @@ describe('parseTopology', () => {
     ['a width that is not a multiple of the finer width', withTiers([{}, { widthMs: 90_000 }]), /^tiers\.1\.widthMs: .*multiple/],
     ['ring not above guard', withTiers([{}, { ring: 2 }]), /^tiers\.1\.ring: ring \(2\) must be greater than guard \(2\)/],
     ['guard 0', withTiers([{ guard: 0 }]), /^tiers\.0\.guard: /],
-    ['a finest-tier lead of a whole width', withTiers([{ leadMs: 60_000 }]), /^tiers\.0\.leadMs: the finest tier's leadMs \(60000\) must be less than its widthMs \(60000\)/],
+    [
+      'a finest-tier lead of a whole width',
+      withTiers([{ leadMs: 60_000 }]),
+      /^tiers\.0\.leadMs: the finest tier's leadMs \(60000\) must be less than its widthMs \(60000\)/,
+    ],
     ['a negative lead', withTiers([{}, { leadMs: -1 }]), /^tiers\.1\.leadMs: /],
-    ['width + lead beyond the finer horizon', withTiers([{}, { leadMs: 59 * MIN }]), /^tiers\.1\.leadMs: widthMs \+ leadMs \(7140000\) must be <= the horizon of tier 'minute' \(7080000\)/],
+    [
+      'width + lead beyond the finer horizon',
+      withTiers([{}, { leadMs: 59 * MIN }]),
+      /^tiers\.1\.leadMs: widthMs \+ leadMs \(7140000\) must be <= the horizon of tier 'minute' \(7080000\)/,
+    ],
     ['a coarsest ring too short to progress', withTiers([{}, {}, { ring: 4, guard: 2 }]), /^tiers\.2\.ring: the coarsest tier needs ring − guard − 1/],
     ['0 partitions', withTiers([{}, { partitions: 0 }]), /^tiers\.1\.partitions: /],
     ['0 shards', { ...productionJson, shards: 0 }, /^shards: /],
@@ -175,18 +183,36 @@ describe('declaredTopics', () => {
     expect(minuteNames).toEqual(Array.from({ length: 120 }, (_, i) => `tb.minute.${String(i).padStart(3, '0')}`));
     expect(minuteNames[0]).toBe('tb.minute.000');
     expect(minuteNames[119]).toBe('tb.minute.119');
-    expect(topics.filter((t) => t.topic.startsWith('tb.hour.')).map((t) => t.topic).slice(-1)).toEqual(['tb.hour.47']);
-    expect(topics.filter((t) => t.topic.startsWith('tb.day.')).map((t) => t.topic).slice(-1)).toEqual(['tb.day.399']);
+    expect(
+      topics
+        .filter((t) => t.topic.startsWith('tb.hour.'))
+        .map((t) => t.topic)
+        .slice(-1),
+    ).toEqual(['tb.hour.47']);
+    expect(
+      topics
+        .filter((t) => t.topic.startsWith('tb.day.'))
+        .map((t) => t.topic)
+        .slice(-1),
+    ).toEqual(['tb.day.399']);
   });
 
   test('partitions and retention', () => {
-    expect(byName.get('tb.minute.000')).toEqual({ topic: 'tb.minute.000', partitions: 16, config: { 'cleanup.policy': 'delete', 'retention.ms': String(120 * MIN + DAY) } });
+    expect(byName.get('tb.minute.000')).toEqual({
+      topic: 'tb.minute.000',
+      partitions: 16,
+      config: { 'cleanup.policy': 'delete', 'retention.ms': String(120 * MIN + DAY) },
+    });
     expect(byName.get('tb.hour.47')?.config['retention.ms']).toBe(String(48 * HOUR + DAY));
     expect(byName.get('tb.day.123')).toMatchObject({ partitions: 4, config: { 'retention.ms': String(400 * DAY + DAY) } });
     expect(byName.get('tb.due')).toMatchObject({ partitions: 16, config: { 'retention.ms': String(2 * DAY) } });
     expect(byName.get('tb.dlq')).toMatchObject({ partitions: 1, config: { 'retention.ms': String(14 * DAY) } });
     // Probes are read as they arrive (publish/capture-probe.ts): one partition, an hour.
-    expect(byName.get('tb.outbox-probe')).toEqual({ topic: 'tb.outbox-probe', partitions: 1, config: { 'cleanup.policy': 'delete', 'retention.ms': String(HOUR) } });
+    expect(byName.get('tb.outbox-probe')).toEqual({
+      topic: 'tb.outbox-probe',
+      partitions: 1,
+      config: { 'cleanup.policy': 'delete', 'retention.ms': String(HOUR) },
+    });
     expect(byName.get('timebucket.events.order-cancelled')).toMatchObject({ partitions: 8, config: { 'retention.ms': String(7 * DAY) } });
     for (const t of topics) expect(t.config['cleanup.policy']).toBe('delete');
   });
@@ -204,12 +230,19 @@ describe('parseTopic', () => {
     expect(parseTopic(topology, 'tb.prod.due')).toEqual({ lane: 'due' });
   });
 
-  test.each(['tb.prod.dlq', 'timebucket.events.coupon-expired', 'tb.minute.007', 'tb.prod.minute.7', 'tb.prod.minute.0007', 'tb.prod.hour.48', 'tb.prod.week.01', 'tb.prod.minute.007.x', 'other.due'])(
-    '%s is not a ring or due topic',
-    (topic) => {
-      expect(parseTopic(topology, topic)).toBeUndefined();
-    },
-  );
+  test.each([
+    'tb.prod.dlq',
+    'timebucket.events.coupon-expired',
+    'tb.minute.007',
+    'tb.prod.minute.7',
+    'tb.prod.minute.0007',
+    'tb.prod.hour.48',
+    'tb.prod.week.01',
+    'tb.prod.minute.007.x',
+    'other.due',
+  ])('%s is not a ring or due topic', (topic) => {
+    expect(parseTopic(topology, topic)).toBeUndefined();
+  });
 });
 
 describe('ringTopics', () => {

@@ -13,7 +13,10 @@ const own = (o: Partial<{ global: string[]; schema: string[]; tables: Record<str
 });
 
 test('privileges held per table and column satisfy the needs; each lack is named', () => {
-  const granted = own({ tables: { coupons: ['SELECT'], event_outbox: ['SELECT', 'INSERT', 'DELETE'] }, columns: { 'coupons.status': ['UPDATE'], 'coupons.version': ['UPDATE'] } });
+  const granted = own({
+    tables: { coupons: ['SELECT'], event_outbox: ['SELECT', 'INSERT', 'DELETE'] },
+    columns: { 'coupons.status': ['UPDATE'], 'coupons.version': ['UPDATE'] },
+  });
   expect(missingPrivileges(needed, granted, 'shop')).toEqual([]);
   const partial = own({ tables: { coupons: ['SELECT'], event_outbox: ['SELECT'] }, columns: { 'coupons.status': ['UPDATE'] } });
   expect(missingPrivileges(needed, partial, 'shop')).toEqual(['UPDATE (version) on shop.coupons', 'INSERT, DELETE on shop.event_outbox']);
@@ -22,12 +25,18 @@ test('privileges held per table and column satisfy the needs; each lack is named
 test('a privilege held on the whole database or globally counts for every table and column', () => {
   expect(missingPrivileges(needed, own({ schema: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] }), 'shop')).toEqual([]);
   expect(missingPrivileges(needed, own({ global: ['ALL PRIVILEGES'] }), 'shop')).toEqual([]);
-  expect(missingPrivileges(needed, own({}), 'shop')).toEqual(['SELECT on shop.coupons', 'UPDATE (status, version) on shop.coupons', 'SELECT, INSERT, DELETE on shop.event_outbox']);
+  expect(missingPrivileges(needed, own({}), 'shop')).toEqual([
+    'SELECT on shop.coupons',
+    'UPDATE (status, version) on shop.coupons',
+    'SELECT, INSERT, DELETE on shop.event_outbox',
+  ]);
 });
 
 test('SELECT of columns: held on each column or on the whole table; each column lacking is named', () => {
   const columnsOnly = [{ table: 'coupons', privileges: [], selectColumns: ['id', 'status'], updateColumns: ['status'] }];
   expect(missingPrivileges(columnsOnly, own({ columns: { 'coupons.id': ['SELECT'], 'coupons.status': ['SELECT', 'UPDATE'] } }), 'shop')).toEqual([]);
   expect(missingPrivileges(columnsOnly, own({ tables: { coupons: ['SELECT'] }, columns: { 'coupons.status': ['UPDATE'] } }), 'shop')).toEqual([]);
-  expect(missingPrivileges(columnsOnly, own({ columns: { 'coupons.id': ['SELECT'], 'coupons.status': ['UPDATE'] } }), 'shop')).toEqual(['SELECT (status) on shop.coupons']);
+  expect(missingPrivileges(columnsOnly, own({ columns: { 'coupons.id': ['SELECT'], 'coupons.status': ['UPDATE'] } }), 'shop')).toEqual([
+    'SELECT (status) on shop.coupons',
+  ]);
 });

@@ -8,14 +8,35 @@ import { revokePlan, revokeStatement } from '../../../src/db/apply-service-grant
 import { grantItems } from '../../../src/db/service-grant-ledger';
 
 const catalogue = parseEntityFile(readFileSync(join(__dirname, '../../../entities/default.json'), 'utf8'), 'entities/default.json');
-const column = (name: string, autoUpdated = false): ColumnInfo => ({ name, dataType: 'datetime', columnType: 'datetime(3)', nullable: false, maxChars: null, charset: null, autoUpdated });
+const column = (name: string, autoUpdated = false): ColumnInfo => ({
+  name,
+  dataType: 'datetime',
+  columnType: 'datetime(3)',
+  nullable: false,
+  maxChars: null,
+  charset: null,
+  autoUpdated,
+});
 // What information_schema says of the demo tables, as far as the grants care: updated_at is ON UPDATE.
 const schema: SchemaInfo = new Map(
-  ['coupons', 'orders'].map((t) => [`main.${t}`, { name: t, columns: new Map([['updated_at', column('updated_at', true)], ['created_at', column('created_at')]]), indexes: [] }]),
+  ['coupons', 'orders'].map((t) => [
+    `main.${t}`,
+    {
+      name: t,
+      columns: new Map([
+        ['updated_at', column('updated_at', true)],
+        ['created_at', column('created_at')],
+      ]),
+      indexes: [],
+    },
+  ]),
 );
 
 test('grants read only the columns the statements read and update only the columns a transition or an effect changes', () => {
-  const statements = serviceGrantStatements('timebucket', { user: 'timebucket_app', host: '%' }, [...mappedTableGrants(catalogue, schema), ...OWN_TABLE_GRANTS]);
+  const statements = serviceGrantStatements('timebucket', { user: 'timebucket_app', host: '%' }, [
+    ...mappedTableGrants(catalogue, schema),
+    ...OWN_TABLE_GRANTS,
+  ]);
   // The coupon reads: id, status, its due column; its expiry's event columns (user_id, version,
   // which it increments); its reminders' and digest's (face_value, the digest's user user_id);
   // the order's release, through locked_order_id. It writes its expiry (status, expired_at,
@@ -47,7 +68,13 @@ test('TB_DB_SERVICE_USER: a name (host %) or name@host', () => {
 test('revoked: what the ledger holds and the file no longer needs; on a mapped table the ledger has nothing of, the old whole-table SELECT', () => {
   const item = (table: string, privilege: string, column = '') => ({ table, privilege, column });
   const wanted = [item('coupons', 'SELECT', 'id'), item('coupons', 'UPDATE', 'status'), item('event_outbox', 'SELECT')];
-  const recorded = [item('coupons', 'SELECT', 'id'), item('coupons', 'UPDATE', 'status'), item('coupons', 'UPDATE', 'expired_at'), item('wallets', 'SELECT', 'id'), item('event_outbox', 'SELECT')];
+  const recorded = [
+    item('coupons', 'SELECT', 'id'),
+    item('coupons', 'UPDATE', 'status'),
+    item('coupons', 'UPDATE', 'expired_at'),
+    item('wallets', 'SELECT', 'id'),
+    item('event_outbox', 'SELECT'),
+  ];
   expect(revokePlan(recorded, wanted, ['coupons', 'orders'])).toEqual({
     tableWide: [item('orders', 'SELECT')],
     columns: [item('coupons', 'UPDATE', 'expired_at'), item('wallets', 'SELECT', 'id')],

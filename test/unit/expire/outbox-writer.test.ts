@@ -19,7 +19,11 @@ const expired = transitionOf(catalogue, 'coupon', 'expired');
 const trx = {} as Knex.Transaction;
 
 const row = (id: string) => ({
-  event: transitionEvent(expired, { id, status: 'ACTIVE', dueAtMs: Date.UTC(2031, 0, 1), columns: { user_id: '7', version: 0 } }, { occurredAtMs: Date.UTC(2031, 0, 1, 0, 0, 1), path: 'stream', effects: [] }),
+  event: transitionEvent(
+    expired,
+    { id, status: 'ACTIVE', dueAtMs: Date.UTC(2031, 0, 1), columns: { user_id: '7', version: 0 } },
+    { occurredAtMs: Date.UTC(2031, 0, 1, 0, 0, 1), path: 'stream', effects: [] },
+  ),
   entityType: 'coupon',
   entityId: id,
 });
@@ -44,10 +48,21 @@ test('an event its schema rejects goes to `rejected` with its code and reason, a
   const write = eventOutboxWriter(encoder({ COUPON_EXPIRED: 1 }), { rejected: async (events) => void rejected.push(...events) });
   // Above 2^63 - 1: an Avro long cannot hold the id.
   expect(await write(trx, [row('18446744073709551615')])).toBe(1);
-  expect(rejected).toEqual([{ event: expect.objectContaining({ event_type: 'COUPON_EXPIRED' }), entityId: '18446744073709551615', code: 'EVENT_REJECTED', reason: expect.stringMatching(/coupon_id/) }]);
+  expect(rejected).toEqual([
+    {
+      event: expect.objectContaining({ event_type: 'COUPON_EXPIRED' }),
+      entityId: '18446744073709551615',
+      code: 'EVENT_REJECTED',
+      reason: expect.stringMatching(/coupon_id/),
+    },
+  ]);
 });
 
 test('without `rejected`, such an event fails the transaction, named', async () => {
   const write = eventOutboxWriter(encoder({ COUPON_EXPIRED: 1 }));
-  await expect(write(trx, [row('18446744073709551615')])).rejects.toMatchObject({ code: 'EVENT_REJECTED', retriable: false, message: expect.stringMatching(/cannot be published: does not match the Avro schema/) });
+  await expect(write(trx, [row('18446744073709551615')])).rejects.toMatchObject({
+    code: 'EVENT_REJECTED',
+    retriable: false,
+    message: expect.stringMatching(/cannot be published: does not match the Avro schema/),
+  });
 });

@@ -18,7 +18,8 @@ const orderCancelled = transitionOf(catalogue, 'order', 'cancelled');
 test('the default file builds the statements the hand-written coupon expiry and order cancellation ran', () => {
   expect(transitionStatements(catalogue, couponExpired)).toEqual({
     lock: 'SELECT `id`, `status`, `expire_time`, `user_id`, `version` FROM `coupons` FORCE INDEX (PRIMARY) WHERE `id` IN (?) AND `status` IN (?) AND `expire_time` IS NOT NULL ORDER BY `id` FOR UPDATE',
-    update: 'UPDATE `coupons` FORCE INDEX (PRIMARY) SET `status` = ?, `expired_at` = ?, `version` = `version` + ? WHERE `id` IN (?) AND `status` IN (?) AND `expire_time` <= ?',
+    update:
+      'UPDATE `coupons` FORCE INDEX (PRIMARY) SET `status` = ?, `expired_at` = ?, `version` = `version` + ? WHERE `id` IN (?) AND `status` IN (?) AND `expire_time` <= ?',
     effects: [],
   });
   expect(transitionStatements(catalogue, orderCancelled)).toEqual({
@@ -28,7 +29,8 @@ test('the default file builds the statements the hand-written coupon expiry and 
     effects: [
       {
         lock: 'SELECT `id`, `locked_order_id` FROM `coupons` FORCE INDEX (`idx_coupons_locked_order`) WHERE `locked_order_id` IN (?) AND `status` IN (?) ORDER BY `id` FOR UPDATE',
-        update: 'UPDATE `coupons` FORCE INDEX (PRIMARY) SET `status` = ?, `locked_order_id` = ?, `version` = `version` + ? WHERE `id` IN (?) AND `status` IN (?)',
+        update:
+          'UPDATE `coupons` FORCE INDEX (PRIMARY) SET `status` = ?, `locked_order_id` = ?, `version` = `version` + ? WHERE `id` IN (?) AND `status` IN (?)',
       },
     ],
   });
@@ -50,17 +52,20 @@ function fileIdentifiers(c: EntityCatalogue): Set<string> {
 
 const KEYWORDS = new Set(['SELECT', 'FROM', 'FORCE', 'INDEX', 'PRIMARY', 'WHERE', 'IN', 'AND', 'ORDER', 'BY', 'FOR', 'UPDATE', 'SET', 'IS', 'NOT', 'NULL']);
 
-test.each(catalogue.transitions.map((t) => [t.ref, t] as const))('%s: only quoted identifiers from the file, keywords and placeholders; no literal', (_ref, t) => {
-  const s = transitionStatements(catalogue, t);
-  const known = fileIdentifiers(catalogue);
-  for (const sql of [s.lock, s.update, ...s.effects.flatMap((fx) => [fx.lock, fx.update])]) {
-    const quoted = [...sql.matchAll(/`([^`]*)`/g)].map((m) => m[1]!);
-    expect(quoted.filter((q) => !known.has(q))).toEqual([]);
-    const rest = sql.replace(/`[^`]*`/g, ' ').replace(/[?(),=<+]/g, ' ');
-    expect(rest.split(/\s+/).filter((w) => w !== '' && !KEYWORDS.has(w))).toEqual([]); // no bare name, number or string
-    expect(sql).not.toMatch(/['"]/);
-  }
-});
+test.each(catalogue.transitions.map((t) => [t.ref, t] as const))(
+  '%s: only quoted identifiers from the file, keywords and placeholders; no literal',
+  (_ref, t) => {
+    const s = transitionStatements(catalogue, t);
+    const known = fileIdentifiers(catalogue);
+    for (const sql of [s.lock, s.update, ...s.effects.flatMap((fx) => [fx.lock, fx.update])]) {
+      const quoted = [...sql.matchAll(/`([^`]*)`/g)].map((m) => m[1]!);
+      expect(quoted.filter((q) => !known.has(q))).toEqual([]);
+      const rest = sql.replace(/`[^`]*`/g, ' ').replace(/[?(),=<+]/g, ' ');
+      expect(rest.split(/\s+/).filter((w) => w !== '' && !KEYWORDS.has(w))).toEqual([]); // no bare name, number or string
+      expect(sql).not.toMatch(/['"]/);
+    }
+  },
+);
 
 type Call = { sql: string; bindings: readonly unknown[] };
 const NOW = 1_700_000_000_123;
@@ -83,7 +88,10 @@ function fakeDb(opts: { moved?: (ids: readonly unknown[]) => number } = {}) {
     calls.push({ sql, bindings });
     if (sql.startsWith('SELECT NOW(3)')) return [[{ now: new Date(NOW) }]];
     if (sql.startsWith('SELECT `id`, `status`, `expire_time`, `user_id`, `version` FROM `coupons`')) {
-      return [[{ id: 5, status: 'ACTIVE', expire_time: new Date(DUE), user_id: MAX_SIGNED, version: 0 }], [type('id', 8), type('status', 253), type('expire_time', 12), type('user_id', 8), type('version', 3)]];
+      return [
+        [{ id: 5, status: 'ACTIVE', expire_time: new Date(DUE), user_id: MAX_SIGNED, version: 0 }],
+        [type('id', 8), type('status', 253), type('expire_time', 12), type('user_id', 8), type('version', 3)],
+      ];
     }
     if (sql.startsWith('SELECT `id`, `status`, `expire_time`, `user_id`, `coupon_id`, `version` FROM `orders`')) {
       const rows = [
@@ -92,7 +100,8 @@ function fakeDb(opts: { moved?: (ids: readonly unknown[]) => number } = {}) {
       ];
       return [rows, [type('id', 8), type('status', 253), type('expire_time', 12), type('user_id', 8), type('coupon_id', 8), type('version', 3)]];
     }
-    if (sql.startsWith('SELECT `id`, `locked_order_id` FROM `coupons`')) return [[{ id: BIG, locked_order_id: 7 }], [type('id', 8), type('locked_order_id', 8)]];
+    if (sql.startsWith('SELECT `id`, `locked_order_id` FROM `coupons`'))
+      return [[{ id: BIG, locked_order_id: 7 }], [type('id', 8), type('locked_order_id', 8)]];
     if (sql.startsWith('UPDATE')) return [{ affectedRows: (opts.moved ?? ((x) => x.length))(idsOf(sql, bindings)) }];
     throw new Error(`unexpected statement ${sql}`);
   };
@@ -115,7 +124,14 @@ const outboxPayloads = (writes: readonly Write[]) => writes.flatMap((w) => w.row
 
 test('every statement of a run binds every value but the batch ids, which are integer literals: one binding per placeholder, statuses and constants among them', async () => {
   const { calls, trx, writes, batches } = fakeDb();
-  await batches().run(orderCancelled, [{ id: '7', expireAtMs: DUE }, { id: '8', expireAtMs: DUE }], 'stream');
+  await batches().run(
+    orderCancelled,
+    [
+      { id: '7', expireAtMs: DUE },
+      { id: '8', expireAtMs: DUE },
+    ],
+    'stream',
+  );
   for (const c of calls) expect([c.sql, c.bindings.length]).toEqual([c.sql, placeholders(c.sql)]);
   const [lock, , update, effectLock, effectUpdate] = calls;
   expect(lock!.sql).toContain('WHERE `id` IN (7, 8) AND `status` IN (?)');
@@ -133,7 +149,14 @@ test('the payloads are exactly the COUPON_EXPIRED and ORDER_CANCELLED of before:
   const { writes, batches } = fakeDb();
   const run = batches();
   await run.run(couponExpired, [{ id: '5', expireAtMs: DUE }], 'scanner');
-  await run.run(orderCancelled, [{ id: '7', expireAtMs: DUE }, { id: '8', expireAtMs: DUE }], 'stream');
+  await run.run(
+    orderCancelled,
+    [
+      { id: '7', expireAtMs: DUE },
+      { id: '8', expireAtMs: DUE },
+    ],
+    'stream',
+  );
   // One writer call per transaction: each event's key and type, and the row it is about.
   expect(writes.map((w) => w.rows.flatMap((r) => [r.event.event_key, r.event.event_type, r.entityType, r.entityId]))).toEqual([
     [`coupon-expired-5-${DUE}-${NOW}`, 'COUPON_EXPIRED', 'coupon', '5'],
@@ -141,7 +164,17 @@ test('the payloads are exactly the COUPON_EXPIRED and ORDER_CANCELLED of before:
   ]);
   const common = { due_at: DUE, occurred_at: NOW };
   expect(outboxPayloads(writes)).toEqual([
-    { event_key: `coupon-expired-5-${DUE}-${NOW}`, event_type: 'COUPON_EXPIRED', coupon_id: '5', user_id: MAX_SIGNED, from_status: 'ACTIVE', to_status: 'EXPIRED', ...common, path: 'scanner', version: 1 },
+    {
+      event_key: `coupon-expired-5-${DUE}-${NOW}`,
+      event_type: 'COUPON_EXPIRED',
+      coupon_id: '5',
+      user_id: MAX_SIGNED,
+      from_status: 'ACTIVE',
+      to_status: 'EXPIRED',
+      ...common,
+      path: 'scanner',
+      version: 1,
+    },
     {
       event_key: `order-cancelled-7-${DUE}-${NOW}`,
       event_type: 'ORDER_CANCELLED',
@@ -184,6 +217,9 @@ test('an UPDATE that moves fewer rows than the plan found due rolls back, retria
 
 test('a transition of another catalogue is refused', async () => {
   const { batches } = fakeDb();
-  const other = parseEntityFile({ entities: [{ ...defaultEntities.entities[0], transitions: [{ ...defaultEntities.entities[0]!.transitions[0], name: 'gone' }] }] }, 'other');
+  const other = parseEntityFile(
+    { entities: [{ ...defaultEntities.entities[0], transitions: [{ ...defaultEntities.entities[0]!.transitions[0], name: 'gone' }] }] },
+    'other',
+  );
   await expect(batches().run(transitionOf(other, 'coupon', 'gone'), [], 'stream')).rejects.toBeInstanceOf(RangeError);
 });

@@ -74,9 +74,7 @@ describe('CascaderSink', () => {
     expect(h.fake.calls).toHaveLength(1);
     expect(h.fake.calls[0]!.acks).toBe(-1);
     const flushAt = T0 + 50;
-    expect(sent(h.fake)).toEqual(
-      expect.arrayContaining(msgs.map((m) => ({ ...expected(m.entry, flushAt), entry: m.entry }))),
-    );
+    expect(sent(h.fake)).toEqual(expect.arrayContaining(msgs.map((m) => ({ ...expected(m.entry, flushAt), entry: m.entry }))));
     expect(sent(h.fake)).toHaveLength(4);
     // Spot-check the router's answers so the test does not merely mirror the implementation.
     const topicOf = Object.fromEntries(sent(h.fake).map((s) => [s.entry.id, s.topic]));

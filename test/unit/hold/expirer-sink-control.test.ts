@@ -153,10 +153,22 @@ describe('with the hold consumer', () => {
   const reader: HeldRecordReader = (r) => {
     const [entity, id] = r.key!.toString().split(':') as [string, string];
     const transition = entity === 'coupon' ? 'expired' : 'cancelled';
-    return { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs: 0, releaseAtMs: 0, entry: { entity, transition, id, expireAtMs: T0 } };
+    return {
+      topic: r.topic,
+      partition: r.partition,
+      offset: r.offset,
+      shard: 0,
+      bucketStartMs: 0,
+      releaseAtMs: 0,
+      entry: { entity, transition, id, expireAtMs: T0 },
+    };
   };
   const rec = (offset: number, key: string) => message(offset, { key: Buffer.from(key) });
-  const lastCommit = (fake: ReturnType<typeof fakeConsumer>) => fake.commits.flat().map((c) => Number(c.offset)).reduce((a, b) => Math.max(a, b), -1);
+  const lastCommit = (fake: ReturnType<typeof fakeConsumer>) =>
+    fake.commits
+      .flat()
+      .map((c) => Number(c.offset))
+      .reduce((a, b) => Math.max(a, b), -1);
 
   test('nothing is committed past a paused entry, the partition pauses at its memory cap, and resume drains and commits everything', async () => {
     const h = harness();

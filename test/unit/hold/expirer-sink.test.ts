@@ -32,7 +32,14 @@ function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => Batch
     logger: createLogger('silent'),
     ...opts,
     expireBatch: (transition: Transition, entries: readonly ScheduledEntry[], location: Location) => {
-      const call: Call = { entity: transition.entity, ref: transition.ref, ids: entries.map((e) => e.id), at: Date.now(), database: location.database, result: deferred<BatchOutcome>() };
+      const call: Call = {
+        entity: transition.entity,
+        ref: transition.ref,
+        ids: entries.map((e) => e.id),
+        at: Date.now(),
+        database: location.database,
+        result: deferred<BatchOutcome>(),
+      };
       calls.push(call);
       inFlight += 1;
       maxInFlight = Math.max(maxInFlight, inFlight);
@@ -192,7 +199,9 @@ describe('ExpirerSink', () => {
   test('in a mixed outcome only the notYetDue entry waits; stale and transitioned are done', async () => {
     const h = harness({
       auto: (c) =>
-        c.ids.length === 3 ? outcome(['1'], { stale: [{ id: '2', expireAtMs: T0 }], notYetDue: [{ entry: { id: '3', expireAtMs: T0 }, retryInMs: 50 }] }) : undefined,
+        c.ids.length === 3
+          ? outcome(['1'], { stale: [{ id: '2', expireAtMs: T0 }], notYetDue: [{ entry: { id: '3', expireAtMs: T0 }, retryInMs: 50 }] })
+          : undefined,
     });
     for (const id of ['1', '2', '3']) h.take(heldMessage({ id, expireAtMs: T0 }));
     await settle();
@@ -359,6 +368,10 @@ describe('ExpirerSink over two databases', () => {
     // Wallet answers: its waiting orders take the slots freed.
     for (const c of onDb('wallet')) c.result.resolve(outcome(c.ids));
     await jest.advanceTimersByTimeAsync(0);
-    expect(onDb('wallet').flatMap((c) => c.ids).sort()).toEqual(['o0', 'o1', 'o2', 'o3', 'o4', 'o5']);
+    expect(
+      onDb('wallet')
+        .flatMap((c) => c.ids)
+        .sort(),
+    ).toEqual(['o0', 'o1', 'o2', 'o3', 'o4', 'o5']);
   });
 });

@@ -41,7 +41,9 @@ type EachBatch = NonNullable<ConsumerRunConfig['eachBatch']>;
  * only weak references, to the batch and to its first message.
  */
 async function feed(eachBatch: EachBatch, paused: Set<string>, count: number, releaseAt: number): Promise<{ batch: WeakRef<object>; first: WeakRef<object> }> {
-  const messages: KafkaMessage[] = Array.from({ length: count }, (_, i) => message(i, { value: Buffer.alloc(100), headers: { release_at: String(releaseAt) } }));
+  const messages: KafkaMessage[] = Array.from({ length: count }, (_, i) =>
+    message(i, { value: Buffer.alloc(100), headers: { release_at: String(releaseAt) } }),
+  );
   const batch = { topic, partition: 0, highWatermark: String(count), messages };
   const payload = {
     batch,
@@ -125,6 +127,9 @@ test('an entry taken but not finished keeps nothing of its message', async () =>
     expect(taken).toHaveLength(3);
     expect(await collectable(first)).toBe(true);
     taken.forEach((done) => done());
-    await waitFor('the finished entries to be committed', () => (fake.commits.at(-1)?.[0]?.offset === '3' ? true : undefined), { timeoutMs: 2_000, intervalMs: 10 });
+    await waitFor('the finished entries to be committed', () => (fake.commits.at(-1)?.[0]?.offset === '3' ? true : undefined), {
+      timeoutMs: 2_000,
+      intervalMs: 10,
+    });
   });
 });

@@ -34,7 +34,15 @@ const reader: HeldRecordReader = (r) => {
   if (r.headers?.['bad'] !== undefined) throw new Error('bad record');
   const bucketStartMs = Number(r.headers?.['bucket_start'] ?? 0);
   const misplaced = r.headers?.['misplaced']?.toString();
-  const held = { topic: r.topic, partition: r.partition, offset: r.offset, shard: 0, bucketStartMs, releaseAtMs: Number(r.headers?.['release_at'] ?? 0), entry: { entity: 'coupon', transition: 'expired', id: r.offset, expireAtMs: bucketStartMs } };
+  const held = {
+    topic: r.topic,
+    partition: r.partition,
+    offset: r.offset,
+    shard: 0,
+    bucketStartMs,
+    releaseAtMs: Number(r.headers?.['release_at'] ?? 0),
+    entry: { entity: 'coupon', transition: 'expired', id: r.offset, expireAtMs: bucketStartMs },
+  };
   return misplaced === undefined ? held : { ...held, releaseAtMs: 0, misplaced };
 };
 

@@ -102,19 +102,17 @@ describe('OffsetTracker', () => {
   });
 
   test('property: any completion order → strictly increasing commit points, never past the first unfinished, ending at last + 1', () => {
-    const scenario = fc
-      .record({ n: fc.integer({ min: 1, max: 1600 }), base: fc.integer({ min: 0, max: 1_000_000 }) })
-      .chain(({ n, base }) =>
-        fc.record({
-          gaps: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: n, maxLength: n }),
-          order: fc.shuffledSubarray(
-            Array.from({ length: n }, (_, i) => i),
-            { minLength: n, maxLength: n },
-          ),
-          advanceEvery: fc.integer({ min: 1, max: 50 }),
-          base: fc.constant(base),
-        }),
-      );
+    const scenario = fc.record({ n: fc.integer({ min: 1, max: 1600 }), base: fc.integer({ min: 0, max: 1_000_000 }) }).chain(({ n, base }) =>
+      fc.record({
+        gaps: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: n, maxLength: n }),
+        order: fc.shuffledSubarray(
+          Array.from({ length: n }, (_, i) => i),
+          { minLength: n, maxLength: n },
+        ),
+        advanceEvery: fc.integer({ min: 1, max: 50 }),
+        base: fc.constant(base),
+      }),
+    );
     fc.assert(
       fc.property(scenario, ({ gaps, order, advanceEvery, base }) => {
         const offsets: number[] = [];

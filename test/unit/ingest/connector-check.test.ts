@@ -28,7 +28,10 @@ test('a table nobody captures, a stopped task, a missing filter and a missing fr
   const problems = connectorProblems(
     wanted,
     [
-      { ...running('half', { ...wanted, 'table.include.list': 'shop\\.coupons', 'predicates.notExpirable.expirable.table.coupons.states': 'INIT' }), taskStates: ['FAILED'] },
+      {
+        ...running('half', { ...wanted, 'table.include.list': 'shop\\.coupons', 'predicates.notExpirable.expirable.table.coupons.states': 'INIT' }),
+        taskStates: ['FAILED'],
+      },
     ],
     'shop',
   );
@@ -58,7 +61,10 @@ describe('a table set over two databases', () => {
   test("its connector, running, satisfies the check; the other database's, capturing same-named tables under its own prefix, does not stand in for it", () => {
     expect(connectorProblems(onB, [running('b', { ...onB })], 'shop')).toEqual([]);
     const problems = connectorProblems(onB, [running('a', { ...onB, 'topic.prefix': 'cdca' })], 'shop');
-    expect(problems).toEqual([expect.stringMatching(/^no connector captures shop\.user_coupon_2 under topic\.prefix cdcb; a \(topic\.prefix cdca\) write elsewhere/), expect.stringMatching(/user_coupon_3/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/^no connector captures shop\.user_coupon_2 under topic\.prefix cdcb; a \(topic\.prefix cdca\) write elsewhere/),
+      expect.stringMatching(/user_coupon_3/),
+    ]);
   });
 
   test('a connector without the router writes per-table topics nothing reads: named', () => {

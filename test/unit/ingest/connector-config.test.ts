@@ -26,8 +26,22 @@ function seedCatalogue(states: string[]) {
           id: 'id',
           status: { column: 'coupon_status', type: 'string' },
           transitions: [
-            { name: 'expired', from: states, to: '已过期', due: { column: 'expire_at_ms', kind: 'epoch_ms' }, index: 'i1', event: { type: 'A', ceType: 'a', avroName: 'x.A', idField: 'coupon_id', summary: 's' } },
-            { name: 'lock_timeout', from: ['已锁定'], to: '待使用', due: { column: 'lock_expire_time', kind: 'datetime' }, index: 'i2', event: { type: 'B', ceType: 'b', avroName: 'x.B', idField: 'coupon_id', summary: 's' } },
+            {
+              name: 'expired',
+              from: states,
+              to: '已过期',
+              due: { column: 'expire_at_ms', kind: 'epoch_ms' },
+              index: 'i1',
+              event: { type: 'A', ceType: 'a', avroName: 'x.A', idField: 'coupon_id', summary: 's' },
+            },
+            {
+              name: 'lock_timeout',
+              from: ['已锁定'],
+              to: '待使用',
+              due: { column: 'lock_expire_time', kind: 'datetime' },
+              index: 'i2',
+              event: { type: 'B', ceType: 'b', avroName: 'x.B', idField: 'coupon_id', summary: 's' },
+            },
           ],
         },
         {
@@ -35,7 +49,16 @@ function seedCatalogue(states: string[]) {
           table: 'task',
           id: 'id',
           status: { column: 'state', type: 'integer' },
-          transitions: [{ name: 'timed_out', from: [1, 2], to: 9, due: { column: 'deadline_s', kind: 'epoch_s' }, index: 'i3', event: { type: 'C', ceType: 'c', avroName: 'x.C', idField: 'task_id', summary: 's' } }],
+          transitions: [
+            {
+              name: 'timed_out',
+              from: [1, 2],
+              to: 9,
+              due: { column: 'deadline_s', kind: 'epoch_s' },
+              index: 'i3',
+              event: { type: 'C', ceType: 'c', avroName: 'x.C', idField: 'task_id', summary: 's' },
+            },
+          ],
         },
       ],
     },
@@ -82,18 +105,29 @@ test("MySQL without TLS lets the driver fetch the server's key for caching_sha2_
   const plain = connectorConfig(catalogue, { ...opts, flavour: 'mysql', db: { ...opts.db, tls: false } }).config;
   expect(plain).toMatchObject({ 'database.ssl.mode': 'disabled', 'driver.allowPublicKeyRetrieval': 'true' });
   expect(connectorConfig(catalogue, { ...opts, flavour: 'mysql', db: { ...opts.db, tls: true } }).config).not.toHaveProperty('driver.allowPublicKeyRetrieval');
-  expect(connectorConfig(catalogue, { ...opts, flavour: 'mariadb', db: { ...opts.db, tls: false } }).config).not.toHaveProperty('driver.allowPublicKeyRetrieval');
+  expect(connectorConfig(catalogue, { ...opts, flavour: 'mariadb', db: { ...opts.db, tls: false } }).config).not.toHaveProperty(
+    'driver.allowPublicKeyRetrieval',
+  );
 });
 
 test('a verified TLS connection takes a truststore on the workers, or says it relies on the JVM one', () => {
-  const withStore = connectorConfig(catalogue, { ...opts, db: { ...opts.db, tls: true, truststore: { path: '/etc/connect/db-ca.p12', password: '${file:/s:pw}' } } });
-  expect(withStore.config).toMatchObject({ 'database.ssl.mode': 'verify-full', 'database.ssl.truststore': '/etc/connect/db-ca.p12', 'database.ssl.truststore.password': '${file:/s:pw}' });
+  const withStore = connectorConfig(catalogue, {
+    ...opts,
+    db: { ...opts.db, tls: true, truststore: { path: '/etc/connect/db-ca.p12', password: '${file:/s:pw}' } },
+  });
+  expect(withStore.config).toMatchObject({
+    'database.ssl.mode': 'verify-full',
+    'database.ssl.truststore': '/etc/connect/db-ca.p12',
+    'database.ssl.truststore.password': '${file:/s:pw}',
+  });
   expect(withStore.warnings.filter((w) => w.includes('truststore'))).toEqual([]);
   const without = connectorConfig(catalogue, { ...opts, db: { ...opts.db, tls: true } });
   expect(without.config).not.toHaveProperty('database.ssl.truststore');
   expect(without.warnings).toContainEqual(expect.stringMatching(/JVM truststore \(public CAs only\): give --db-truststore/));
   // Without TLS a truststore means nothing, and is left out.
-  expect(connectorConfig(catalogue, { ...opts, db: { ...opts.db, truststore: { path: '/x', password: 'p' } } }).config).not.toHaveProperty('database.ssl.truststore');
+  expect(connectorConfig(catalogue, { ...opts, db: { ...opts.db, truststore: { path: '/x', password: 'p' } } }).config).not.toHaveProperty(
+    'database.ssl.truststore',
+  );
 });
 
 test('the filter learns each table’s status column and every from-state, non-ASCII and integer codes included', () => {
@@ -154,12 +188,20 @@ describe('the schema history on a secured cluster', () => {
   });
 
   test('SASL_SSL: the same settings for its producer and its consumer, the CA inline, the account quoted for JAAS', () => {
-    const config = historyConfig({ ...kafka, security: { tls: true, ca: { pem: '-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n' }, sasl: { mechanism: 'scram-sha-512', username: 'tb', password: 'p"w\\1' } } });
+    const config = historyConfig({
+      ...kafka,
+      security: {
+        tls: true,
+        ca: { pem: '-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n' },
+        sasl: { mechanism: 'scram-sha-512', username: 'tb', password: 'p"w\\1' },
+      },
+    });
     for (const side of ['producer', 'consumer']) {
       expect(config).toMatchObject({
         [`schema.history.internal.${side}.security.protocol`]: 'SASL_SSL',
         [`schema.history.internal.${side}.sasl.mechanism`]: 'SCRAM-SHA-512',
-        [`schema.history.internal.${side}.sasl.jaas.config`]: 'org.apache.kafka.common.security.scram.ScramLoginModule required username="tb" password="p\\"w\\\\1";',
+        [`schema.history.internal.${side}.sasl.jaas.config`]:
+          'org.apache.kafka.common.security.scram.ScramLoginModule required username="tb" password="p\\"w\\\\1";',
         [`schema.history.internal.${side}.ssl.truststore.type`]: 'PEM',
         [`schema.history.internal.${side}.ssl.truststore.certificates`]: '-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----',
       });
@@ -173,7 +215,9 @@ describe('the schema history on a secured cluster', () => {
     });
     const plain = historyConfig({ ...kafka, security: { tls: false, sasl: { mechanism: 'plain', username: '${file:/s:u}', password: '${file:/s:p}' } } });
     expect(plain['schema.history.internal.consumer.security.protocol']).toBe('SASL_PLAINTEXT');
-    expect(plain['schema.history.internal.consumer.sasl.jaas.config']).toBe('org.apache.kafka.common.security.plain.PlainLoginModule required username="${file:/s:u}" password="${file:/s:p}";');
+    expect(plain['schema.history.internal.consumer.sasl.jaas.config']).toBe(
+      'org.apache.kafka.common.security.plain.PlainLoginModule required username="${file:/s:u}" password="${file:/s:p}";',
+    );
     expect(Object.keys(plain).some((k) => k.includes('truststore'))).toBe(false);
   });
 });

@@ -49,7 +49,15 @@ async function started(startFrom: 'latest' | 'earliest' = 'latest', pinNewGroup?
   });
   await stage.start();
   // run() is called once the CDC topics exist (checked asynchronously).
-  await waitFor('the stage to run', () => consumer.feed(cdc, 0, []).then(() => true).catch(() => undefined), { timeoutMs: 2_000, intervalMs: 10 });
+  await waitFor(
+    'the stage to run',
+    () =>
+      consumer
+        .feed(cdc, 0, [])
+        .then(() => true)
+        .catch(() => undefined),
+    { timeoutMs: 2_000, intervalMs: 10 },
+  );
   return { stage, consumer, producer, dlqCalls };
 }
 
@@ -110,7 +118,12 @@ test('CDC lag: what each held partition has behind its last batch, summed; a reb
   const { stage, consumer } = await started();
   expect(stage.cdcLag()).toBe(0);
   // Offsets 0-9 read of 0-109 (high watermark 110): 100 behind on partition 0.
-  await consumer.feed(cdc, 0, Array.from({ length: 10 }, (_, i) => change(i, 100 + i, NOW + 5_000)), '110');
+  await consumer.feed(
+    cdc,
+    0,
+    Array.from({ length: 10 }, (_, i) => change(i, 100 + i, NOW + 5_000)),
+    '110',
+  );
   await consumer.feed(cdc, 1, [change(40, 300, NOW + 5_000)], '46');
   expect(stage.cdcLag()).toBe(105);
   // Partition 0 caught up: its figure drops to 0, partition 1 keeps its last.
@@ -121,18 +134,31 @@ test('CDC lag: what each held partition has behind its last batch, summed; a reb
   await stage.stop();
 });
 
-test('CDC lag while a batch cannot be routed: the whole batch counts as behind, not the last success\'s figure', async () => {
+test("CDC lag while a batch cannot be routed: the whole batch counts as behind, not the last success's figure", async () => {
   const { stage, consumer, producer } = await started();
   await consumer.feed(cdc, 0, [change(0, 100, NOW + 5_000)], '1');
   expect(stage.cdcLag()).toBe(0);
   producer.respond = () => Promise.reject(new Error('injected: broker unavailable'));
-  await expect(consumer.feed(cdc, 0, Array.from({ length: 10 }, (_, i) => change(1 + i, 200 + i, NOW + 5_000)), '51')).rejects.toThrow(/injected/);
+  await expect(
+    consumer.feed(
+      cdc,
+      0,
+      Array.from({ length: 10 }, (_, i) => change(1 + i, 200 + i, NOW + 5_000)),
+      '51',
+    ),
+  ).rejects.toThrow(/injected/);
   expect(stage.cdcLag()).toBe(50);
   await stage.stop();
 });
 
 describe('catalogue-driven routing', () => {
-  const event = (type: string) => ({ type, ceType: `shop.${type.toLowerCase()}`, avroName: `shop.events.E${type}`, idField: 'row_id', summary: `${type} happened.` });
+  const event = (type: string) => ({
+    type,
+    ceType: `shop.${type.toLowerCase()}`,
+    avroName: `shop.events.E${type}`,
+    idField: 'row_id',
+    summary: `${type} happened.`,
+  });
   // Mapped to the same test topic: an entity whose coupon expires free or locked, and whose lock times out.
   const vouchers = parseEntityFile(
     {
@@ -141,8 +167,22 @@ describe('catalogue-driven routing', () => {
           ...{ name: 'voucher', table: 'coupons', id: 'id' },
           status: { column: 'state', type: 'string', values: ['待使用', '已锁定', '已过期'] },
           transitions: [
-            { name: 'expired', from: ['待使用', '已锁定'], to: '已过期', due: { column: 'expire_time', kind: 'datetime' }, index: 'idx_e', event: event('VOUCHER_EXPIRED') },
-            { name: 'lock_timeout', from: ['已锁定'], to: '待使用', due: { column: 'lock_expire_time', kind: 'epoch_ms' }, index: 'idx_l', event: event('VOUCHER_LOCK_TIMED_OUT') },
+            {
+              name: 'expired',
+              from: ['待使用', '已锁定'],
+              to: '已过期',
+              due: { column: 'expire_time', kind: 'datetime' },
+              index: 'idx_e',
+              event: event('VOUCHER_EXPIRED'),
+            },
+            {
+              name: 'lock_timeout',
+              from: ['已锁定'],
+              to: '待使用',
+              due: { column: 'lock_expire_time', kind: 'epoch_ms' },
+              index: 'idx_l',
+              event: event('VOUCHER_LOCK_TIMED_OUT'),
+            },
           ],
         },
       ],
@@ -155,7 +195,9 @@ describe('catalogue-driven routing', () => {
     const after = { id: 7, state: '已锁定', expire_time: NOW + 30_000, lock_expire_time: NOW + 2_000 };
     await consumer.feed(cdc, 0, [message(0, { value: Buffer.from(JSON.stringify({ op: 'c', before: null, after, source: {} })) })]);
     expect(dlqCalls).toHaveLength(0);
-    const sent = producer.calls[0]!.topicMessages!.flatMap((t) => t.messages.map((m) => ({ topic: t.topic, entry: decodeBucketEntry(m.value as Buffer, vouchers) })));
+    const sent = producer.calls[0]!.topicMessages!.flatMap((t) =>
+      t.messages.map((m) => ({ topic: t.topic, entry: decodeBucketEntry(m.value as Buffer, vouchers) })),
+    );
     expect(sent).toEqual([
       { topic: expect.stringMatching(/^tbtest\.(hour|day)\./), entry: { entity: 'voucher', transition: 'expired', id: '7', expireAtMs: NOW + 30_000 } },
       { topic: expect.stringMatching(/^tbtest\.minute\./), entry: { entity: 'voucher', transition: 'lock_timeout', id: '7', expireAtMs: NOW + 2_000 } },
@@ -166,8 +208,13 @@ describe('catalogue-driven routing', () => {
   test('a state the file does not list goes to the DLQ as CDC_INVALID; the rest of the batch is routed', async () => {
     const { stage, consumer, producer, dlqCalls } = await started('latest', undefined, vouchers);
     const row = (id: number, state: string) => ({ op: 'c', before: null, after: { id, state, expire_time: NOW + 5_000, lock_expire_time: null }, source: {} });
-    await consumer.feed(cdc, 0, [message(0, { value: Buffer.from(JSON.stringify(row(1, '已作废'))) }), message(1, { value: Buffer.from(JSON.stringify(row(2, '待使用'))) })]);
-    expect(dlqCalls).toEqual([[expect.objectContaining({ error: expect.objectContaining({ code: 'CDC_INVALID', message: 'after.state: unknown voucher state "已作废"' }) })]]);
+    await consumer.feed(cdc, 0, [
+      message(0, { value: Buffer.from(JSON.stringify(row(1, '已作废'))) }),
+      message(1, { value: Buffer.from(JSON.stringify(row(2, '待使用'))) }),
+    ]);
+    expect(dlqCalls).toEqual([
+      [expect.objectContaining({ error: expect.objectContaining({ code: 'CDC_INVALID', message: 'after.state: unknown voucher state "已作废"' }) })],
+    ]);
     expect(producer.calls[0]!.topicMessages!.flatMap((t) => t.messages)).toHaveLength(1);
     await stage.stop();
   });
@@ -175,14 +222,21 @@ describe('catalogue-driven routing', () => {
   test('records of a topic without an entity go to the DLQ as CDC_INVALID, not a crash', async () => {
     const { stage, consumer, producer, dlqCalls } = await started();
     await consumer.feed('tbcdc.timebucket.users', 0, [change(0, 1, NOW + 5_000)]);
-    expect(dlqCalls).toEqual([[expect.objectContaining({ error: expect.objectContaining({ code: 'CDC_INVALID', message: 'no entity for topic tbcdc.timebucket.users' }) })]]);
+    expect(dlqCalls).toEqual([
+      [expect.objectContaining({ error: expect.objectContaining({ code: 'CDC_INVALID', message: 'no entity for topic tbcdc.timebucket.users' }) })],
+    ]);
     expect(producer.calls).toHaveLength(0);
     await stage.stop();
   });
 
-  test('an entity that is not the catalogue\'s is refused at construction (every encode of it would fail)', () => {
-    const options = { cdcTopics: { [cdc]: oneTableTopic(cdc, entityOf(vouchers, 'voucher')) }, catalogue: defaults } as Partial<RepartitionerOptions> as RepartitionerOptions;
-    expect(() => new Repartitioner(options)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining(`cdcTopics.${cdc}: entity 'voucher' is not the catalogue's`) }));
+  test("an entity that is not the catalogue's is refused at construction (every encode of it would fail)", () => {
+    const options = {
+      cdcTopics: { [cdc]: oneTableTopic(cdc, entityOf(vouchers, 'voucher')) },
+      catalogue: defaults,
+    } as Partial<RepartitionerOptions> as RepartitionerOptions;
+    expect(() => new Repartitioner(options)).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining(`cdcTopics.${cdc}: entity 'voucher' is not the catalogue's`) }),
+    );
   });
 });
 

@@ -54,7 +54,7 @@ test('a DLQ record keeps the key and headers and says why and where from', async
   expect(h.counted).toEqual([['cdc.coupons', 'CDC_INVALID']]);
 });
 
-test('an error that is not ours gets the stage\'s own code, one of the listed codes', async () => {
+test("an error that is not ours gets the stage's own code, one of the listed codes", async () => {
   const h = harness();
   await h.dlq.send({ topic: 't', partition: 0, message: source(1), error: new SyntaxError('nope') });
   expect(h.sends[0]!.messages[0]!.headers!['dlq_error_code']).toBe('CDC_UNDECODABLE');
@@ -73,7 +73,7 @@ test('a storm goes out in few sends, each under the size cap, every record count
   expect(h.counted).toHaveLength(300);
 });
 
-test('given the topic\'s partitions, every dead letter is placed explicitly, where the client\'s key hash would put it', async () => {
+test("given the topic's partitions, every dead letter is placed explicitly, where the client's key hash would put it", async () => {
   const { dlq, sends } = harness(4);
   const records = Array.from({ length: 40 }, (_, i) => ({ topic: 'cdc.coupons', partition: 0, message: source(i % 20), error: new Error('bad') }));
   await dlq.sendAll(records);

@@ -89,7 +89,13 @@ test('a send kafkajs resolves without acknowledging every partition it wrote to 
   const producer = createGuardedProducer(make, { logger: createLogger('silent') });
   const batch = {
     topicMessages: [
-      { topic: 'ring', messages: [{ partition: 0, value: 'a' }, { partition: 1, value: 'b' }] },
+      {
+        topic: 'ring',
+        messages: [
+          { partition: 0, value: 'a' },
+          { partition: 1, value: 'b' },
+        ],
+      },
       { topic: 'dlq', messages: [{ key: 'k', value: 'c' }] },
     ],
   };

@@ -26,10 +26,10 @@ test('a send within the budget is sent once', async () => {
     now += 1_500;
     return [];
   };
-  const records = await sendRouted({ producer: fake.producer, topology, catalogue, clock: { now: () => now }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [
-    entry('1', T0 + 5_000),
-    entry('2', T0 - 1),
-  ]);
+  const records = await sendRouted(
+    { producer: fake.producer, topology, catalogue, clock: { now: () => now }, appendBudgetMs: 1_500, logger: createLogger('silent') },
+    [entry('1', T0 + 5_000), entry('2', T0 - 1)],
+  );
   expect(fake.calls).toHaveLength(1);
   expect(records.map((r) => r.topic)).toEqual(['tbtest.minute.05', 'tbtest.due']);
 });
@@ -41,11 +41,10 @@ test('a send that outlasted the budget re-routes its ring entries at the new clo
     now += index === 0 ? 4_000 : 10; // the first send's retries took 4 s
     return [];
   };
-  const records = await sendRouted({ producer: fake.producer, topology, catalogue, clock: { now: () => now }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [
-    entry('1', T0 + 5_000),
-    entry('2', T0 - 1),
-    entry('3', T0 + 9_000),
-  ]);
+  const records = await sendRouted(
+    { producer: fake.producer, topology, catalogue, clock: { now: () => now }, appendBudgetMs: 1_500, logger: createLogger('silent') },
+    [entry('1', T0 + 5_000), entry('2', T0 - 1), entry('3', T0 + 9_000)],
+  );
   expect(fake.calls).toHaveLength(2);
   const at = (e: BucketEntry, now: number) => bucketRecord(topology, catalogue, e, now).topic;
   expect(topicsOf(fake.calls[0]!).sort()).toEqual([at(entry('1', T0 + 5_000), T0), at(entry('3', T0 + 9_000), T0), 'tbtest.due'].sort());
@@ -61,7 +60,9 @@ test('a failed send throws and re-routes nothing by itself (the caller retries t
     throw new Error('broker gone');
   };
   await expect(
-    sendRouted({ producer: fake.producer, topology, catalogue, clock: { now: () => T0 }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [entry('1', T0 + 5_000)]),
+    sendRouted({ producer: fake.producer, topology, catalogue, clock: { now: () => T0 }, appendBudgetMs: 1_500, logger: createLogger('silent') }, [
+      entry('1', T0 + 5_000),
+    ]),
   ).rejects.toThrow('broker gone');
   expect(fake.calls).toHaveLength(1);
 });

@@ -58,7 +58,7 @@ test('onChange subscribes to the switches', () => {
   expect(s.listeners()).toBe(1); // the gate's own, which follows throttle changes
 });
 
-test("any entity of the catalogue has its throttle; a change re-rates the buckets in use", () => {
+test('any entity of the catalogue has its throttle; a change re-rates the buckets in use', () => {
   const s = fakeSwitches();
   const clock = manualClock();
   const gate = createTransitionGate(s.reader, clock);

@@ -73,7 +73,15 @@ test('reads once at start, then polls every pollMs; a change is seen within one 
   await jest.advanceTimersByTimeAsync(5_000); // unchanged polls: no news
   expect(h.changes()).toBe(2);
   expect(h.logs('control switch changed')).toEqual([
-    expect.objectContaining({ what: 'coupon', paused: true, perSecond: null, reason: 'incident', updatedBy: 'alice@host', updatedAt: new Date(T0).toISOString(), was: { paused: false, perSecond: null } }),
+    expect.objectContaining({
+      what: 'coupon',
+      paused: true,
+      perSecond: null,
+      reason: 'incident',
+      updatedBy: 'alice@host',
+      updatedAt: new Date(T0).toISOString(),
+      was: { paused: false, perSecond: null },
+    }),
   ]);
   h.control.stop();
 });
@@ -166,7 +174,7 @@ test('a listener that throws does not stop the others', async () => {
   h.control.stop();
 });
 
-test('the switches are the entities\' and the scanner\'s; an entity may not take the scanner\'s name', () => {
+test("the switches are the entities' and the scanner's; an entity may not take the scanner's name", () => {
   expect(NAMES).toEqual(['coupon', 'order', 'scanner']);
   expect(switchNamesOf(['ticket'])).toEqual(['ticket', 'scanner']);
   expect(() => switchNamesOf(['scanner'])).toThrow(/cannot be named 'scanner'/);

@@ -8,7 +8,14 @@ let health = { ok: true, problems: [] as string[] };
 const metrics = createMetrics({ entities: ['coupon', 'order'] });
 
 beforeAll(async () => {
-  server = await startOpsServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => ready, health: () => health, logger: createLogger('silent') });
+  server = await startOpsServer({
+    port: 0,
+    host: '127.0.0.1',
+    registry: metrics.registry,
+    isReady: () => ready,
+    health: () => health,
+    logger: createLogger('silent'),
+  });
 });
 
 afterAll(async () => {

@@ -98,10 +98,15 @@ test.each([
 
 test('a frozen config with a nested password is logged and left as it was', () => {
   const { lines, stream } = capture();
-  const config = deepFreeze({ db: { host: 'db-1', password: 'hunter2-frozen', pool: { min: 1 } }, kafka: { sasl: { username: 'u', password: 'hunter2-sasl' } } });
+  const config = deepFreeze({
+    db: { host: 'db-1', password: 'hunter2-frozen', pool: { min: 1 } },
+    kafka: { sasl: { username: 'u', password: 'hunter2-sasl' } },
+  });
   const holder = Object.freeze({ config, payload: Buffer.from('abc') });
   expect(() => createLogger('info', {}, stream).info(holder, 'frozen')).not.toThrow();
-  expect(onlyLine(lines)).toMatchObject({ config: { db: { host: 'db-1', password: '[redacted]', pool: { min: 1 } }, kafka: { sasl: { username: 'u', password: '[redacted]' } } } });
+  expect(onlyLine(lines)).toMatchObject({
+    config: { db: { host: 'db-1', password: '[redacted]', pool: { min: 1 } }, kafka: { sasl: { username: 'u', password: '[redacted]' } } },
+  });
   expect(config.db.password).toBe('hunter2-frozen');
 });
 
@@ -116,7 +121,9 @@ test('credentials deeper than the old wildcard paths reached, and in an error’
 
 test('an object interpolated into the message and a child logger’s bindings are redacted', () => {
   const { lines, stream } = capture();
-  const logger = createLogger('info', {}, stream).child({ role: 'expirer' }).child({ db: { host: 'db-1', password: 'hunter2-child' } });
+  const logger = createLogger('info', {}, stream)
+    .child({ role: 'expirer' })
+    .child({ db: { host: 'db-1', password: 'hunter2-child' } });
   logger.info('connecting with %j', { host: 'db-1', password: 'hunter2-interpolated' });
   expect(onlyLine(lines)).toMatchObject({ db: { host: 'db-1', password: '[redacted]' }, msg: expect.stringMatching(/connecting with/) });
   expect(lines[0]).not.toMatch(/hunter2/);

@@ -38,7 +38,11 @@ test('nothing switched: ready, nothing paused or throttled', async () => {
 test('paused and throttled switches are listed, and a paused process is still ready (200)', async () => {
   const d = defaultSwitches(NAMES);
   state = { known: true, switches: new Map([...d, ['coupon', { ...d.get('coupon')!, paused: true }], ['order', { ...d.get('order')!, perSecond: 50 }]]) };
-  expect(await readyz()).toEqual({ status: 200, type: 'application/json', body: { ready: true, control: { known: true, paused: ['coupon'], throttled: { order: 50 } } } });
+  expect(await readyz()).toEqual({
+    status: 200,
+    type: 'application/json',
+    body: { ready: true, control: { known: true, paused: ['coupon'], throttled: { order: 50 } } },
+  });
   const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
   expect(text).toMatch(/timebucket_control_paused\{what="coupon"\} 1/);
   expect(text).toMatch(/timebucket_control_paused\{what="order"\} 0/);

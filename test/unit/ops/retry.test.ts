@@ -68,6 +68,9 @@ test('beforeWait runs before each wait with the failure and its kind; what it th
     },
   });
   await expect(retry(work, opts)).rejects.toBe(rebalance);
-  expect(seen).toEqual([[1, 'retriable'], [2, 'deterministic']]);
+  expect(seen).toEqual([
+    [1, 'retriable'],
+    [2, 'deterministic'],
+  ]);
   expect(attempts).toEqual([1, 2]);
 });

@@ -113,7 +113,12 @@ describe('a seed-style t_order event', () => {
   const schema = deriveEventSchema(event('ORDER_TIMED_OUT'), order, orderColumns);
 
   test('is the named record, documented by the summary, the standard fields first, then the declared ones', () => {
-    expect(schema).toMatchObject({ type: 'record', name: 'OrderTimedOut', namespace: 'shop.events', doc: expect.stringMatching(/^An unpaid order was cancelled when its payment deadline passed\./) });
+    expect(schema).toMatchObject({
+      type: 'record',
+      name: 'OrderTimedOut',
+      namespace: 'shop.events',
+      doc: expect.stringMatching(/^An unpaid order was cancelled when its payment deadline passed\./),
+    });
     expect(typesOf(schema)).toEqual([
       ['event_key', 'string'],
       ['event_type', 'string'],
@@ -204,7 +209,10 @@ describe('an entity with an integer status', () => {
       ['from_status', 'long'],
       ['to_status', 'long'],
     ]);
-    expect(typesOf(deriveEventSchema(event('TICKET_LAPSED'), ticket, new Map([...ticketColumns, ['state', col('int', 'int(11)')]])))[3]).toEqual(['from_status', 'int']);
+    expect(typesOf(deriveEventSchema(event('TICKET_LAPSED'), ticket, new Map([...ticketColumns, ['state', col('int', 'int(11)')]])))[3]).toEqual([
+      'from_status',
+      'int',
+    ]);
   });
 });
 
@@ -261,5 +269,7 @@ test('eventSchemas derives every event without a schema file from its table, and
     ORDER_TIMED_OUT: JSON.stringify(deriveEventSchema(event('ORDER_TIMED_OUT'), order, orderColumns)),
     TICKET_LAPSED: JSON.stringify(deriveEventSchema(event('TICKET_LAPSED'), ticket, ticketColumns)),
   });
-  expect(() => eventSchemas(catalogue, new Map([['t_order', { columns: orderColumns }]]))).toThrow(/TICKET_LAPSED: no schema file, and no columns of table t_ticket/);
+  expect(() => eventSchemas(catalogue, new Map([['t_order', { columns: orderColumns }]]))).toThrow(
+    /TICKET_LAPSED: no schema file, and no columns of table t_ticket/,
+  );
 });

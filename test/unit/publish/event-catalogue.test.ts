@@ -13,15 +13,16 @@ import { catalogue, couponExpired, orderCancelled, root } from './default-catalo
 
 const production = parseTopology(readFileSync(join(root, 'topics/production.json'), 'utf8'), 'topics/production.json');
 
-describe('the default catalogue\'s events', () => {
-  test('today\'s four events (two transitions, a coupon\'s reminder and a user\'s digest), each with its own type, CloudEvents type, Avro name and schema file', () => {
+describe("the default catalogue's events", () => {
+  test("today's four events (two transitions, a coupon's reminder and a user's digest), each with its own type, CloudEvents type, Avro name and schema file", () => {
     expect(catalogue.events.map((e) => [e.type, e.kind, e.entity, e.transition, e.idField])).toEqual([
       ['COUPON_EXPIRED', 'transition', 'coupon', 'expired', 'coupon_id'],
       ['COUPON_EXPIRING_SOON', 'reminder', 'coupon', 'expired', 'coupon_id'],
       ['USER_COUPONS_EXPIRING_SOON', 'digest', 'coupon', 'expired', 'user_id'],
       ['ORDER_CANCELLED', 'transition', 'order', 'cancelled', 'order_id'],
     ]);
-    for (const field of ['type', 'ceType', 'schemaFile', 'avroName'] as const) expect(new Set(catalogue.events.map((s) => s[field])).size).toBe(catalogue.events.length);
+    for (const field of ['type', 'ceType', 'schemaFile', 'avroName'] as const)
+      expect(new Set(catalogue.events.map((s) => s[field])).size).toBe(catalogue.events.length);
     expect(couponExpired.ceType).toBe('timebucket.coupon.expired');
     expect(orderCancelled.ceType).toBe('timebucket.order.cancelled');
   });
@@ -38,7 +39,11 @@ describe('the default catalogue\'s events', () => {
 
   test('each schema file is the Avro record the event names, with exactly its fields, the id a long and event_key, event_type first', () => {
     for (const spec of catalogue.events) {
-      const schema = JSON.parse(readFileSync(join(root, 'schemas', spec.schemaFile!), 'utf8')) as { name: string; namespace: string; fields: Array<{ name: string; type: unknown }> };
+      const schema = JSON.parse(readFileSync(join(root, 'schemas', spec.schemaFile!), 'utf8')) as {
+        name: string;
+        namespace: string;
+        fields: Array<{ name: string; type: unknown }>;
+      };
       expect(schemaFileProblems(spec, schema)).toEqual([]);
       expect(`${schema.namespace}.${schema.name}`).toBe(spec.avroName);
       expect(schema.fields.find((f) => f.name === spec.idField)?.type).toBe('long');
@@ -67,18 +72,27 @@ test('eventTopics names every event the topology has no topic for, at once', () 
   };
   const one = thrown(production.events.filter((e) => e.type === 'COUPON_EXPIRED'));
   expect(one).toBeInstanceOf(ConfigError);
-  expect((one as ConfigError).details['problems']).toEqual(['events: no topic for COUPON_EXPIRING_SOON', 'events: no topic for USER_COUPONS_EXPIRING_SOON', 'events: no topic for ORDER_CANCELLED']);
-  expect(thrown([])).toMatchObject({ message: expect.stringMatching(/no topic for COUPON_EXPIRED, COUPON_EXPIRING_SOON, USER_COUPONS_EXPIRING_SOON, ORDER_CANCELLED$/) });
+  expect((one as ConfigError).details['problems']).toEqual([
+    'events: no topic for COUPON_EXPIRING_SOON',
+    'events: no topic for USER_COUPONS_EXPIRING_SOON',
+    'events: no topic for ORDER_CANCELLED',
+  ]);
+  expect(thrown([])).toMatchObject({
+    message: expect.stringMatching(/no topic for COUPON_EXPIRED, COUPON_EXPIRING_SOON, USER_COUPONS_EXPIRING_SOON, ORDER_CANCELLED$/),
+  });
 });
 
 describe('withEventTopics: an event the topology does not name gets the default topic', () => {
   // The topology of a deployment written before the reminder events existed: it names the two transitions only.
   const older = parseTopology(
-    { ...JSON.parse(readFileSync(join(root, 'topics/production.json'), 'utf8')), events: production.events.filter((e) => e.type === 'COUPON_EXPIRED' || e.type === 'ORDER_CANCELLED').map((e) => ({ ...e, topic: `${e.topic}-v1` })) },
+    {
+      ...JSON.parse(readFileSync(join(root, 'topics/production.json'), 'utf8')),
+      events: production.events.filter((e) => e.type === 'COUPON_EXPIRED' || e.type === 'ORDER_CANCELLED').map((e) => ({ ...e, topic: `${e.topic}-v1` })),
+    },
     'an older topology',
   );
 
-  test('named topics are kept; each other event gets <prefix>.events.<type>, the due lane\'s partitions and 7 days, and topics apply declares it', () => {
+  test("named topics are kept; each other event gets <prefix>.events.<type>, the due lane's partitions and 7 days, and topics apply declares it", () => {
     const completed = withEventTopics(older, catalogue);
     expect(eventTopics(catalogue, completed)).toEqual({
       COUPON_EXPIRED: 'timebucket.events.coupon-expired-v1',
@@ -87,14 +101,20 @@ describe('withEventTopics: an event the topology does not name gets the default 
       ORDER_CANCELLED: 'timebucket.events.order-cancelled-v1',
     });
     const declared = new Map(declaredTopics(completed).map((d) => [d.topic, d]));
-    expect(declared.get(`${older.prefix}.events.coupon-expiring-soon`)).toMatchObject({ partitions: older.due.partitions, config: { 'retention.ms': String(7 * 24 * 3_600_000) } });
+    expect(declared.get(`${older.prefix}.events.coupon-expiring-soon`)).toMatchObject({
+      partitions: older.due.partitions,
+      config: { 'retention.ms': String(7 * 24 * 3_600_000) },
+    });
     expect(Object.isFrozen(completed.events)).toBe(true);
     // Without it no process that writes events can start (exit 78).
     expect(() => eventTopics(catalogue, older)).toThrow(/no topic for COUPON_EXPIRING_SOON, USER_COUPONS_EXPIRING_SOON$/);
   });
 
   test('eventDefaults sets the partitions and retention of the defaulted topics; a topology naming every event is returned as it is', () => {
-    const withDefaults = parseTopology({ ...JSON.parse(readFileSync(join(root, 'topics/production.json'), 'utf8')), events: [], eventDefaults: { partitions: 3, retentionMs: 60_000 } }, 'defaults');
+    const withDefaults = parseTopology(
+      { ...JSON.parse(readFileSync(join(root, 'topics/production.json'), 'utf8')), events: [], eventDefaults: { partitions: 3, retentionMs: 60_000 } },
+      'defaults',
+    );
     expect(withEventTopics(withDefaults, catalogue).events).toEqual(
       catalogue.events.map((e) => ({ type: e.type, topic: defaultEventTopic(withDefaults, e.type), partitions: 3, retentionMs: 60_000 })),
     );
@@ -102,7 +122,10 @@ describe('withEventTopics: an event the topology does not name gets the default 
   });
 
   test('a default name another event already uses is refused, naming the event to give a topic', () => {
-    const clash = { ...older, events: [...older.events, { type: 'SOMETHING_ELSE', topic: defaultEventTopic(older, 'COUPON_EXPIRING_SOON'), partitions: 1, retentionMs: 1 }] };
+    const clash = {
+      ...older,
+      events: [...older.events, { type: 'SOMETHING_ELSE', topic: defaultEventTopic(older, 'COUPON_EXPIRING_SOON'), partitions: 1, retentionMs: 1 }],
+    };
     expect(() => withEventTopics(clash, catalogue)).toThrow(ConfigError);
     expect(() => withEventTopics(clash, catalogue)).toThrow(/default topic of COUPON_EXPIRING_SOON for another event/);
   });

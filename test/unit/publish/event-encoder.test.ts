@@ -17,7 +17,11 @@ const texts = eventSchemas(catalogue);
 const expired = transitionOf(catalogue, 'coupon', 'expired');
 
 function couponEvent(id: string, occurredAtMs = Date.UTC(2031, 0, 1, 0, 0, 0, 25)) {
-  return transitionEvent(expired, { id, status: 'ACTIVE', dueAtMs: Date.UTC(2031, 0, 1), columns: { user_id: '9007199254740993', version: 0 } }, { occurredAtMs, path: 'stream', effects: [] });
+  return transitionEvent(
+    expired,
+    { id, status: 'ACTIVE', dueAtMs: Date.UTC(2031, 0, 1), columns: { user_id: '9007199254740993', version: 0 } },
+    { occurredAtMs, path: 'stream', effects: [] },
+  );
 }
 
 function encoder() {
@@ -33,7 +37,11 @@ describe('createEventEncoder', () => {
     if (!result.ok) throw new Error(result.reason);
     expect([...result.row.payload.subarray(0, 5)]).toEqual([0, 0, 0, 1, 2]);
     const type = Type.forSchema(JSON.parse(texts['COUPON_EXPIRED']!), { typeHook: exactLongHook });
-    expect(type.fromBuffer(result.row.payload.subarray(5))).toMatchObject({ coupon_id: 9223372036854775807n, user_id: 9007199254740993n, event_key: event.event_key });
+    expect(type.fromBuffer(result.row.payload.subarray(5))).toMatchObject({
+      coupon_id: 9223372036854775807n,
+      user_id: 9007199254740993n,
+      event_key: event.event_key,
+    });
   });
 
   test('gives the row its topic, key and CloudEvents header values; the registry credentials stay out', () => {
@@ -74,18 +82,39 @@ describe('createEventEncoder', () => {
     e.setSchemaIds({ COUPON_EXPIRED: 1, ORDER_CANCELLED: 2 });
     // Above 2^63 - 1: an Avro long cannot hold it.
     const result = e.encode(couponEvent('18446744073709551615'), '18446744073709551615');
-    expect(result).toEqual({ ok: false, failure: 'rejected', code: 'EVENT_REJECTED', reason: expect.stringMatching(/^does not match the Avro schema at .*coupon_id/) });
-    expect(e.encode({ ...couponEvent('1'), event_type: 'NOPE' }, '1')).toEqual({ ok: false, failure: 'rejected', code: 'EVENT_REJECTED', reason: "unknown event type 'NOPE'" });
+    expect(result).toEqual({
+      ok: false,
+      failure: 'rejected',
+      code: 'EVENT_REJECTED',
+      reason: expect.stringMatching(/^does not match the Avro schema at .*coupon_id/),
+    });
+    expect(e.encode({ ...couponEvent('1'), event_type: 'NOPE' }, '1')).toEqual({
+      ok: false,
+      failure: 'rejected',
+      code: 'EVENT_REJECTED',
+      reason: "unknown event type 'NOPE'",
+    });
   });
 
   test('an event larger than its topic takes, key and headers included, is rejected as too large; one that fits is encoded', () => {
-    const e = createEventEncoder({ catalogue, topics, schemaTexts: texts, registryUrl, maxEventBytes: (topic) => (topic === topics.COUPON_EXPIRED ? 1_000 : 1_000_000) });
+    const e = createEventEncoder({
+      catalogue,
+      topics,
+      schemaTexts: texts,
+      registryUrl,
+      maxEventBytes: (topic) => (topic === topics.COUPON_EXPIRED ? 1_000 : 1_000_000),
+    });
     e.setSchemaIds({ COUPON_EXPIRED: 1 });
     const fits = e.encode(couponEvent('1'), '1');
     if (!fits.ok) throw new Error(fits.reason);
     // The value alone is under the limit; with the headers counted the record is not.
     const big = { ...couponEvent('2'), event_key: `coupon-expired-2-${'9'.repeat(300)}` };
     const result = e.encode(big, '2');
-    expect(result).toEqual({ ok: false, failure: 'rejected', code: 'EVENT_TOO_LARGE', reason: expect.stringMatching(/^\d+ bytes as a Kafka record, over the 1000 its topic shop\.events\.coupon-expired takes$/) });
+    expect(result).toEqual({
+      ok: false,
+      failure: 'rejected',
+      code: 'EVENT_TOO_LARGE',
+      reason: expect.stringMatching(/^\d+ bytes as a Kafka record, over the 1000 its topic shop\.events\.coupon-expired takes$/),
+    });
   });
 });

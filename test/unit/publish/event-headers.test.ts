@@ -21,7 +21,13 @@ describe('eventHeaders', () => {
   });
 
   test('names order cancellations by their own CloudEvents type; the subject is the id, exact beyond 2^53', () => {
-    const headers = eventHeaders({ eventKey: 'order-cancelled-7-1', event: orderCancelled, entityId: '9223372036854775807', occurredAtMs: 0, dataSchema: schema });
+    const headers = eventHeaders({
+      eventKey: 'order-cancelled-7-1',
+      event: orderCancelled,
+      entityId: '9223372036854775807',
+      occurredAtMs: 0,
+      dataSchema: schema,
+    });
     expect(headers['ce_type']).toBe('timebucket.order.cancelled');
     expect(headers['ce_subject']).toBe('9223372036854775807');
     expect(headers['ce_time']).toBe('1970-01-01T00:00:00.000Z');
@@ -34,11 +40,11 @@ describe('eventHeaders', () => {
   });
 });
 
-test('ce_dataschema never carries the registry\'s credentials', () => {
+test("ce_dataschema never carries the registry's credentials", () => {
   expect(dataSchemaUri('https://svc:s3cret@registry.example:8081/apis/ccompat/v7', 3)).toBe('https://registry.example:8081/apis/ccompat/v7/schemas/ids/3');
 });
 
-test('ce_type is the event\'s own, whatever the entities file calls it', () => {
+test("ce_type is the event's own, whatever the entities file calls it", () => {
   const event = { type: 'TICKET_LAPSED', ceType: 'com.example.ticket.lapsed' };
   expect(eventHeaders({ eventKey: 'ticket-lapsed-1-2', event, entityId: '1', occurredAtMs: 0, dataSchema: schema })).toMatchObject({
     event_type: 'TICKET_LAPSED',

@@ -55,32 +55,50 @@ describe('outboxConnectorConfig', () => {
 
 describe('outboxConnectorProblems: a RUNNING outbox connector per database, as generated', () => {
   const { config: wanted } = outboxConnectorConfig({ ...base, flavour: 'mariadb' });
-  const view = (config: Record<string, string>, state = 'RUNNING', tasks = ['RUNNING']): ConnectorView => ({ name: 'tb-outbox', config, state, taskStates: tasks });
+  const view = (config: Record<string, string>, state = 'RUNNING', tasks = ['RUNNING']): ConnectorView => ({
+    name: 'tb-outbox',
+    config,
+    state,
+    taskStates: tasks,
+  });
 
   test('the generated connector, running, satisfies it', () => {
     expect(outboxConnectorProblems(wanted, [view({ ...wanted })], 'shop', 'main')).toEqual([]);
   });
 
-  test('none for the database, another deployment\'s, a paused one and one without the router are each named with the fix', () => {
+  test("none for the database, another deployment's, a paused one and one without the router are each named with the fix", () => {
     expect(outboxConnectorProblems(wanted, [], 'shop', 'shop_b')).toEqual([
       'no connector publishes shop.event_outbox under topic.prefix tbcdc-outbox: its events stay in the table; register the output of `timebucket connector config --outbox --database shop_b` (PUT /connectors/<name>/config with --config-only)',
     ]);
-    expect(outboxConnectorProblems(wanted, [view({ ...wanted, 'topic.prefix': 'other-outbox' })], 'shop', 'main')[0]).toMatch(/^no connector publishes shop\.event_outbox .*; tb-outbox \(topic\.prefix other-outbox\) read it for another deployment/);
+    expect(outboxConnectorProblems(wanted, [view({ ...wanted, 'topic.prefix': 'other-outbox' })], 'shop', 'main')[0]).toMatch(
+      /^no connector publishes shop\.event_outbox .*; tb-outbox \(topic\.prefix other-outbox\) read it for another deployment/,
+    );
     expect(outboxConnectorProblems(wanted, [view({ ...wanted }, 'PAUSED', ['PAUSED'])], 'shop', 'main')).toEqual([
       'connector tb-outbox publishes shop.event_outbox but is PAUSED with tasks [PAUSED]: its events wait in the table; look at its status (GET /connectors/tb-outbox/status)',
     ]);
     const withoutHeaders = Object.fromEntries(Object.entries(wanted).filter(([k]) => k !== 'transforms.outbox.table.fields.additional.placement'));
-    expect(outboxConnectorProblems(wanted, [view(withoutHeaders)], 'shop', 'main')).toEqual([expect.stringMatching(/^connector tb-outbox reads shop\.event_outbox without the generated Outbox Event Router/)]);
+    expect(outboxConnectorProblems(wanted, [view(withoutHeaders)], 'shop', 'main')).toEqual([
+      expect.stringMatching(/^connector tb-outbox reads shop\.event_outbox without the generated Outbox Event Router/),
+    ]);
   });
 });
 
 describe('connector names and server ids, derived from the deployment', () => {
   test('names: <group prefix>-cdc | -outbox, the database after them but for main', () => {
-    expect([connectorName('timebucket', 'cdc', 'main'), connectorName('timebucket', 'outbox', 'shop_b'), connectorName('tb.eu', 'outbox', 'main')]).toEqual(['timebucket-cdc', 'timebucket-outbox-shop_b', 'tb.eu-outbox']);
+    expect([connectorName('timebucket', 'cdc', 'main'), connectorName('timebucket', 'outbox', 'shop_b'), connectorName('tb.eu', 'outbox', 'main')]).toEqual([
+      'timebucket-cdc',
+      'timebucket-outbox-shop_b',
+      'tb.eu-outbox',
+    ]);
   });
 
   test('server ids: stable, in range, different for two deployments, two kinds and two schemas', () => {
-    const ids = [derivedServerId('timebucket', 'cdc', 'shop'), derivedServerId('timebucket', 'outbox', 'shop'), derivedServerId('tb.eu', 'cdc', 'shop'), derivedServerId('timebucket', 'cdc', 'shop_b')];
+    const ids = [
+      derivedServerId('timebucket', 'cdc', 'shop'),
+      derivedServerId('timebucket', 'outbox', 'shop'),
+      derivedServerId('tb.eu', 'cdc', 'shop'),
+      derivedServerId('timebucket', 'cdc', 'shop_b'),
+    ];
     expect(new Set(ids).size).toBe(4);
     expect(derivedServerId('timebucket', 'cdc', 'shop')).toBe(ids[0]);
     for (const id of ids) expect(id >= 400_000 && id < 400_000 + 2 ** 31 && id <= 2 ** 32 - 1).toBe(true);

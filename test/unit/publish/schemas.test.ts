@@ -35,7 +35,7 @@ describe.each(catalogue.events.map((e) => [e.type, e] as const))('%s schema', (_
   const schema = JSON.parse(loadEventSchema(spec)) as { type: string; namespace: string; doc?: string; fields: Field[] };
   const byName = new Map(schema.fields.map((f) => [f.name, f]));
 
-  test('is a documented record in timebucket.events with exactly the payload\'s fields, which it encodes', () => {
+  test("is a documented record in timebucket.events with exactly the payload's fields, which it encodes", () => {
     expect(schema.type).toBe('record');
     expect(schema.namespace).toBe('timebucket.events');
     expect(schema.doc).toEqual(expect.any(String));
@@ -64,7 +64,9 @@ describe('loadEventSchema refuses', () => {
   });
 
   test('a schema file whose record has another name', () => {
-    expect(() => loadEventSchema({ ...couponExpired, avroName: 'timebucket.events.CouponGone' })).toThrow(/named timebucket\.events\.CouponExpired, the entities file says timebucket\.events\.CouponGone/);
+    expect(() => loadEventSchema({ ...couponExpired, avroName: 'timebucket.events.CouponGone' })).toThrow(
+      /named timebucket\.events\.CouponExpired, the entities file says timebucket\.events\.CouponGone/,
+    );
   });
 
   test('a schema file that does not exist', () => {
@@ -76,7 +78,7 @@ describe('loadEventSchema refuses', () => {
   });
 });
 
-test('eventSchemas: every event\'s schema by type, or every problem of every event at once', () => {
+test("eventSchemas: every event's schema by type, or every problem of every event at once", () => {
   expect(eventSchemas(catalogue)).toEqual(Object.fromEntries(catalogue.events.map((e) => [e.type, loadEventSchema(e)])));
   const broken: EntityCatalogue = { ...catalogue, events: catalogue.events.map((e) => ({ ...e, fields: e.fields.slice(1) })) };
   let problems: unknown;

@@ -13,7 +13,10 @@ function table(byStatus: ReadonlyMap<StatusValue, ExpirableRow[]>) {
   const readPage = async (_t: Transition, from: StatusValue, _w: unknown, cursor: KeysetCursor | null, limit: number) => {
     reads.push({ from, cursor });
     const sorted = sortIndex(byStatus.get(from) ?? []);
-    const after = cursor === null ? sorted : sorted.filter((r) => r.expireAtMs > cursor.expireAtMs || (r.expireAtMs === cursor.expireAtMs && BigInt(r.id) > BigInt(cursor.id)));
+    const after =
+      cursor === null
+        ? sorted
+        : sorted.filter((r) => r.expireAtMs > cursor.expireAtMs || (r.expireAtMs === cursor.expireAtMs && BigInt(r.id) > BigInt(cursor.id)));
     return after.slice(0, limit);
   };
   return { readPage, reads, count: async () => [...byStatus.values()].reduce((n, rows) => n + rows.length, 0) };
@@ -57,7 +60,11 @@ test('pages through every row once, in index order, routing each as an entry of 
   expect(routed.map((page) => page.map((e) => e.id))).toEqual([['9007199254740992', '9007199254740993', '7'], ['8', '1', '2'], ['3']]);
   expect(routed.flat().every((e) => e.entity === 'coupon' && e.transition === 'expired')).toBe(true);
   expect(reads.map((r) => r.cursor)).toEqual([null, { expireAtMs: 2_000, id: '7' }, { expireAtMs: 4_000, id: '2' }]);
-  expect(result).toEqual({ complete: true, notStarted: [], transitions: [{ entity: 'coupon', transition: 'expired', total: 7, read: 7, routed: 7, due: 2, reminders: 0, lastExpireAtMs: 5_000 }] });
+  expect(result).toEqual({
+    complete: true,
+    notStarted: [],
+    transitions: [{ entity: 'coupon', transition: 'expired', total: 7, read: 7, routed: 7, due: 2, reminders: 0, lastExpireAtMs: 5_000 }],
+  });
 });
 
 test('a full last page costs one more (empty) read; an empty table none after the first', async () => {
@@ -94,7 +101,11 @@ test('several from-values (an integer status): each its own range, merged in (du
   ]);
   const { opts, routed, reads } = options(byStatus, { catalogue: tickets, transitions: [ticketLapsed] });
   const result = await backfill(opts);
-  expect(routed.map((p) => p.map((e) => e.expireAtMs / 1_000))).toEqual([[1, 2, 3], [4, 5, 6], [7, 8, 9]]);
+  expect(routed.map((p) => p.map((e) => e.expireAtMs / 1_000))).toEqual([
+    [1, 2, 3],
+    [4, 5, 6],
+    [7, 8, 9],
+  ]);
   expect(routed.flat().every((e) => e.entity === 'ticket' && e.transition === 'lapsed')).toBe(true);
   // A range is read again only when its next row is needed; one short read ends it.
   expect(reads.map((r) => r.from)).toEqual([1, 2, 2, 1]);
@@ -175,7 +186,7 @@ describe('the page read', () => {
     expect(q.bindings).toEqual(['ACTIVE', new Date(1_500), new Date(9_000), new Date(2_000), new Date(2_000), '7', 100]);
   });
 
-  test('with digests, backfill\'s read also selects the user column (the digest is keyed by it); the scanner\'s shape does not', () => {
+  test("with digests, backfill's read also selects the user column (the digest is keyed by it); the scanner's shape does not", () => {
     const withUser = keysetShape(defaults.entities[0]!, couponExpired, defaults.entities[0]!.locations[0]!, { withUser: true });
     expect(pageQuery(withUser, 'ACTIVE', {}, null, 10).sql).toMatch(/^SELECT `id`, `expire_time`, `user_id` FROM `coupons` FORCE INDEX/);
     expect(keysetShape(defaults.entities[1]!, orderCancelled, defaults.entities[1]!.locations[0]!, { withUser: true }).userColumn).toBeUndefined();
@@ -200,7 +211,13 @@ describe('the page read', () => {
   test('epoch seconds: both bounds round up, so [since, until) holds exactly the seconds whose instant is in it', () => {
     expect([windowBound('epoch_s', 1_500), windowBound('epoch_s', 2_000), windowBound('epoch_s', 2_001)]).toEqual([2, 2, 3]);
     const unlocked = twoCouponTransitions.transitions[1]!;
-    const q = pageQuery(keysetShape(twoCouponTransitions.entities[0]!, unlocked, twoCouponTransitions.entities[0]!.locations[0]!), 'LOCKED', window, { expireAtMs: 3_000, id: '1' }, 10);
+    const q = pageQuery(
+      keysetShape(twoCouponTransitions.entities[0]!, unlocked, twoCouponTransitions.entities[0]!.locations[0]!),
+      'LOCKED',
+      window,
+      { expireAtMs: 3_000, id: '1' },
+      10,
+    );
     expect(q.bindings).toEqual(['LOCKED', 2, 9, 3, 3, '1', 10]);
   });
 });

@@ -11,7 +11,13 @@ export const defaults: EntityCatalogue = parseEntityFile(defaultEntities, 'entit
 export const couponExpired = transitionOf(defaults, 'coupon', 'expired');
 export const orderCancelled = transitionOf(defaults, 'order', 'cancelled');
 
-const event = (type: string) => ({ type, ceType: `test.${type.toLowerCase()}`, avroName: `test.events.E${type}`, idField: 'row_id', summary: `${type} for tests.` });
+const event = (type: string) => ({
+  type,
+  ceType: `test.${type.toLowerCase()}`,
+  avroName: `test.events.E${type}`,
+  idField: 'row_id',
+  summary: `${type} for tests.`,
+});
 
 /** ticket: integer status (0 open, 1 held, 2 waiting, 3 lapsed); lapsed from 1 or 2 at deadline_ms (epoch ms), reason 'LAPSED'. */
 export const tickets: EntityCatalogue = parseEntityFile(
@@ -50,8 +56,22 @@ export const twoCouponTransitions: EntityCatalogue = parseEntityFile(
         id: 'id',
         status: { column: 'status', type: 'string' },
         transitions: [
-          { name: 'expired', from: ['ACTIVE'], to: 'EXPIRED', due: { column: 'expire_time', kind: 'datetime' }, index: 'idx_coupons_status_expire_id', event: event('COUPON_EXPIRED') },
-          { name: 'unlocked', from: ['LOCKED'], to: 'ACTIVE', due: { column: 'lock_until', kind: 'epoch_s' }, index: 'idx_coupons_status_lock_id', event: event('COUPON_UNLOCKED') },
+          {
+            name: 'expired',
+            from: ['ACTIVE'],
+            to: 'EXPIRED',
+            due: { column: 'expire_time', kind: 'datetime' },
+            index: 'idx_coupons_status_expire_id',
+            event: event('COUPON_EXPIRED'),
+          },
+          {
+            name: 'unlocked',
+            from: ['LOCKED'],
+            to: 'ACTIVE',
+            due: { column: 'lock_until', kind: 'epoch_s' },
+            index: 'idx_coupons_status_lock_id',
+            event: event('COUPON_UNLOCKED'),
+          },
         ],
       },
     ],

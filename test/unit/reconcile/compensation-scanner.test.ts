@@ -7,7 +7,12 @@ import { createLogger } from '../../../src/ops/logger';
 import { waitFor } from '../../support/wait-for';
 import { defaults, tickets, twoCouponTransitions } from './catalogues';
 
-const page = (ids: string[], o: Partial<ScanPage> = {}): ScanPage => ({ rows: ids.map((id) => ({ id, expireAtMs: 1 })), inPass: true, passComplete: false, ...o });
+const page = (ids: string[], o: Partial<ScanPage> = {}): ScanPage => ({
+  rows: ids.map((id) => ({ id, expireAtMs: 1 })),
+  inPass: true,
+  passComplete: false,
+  ...o,
+});
 const outcome = (entries: readonly ScheduledEntry[], caught: number): BatchOutcome => ({
   transitioned: entries.slice(0, caught).map((e) => ({ id: e.id, dueAtMs: e.expireAtMs })),
   notYetDue: [],
@@ -74,7 +79,9 @@ const noTable = () => Object.assign(new Error("Table 'scanner_cursors' doesn't e
 
 test('a claim failing while the database is away is counted, backed off and tried again for as long as it lasts', async () => {
   const failed: unknown[] = [];
-  const h = harness([dbDown(), dbDown(), dbDown(), dbDown(), page(['1'], { passComplete: true })], { observer: { failed: (_c, err) => void failed.push(err) } });
+  const h = harness([dbDown(), dbDown(), dbDown(), dbDown(), page(['1'], { passComplete: true })], {
+    observer: { failed: (_c, err) => void failed.push(err) },
+  });
   h.scanner.start();
   await waitFor('the page after the failures', () => (h.batches.length === 1 ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
   expect(h.claims).toHaveLength(5);
@@ -96,7 +103,7 @@ test('a claim that can never work turns the scanner FAILED after three tries in 
   expect(h.claims).toHaveLength(3);
 });
 
-test('cursors: one per transition, keyed by the entity for its first (today\'s rows) and by the ref otherwise; one per from-value', () => {
+test("cursors: one per transition, keyed by the entity for its first (today's rows) and by the ref otherwise; one per from-value", () => {
   expect(scanCursorsOf(defaults).map((c) => [c.key, c.transition.ref, c.from])).toEqual([
     ['coupon', 'coupon.expired', 'ACTIVE'],
     ['order', 'order.cancelled', 'UNPAID'],

@@ -12,7 +12,11 @@ import { couponExpired, orderCancelled, ticketLapsed, tickets } from './catalogu
 
 const NOW = 1_000_000;
 const entry = { id: '7', expireAtMs: NOW - 500 };
-const row = (status: StatusValue, expireAtMs: number | null = entry.expireAtMs, holds: Record<string, boolean> = {}): EntryRowState => ({ status, expireAtMs, holds });
+const row = (status: StatusValue, expireAtMs: number | null = entry.expireAtMs, holds: Record<string, boolean> = {}): EntryRowState => ({
+  status,
+  expireAtMs,
+  holds,
+});
 
 test.each<[Transition, EntryRowState | undefined, string]>([
   [couponExpired, row('ACTIVE'), 'due'],
@@ -66,7 +70,14 @@ test('a duplicate entry in a batch transitions once: the second counts as done',
 
 test('a transition that clears its own due column is done by its state and assignments alone', () => {
   // The seed's lock timeout: 已锁定 → 待使用, setting lock_expire_time (its due column) to NULL.
-  const unlocked = { ...couponExpired, name: 'unlocked', from: ['LOCKED'], to: 'ACTIVE', due: { column: 'lock_until', kind: 'datetime' as const }, set: [{ kind: 'value' as const, column: 'lock_until', value: null }] };
+  const unlocked = {
+    ...couponExpired,
+    name: 'unlocked',
+    from: ['LOCKED'],
+    to: 'ACTIVE',
+    due: { column: 'lock_until', kind: 'datetime' as const },
+    set: [{ kind: 'value' as const, column: 'lock_until', value: null }],
+  };
   expect(classifyEntry(unlocked, entry, row('ACTIVE', null, { lock_until: true }), NOW)).toBe('done');
   expect(classifyEntry(unlocked, entry, row('ACTIVE', null, { lock_until: false }), NOW)).toBe('stale');
   expect(classifyEntry(unlocked, entry, row('LOCKED', null), NOW)).toBe('stale'); // locked again, no deadline
@@ -76,7 +87,13 @@ test('a transition that clears its own due column is done by its state and assig
 test('agrees with the transaction plan on what transitions, what waits and what it skips', () => {
   const statuses = [0, 1, 2, 3];
   const arb = fc.array(
-    fc.record({ id: fc.integer({ min: 1, max: 8 }).map(String), expireAtMs: fc.integer({ min: NOW - 3, max: NOW + 3 }), status: fc.constantFrom(...statuses), rowAt: fc.integer({ min: NOW - 3, max: NOW + 3 }), exists: fc.boolean() }),
+    fc.record({
+      id: fc.integer({ min: 1, max: 8 }).map(String),
+      expireAtMs: fc.integer({ min: NOW - 3, max: NOW + 3 }),
+      status: fc.constantFrom(...statuses),
+      rowAt: fc.integer({ min: NOW - 3, max: NOW + 3 }),
+      exists: fc.boolean(),
+    }),
     { maxLength: 12 },
   );
   fc.assert(

@@ -150,7 +150,12 @@ describe('output', () => {
       'stale (moved on, extended or gone since): 1',
       'invalid records skipped: 0',
     ]);
-    expect(replayJson(summary)).toMatchObject({ bucket: { start: '2026-12-01T10:15:30.000Z', end: '2026-12-01T10:15:31.000Z' }, transitioned: 1, stale: 1, reminders: 0 });
+    expect(replayJson(summary)).toMatchObject({
+      bucket: { start: '2026-12-01T10:15:30.000Z', end: '2026-12-01T10:15:31.000Z' },
+      transitioned: 1,
+      stale: 1,
+      reminders: 0,
+    });
     expect(replayLines({ ...summary, counts: { ...counts, reminders: 4 } })).toContain('reminders run again (each sent only if it never was): 4');
   });
 
@@ -186,8 +191,8 @@ describe('output', () => {
     ]);
     const lines = offsetsResetLines(result, false, brokers);
     expect(lines).toContain('partition 0: no record of the bucket; left at 40');
-    expect(lines).toContain('partition 1: 25 -> 12 (the bucket\'s first record)');
-    expect(lines).toContain('partition 2: 9 is not past the bucket\'s first record 12 (the bucket is still to be read); left');
+    expect(lines).toContain("partition 1: 25 -> 12 (the bucket's first record)");
+    expect(lines).toContain("partition 2: 9 is not past the bucket's first record 12 (the bucket is still to be read); left");
     expect(lines).toContain('offsets reset: 1 partition(s) moved');
     // A partition that did not read back at its target: not applied, and said so.
     const partial = offsetsResetLines({ ...result, applied: false, unmoved: [{ partition: 1, target: '12', committed: '25' }] }, false, brokers);

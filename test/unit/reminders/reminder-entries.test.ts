@@ -32,7 +32,11 @@ const row = (over: Partial<Record<string, unknown>> = {}): CdcRow => ({ id: 7, u
 describe('the entities file declares reminders', () => {
   test('offsets are parsed, largest first; the event joins the catalogue', () => {
     const t = transitionOf(single, 'coupon', 'expired');
-    expect(t.reminders).toMatchObject({ beforeMs: [3 * DAY, DAY, 30 * MINUTE], digest: null, event: { kind: 'reminder', type: 'COUPON_EXPIRING_SOON', idField: 'coupon_id' } });
+    expect(t.reminders).toMatchObject({
+      beforeMs: [3 * DAY, DAY, 30 * MINUTE],
+      digest: null,
+      event: { kind: 'reminder', type: 'COUPON_EXPIRING_SOON', idField: 'coupon_id' },
+    });
     expect(single.events.map((e) => [e.type, e.kind])).toEqual([
       ['COUPON_EXPIRED', 'transition'],
       ['COUPON_EXPIRING_SOON', 'reminder'],
@@ -41,16 +45,27 @@ describe('the entities file declares reminders', () => {
 
   test('a digest names its user column, index, window and event', () => {
     const t = transitionOf(digested, 'coupon', 'expired');
-    expect(t.reminders).toMatchObject({ event: null, digest: { userColumn: 'user_id', index: 'idx_coupons_user', windowMs: HOUR, event: { kind: 'digest', idField: 'user_id', itemIdField: 'coupon_id' } } });
+    expect(t.reminders).toMatchObject({
+      event: null,
+      digest: { userColumn: 'user_id', index: 'idx_coupons_user', windowMs: HOUR, event: { kind: 'digest', idField: 'user_id', itemIdField: 'coupon_id' } },
+    });
   });
 
   test.each([
-    ['no event and no digest', (r: Record<string, unknown>) => void delete r['event'], /give event \(one per row and fire point\), digest \(one per user and window\), or both/],
+    [
+      'no event and no digest',
+      (r: Record<string, unknown>) => void delete r['event'],
+      /give event \(one per row and fire point\), digest \(one per user and window\), or both/,
+    ],
     ['a bad offset', (r: Record<string, unknown>) => void (r['before'] = ['3 days']), /"3 days" is not a duration/],
     ['a month', (r: Record<string, unknown>) => void (r['before'] = ['P1M']), /months, weeks and years are not fixed lengths/],
     ['the same offset twice', (r: Record<string, unknown>) => void (r['before'] = ['1d', '24h']), /the same fire point twice/],
     ['a zero offset', (r: Record<string, unknown>) => void (r['before'] = ['0s']), /some time before the due time/],
-    ['a standard field redeclared', (r: Record<string, unknown>) => void ((r['event'] as { fields: unknown[] }).fields = [{ name: 'due_at', column: 'user_id' }]), /field 'due_at' is declared twice/],
+    [
+      'a standard field redeclared',
+      (r: Record<string, unknown>) => void ((r['event'] as { fields: unknown[] }).fields = [{ name: 'due_at', column: 'user_id' }]),
+      /field 'due_at' is declared twice/,
+    ],
   ])('refused: %s', (_what, edit, message) => {
     const file = remindingFile('single');
     edit(file.entities[0]!.transitions[0]!.reminders as Record<string, unknown>);
@@ -81,7 +96,9 @@ describe('the entities file declares reminders', () => {
   });
 
   test('refused: a digest window longer than the nearest fire point it digests', () => {
-    expect(() => parseEntityFile(remindingFile('digest', { window: '2h', before: ['1d', '1h'] }), 'bad.json')).toThrow(/no longer than the nearest fire point it digests/);
+    expect(() => parseEntityFile(remindingFile('digest', { window: '2h', before: ['1d', '1h'] }), 'bad.json')).toThrow(
+      /no longer than the nearest fire point it digests/,
+    );
   });
 
   test('refused: a digest over a table set (a user’s rows would be spread over tables)', () => {
@@ -156,7 +173,10 @@ describe('entriesFromChange with reminders', () => {
     const entity = entityOf(digested, 'coupon');
     const skipped: ReminderSkip[] = [];
     const count = (r: ReminderSkip) => void skipped.push(r);
-    for (const user of [null, 'alice', 0, -5]) expect(entriesFromChange(entity, change(row({ user_id: user }), { tsMs: T - 5 * DAY }), undefined, count)).toEqual([{ entity: 'coupon', transition: 'expired', id: '7', expireAtMs: T }]);
+    for (const user of [null, 'alice', 0, -5])
+      expect(entriesFromChange(entity, change(row({ user_id: user }), { tsMs: T - 5 * DAY }), undefined, count)).toEqual([
+        { entity: 'coupon', transition: 'expired', id: '7', expireAtMs: T },
+      ]);
     expect(skipped).toEqual([...Array(3).fill('no_user'), ...Array(9).fill('bad_user')]);
     // Not captured at all: the same (the connector's column list lacks it).
     const uncaptured: Record<string, unknown> = { ...row() };
@@ -209,7 +229,13 @@ describe('the wire format of a reminder (v4)', () => {
     const t = transitionOf(digested, 'coupon', 'expired');
     expect(reminderMatches(t, reminder as never)).toBe(true);
     const bytes = encodeBucketEntry(reminder!, digested);
-    const plain = parseEntityFile({ ...remindingFile('digest'), entities: remindingFile('digest').entities.map((e) => ({ ...e, transitions: e.transitions.map(({ reminders: _r, ...rest }) => rest) })) }, 'plain.json');
+    const plain = parseEntityFile(
+      {
+        ...remindingFile('digest'),
+        entities: remindingFile('digest').entities.map((e) => ({ ...e, transitions: e.transitions.map(({ reminders: _r, ...rest }) => rest) })),
+      },
+      'plain.json',
+    );
     const read = decodeBucketEntry(bytes, plain);
     expect(reminderMatches(transitionOf(plain, 'coupon', 'expired'), read as never)).toBe(false);
     const wider = parseEntityFile(remindingFile('digest', { window: '90m' }), 'wider.json');

@@ -29,7 +29,9 @@ const digestEvent = () => ({
 export function remindingFile(kind: 'single' | 'digest', opts: { before?: string[]; window?: string } = {}): File {
   const before = opts.before ?? (kind === 'single' ? ['1d', '3d', '30m'] : ['1d', '3d', '2h']);
   const reminders =
-    kind === 'single' ? { before, event: reminderEvent() } : { before, digest: { user: 'user_id', index: 'idx_coupons_user', window: opts.window ?? '1h', event: digestEvent() } };
+    kind === 'single'
+      ? { before, event: reminderEvent() }
+      : { before, digest: { user: 'user_id', index: 'idx_coupons_user', window: opts.window ?? '1h', event: digestEvent() } };
   return {
     entities: [
       {
