@@ -11,6 +11,7 @@ import { loadConfig } from '../config';
 import { systemClock } from '../core/clock';
 import { createKafka } from '../kafka/client';
 import { readForecast } from '../kafka/read-forecast';
+import { forecastTopics } from '../core/forecast';
 import { loadEntities } from '../ops/load-entities';
 import { loadTopology } from '../ops/load-topology';
 import { createCommandLogger } from '../ops/logger';
@@ -33,15 +34,17 @@ export function registerForecastCommand(program: Command): void {
         command.error(`error: no tier '${opts.tier}' in the topology (tiers: ${topology.tiers.map((t) => t.name).join(', ')})`, { exitCode: 64 });
       }
       const logger = createCommandLogger(config.logLevel);
-      const admin = createKafka(config.kafka, logger, '-forecast').admin();
-      await admin.connect();
+      // A client per 64 topics, at most 8: their first reads side by side (kafka/read-forecast.ts).
+      const kafka = createKafka(config.kafka, logger, '-forecast');
+      const admins = Array.from({ length: Math.min(8, Math.ceil(forecastTopics(topology).length / 64)) }, () => kafka.admin());
+      await Promise.all(admins.map((a) => a.connect()));
       try {
-        const forecast = await readForecast(admin, topology, config.groupPrefix, () => systemClock.now());
+        const forecast = await readForecast(admins, topology, config.groupPrefix, () => systemClock.now());
         const printed = { tier: opts.tier, all: opts.all === true };
         if (opts.json === true) console.log(JSON.stringify(forecastJson(forecast, printed)));
         else for (const line of forecastLines(forecast, printed)) console.log(line);
       } finally {
-        await admin.disconnect();
+        await Promise.all(admins.map((a) => a.disconnect()));
       }
     });
 }

@@ -34,22 +34,45 @@ async function inTurn<T, R>(items: readonly T[], together: boolean, read: (item:
   return out;
 }
 
-export async function readForecast(admin: OffsetsAdmin, topology: Topology, groupPrefix: string, nowMs: () => number): Promise<Forecast> {
+/**
+ * `admins`: one client (the metrics loop's, long-lived), or several for a one-off read (the
+ * command): the topics are dealt out among them, each reading its own share one at a time the
+ * first time, the clients side by side, so a cold read of a production topology's hundreds of
+ * topics costs its share of metadata refreshes rather than all of them in a row.
+ */
+export async function readForecast(
+  admins: OffsetsAdmin | readonly OffsetsAdmin[],
+  topology: Topology,
+  groupPrefix: string,
+  nowMs: () => number,
+): Promise<Forecast> {
+  const clients = Array.isArray(admins) ? (admins as readonly OffsetsAdmin[]) : [admins as OffsetsAdmin];
   const topics = forecastTopics(topology);
-  const byRole = new Map<HoldRole, string[]>();
-  for (const topic of topics) {
-    const role = readerOf(topology, topic);
-    byRole.set(role, [...(byRole.get(role) ?? []), topic]);
-  }
 
-  const known = knownTo.get(admin) ?? new Set<string>();
-  knownTo.set(admin, known);
-  const warm = topics.every((t) => known.has(t));
-  const ends = await inTurn(topics, warm, async (topic) => [topic, await admin.fetchTopicOffsets(topic)] as const);
-  for (const topic of topics) known.add(topic);
-  const committed = await Promise.all([...byRole].map(([role, own]) => admin.fetchOffsets({ groupId: groupIdOf(groupPrefix, role), topics: own })));
+  // Each client reads its share's ends, then the committed offsets of the groups that read them:
+  // kafkajs's fetchOffsets looks each topic up in the client's metadata too, so a topic goes to
+  // the client that already knows it.
+  const shares = await Promise.all(
+    clients.map(async (admin, k) => {
+      const own = topics.filter((_, i) => i % clients.length === k);
+      const known = knownTo.get(admin) ?? new Set<string>();
+      knownTo.set(admin, known);
+      const ends = await inTurn(
+        own,
+        own.every((t) => known.has(t)),
+        async (topic) => [topic, await admin.fetchTopicOffsets(topic)] as const,
+      );
+      for (const topic of own) known.add(topic);
+      const byRole = new Map<HoldRole, string[]>();
+      for (const topic of own) byRole.set(readerOf(topology, topic), [...(byRole.get(readerOf(topology, topic)) ?? []), topic]);
+      const committed = await Promise.all([...byRole].map(([role, mine]) => admin.fetchOffsets({ groupId: groupIdOf(groupPrefix, role), topics: mine })));
+      return { ends, committed: committed.flat() };
+    }),
+  );
+  const ends = shares.flatMap((s) => s.ends);
+  const committed = shares.flatMap((s) => s.committed);
   const committedOf = new Map<string, number>();
-  for (const topic of committed.flat()) {
+  for (const topic of committed) {
     for (const p of topic.partitions) if (Number(p.offset) >= 0) committedOf.set(`${topic.topic}/${p.partition}`, Number(p.offset));
   }
   const pending = new Map(
