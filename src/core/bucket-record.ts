@@ -5,7 +5,8 @@
  * The due time is never put in the record timestamp: brokers may reject far-future timestamps.
  * The catalogue decides the entry's wire version (bucket-entry.ts) and rejects unknown names.
  */
-import { BucketEntry, encodeBucketEntry } from './bucket-entry';
+import { BucketEntry } from './bucket-entry';
+import { encodeBucketEntry } from './bucket-entry-codec';
 import { entityOf, type EntityCatalogue } from './entity-catalogue';
 import { partitionOfRoute, route, shardOfEntry } from './router';
 import type { Topology } from './topology';

@@ -30,7 +30,8 @@
  * Release: a ring record at bucket_start − lead; a due-lane or misplaced record at once.
  * Pure: no clock of its own, no I/O.
  */
-import { BucketEntry, decodeBucketEntry } from './bucket-entry';
+import { BucketEntry } from './bucket-entry';
+import { decodeBucketEntry } from './bucket-entry-codec';
 import { entityOf, isSpread, type EntityCatalogue } from './entity-catalogue';
 import { BucketRecordInvalidError } from './errors';
 import { shardOfEntry } from './router';

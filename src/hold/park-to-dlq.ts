@@ -7,7 +7,7 @@
  * original was written), so a redriven entry decodes exactly as it did.
  */
 import type { KafkaMessage } from 'kafkajs';
-import { encodeBucketEntry } from '../core/bucket-entry';
+import { encodeBucketEntry } from '../core/bucket-entry-codec';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { ExpiryParkedError } from '../core/errors';
 import type { DlqWriter } from '../kafka/dlq-writer';

@@ -12,7 +12,7 @@ import { createKafka } from '../../../src/kafka/client';
 import { offsetClock, systemClock } from '../../../src/core/clock';
 import { bucketStartOf, declaredTopics, dlqTopic, dueTopic, partitionOfShard, ringIndex, ringTopics } from '../../../src/core/topology';
 import { applyTopics } from '../../../src/kafka/topics-apply';
-import { encodeBucketEntry } from '../../../src/core/bucket-entry';
+import { encodeBucketEntry } from '../../../src/core/bucket-entry-codec';
 import { shardOf } from '../../../src/core/router';
 import { config as baseConfig, logger, uniqueName } from '../../support/stack';
 import { outboxCount } from '../../support/outbox-rows';

@@ -1,6 +1,7 @@
 /** The bucket entry wire format (core/bucket-entry.ts): v1 for an entity's first transition, v2 for the others. */
 import fc from 'fast-check';
-import { BucketEntry, decodeBucketEntry, encodeBucketEntry } from '../../../src/core/bucket-entry';
+import { BucketEntry } from '../../../src/core/bucket-entry';
+import { decodeBucketEntry, encodeBucketEntry } from '../../../src/core/bucket-entry-codec';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { CdcInvalidError } from '../../../src/core/errors';
 import { loadEntities } from '../../../src/ops/load-entities';

@@ -1,4 +1,5 @@
-import { decodeBucketEntry, type BucketEntry } from '../../../src/core/bucket-entry';
+import { type BucketEntry } from '../../../src/core/bucket-entry';
+import { decodeBucketEntry } from '../../../src/core/bucket-entry-codec';
 import { bucketRecord, byTopic } from '../../../src/core/bucket-record';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { shardOf } from '../../../src/core/router';

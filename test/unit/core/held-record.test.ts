@@ -1,5 +1,6 @@
 import { BucketRecordInvalidError } from '../../../src/core/errors';
-import { encodeBucketEntry, type BucketEntry } from '../../../src/core/bucket-entry';
+import { type BucketEntry } from '../../../src/core/bucket-entry';
+import { encodeBucketEntry } from '../../../src/core/bucket-entry-codec';
 import { heldRecordReader, type RawRecord } from '../../../src/core/held-record';
 import { bucketRecord } from '../../../src/core/bucket-record';
 import { shardOf } from '../../../src/core/router';

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeBucketEntry, encodeBucketEntry, entriesFromChange } from '../../../src/core/bucket-entry';
+import { entriesFromChange } from '../../../src/core/bucket-entry';
+import { decodeBucketEntry, encodeBucketEntry } from '../../../src/core/bucket-entry-codec';
 import type { CdcChange } from '../../../src/core/cdc-envelope';
 import { databasesOf, entityOf, isSpread, locationOf } from '../../../src/core/entity-catalogue';
 import { expandTables, parseEntityFile } from '../../../src/core/entity-file';

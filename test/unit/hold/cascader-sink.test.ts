@@ -1,4 +1,5 @@
-import { decodeBucketEntry, type BucketEntry } from '../../../src/core/bucket-entry';
+import { type BucketEntry } from '../../../src/core/bucket-entry';
+import { decodeBucketEntry } from '../../../src/core/bucket-entry-codec';
 import { partitionOfRoute, route, shardOf } from '../../../src/core/router';
 import { parseTopology } from '../../../src/core/topology';
 import { CascaderSink, type CascaderSinkOptions } from '../../../src/hold/cascader-sink';

@@ -1,5 +1,5 @@
 import type { KafkaMessage } from 'kafkajs';
-import { decodeBucketEntry } from '../../../src/core/bucket-entry';
+import { decodeBucketEntry } from '../../../src/core/bucket-entry-codec';
 import { entityOf, type Entity, type EntityCatalogue } from '../../../src/core/entity-catalogue';
 import type { CdcTopic } from '../../../src/ingest/cdc-topics';
 import { parseEntityFile } from '../../../src/core/entity-file';

@@ -2,7 +2,8 @@
  * Reminders from the entities file to bucket entries: the file's declaration, the fire points a
  * CDC change yields (and skips), their wire format and their shard (docs/reminders.md).
  */
-import { decodeBucketEntry, encodeBucketEntry, entriesFromChange, reminderFireAt, reminderMatches, type ReminderSkip } from '../../../src/core/bucket-entry';
+import { entriesFromChange, reminderFireAt, reminderMatches, type ReminderSkip } from '../../../src/core/bucket-entry';
+import { decodeBucketEntry, encodeBucketEntry } from '../../../src/core/bucket-entry-codec';
 import type { CdcChange, CdcRow } from '../../../src/core/cdc-envelope';
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { ConfigError } from '../../../src/core/errors';
