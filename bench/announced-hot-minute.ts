@@ -34,6 +34,7 @@ import { createLogger } from '../src/ops/logger';
 import { writeStreamTopology } from './compare/contenders/stream-topology';
 import { deleteRunState } from './compare/contenders/stream';
 import { Child, freePort, startRoles, waitReady } from './lib/children';
+import { dbNowMs } from './lib/db-server';
 import { log, sleep } from './lib/log';
 import { scrapeMetrics, type Scrape } from './lib/metrics-text';
 import { defaultResultsDir } from './lib/paths';
@@ -70,11 +71,6 @@ function signalOf(variant: Variant, scrape: Scrape): number {
 }
 
 const transitionsOf = (scrape: Scrape): number => [...scrape].filter(([k]) => k.startsWith('timebucket_transitions_total')).reduce((s, [, v]) => s + v, 0);
-
-async function dbNowMs(db: Db): Promise<number> {
-  const [[row]] = (await db.raw('SELECT ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000) AS ms')) as [[{ ms: number | string }]];
-  return Number(row.ms);
-}
 
 async function runVariant(variant: Variant, config: Config, db: Db, logDir: string) {
   const prefix = `tbann${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;

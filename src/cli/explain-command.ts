@@ -11,7 +11,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
 import { entityOf, type Entity, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
-import { explainTransition, parseEventKey, withWire, type OutboxFact, type TransitionExplanation, type WireFacts } from '../core/explain';
+import { explainTransition, latestEvent, parseEventKey, withWire, type OutboxFact, type TransitionExplanation, type WireFacts } from '../core/explain';
 import type { Topology } from '../core/topology';
 import { formatUtc } from '../core/utc-time';
 import { openDatabases } from '../db/databases';
@@ -35,6 +35,15 @@ export type RowExplanation = Readonly<
 
 /** The path an event's payload names, or null when it cannot be decoded (the registry away). */
 export type PathOf = (payload: Buffer) => Promise<string | null>;
+
+/** PathOf through the schema registry the events were encoded with. */
+export function eventPathOf(registryConfig: Config['registry']): PathOf {
+  const registry = createSchemaRegistry(registryConfig);
+  return async (payload) => {
+    const value = (await registry.decode(payload).catch(() => undefined)) as { path?: unknown } | undefined;
+    return typeof value?.path === 'string' ? value.path : null;
+  };
+}
 
 export async function explainRow(
   config: Config,
@@ -89,7 +98,7 @@ async function lookAtWire(
   try {
     if (e.state === 'scheduled' && e.placement?.lane === 'ring' && e.dueMs !== null)
       return { entry: await wire.entryOf(entity, t, row, e.dueMs, e.placement, dbNowMs) };
-    const latest = [...e.outbox].sort((a, b) => b.occurredAtMs - a.occurredAtMs)[0];
+    const latest = latestEvent(e.outbox);
     if (e.state === 'transitioned' && latest !== undefined) return { event: await wire.eventOf(latest) };
     return {};
   } catch (err) {
@@ -125,11 +134,7 @@ export function registerExplainCommand(program: Command): void {
       const catalogue = loadEntities(config.entitiesPath);
       if (!catalogue.entities.some((e) => e.name === entity))
         command.error(`error: no entity '${entity}' (entities: ${catalogue.entities.map((e) => e.name).join(', ')})`, { exitCode: 64 });
-      const registry = createSchemaRegistry(config.registry);
-      const pathOf: PathOf = async (payload) => {
-        const value = (await registry.decode(payload).catch(() => undefined)) as { path?: unknown } | undefined;
-        return typeof value?.path === 'string' ? value.path : null;
-      };
+      const pathOf = eventPathOf(config.registry);
       const maxRecords = Number(opts.scanLimit);
       if (!Number.isSafeInteger(maxRecords) || maxRecords < 1)
         command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });

@@ -13,8 +13,8 @@ import type { Kafka } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import type { Entity, EntityCatalogue, Transition } from '../core/entity-catalogue';
 import type { EntrySearch, EventSearch, OutboxFact, Placement } from '../core/explain';
-import { partitionOfRoute, shardOfEntry } from '../core/router';
-import { bucketStartOf, horizonMs, type Topology } from '../core/topology';
+import { shardOfEntry } from '../core/router';
+import { bucketStartOf, horizonMs, partitionOfShard, type Topology } from '../core/topology';
 import { findRecordByHeader } from '../kafka/find-record';
 import { scanGroupId } from '../kafka/scan-from-time';
 import type { Logger } from '../ops/logger';
@@ -92,18 +92,7 @@ export function wireLook(opts: {
       let complete = all;
       const searched: string[] = [];
       for (const window of windows) {
-        const partition = partitionOfRoute(
-          topology,
-          {
-            lane: 'ring',
-            tierIndex: window.tierIndex,
-            tierName: window.tier.name,
-            topic: window.topic,
-            bucketStartMs: window.startMs,
-            releaseAtMs: window.startMs - window.tier.leadMs,
-          },
-          shard,
-        );
+        const partition = partitionOfShard(shard, window.tier.partitions);
         searched.push(`${window.topic} partition ${partition}`);
         let offset: string | undefined;
         const [scan] = await scanBucket({

@@ -82,6 +82,11 @@ function placementOf(topology: Topology, entity: Entity, row: RowFacts, dueMs: n
     : { lane: 'ring', tier: r.tierName, topic: r.topic, partition, bucketStartMs: r.bucketStartMs, releaseAtMs: r.releaseAtMs };
 }
 
+/** The latest of a row's events of one transition (the one a verdict speaks of), if any. */
+export function latestEvent(outbox: readonly OutboxFact[]): OutboxFact | undefined {
+  return [...outbox].sort((a, b) => b.occurredAtMs - a.occurredAtMs)[0];
+}
+
 export function explainTransition(
   topology: Topology,
   entity: Entity,
@@ -93,7 +98,7 @@ export function explainTransition(
 ): TransitionExplanation {
   const dueMs = row.dueMs.get(t.due.column) ?? null;
   const base = { transition: t.name, status: row.status, dueMs, dueInMs: dueMs === null ? null : dueMs - dbNowMs, outbox };
-  const latest = [...outbox].sort((a, b) => b.occurredAtMs - a.occurredAtMs)[0];
+  const latest = latestEvent(outbox);
   const expirable = t.from.some((s) => s === row.status);
   if (latest !== undefined && !(expirable && dueMs !== null && dueMs > latest.dueAtMs)) {
     const late = latest.occurredAtMs - latest.dueAtMs;

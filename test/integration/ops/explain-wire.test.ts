@@ -9,8 +9,7 @@
  * @lane isolated
  */
 import type { Admin, Kafka } from 'kafkajs';
-import { explainRow, type PathOf } from '../../../src/cli/explain-command';
-import { createSchemaRegistry } from '../../../src/publish/schema-registry';
+import { eventPathOf, explainRow } from '../../../src/cli/explain-command';
 import { wireLook, type WireLook } from '../../../src/cli/explain-wire';
 import { systemClock } from '../../../src/core/clock';
 import { bucketRecord } from '../../../src/core/bucket-record';
@@ -66,8 +65,7 @@ async function coupon(dueSql: string): Promise<string> {
 }
 
 async function look(id: string) {
-  const registry = createSchemaRegistry(pipeline.config.registry);
-  const pathOf: PathOf = async (payload) => ((await registry.decode(payload)) as { path: string }).path;
+  const pathOf = eventPathOf(pipeline.config.registry);
   const e = await explainRow(pipeline.config, pipeline.topology, defaultCatalogue, 'coupon', id, { wire, pathOf });
   if (!e.found) throw new Error(`coupon ${id} not found`);
   return e.transitions[0]!;

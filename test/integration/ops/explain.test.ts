@@ -16,8 +16,7 @@ import { transitionOf } from '../../../src/core/entity-catalogue';
 import { parseTopology } from '../../../src/core/topology';
 import type { OutboxWriter } from '../../../src/expire/outbox-writer';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
-import { createSchemaRegistry } from '../../../src/publish/schema-registry';
-import { explainRow, type PathOf, type RowExplanation } from '../../../src/cli/explain-command';
+import { eventPathOf, explainRow, type RowExplanation } from '../../../src/cli/explain-command';
 import { defaultCatalogue, defaultEntitiesPath } from '../../support/catalogue';
 import { spawnCli } from '../../support/cli';
 import { eventWriter } from '../../support/event-writer';
@@ -29,8 +28,7 @@ const expired = transitionOf(defaultCatalogue, 'coupon', 'expired');
 let own: TestDatabase;
 let outbox: OutboxWriter;
 let env: Record<string, string>;
-const registry = () => createSchemaRegistry(loadConfig(process.env).registry);
-const pathOf: PathOf = async (payload) => ((await registry().decode(payload)) as { path: string }).path;
+const pathOf = eventPathOf(loadConfig(process.env).registry);
 
 beforeAll(async () => {
   own = await createTestDatabase('explain');

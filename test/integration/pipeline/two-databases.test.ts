@@ -41,11 +41,10 @@ import { registerOutboxConnector, registerTestConnector, TestConnector, type Tes
 import { outboxEvents } from '../../support/outbox-rows';
 import { waitFor } from '../../support/wait-for';
 import { countInStatus, metricSum } from '../../support/counts';
-import { explainRow, type PathOf } from '../../../src/cli/explain-command';
+import { eventPathOf, explainRow } from '../../../src/cli/explain-command';
 import { wireLook } from '../../../src/cli/explain-wire';
 import { systemClock } from '../../../src/core/clock';
 import { createKafka } from '../../../src/kafka/client';
-import { createSchemaRegistry } from '../../../src/publish/schema-registry';
 
 const shop = join(__dirname, '../../../examples/shop');
 const entities = JSON.parse(readFileSync(join(shop, 'entities-split.json'), 'utf8')) as unknown;
@@ -283,8 +282,7 @@ test("replay reads each entry's row where it lives: a replayed bucket of both se
 
 test("explain finds a row where it lives: a second-server coupon moved by the stream, in shop_b, its event read from shop_b's outbox and found on the wire", async () => {
   const row = firstDue[3]![0]!;
-  const registry = createSchemaRegistry(pipeline.config.registry);
-  const pathOf: PathOf = async (payload) => ((await registry.decode(payload)) as { path: string }).path;
+  const pathOf = eventPathOf(pipeline.config.registry);
   const kafka = createKafka(pipeline.config.kafka, logger, '-test-explain');
   const wire = wireLook({
     kafka,
