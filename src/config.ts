@@ -78,7 +78,7 @@ export type Config = Readonly<{
   httpPort: number;
   /** SIGTERM: finish or abandon the work in flight within this, then exit. */
   shutdownTimeoutMs: number;
-  /** Each database pinged this often (ops/database-watch.ts). */
+  /** Each database pinged this often (db/database-watch.ts). */
   dbPingIntervalMs: number;
   /** The cascader reads the forecast into its metrics this often (hold/forecast-loop.ts); 0: never. */
   forecastIntervalMs: number;

@@ -12,7 +12,7 @@ import { Partitioners } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityCatalogue } from './core/entity-catalogue';
-import { settlesWithin } from './core/lifecycle';
+import { settlesWithin } from './runtime/lifecycle';
 import { dlqTopic, Topology } from './core/topology';
 import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
@@ -21,11 +21,11 @@ import { firstPassLimitsFor } from './core/first-pass-guard';
 import { DeadLetterCodes, Roles, type DeadLetterStage, type Role } from './roles';
 import type { ConsumerHealth } from './kafka/consumer-watch';
 import { createGuardedProducer } from './kafka/guarded-producer';
-import type { BreakerState } from './ops/breaker';
+import type { BreakerState } from './runtime/breaker';
 import { createTransitionBatches } from './expire/transition-batch';
 import { createReminderBatches, reminderObserver } from './expire/reminder-batch';
 import { checkAnsweringSchemas, schemaNamesOf } from './db/check-entity-schema';
-import { DatabaseWatch, holdUntilChecked, type DatabaseState } from './ops/database-watch';
+import { DatabaseWatch, holdUntilChecked, type DatabaseState } from './db/database-watch';
 import { TimebucketError } from './core/errors';
 import { assertShardsFit } from './core/router';
 import { startOutboxKeeper } from './publish/start-outbox-keeper';
@@ -40,8 +40,8 @@ import { startCascader } from './hold/start-cascader';
 import type { RoleContext, RoleStarter } from './role-context';
 import type { Logger } from './ops/logger';
 import { createMetrics, Metrics } from './ops/metrics';
-import { startControl } from './ops/control-start';
-import type { SwitchSummary } from './ops/control-switch-state';
+import { startControl } from './control/start-control';
+import type { SwitchSummary } from './control/switch-state';
 
 export type Running = Readonly<{
   /** Resolves once every started consumer has joined its group. */

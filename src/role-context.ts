@@ -16,8 +16,8 @@ import type { TransitionBatches } from './expire/transition-batch';
 import type { ConsumerHealth } from './kafka/consumer-watch';
 import type { DlqWriter } from './kafka/dlq-writer';
 import type { GuardedProducer } from './kafka/guarded-producer';
-import type { BreakerState } from './ops/breaker';
-import type { TransitionGate } from './ops/control-gate';
+import type { BreakerState } from './runtime/breaker';
+import type { TransitionGate } from './control/gate';
 import type { Logger } from './ops/logger';
 import type { Metrics } from './ops/metrics';
 import { groupIdOf, type Role } from './roles';
@@ -44,7 +44,7 @@ export type RoleContext = Readonly<{
   clock: Clock;
   logger: Logger;
   instanceId: string;
-  /** The operator's pause and throttle switches (ops/control-gate.ts). */
+  /** The operator's pause and throttle switches (control/gate.ts). */
   gate: TransitionGate;
 }>;
 

@@ -19,7 +19,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type Config } from '../config';
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
-import { serverFlavour } from '../db/server-flavour';
+import { serverFlavour } from '../db/sql/server-flavour';
 import { connectorConfig, ConnectorConfigOptions, truststoreWarnings, type HistorySecurity, ServerFlavour } from '../ingest/connector-config';
 import { loadEntities } from '../ops/load-entities';
 import { outboxConnectorConfig, outboxTopicPrefix } from '../publish/outbox-connector-config';

@@ -26,8 +26,8 @@ import { needsOf } from './command-needs';
 import { createDb, Db } from '../db/knex';
 import { loadEntities } from '../ops/load-entities';
 import { createCommandLogger } from '../ops/logger';
-import { readSwitches, setPaused, setThrottle, SwitchChange, SwitchRead } from '../ops/control-switch-store';
-import { Switch, SwitchName, switchNamesOf, throttleNamesOf } from '../ops/control-switch-state';
+import { readSwitches, setPaused, setThrottle, SwitchChange, SwitchRead } from '../control/sql/switch-store';
+import { Switch, SwitchName, switchNamesOf, throttleNamesOf } from '../control/switch-state';
 import { ConfigError } from '../core/errors';
 
 type ChangeOptions = { what: SwitchName; reason?: string; by?: string };

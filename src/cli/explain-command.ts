@@ -5,7 +5,7 @@
  * clock, per transition whether an event of it is in event_outbox (when, how late, by which
  * path: the payload is decoded through the registry when it answers), and for a row still to
  * move, where its entry belongs (tier, topic, partition, bucket). Read-only: primary-key and
- * unique-index lookups (db/read-explained-row.ts). Unless --no-wire, it then looks on Kafka
+ * unique-index lookups (db/sql/read-explained-row.ts). Unless --no-wire, it then looks on Kafka
  * (cli/explain-wire.ts): for the entry of a scheduled row, for the event of a transitioned one.
  */
 import type { Command } from 'commander';
@@ -15,7 +15,7 @@ import { explainTransition, latestEvent, parseEventKey, withWire, type OutboxFac
 import type { Topology } from '../core/topology';
 import { formatUtc } from '../core/utc-time';
 import { openDatabases } from '../db/databases';
-import { readExplainedRow, readOutboxRowsOf } from '../db/read-explained-row';
+import { readExplainedRow, readOutboxRowsOf } from '../db/sql/read-explained-row';
 import { readDbNow } from '../expire/sql/read-db-now';
 import { loadEntities } from '../ops/load-entities';
 import { loadTopology } from '../ops/load-topology';

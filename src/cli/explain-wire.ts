@@ -18,8 +18,8 @@ import { bucketStartOf, horizonMs, partitionOfShard, type Topology } from '../co
 import { findRecordByHeader } from '../kafka/find-record';
 import { scanGroupId } from '../kafka/scan-from-time';
 import type { Logger } from '../ops/logger';
-import { bucketWindow, liveGroupOfTier, slackMs, type BucketWindow } from '../reconcile/bucket-window';
-import { scanBucket } from '../reconcile/bucket-scan';
+import { bucketWindow, liveGroupOfTier, slackMs, type BucketWindow } from '../replay/bucket-window';
+import { scanBucket } from '../replay/bucket-scan';
 
 /** How many of the coarsest ring's parking buckets (entries beyond every horizon) are looked in. */
 const PARKED_LOOKS = 3;

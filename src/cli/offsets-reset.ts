@@ -9,8 +9,8 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Topology } from '../core/topology';
 import { createKafka } from '../kafka/client';
 import type { Logger } from '../ops/logger';
-import { resetOffsetsToBucket, type OffsetsResetResult } from '../reconcile/bucket-offsets-reset';
-import { bucketWindow, resolveTier } from '../reconcile/bucket-window';
+import { resetOffsetsToBucket, type OffsetsResetResult } from '../replay/bucket-offsets-reset';
+import { bucketWindow, resolveTier } from '../replay/bucket-window';
 import { offsetsResetJson, offsetsResetLines } from './replay-output';
 
 /** The group has members: stop the stage, then run the reset again. */

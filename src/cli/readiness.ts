@@ -4,8 +4,8 @@
  * The body says what is not: each database (answering or not, since when, why), the switches,
  * a start-up still waiting for what it needs. A paused process is ready (ops/http-server.ts).
  */
-import type { SwitchSummary } from '../ops/control-switch-state';
-import type { DatabaseState } from '../ops/database-watch';
+import type { SwitchSummary } from '../control/switch-state';
+import type { DatabaseState } from '../db/database-watch';
 
 /** The parts of a running process that readiness reads (main.ts Running). */
 export type ReadinessSource = Readonly<{

@@ -2,11 +2,11 @@
  * How `replay` and `offsets reset` print their results: a plain `name: value` line per figure
  * (easy to read and to grep), or one JSON object with `--json`. Every time is UTC ISO-8601.
  */
-import type { PartitionScan } from '../reconcile/bucket-scan';
-import type { OffsetsResetResult } from '../reconcile/bucket-offsets-reset';
-import type { BucketWindow } from '../reconcile/bucket-window';
+import type { PartitionScan } from '../replay/bucket-scan';
+import type { OffsetsResetResult } from '../replay/bucket-offsets-reset';
+import type { BucketWindow } from '../replay/bucket-window';
 import { formatUtc } from '../core/utc-time';
-import type { ReplaySummary } from '../reconcile/replay-bucket';
+import type { ReplaySummary } from '../replay/replay-bucket';
 
 export function bucketJson(window: BucketWindow) {
   return { tier: window.tier.name, start: formatUtc(window.startMs), end: formatUtc(window.endMs), topic: window.topic };

@@ -10,8 +10,8 @@ import { readEntitySchema } from '../db/check-entity-schema';
 import { openOutboxWriter, type OpenedOutboxWriter } from '../publish/open-outbox-writer';
 import { createKafka } from '../kafka/client';
 import type { Logger } from '../ops/logger';
-import { bucketWindow, resolveTier } from '../reconcile/bucket-window';
-import { replayBucket, type ReplaySummary } from '../reconcile/replay-bucket';
+import { bucketWindow, resolveTier } from '../replay/bucket-window';
+import { replayBucket, type ReplaySummary } from '../replay/replay-bucket';
 import { replayJson, replayLines } from './replay-output';
 import { commandProgress, type CommandProgress } from './progress';
 

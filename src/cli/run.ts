@@ -19,8 +19,8 @@ import type { Logger } from '../ops/logger';
 import { startDemo } from './demo';
 import { createMetrics } from '../ops/metrics';
 import { startOpsServer } from '../ops/http-server';
-import { retry } from '../ops/retry';
-import { RetryPolicies } from '../core/retry-policy';
+import { retry } from '../runtime/retry';
+import { RetryPolicies } from '../runtime/retry-policy';
 import { processReadiness } from './readiness';
 
 export const ExitCodes = { OK: 0, FAILED: 1, SIGINT: 130, SIGTERM: 143 } as const;

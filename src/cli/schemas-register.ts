@@ -11,12 +11,12 @@
 import type { Config } from '../config';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { eventTopics } from '../core/event-catalogue';
-import { RetryPolicies } from '../core/retry-policy';
+import { RetryPolicies } from '../runtime/retry-policy';
 import type { Topology } from '../core/topology';
 import { readEntitySchema } from '../db/check-entity-schema';
 import { openDatabases } from '../db/databases';
 import type { Logger } from '../ops/logger';
-import { retry } from '../ops/retry';
+import { retry } from '../runtime/retry';
 import { registerAndSaveSchemaIds } from '../publish/schema-id-source';
 import { subjectFor } from '../publish/schemas';
 

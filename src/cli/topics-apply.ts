@@ -5,8 +5,8 @@ import { applyTopics, isPartitionGrowth, type ApplyReport } from '../kafka/topic
 import { pinNewGroupToEnd } from '../kafka/pin-group-start';
 import { groupIdOf } from '../roles';
 import type { Logger } from '../ops/logger';
-import { RetryPolicies } from '../core/retry-policy';
-import { retry } from '../ops/retry';
+import { RetryPolicies } from '../runtime/retry-policy';
+import { retry } from '../runtime/retry';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { cdcTopics } from '../ingest/cdc-topics';
 

@@ -1,6 +1,6 @@
 /**
  * What the database says of a mapped table, as information_schema reports it (read by
- * db/read-table-schema.ts). Pure data, so the checks against the entities file
+ * db/sql/read-table-schema.ts). Pure data, so the checks against the entities file
  * (core/entity-schema-check.ts) and the derived event schemas (publish/derived-schema.ts) are
  * unit-tested without a database.
  *

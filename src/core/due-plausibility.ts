@@ -5,7 +5,7 @@
  * the wrong unit, seconds are instants of January 1970 (every row due at once: the stream and
  * the scanner would transition the whole table on their first look) and milliseconds instants
  * tens of thousands of years ahead (no row ever due). So `check` and start-up read a bounded
- * sample of each due column (db/read-due-sample.ts) and refuse a column NONE of whose sampled
+ * sample of each due column (db/sql/read-due-sample.ts) and refuse a column NONE of whose sampled
  * values is a plausible due time in its declared kind, naming the kind that fits.
  *
  * Plausible: within PAST_YEARS before and FUTURE_YEARS after the database clock. Wide on

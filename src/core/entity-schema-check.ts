@@ -4,7 +4,7 @@
  * forces exist. Run at start (a service that would fail on its first batch must not start) and
  * by `timebucket check`. Each problem names its fix (a CREATE INDEX to run, the type wanted).
  *
- * Pure: the schema comes in as data (db/read-table-schema.ts reads it from information_schema,
+ * Pure: the schema comes in as data (db/sql/read-table-schema.ts reads it from information_schema,
  * the same on MySQL 8 and MariaDB), keyed by location (`<database>.<table>`, entity-catalogue.ts):
  * every table of a table set, on every database, is checked on its own. `schemaNames` gives each
  * database's schema name for the messages and the CREATE INDEX to run.

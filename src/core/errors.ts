@@ -110,7 +110,7 @@ export class MigrationLockedError extends TimebucketError {
       'MIGRATION_LOCKED',
       `the migrations lock is taken (waited up to ${Math.round(waitedMs / 1000)} s): another migrate is running, or one was killed while it held the lock ` +
         '(then, once sure none runs: UPDATE knex_migrations_lock SET is_locked = 0)',
-      // Retriable: the holder finishes in time; `migrate` waits for it (ops/retry.ts), up to its bound.
+      // Retriable: the holder finishes in time; `migrate` waits for it (runtime/retry.ts), up to its bound.
       { retriable: true, cause, details: { waitedMs } },
     );
   }

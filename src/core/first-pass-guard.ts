@@ -12,7 +12,7 @@
  * restart after an outage (its rows all overdue) catches up without a flag. Small tables are
  * not guarded either (fewer than `minDueRows` due): a first pass that small is quickly looked at.
  *
- * The counts are bounded (db/count-first-pass.ts): due rows up to a cap, then rows not yet due
+ * The counts are bounded (db/sql/count-first-pass.ts): due rows up to a cap, then rows not yet due
  * only up to the number that would bring the share within the limit (`notDueBound`), so the
  * decision below is exact whenever the due count is under the cap.
  *

@@ -6,7 +6,7 @@
  * ANY of the declared values. A declared value no row holds yet is normal (a new table, a state
  * nothing has reached), so that alone is never a problem.
  *
- * Pure: what the table holds comes in as data (db/read-status-presence.ts).
+ * Pure: what the table holds comes in as data (db/sql/read-status-presence.ts).
  */
 import type { StatusValue } from './entity-catalogue';
 

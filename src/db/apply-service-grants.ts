@@ -2,7 +2,7 @@
  * `timebucket migrate` with TB_DB_SERVICE_USER: the service account ends with what this entities
  * file needs (db/service-grants.ts) and with nothing timebucket granted it for an earlier one.
  *
- * The revoke rule: migrate revokes only what its own ledger (db/service-grant-ledger.ts) says it
+ * The revoke rule: migrate revokes only what its own ledger (db/sql/service-grant-ledger.ts) says it
  * granted this account in this database, on a table or column the current file no longer
  * needs: a column a narrowed transition stopped assigning, every column of a table the file
  * stopped mapping. A grant someone else made on a table timebucket never managed is never
@@ -29,7 +29,7 @@ import type { Knex } from 'knex';
 import { MAIN_DATABASE, type EntityCatalogue } from '../core/entity-catalogue';
 import { readEntitySchema } from './check-entity-schema';
 import { quoteId } from './quote-id';
-import { forgetGrants, grantItems, itemKey, readGrantLedger, recordGrants, type GrantItem } from './service-grant-ledger';
+import { forgetGrants, grantItems, itemKey, readGrantLedger, recordGrants, type GrantItem } from './sql/service-grant-ledger';
 import { accountSql, mappedTableGrants, neededGrants, serviceGrantStatements, type DbAccount } from './service-grants';
 
 /** ER_NONEXISTING_TABLE_GRANT: "There is no such grant defined for user … on table …". */

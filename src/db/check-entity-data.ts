@@ -9,7 +9,7 @@
  *     (core/first-pass-guard.ts).
  * Every statement is bounded (a LIMIT over an index) and goes through the database's own pool,
  * so a database is checked on its own: at start for those that answer, later for one that
- * did not (ops/database-watch.ts), and by `timebucket check` one at a time.
+ * did not (db/database-watch.ts), and by `timebucket check` one at a time.
  */
 import type { Knex } from 'knex';
 import type { Entity, EntityCatalogue, Location, StatusValue, Transition } from '../core/entity-catalogue';
@@ -17,17 +17,17 @@ import { duePlausibilityProblem } from '../core/due-plausibility';
 import { firstPassProblem, type FirstPassLimits } from '../core/first-pass-guard';
 import { statusCodesProblem } from '../core/status-codes-check';
 import { scanCursorsOf } from '../reconcile/sql/claim-scan-page';
-import { countFirstPass } from './count-first-pass';
+import { countFirstPass } from './sql/count-first-pass';
 import { dueValueOf } from './due-value';
-import { readDueSample } from './read-due-sample';
-import { readStatusPresence } from './read-status-presence';
+import { readDueSample } from './sql/read-due-sample';
+import { readStatusPresence } from './sql/read-status-presence';
 
 /** Rows read from each end of a from-state's index range: 100 values a from-state at most. */
 const SAMPLE_PER_END = 50;
 
 export type DataCheckOptions = Readonly<{
   firstPass: FirstPassLimits;
-  /** Scan cursor keys that have completed a pass (db/read-scanned-cursors.ts, from the main database). */
+  /** Scan cursor keys that have completed a pass (db/sql/read-scanned-cursors.ts, from the main database). */
   scannedCursors: ReadonlySet<string>;
 }>;
 

@@ -11,10 +11,10 @@ import { entitySchemaProblems } from '../core/entity-schema-check';
 import { ConfigError } from '../core/errors';
 import type { SchemaInfo, TableInfo } from '../core/column-info';
 import { MAIN_DATABASE } from '../core/entity-catalogue';
-import { classifyFailure } from '../core/retry-policy';
-import { readTableSchema } from './read-table-schema';
+import { classifyFailure } from '../runtime/retry-policy';
+import { readTableSchema } from './sql/read-table-schema';
 import { entityDataProblems } from './check-entity-data';
-import { readScannedCursors } from './read-scanned-cursors';
+import { readScannedCursors } from './sql/read-scanned-cursors';
 import { DEFAULT_FIRST_PASS, type FirstPassLimits } from '../core/first-pass-guard';
 
 /**
@@ -61,7 +61,7 @@ export type StartSchema = Readonly<{ schema: Map<string, TableInfo>; unchecked: 
  * At start (`schemaNames`: each database's schema name on its server, for the messages;
  * `firstPass`: config.firstPass): every database's tables read and checked, except those of a database other than
  * the main one that does not answer (a retriable failure), which are left for later
- * (ops/database-watch.ts) so the process serves the others. The main database holds
+ * (db/database-watch.ts) so the process serves the others. The main database holds
  * timebucket's own tables: without it nothing runs, and its failure is thrown.
  */
 export async function checkAnsweringSchemas(

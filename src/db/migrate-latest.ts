@@ -16,9 +16,9 @@
  */
 import type { Db } from './knex';
 import { MigrationLockedError } from '../core/errors';
-import { RetryPolicies } from '../core/retry-policy';
+import { RetryPolicies } from '../runtime/retry-policy';
 import type { Logger } from '../ops/logger';
-import { retry } from '../ops/retry';
+import { retry } from '../runtime/retry';
 
 /** knex's own names and columns (migrations: { tableName: 'knex_migrations' } in db/knex.ts). */
 const HISTORY = 'knex_migrations';

@@ -1,9 +1,9 @@
 /**
  * Whether an account holds what the running service needs (db/service-grants.ts): each needed
  * privilege is held at some level, globally, on the database, on the table or, for SELECT or
- * UPDATE of a column, on that column. Pure: the held privileges come from db/read-own-privileges.ts.
+ * UPDATE of a column, on that column. Pure: the held privileges come from db/sql/read-own-privileges.ts.
  */
-import type { OwnPrivileges } from './read-own-privileges';
+import type { OwnPrivileges } from './sql/read-own-privileges';
 import type { TableGrant } from './service-grants';
 
 export function missingPrivileges(needed: readonly TableGrant[], own: OwnPrivileges, database: string): string[] {

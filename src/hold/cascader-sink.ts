@@ -14,7 +14,7 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
-import { Backoff, backoffMs, Backoffs } from '../core/retry-policy';
+import { Backoff, backoffMs, Backoffs } from '../runtime/retry-policy';
 
 type Pending = { msg: HeldMessage; done: () => void };
 

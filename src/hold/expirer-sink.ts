@@ -31,11 +31,11 @@ import { Clock, timerDelay } from '../core/clock';
 import { entityNames, entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
-import { Backoff, backoffMs, classifyFailure } from '../core/retry-policy';
+import { Backoff, backoffMs, classifyFailure } from '../runtime/retry-policy';
 import { FireQueue } from './fire-queue';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
-import { openGate, TransitionGate } from '../ops/control-gate';
+import { openGate, TransitionGate } from '../control/gate';
 
 /**
  * One batch of one transition (createTransitionBatches(…).run with the path bound), or of one

@@ -8,12 +8,12 @@
 import type { Admin } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import type { Forecast } from '../core/forecast';
-import { Backoffs } from '../core/retry-policy';
+import { Backoffs } from '../runtime/retry-policy';
 import type { Topology } from '../core/topology';
 import { readForecast } from '../kafka/read-forecast';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
-import { PollLoop } from '../ops/poll-loop';
+import { PollLoop } from '../runtime/poll-loop';
 
 export function recordForecast(gauge: Metrics['forecastEntries'], forecast: Forecast): void {
   gauge.reset();

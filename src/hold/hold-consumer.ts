@@ -25,21 +25,21 @@
  * from the consume loop). Invariant I1 (bucket times never decrease within a ring partition)
  * is what makes "the head is not due, so nothing behind it is" true.
  *
- * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
+ * Lifecycle (runtime/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
  * consumer crashed for good (`failed()` resolves; the process exits non-zero).
  */
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { Clock, timerDelay } from '../core/clock';
 import type { HeldMessage, HeldRecordReader } from '../core/held-record';
-import { settlesWithin, type Component, type Lifecycle } from '../core/lifecycle';
+import { settlesWithin, type Component, type Lifecycle } from '../runtime/lifecycle';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
 import { heartbeating } from '../kafka/heartbeating';
 import { groupJoined } from '../kafka/group-joined';
 import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
-import { retry } from '../ops/retry';
-import { RetryPolicies, type RetryPolicy } from '../core/retry-policy';
+import { retry } from '../runtime/retry';
+import { RetryPolicies, type RetryPolicy } from '../runtime/retry-policy';
 
 export type { HeldMessage } from '../core/held-record';
 

@@ -6,9 +6,9 @@
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { Location, Transition } from '../core/entity-catalogue';
 import { dueTopic, ringTopics } from '../core/topology';
-import { Backoffs } from '../core/retry-policy';
+import { Backoffs } from '../runtime/retry-policy';
 import { isReminderBatch } from '../expire/reminder-batch';
-import { createBreaker } from '../ops/breaker';
+import { createBreaker } from '../runtime/breaker';
 import { tiersReadBy } from '../roles';
 import type { RoleStarter } from '../role-context';
 import { ExpirerSink } from './expirer-sink';

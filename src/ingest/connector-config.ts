@@ -18,7 +18,7 @@
  *   - the time encoding timebucket decodes (adaptive_time_microseconds), tombstones on delete,
  *     and the CDC topics' creation as `topics apply` declares them.
  *
- * Pure: the caller supplies the server flavour (db/server-flavour.ts detects it) and secrets.
+ * Pure: the caller supplies the server flavour (db/sql/server-flavour.ts detects it) and secrets.
  */
 import { MAIN_DATABASE, type Entity, type EntityCatalogue } from '../core/entity-catalogue';
 import type { ServerFlavour } from '../core/column-info';

@@ -10,7 +10,7 @@
  * as possible; the partition moves on (I5). Decoding is CPU work, so a large batch heartbeats
  * as it goes: a poison storm cannot outlast the session and loop through rebalances.
  *
- * Lifecycle (core/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
+ * Lifecycle (runtime/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
  * consumer crashed for good.
  */
 import { heartbeating } from '../kafka/heartbeating';
@@ -20,15 +20,15 @@ import { decodeCdcValue } from '../core/cdc-envelope';
 import { BucketEntry, entriesFromChange, type SkipCounter } from '../core/bucket-entry';
 import { findEntity, type EntityCatalogue } from '../core/entity-catalogue';
 import { CdcInvalidError, ConfigError } from '../core/errors';
-import type { Component, Lifecycle } from '../core/lifecycle';
+import type { Component, Lifecycle } from '../runtime/lifecycle';
 import type { Topology } from '../core/topology';
 import type { DlqRecord, DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
 import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
-import { retry } from '../ops/retry';
-import { RetryPolicies, type RetryPolicy } from '../core/retry-policy';
+import { retry } from '../runtime/retry';
+import { RetryPolicies, type RetryPolicy } from '../runtime/retry-policy';
 import { locationOfChange, type CdcTopic } from './cdc-topics';
 
 export type RepartitionerOptions = Readonly<{

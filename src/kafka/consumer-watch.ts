@@ -14,9 +14,9 @@
 import type { Consumer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { ConsumerCrashedError } from '../core/errors';
-import type { Health } from '../core/lifecycle';
+import type { Health } from '../runtime/lifecycle';
 
-/** A consumer's health: the one Health of every component (core/lifecycle.ts). */
+/** A consumer's health: the one Health of every component (runtime/lifecycle.ts). */
 export type ConsumerHealth = Health;
 
 export type ConsumerWatch = Readonly<{

@@ -13,11 +13,11 @@
  * failed send (kafka/acknowledged.ts): kafkajs can skip messages whose partition moved to
  * another broker during its own retries.
  *
- * Sends go through a circuit breaker (ops/breaker.ts): with the broker down they fail fast
+ * Sends go through a circuit breaker (runtime/breaker.ts): with the broker down they fail fast
  * instead of each waiting out kafkajs's retries, and the stages' own retries back off.
  */
 import type { Producer, ProducerBatch, ProducerRecord, RecordMetadata } from 'kafkajs';
-import { createBreaker, BreakerState } from '../ops/breaker';
+import { createBreaker, BreakerState } from '../runtime/breaker';
 import { assertAcknowledged } from './acknowledged';
 import type { Logger } from '../ops/logger';
 

@@ -2,7 +2,7 @@
  * Reads part of a topic back with a one-off consumer, beside the live groups and without
  * touching them: per partition from the broker's time index at `readFromMs` up to the
  * high-water mark as it was when the scan began, or until the caller's `onBatch` says the
- * partition is finished. Used to read one ring bucket again (reconcile/bucket-scan.ts) and to
+ * partition is finished. Used to read one ring bucket again (replay/bucket-scan.ts) and to
  * find one record (kafka/find-record.ts).
  *
  * kafkajs has no assign(): the consumer joins a group of its own (`groupId`, e.g.

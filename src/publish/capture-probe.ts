@@ -27,11 +27,11 @@ import { randomBytes } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
-import { backoffMs, Backoffs } from '../core/retry-policy';
-import { WakeableSleeps } from '../core/wakeable-sleeps';
+import { backoffMs, Backoffs } from '../runtime/retry-policy';
+import { WakeableSleeps } from '../runtime/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
-import { PollLoop } from '../ops/poll-loop';
-import type { Component, Health, Lifecycle } from '../core/lifecycle';
+import { PollLoop } from '../runtime/poll-loop';
+import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
 import { watchConsumer, type ConsumerWatch } from '../kafka/consumer-watch';
 
 const MAX_PENDING = 1_000;

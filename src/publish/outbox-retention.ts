@@ -13,18 +13,18 @@
  * re-checked, so two instances purging at once only repeat some reads, never delete a row that
  * should stay.
  *
- * The passes run in a PollLoop (ops/poll-loop.ts): NEW → RUNNING → STOPPING → STOPPED, or
+ * The passes run in a PollLoop (runtime/poll-loop.ts): NEW → RUNNING → STOPPING → STOPPED, or
  * FAILED after deterministic failures in a row (a missing table, a revoked DELETE grant), which
  * the outbox-keeper role reports on /healthz; a failed pass is counted (onFailure) and a retriable one
  * retried after a jittered back-off. stop() wakes any pause and waits for the page in flight.
  */
 import type { Knex } from 'knex';
 import { ConfigError } from '../core/errors';
-import type { Component, Lifecycle } from '../core/lifecycle';
-import { Backoffs, type FailureKind } from '../core/retry-policy';
+import type { Component, Lifecycle } from '../runtime/lifecycle';
+import { Backoffs, type FailureKind } from '../runtime/retry-policy';
 import type { ConsumerHealth } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
-import { PollLoop, type TickContext } from '../ops/poll-loop';
+import { PollLoop, type TickContext } from '../runtime/poll-loop';
 import { purgeCutoff, purgeEventOutboxPage, type EventOutboxCursor } from './sql/purge-event-outbox';
 
 export type OutboxRetentionOptions = Readonly<{

@@ -17,7 +17,7 @@ import { OutboxRetention } from './outbox-retention';
 import { CaptureProbe } from './capture-probe';
 import { probeTopic, type Topology } from '../core/topology';
 import type { Metrics } from '../ops/metrics';
-import { FailureWatch, type WatchedRole } from '../ops/failure-watch';
+import { FailureWatch, type WatchedRole } from '../runtime/failure-watch';
 
 // Retention pages: 1000 rows are one short DELETE; the pause keeps a day's worth of a hot minute
 // (a million rows) from crowding the database, at several thousand rows a second. A pass that

@@ -29,21 +29,21 @@
  * its rows stay overdue and the next pass reads them. A throttled entity's pages (of all its
  * transitions) go in slices of the tokens available, waiting for more in between.
  *
- * Each cursor's loop is a PollLoop (ops/poll-loop.ts). Lifecycle (core/lifecycle.ts): NEW →
+ * Each cursor's loop is a PollLoop (runtime/poll-loop.ts). Lifecycle (runtime/lifecycle.ts): NEW →
  * RUNNING → STOPPING → STOPPED, or FAILED as soon as one cursor's loop is.
  */
 import type { Clock } from '../core/clock';
-import type { Component, Lifecycle } from '../core/lifecycle';
-import type { Backoff } from '../core/retry-policy';
-import { WakeableSleeps } from '../core/wakeable-sleeps';
+import type { Component, Lifecycle } from '../runtime/lifecycle';
+import type { Backoff } from '../runtime/retry-policy';
+import { WakeableSleeps } from '../runtime/wakeable-sleeps';
 import type { ConsumerHealth } from '../kafka/consumer-watch';
-import { FailureWatch } from '../ops/failure-watch';
-import { PollLoop, type TickContext } from '../ops/poll-loop';
+import { FailureWatch } from '../runtime/failure-watch';
+import { PollLoop, type TickContext } from '../runtime/poll-loop';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
 import type { Logger } from '../ops/logger';
-import { openGate, TransitionGate } from '../ops/control-gate';
-import { SCANNER_SWITCH } from '../ops/control-switch-state';
+import { openGate, TransitionGate } from '../control/gate';
+import { SCANNER_SWITCH } from '../control/switch-state';
 import type { ScanCursor, ScanPage } from './sql/claim-scan-page';
 
 export type ScannerOptions = Readonly<{

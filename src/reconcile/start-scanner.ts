@@ -2,17 +2,17 @@
  * Wires the scanner role: a shared-cursor page claim per scan cursor of the catalogue, the
  * transitions' batch transactions with path 'scanner', metrics per entity, the switches.
  */
-import { Backoffs } from '../core/retry-policy';
+import { Backoffs } from '../runtime/retry-policy';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Clock } from '../core/clock';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
-import type { TransitionGate } from '../ops/control-gate';
+import type { TransitionGate } from '../control/gate';
 import type { TransitionBatches } from '../expire/transition-batch';
 import { CompensationScanner } from './compensation-scanner';
-import type { WatchedRole } from '../ops/failure-watch';
+import type { WatchedRole } from '../runtime/failure-watch';
 import { scanCursorsOf, scanPageClaim, ScanCursor } from './sql/claim-scan-page';
 
 export type ScannerContext = Readonly<{

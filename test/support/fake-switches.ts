@@ -1,6 +1,6 @@
 /** Control switches the test sets directly (pause, resume, throttle), for the expirer's and scanner's gates. */
-import type { SwitchReader } from '../../src/ops/control-switches';
-import type { SwitchName } from '../../src/ops/control-switch-state';
+import type { SwitchReader } from '../../src/control/switches';
+import type { SwitchName } from '../../src/control/switch-state';
 
 export type FakeSwitches = ReturnType<typeof fakeSwitches>;
 

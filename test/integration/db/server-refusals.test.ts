@@ -10,7 +10,7 @@
  * @lane isolated
  */
 import { randomBytes } from 'node:crypto';
-import { classifyFailure } from '../../../src/core/retry-policy';
+import { classifyFailure } from '../../../src/runtime/retry-policy';
 import { createDb } from '../../../src/db/knex';
 import { config } from '../../support/stack';
 import { dbRoot } from '../../support/stack-control';

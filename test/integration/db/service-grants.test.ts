@@ -17,11 +17,11 @@
 import { readFileSync } from 'node:fs';
 import { createDb, Db } from '../../../src/db/knex';
 import { checkAnsweringSchemas } from '../../../src/db/check-entity-schema';
-import { readOwnPrivileges } from '../../../src/db/read-own-privileges';
+import { readOwnPrivileges } from '../../../src/db/sql/read-own-privileges';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { readRemindedRows } from '../../../src/expire/sql/read-reminded-rows';
 import { readDigestRows } from '../../../src/expire/sql/read-digest-rows';
-import { entryStateReader } from '../../../src/reconcile/sql/read-entry-states';
+import { entryStateReader } from '../../../src/replay/sql/read-entry-states';
 import { expirableReads } from '../../../src/reconcile/sql/read-expirable-page';
 import { grantServiceAccess } from '../../../src/db/apply-service-grants';
 import type { OutboxWriter } from '../../../src/expire/outbox-writer';
@@ -31,11 +31,11 @@ import { defaultCatalogue, defaultEntitiesPath } from '../../support/catalogue';
 import { OutboxRetention } from '../../../src/publish/outbox-retention';
 import { purgeCutoff, purgeEventOutboxPage } from '../../../src/publish/sql/purge-event-outbox';
 import { scanCursorsOf, scanPageClaim } from '../../../src/reconcile/sql/claim-scan-page';
-import { readSwitches, setPaused } from '../../../src/ops/control-switch-store';
+import { readSwitches, setPaused } from '../../../src/control/sql/switch-store';
 import { eventWriter } from '../../support/event-writer';
 import { outboxKeys } from '../../support/outbox-rows';
 import { config, logger } from '../../support/stack';
-import { classifyFailure } from '../../../src/core/retry-policy';
+import { classifyFailure } from '../../../src/runtime/retry-policy';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 
 const serviceUser = process.env['TB_DB_SERVICE_USER'] ?? 'timebucket_app';

@@ -26,7 +26,7 @@ import { createTestPipeline, TestPipeline } from '../../support/pipeline';
 import { createTestDatabase, TestDatabase } from '../../support/test-database';
 import { CliRun, freePort, spawnCli } from '../../support/cli';
 import { waitFor, withTimeout } from '../../support/wait-for';
-import { setPaused, setThrottle } from '../../../src/ops/control-switch-store';
+import { setPaused, setThrottle } from '../../../src/control/sql/switch-store';
 import { countInStatus } from '../../support/counts';
 
 type Instance = Readonly<{ name: string; run: CliRun; port: number }>;

@@ -15,7 +15,7 @@ import { systemClock } from '../../../src/core/clock';
 import { bucketRecord } from '../../../src/core/bucket-record';
 import { createKafka } from '../../../src/kafka/client';
 import { createDb, type Db } from '../../../src/db/knex';
-import { liveGroupOfTier } from '../../../src/reconcile/bucket-window';
+import { liveGroupOfTier } from '../../../src/replay/bucket-window';
 import { defaultCatalogue } from '../../support/catalogue';
 import { spawnCli } from '../../support/cli';
 import { createTestPipeline, type TestPipeline } from '../../support/pipeline';

@@ -1,7 +1,7 @@
 /** /readyz of `timebucket run`: what makes it ready, and the body naming what does not. */
 import { processReadiness, type ReadinessSource } from '../../../src/cli/readiness';
-import type { DatabaseState } from '../../../src/ops/database-watch';
-import { defaultSwitches, summarize, switchNamesOf } from '../../../src/ops/control-switch-state';
+import type { DatabaseState } from '../../../src/db/database-watch';
+import { defaultSwitches, summarize, switchNamesOf } from '../../../src/control/switch-state';
 
 const T = Date.parse('2026-12-04T10:00:00.000Z');
 const up: DatabaseState = { answering: true, checked: true, sinceMs: T };

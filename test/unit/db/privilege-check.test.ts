@@ -1,5 +1,5 @@
 import { missingPrivileges } from '../../../src/db/privilege-check';
-import type { OwnPrivileges } from '../../../src/db/read-own-privileges';
+import type { OwnPrivileges } from '../../../src/db/sql/read-own-privileges';
 
 const needed = [
   { table: 'coupons', privileges: ['SELECT'], updateColumns: ['status', 'version'] },

@@ -1,4 +1,4 @@
-import { CONNECT_OUTAGE_BUDGET_SECONDS, serverSettingProblems } from '../../../src/db/read-server-settings';
+import { CONNECT_OUTAGE_BUDGET_SECONDS, serverSettingProblems } from '../../../src/db/sql/read-server-settings';
 
 const good = { flavour: 'mariadb', version: '10.11', logBin: true, binlogFormat: 'ROW', binlogRowImage: 'FULL', binlogRetentionSeconds: 172_800 } as const;
 

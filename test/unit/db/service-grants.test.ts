@@ -5,7 +5,7 @@ import { parseEntityFile } from '../../../src/core/entity-file';
 import { mappedTableGrants, OWN_TABLE_GRANTS, serviceGrantStatements } from '../../../src/db/service-grants';
 import { loadConfig } from '../../../src/config';
 import { revokePlan, revokeStatement } from '../../../src/db/apply-service-grants';
-import { grantItems } from '../../../src/db/service-grant-ledger';
+import { grantItems } from '../../../src/db/sql/service-grant-ledger';
 
 const catalogue = parseEntityFile(readFileSync(join(__dirname, '../../../entities/default.json'), 'utf8'), 'entities/default.json');
 const column = (name: string, autoUpdated = false): ColumnInfo => ({

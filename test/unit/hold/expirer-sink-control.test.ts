@@ -10,7 +10,7 @@ import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { ExpirerSink } from '../../../src/hold/expirer-sink';
 import { HoldConsumer } from '../../../src/hold/hold-consumer';
-import { createTransitionGate } from '../../../src/ops/control-gate';
+import { createTransitionGate } from '../../../src/control/gate';
 import { createLogger } from '../../../src/ops/logger';
 import { fakeConsumer, message } from '../../support/fake-consumer';
 import { heldMessage } from '../../support/fake-held-message';

@@ -8,7 +8,7 @@ import { parseEntityFile } from '../../../src/core/entity-file';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { ExpirerSink } from '../../../src/hold/expirer-sink';
-import { createTransitionGate } from '../../../src/ops/control-gate';
+import { createTransitionGate } from '../../../src/control/gate';
 import { createLogger } from '../../../src/ops/logger';
 import { heldMessage } from '../../support/fake-held-message';
 import { fakeSwitches } from '../../support/fake-switches';

@@ -5,7 +5,7 @@
  */
 import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import { setSubjectCompatibility } from '../../../src/publish/schemas';
-import { classifyFailure } from '../../../src/core/retry-policy';
+import { classifyFailure } from '../../../src/runtime/retry-policy';
 
 const registry = { url: 'http://registry.test/apis/ccompat/v7', auth: undefined } as const;
 

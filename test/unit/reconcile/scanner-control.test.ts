@@ -1,7 +1,7 @@
 /** The compensation scanner under the operator's switches: pause (scanner or entity) and throttle. */
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
-import { createTransitionGate } from '../../../src/ops/control-gate';
+import { createTransitionGate } from '../../../src/control/gate';
 import { createLogger } from '../../../src/ops/logger';
 import { CompensationScanner } from '../../../src/reconcile/compensation-scanner';
 import { scanCursorsOf, type ScanPage } from '../../../src/reconcile/sql/claim-scan-page';

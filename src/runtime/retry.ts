@@ -1,0 +1,41 @@
+/**
+ * The one retry loop. `classifyFailure` (runtime/retry-policy.ts) says whether waiting can help; the
+ * policy says how often and how long. Between attempts the caller may act (a consumer
+ * heartbeats, so a long outage does not cost it its partitions) or end the retries (a stage
+ * that is stopping gives the work back instead of sleeping on). The last failure is thrown
+ * unchanged, so callers and kafkajs see what actually happened.
+ */
+import { backoffMs, classifyFailure, type FailureKind, type RetryPolicy } from './retry-policy';
+import type { Logger } from '../ops/logger';
+
+export type RetryOptions = Readonly<{
+  policy: RetryPolicy;
+  /** What is being retried, for the warning each failed attempt logs. */
+  what: string;
+  logger: Logger;
+  /** Asked before each wait: false ends the retries with the last failure (a stage stopping). */
+  keepGoing?: () => boolean;
+  /** Runs before each wait; what it throws ends the retries (a heartbeat that finds a rebalance). */
+  beforeWait?: (err: unknown, attempt: number, kind: FailureKind) => void | Promise<void>;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}>;
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function retry<T>(work: (attempt: number) => Promise<T>, opts: RetryOptions): Promise<T> {
+  const { policy } = opts;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work(attempt);
+    } catch (err) {
+      const kind = classifyFailure(err);
+      const limit = kind === 'retriable' ? (policy.retriableAttempts ?? Infinity) : policy.deterministicAttempts;
+      if (attempt >= limit || opts.keepGoing?.() === false) throw err;
+      await opts.beforeWait?.(err, attempt, kind);
+      const waitMs = backoffMs(attempt, policy.backoff, opts.random);
+      opts.logger.warn({ err, attempt, kind, waitMs }, `${opts.what} failed; will retry`);
+      await (opts.sleep ?? realSleep)(waitMs);
+    }
+  }
+}
