@@ -12,14 +12,13 @@ import { Partitioners } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityCatalogue } from './core/entity-catalogue';
-import { settlesWithin } from './runtime/lifecycle';
+import { settlesWithin, type Health } from './runtime/lifecycle';
 import { dlqTopic, Topology } from './core/topology';
 import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
 import { createDlqWriter } from './kafka/dlq-writer';
 import { firstPassLimitsFor } from './core/first-pass-guard';
 import { DeadLetterCodes, Roles, type DeadLetterStage, type Role } from './roles';
-import type { ConsumerHealth } from './kafka/consumer-watch';
 import { createGuardedProducer } from './kafka/guarded-producer';
 import type { BreakerState } from './runtime/breaker';
 import { createTransitionBatches } from './expire/transition-batch';
@@ -39,6 +38,7 @@ import { startExpirer } from './hold/start-expirer';
 import { startCascader } from './hold/start-cascader';
 import type { RoleContext, RoleStarter } from './role-context';
 import type { Logger } from './ops/logger';
+import type { HealthCheck } from './ops/http-server';
 import { createMetrics, Metrics } from './ops/metrics';
 import { startControl } from './control/start-control';
 import type { SwitchSummary } from './control/switch-state';
@@ -47,7 +47,7 @@ export type Running = Readonly<{
   /** Resolves once every started consumer has joined its group. */
   ready: () => Promise<void>;
   /** Every consumer alive and making progress; the reasons when not (for /healthz). */
-  health: () => Health;
+  health: HealthCheck;
   /** Resolves when a part failed for good (a consumer crashed and will not restart). */
   failed: Promise<Error>;
   /** The operator's switches as this process applies them (for /readyz). */
@@ -56,8 +56,6 @@ export type Running = Readonly<{
   databases: () => Readonly<Record<string, DatabaseState>>;
   stop: () => Promise<void>;
 }>;
-
-export type Health = Readonly<{ ok: boolean; problems: readonly string[] }>;
 
 const BREAKER_VALUES: Readonly<Record<BreakerState, number>> = { closed: 0, 'half-open': 1, open: 2 };
 
@@ -77,7 +75,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
   const stops: Array<{ part: string; stop: () => Promise<void> }> = [];
   const joins: Array<Promise<void>> = [];
-  const healths: Array<() => ConsumerHealth> = [];
+  const healths: Array<() => Health> = [];
   const failures: Array<Promise<Error>> = [];
   let controlSummary!: () => SwitchSummary;
   let watch!: DatabaseWatch;
@@ -228,7 +226,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     throw err;
   }
   let stopped: Promise<void> | undefined;
-  const health = (): Health => {
+  const health: HealthCheck = () => {
     const problems = healths.map((h) => h()).flatMap((h) => (h.ok ? [] : [h.reason]));
     return { ok: problems.length === 0, problems };
   };

@@ -13,10 +13,10 @@ import type { Topology } from './core/topology';
 import type { Db } from './db/knex';
 import type { ReminderBatches } from './expire/reminder-batch';
 import type { TransitionBatches } from './expire/transition-batch';
-import type { ConsumerHealth } from './kafka/consumer-watch';
 import type { DlqWriter } from './kafka/dlq-writer';
 import type { GuardedProducer } from './kafka/guarded-producer';
 import type { BreakerState } from './runtime/breaker';
+import type { Health } from './runtime/lifecycle';
 import type { TransitionGate } from './control/gate';
 import type { Logger } from './ops/logger';
 import type { Metrics } from './ops/metrics';
@@ -52,7 +52,7 @@ export type RoleContext = Readonly<{
 export type StartedRole = Readonly<{
   stop: () => Promise<void>;
   joined?: () => Promise<void>;
-  health?: () => ConsumerHealth;
+  health?: () => Health;
   failed?: () => Promise<Error>;
 }>;
 

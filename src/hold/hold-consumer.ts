@@ -31,12 +31,12 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { Clock, timerDelay } from '../core/clock';
 import type { HeldMessage, HeldRecordReader } from '../core/held-record';
-import { settlesWithin, type Component, type Lifecycle } from '../runtime/lifecycle';
+import { settlesWithin, type Component, type Health, type Lifecycle } from '../runtime/lifecycle';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
 import { heartbeating } from '../kafka/heartbeating';
 import { groupJoined } from '../kafka/group-joined';
-import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
+import { ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
 import { retry } from '../runtime/retry';
 import { RetryPolicies, type RetryPolicy } from '../runtime/retry-policy';
@@ -143,7 +143,7 @@ export class HoldConsumer implements Component {
     return this.failure;
   }
 
-  health(): ConsumerHealth {
+  health(): Health {
     if (this.state !== 'RUNNING') return this.state === 'FAILED' ? { ok: false, reason: `${this.opts.group}: FAILED` } : { ok: true };
     return this.watch?.health() ?? { ok: true };
   }

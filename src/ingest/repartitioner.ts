@@ -20,11 +20,11 @@ import { decodeCdcValue } from '../core/cdc-envelope';
 import { BucketEntry, entriesFromChange, type SkipCounter } from '../core/bucket-entry';
 import { findEntity, type EntityCatalogue } from '../core/entity-catalogue';
 import { CdcInvalidError, ConfigError } from '../core/errors';
-import type { Component, Lifecycle } from '../runtime/lifecycle';
+import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
 import type { Topology } from '../core/topology';
 import type { DlqRecord, DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
-import { ConsumerHealth, ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
+import { ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
 import { retry } from '../runtime/retry';
@@ -104,7 +104,7 @@ export class Repartitioner implements Component {
     return this.failure;
   }
 
-  health(): ConsumerHealth {
+  health(): Health {
     if (this.state === 'FAILED') return { ok: false, reason: `${this.opts.group}: FAILED` };
     // Waiting for Debezium to create the CDC topics is not a stall (readiness says so).
     return this.state === 'RUNNING' && this.watch !== undefined ? this.watch.health() : { ok: true };

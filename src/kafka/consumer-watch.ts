@@ -16,11 +16,8 @@ import type { Clock } from '../core/clock';
 import { ConsumerCrashedError } from '../core/errors';
 import type { Health } from '../runtime/lifecycle';
 
-/** A consumer's health: the one Health of every component (runtime/lifecycle.ts). */
-export type ConsumerHealth = Health;
-
 export type ConsumerWatch = Readonly<{
-  health: () => ConsumerHealth;
+  health: () => Health;
   /** Resolves (never rejects) when the consumer crashed for good. */
   failed: Promise<ConsumerCrashedError>;
   stop: () => void;

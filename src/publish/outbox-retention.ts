@@ -20,9 +20,8 @@
  */
 import type { Knex } from 'knex';
 import { ConfigError } from '../core/errors';
-import type { Component, Lifecycle } from '../runtime/lifecycle';
+import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
 import { Backoffs, type FailureKind } from '../runtime/retry-policy';
-import type { ConsumerHealth } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
 import { PollLoop, type TickContext } from '../runtime/poll-loop';
 import { purgeCutoff, purgeEventOutboxPage, type EventOutboxCursor } from './sql/purge-event-outbox';
@@ -82,7 +81,7 @@ export class OutboxRetention implements Component {
     return this.loop.lifecycle;
   }
 
-  health(): ConsumerHealth {
+  health(): Health {
     return this.loop.health();
   }
 

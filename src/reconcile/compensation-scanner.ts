@@ -33,10 +33,9 @@
  * RUNNING → STOPPING → STOPPED, or FAILED as soon as one cursor's loop is.
  */
 import type { Clock } from '../core/clock';
-import type { Component, Lifecycle } from '../runtime/lifecycle';
+import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
 import type { Backoff } from '../runtime/retry-policy';
 import { WakeableSleeps } from '../runtime/wakeable-sleeps';
-import type { ConsumerHealth } from '../kafka/consumer-watch';
 import { FailureWatch } from '../runtime/failure-watch';
 import { PollLoop, type TickContext } from '../runtime/poll-loop';
 import type { ScheduledEntry } from '../core/expiry-plan';
@@ -101,7 +100,7 @@ export class CompensationScanner implements Component {
     return this.state;
   }
 
-  health(): ConsumerHealth {
+  health(): Health {
     return this.watch.health();
   }
 

@@ -4,8 +4,7 @@
  * into /healthz 503 and exit 1 (main.ts). Parts started later (after a registry came back) are
  * added as they start.
  */
-import type { Component } from './lifecycle';
-import type { ConsumerHealth } from '../kafka/consumer-watch';
+import type { Component, Health } from './lifecycle';
 
 export type Failable = Pick<Component, 'health' | 'failed'>;
 
@@ -28,7 +27,7 @@ export class FailureWatch {
     return this.failure$;
   }
 
-  health(): ConsumerHealth {
+  health(): Health {
     const reasons = this.parts.map((p) => p.health()).flatMap((h) => (h.ok ? [] : [h.reason]));
     return reasons.length === 0 ? { ok: true } : { ok: false, reason: reasons.join('; ') };
   }

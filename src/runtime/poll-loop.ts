@@ -16,10 +16,9 @@
  * stop() is idempotent: it wakes a sleeping loop at once and waits for the tick in flight, at
  * most `stopDeadlineMs` (a tick stuck past it is abandoned, logged), so a shutdown always ends.
  */
-import { settlesWithin, type Component, type Lifecycle } from './lifecycle';
+import { settlesWithin, type Component, type Health, type Lifecycle } from './lifecycle';
 import { backoffMs, classifyFailure, type Backoff, type FailureKind } from './retry-policy';
 import { WakeableSleeps } from './wakeable-sleeps';
-import type { ConsumerHealth } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
 
 /** What a tick may use: a sleep that stop() cuts short, and whether it should return early. */
@@ -63,7 +62,7 @@ export class PollLoop implements Component {
     return this.failure$;
   }
 
-  health(): ConsumerHealth {
+  health(): Health {
     return this.failure === undefined ? { ok: true } : { ok: false, reason: `${this.opts.name} FAILED: ${this.failure.message}` };
   }
 
