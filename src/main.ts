@@ -12,7 +12,8 @@ import { Partitioners } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityCatalogue } from './core/entity-catalogue';
-import { settlesWithin, type Health } from './runtime/lifecycle';
+import type { Component } from './runtime/lifecycle';
+import { group, resource } from './runtime/group';
 import { dlqTopic, Topology } from './core/topology';
 import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
@@ -43,6 +44,7 @@ import { createMetrics, Metrics } from './ops/metrics';
 import { startControl } from './control/start-control';
 import type { SwitchSummary } from './control/switch-state';
 
+/** The process's group (runtime/group.ts) as `timebucket run` reads it (cli/run.ts, cli/readiness.ts). */
 export type Running = Readonly<{
   /** Resolves once every started consumer has joined its group. */
   ready: () => Promise<void>;
@@ -73,27 +75,25 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
   const clock = opts.clock ?? systemClock;
   const instanceId = opts.instanceId ?? config.instanceId;
   const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
-  const stops: Array<{ part: string; stop: () => Promise<void> }> = [];
-  const joins: Array<Promise<void>> = [];
-  const healths: Array<() => Health> = [];
-  const failures: Array<Promise<Error>> = [];
+  // Each part started as it is built (the next needs what it gives), then the process is their
+  // group: stopped in reverse start order, every cleanup even when one fails or hangs, the parts
+  // sharing TB_SHUTDOWN_TIMEOUT_MS (one still running when its share is spent is named in the log
+  // and left behind, and the next part, at least a second each, is still stopped).
+  const parts: Record<string, Component> = {};
+  const started = async <C extends Component>(part: string, component: C): Promise<C> => {
+    parts[part] = component;
+    await component.start();
+    return component;
+  };
+  const timebucket = () => group('timebucket', parts, { stopDeadlineMs: config.shutdownTimeoutMs, logger: opts.logger });
   let controlSummary!: () => SwitchSummary;
   let watch!: DatabaseWatch;
-  // Reverse start order; every cleanup runs even when one fails or hangs. The parts share
-  // TB_SHUTDOWN_TIMEOUT_MS: one still running when its share is spent is named in the log and
-  // left behind, and the next part (at least a second each) is still stopped.
-  const stopAll = async () => {
-    const until = Date.now() + config.shutdownTimeoutMs;
-    for (const { part, stop } of stops.reverse()) {
-      const stopping = stop().catch((err: unknown) => opts.logger.error({ err, part }, 'stop failed'));
-      const shareMs = Math.max(1_000, until - Date.now());
-      if (!(await settlesWithin(stopping, shareMs)))
-        opts.logger.warn({ part, waitedMs: shareMs }, 'stop: a part did not stop within the shutdown deadline; left behind');
-    }
-  };
   try {
     const databases = openDatabases(config, opts.catalogue, opts.logger);
-    stops.push({ part: 'database pools', stop: () => databases.destroy() });
+    await started(
+      'database pools',
+      resource(() => databases.destroy()),
+    );
     const db = databases.main;
     // Before anything starts: a mapping that does not match the tables would fail every batch,
     // and a spread entity needs a shard per database at least. A database other than the main
@@ -130,10 +130,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       logger: opts.logger.child({ component: 'database-watch' }),
       onState: (database, state) => metrics.databaseUp.set({ database }, state.answering && state.checked ? 1 : 0),
     });
-    await watch.start();
-    stops.push({ part: 'database watch', stop: () => watch.stop() });
-    healths.push(() => watch.health());
-    failures.push(watch.failed());
+    await started('database watch', watch.loop);
     const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
     // Bucket records carry explicit partitions; keyed records (the DLQ's) use the Java-compatible hash.
     onBreakerStateChange('producer', 'closed');
@@ -146,8 +143,14 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         onReplaced: () => metrics.producerReplacements.inc(),
       },
     );
-    stops.push({ part: 'producer', stop: () => producer.disconnect() });
-    await producer.connect();
+    // Disconnected even when the connect fails (started() names it first).
+    await started(
+      'producer',
+      resource(
+        () => producer.disconnect(),
+        () => producer.connect(),
+      ),
+    );
     const dlqFor = (stage: DeadLetterStage) => {
       // At 0 from the start, so the DLQ alert and panel have series before the first dead letter.
       const codes = DeadLetterCodes[stage] ?? [];
@@ -175,7 +178,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
         })
       : undefined;
     if (outbox !== undefined) {
-      stops.push({ part: 'outbox writer', stop: outbox.stop });
+      await started('outbox writer', resource(outbox.stop));
       metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
     }
     const writer = outbox?.writer ?? writesNoEvents;
@@ -190,8 +193,7 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       watch,
     );
     // Read before any role starts: a restarted process must not fire what the operator paused.
-    const control = await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics });
-    stops.push({ part: 'control switches', stop: () => control.stop() });
+    const control = await started('control switches', await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics }));
     controlSummary = control.summary;
     const ctx: RoleContext = {
       config,
@@ -214,29 +216,25 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     };
     for (const role of Roles) {
       if (!opts.roles.includes(role)) continue;
-      const started = await starters[role](ctx);
-      stops.push({ part: role, stop: started.stop });
-      if (started.joined) joins.push(started.joined());
-      if (started.health) healths.push(started.health);
-      if (started.failed) failures.push(started.failed());
+      await started(role, await starters[role](ctx));
     }
     opts.logger.info({ roles: opts.roles, topology: topology.prefix }, 'timebucket running');
   } catch (err) {
-    await stopAll();
+    await timebucket().stop();
     throw err;
   }
-  let stopped: Promise<void> | undefined;
-  const health: HealthCheck = () => {
-    const problems = healths.map((h) => h()).flatMap((h) => (h.ok ? [] : [h.reason]));
-    return { ok: problems.length === 0, problems };
-  };
+  const running = timebucket();
+  await running.start(); // every part is running: the group watches them
   return {
-    ready: () => Promise.all(joins).then(() => undefined),
-    health,
-    failed: Promise.race(failures.length > 0 ? failures : [new Promise<Error>(() => undefined)]),
+    ready: () => running.ready(),
+    health: () => {
+      const problems = running.problems();
+      return { ok: problems.length === 0, problems };
+    },
+    failed: running.failed(),
     control: () => controlSummary(),
     databases: () => watch.snapshot(),
-    stop: () => (stopped ??= stopAll()),
+    stop: () => running.stop(),
   };
 }
 

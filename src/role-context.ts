@@ -16,7 +16,7 @@ import type { TransitionBatches } from './expire/transition-batch';
 import type { DlqWriter } from './kafka/dlq-writer';
 import type { GuardedProducer } from './kafka/guarded-producer';
 import type { BreakerState } from './runtime/breaker';
-import type { Health } from './runtime/lifecycle';
+import type { Component } from './runtime/lifecycle';
 import type { TransitionGate } from './control/gate';
 import type { Logger } from './ops/logger';
 import type { Metrics } from './ops/metrics';
@@ -48,15 +48,8 @@ export type RoleContext = Readonly<{
   gate: TransitionGate;
 }>;
 
-/** A started role: stop it; and, for those that have them, its group joined, its health, its failure. */
-export type StartedRole = Readonly<{
-  stop: () => Promise<void>;
-  joined?: () => Promise<void>;
-  health?: () => Health;
-  failed?: () => Promise<Error>;
-}>;
-
-export type RoleStarter = (ctx: RoleContext) => Promise<StartedRole>;
+/** Starts a role: the role as one Component (runtime/group.ts composes its parts), started. */
+export type RoleStarter = (ctx: RoleContext) => Promise<Component>;
 
 /** The consumer of `role`'s group, with the process's liveness settings. */
 export function roleConsumer(ctx: RoleContext, role: Role): Consumer {

@@ -9,12 +9,15 @@ import type { Clock } from '../core/clock';
 import { entityNames, type EntityCatalogue } from '../core/entity-catalogue';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
+import { group } from '../runtime/group';
+import type { Component } from '../runtime/lifecycle';
 import { ControlSwitches } from './switches';
 import { readSwitches } from './sql/switch-store';
 import { createTransitionGate, TransitionGate } from './gate';
 import { summarize, switchNamesOf, SwitchSummary } from './switch-state';
 
-export type Control = Readonly<{ gate: TransitionGate; summary: () => SwitchSummary; stop: () => Promise<void> }>;
+/** The switches' poller, started, with the gate the stages apply and the summary /readyz shows. */
+export type Control = Component & Readonly<{ gate: TransitionGate; summary: () => SwitchSummary }>;
 
 export async function startControl(ctx: {
   config: Config;
@@ -32,7 +35,8 @@ export async function startControl(ctx: {
     logger: ctx.logger.child({ component: 'control', scope: ctx.config.groupPrefix }),
     onPollFailed: () => ctx.metrics.controlPollFailures.inc(),
   });
-  await switches.start();
+  const control = group('control', { switches });
+  await control.start();
   ctx.metrics.trackControl(() => names.map((what) => ({ what, paused: switches.paused(what), perSecond: switches.perSecond(what) ?? null })));
-  return { gate: createTransitionGate(switches, ctx.clock), summary: () => summarize(switches.current()), stop: () => switches.stop() };
+  return Object.assign(control, { gate: createTransitionGate(switches, ctx.clock), summary: () => summarize(switches.current()) });
 }

@@ -86,6 +86,9 @@ export class ControlSwitches implements SwitchReader, Component {
     return { ok: true };
   }
 
+  /** Ready at once: start() has read the switches once. */
+  async ready(): Promise<void> {}
+
   failed(): Promise<Error> {
     return NEVER_FAILS;
   }

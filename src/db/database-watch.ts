@@ -20,7 +20,6 @@ import type { EntityCatalogue, Location, Transition } from '../core/entity-catal
 import { entityOf, locationOf } from '../core/entity-catalogue';
 import type { TableInfo } from '../core/column-info';
 import { TimebucketError } from '../core/errors';
-import type { Health } from '../runtime/lifecycle';
 import { checkDatabaseSchema } from './check-entity-schema';
 import type { FirstPassLimits } from '../core/first-pass-guard';
 import type { Logger } from '../ops/logger';
@@ -61,7 +60,8 @@ export type DatabaseWatchOptions = Readonly<{
 export class DatabaseWatch {
   private readonly states = new Map<string, DatabaseState>();
   private readonly pinging = new Set<string>();
-  private readonly loop: PollLoop;
+  /** The watch's component: pings every interval, FAILED on a table that does not match. */
+  readonly loop: PollLoop;
   private readonly now: () => number;
 
   constructor(private readonly opts: DatabaseWatchOptions) {
@@ -85,22 +85,6 @@ export class DatabaseWatch {
       stopDeadlineMs: PING_DEADLINE_MS + 1_000,
       logger: opts.logger,
     });
-  }
-
-  start(): Promise<void> {
-    return this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  health(): Health {
-    return this.loop.health();
-  }
-
-  failed(): Promise<Error> {
-    return this.loop.failed();
   }
 
   /** Every database by name. */

@@ -149,8 +149,13 @@ export class HoldConsumer implements Component {
   }
 
   /** Resolves once the consumer has joined its group. */
-  joined(): Promise<void> {
+  ready(): Promise<void> {
     return this.joinedGroup;
+  }
+
+  /** ready(), by the name the group protocol gives it. */
+  joined(): Promise<void> {
+    return this.ready();
   }
 
   /**

@@ -6,18 +6,20 @@
  */
 import { ringTopics } from '../core/topology';
 import { tiersReadBy } from '../roles';
-import type { RoleStarter, StartedRole } from '../role-context';
+import type { RoleStarter } from '../role-context';
+import { group, resource } from '../runtime/group';
 import { forecastLoop } from './forecast-loop';
 import { routingSink, startHoldStage } from './start-hold-stage';
 
 export const startCascader: RoleStarter = async (ctx) => {
   const role = 'cascader';
   const coarser = tiersReadBy(role, ctx.topology);
-  if (coarser.length === 0) return { stop: async () => undefined };
+  if (coarser.length === 0) return group(role, {});
   const logger = ctx.logger.child({ role });
   const sink = routingSink(ctx, logger, (count) => ctx.metrics.cascaded.inc(count));
   const stage = await startHoldStage(ctx, role, ringTopics(ctx.topology, coarser), sink, logger);
   if (ctx.config.forecastIntervalMs === 0) return stage;
+  // The forecast's loop, then its admin client, stopped while the hold stage stops (together).
   const admin = ctx.kafka.admin();
   const loop = forecastLoop({
     admin,
@@ -28,12 +30,8 @@ export const startCascader: RoleStarter = async (ctx) => {
     gauge: ctx.metrics.forecastEntries,
     logger: logger.child({ component: 'forecast' }),
   });
-  void loop.start();
-  const started: StartedRole = {
-    ...stage,
-    stop: async () => {
-      await Promise.all([stage.stop(), loop.stop().then(() => admin.disconnect())]);
-    },
-  };
-  return started;
+  const forecast = group('forecast', { 'admin client': resource(() => admin.disconnect()), loop });
+  const cascader = group(role, { [role]: stage, forecast }, { stopOrder: 'together' });
+  await cascader.start();
+  return cascader;
 };

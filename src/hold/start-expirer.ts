@@ -11,6 +11,7 @@ import { isReminderBatch } from '../expire/reminder-batch';
 import { createBreaker } from '../runtime/breaker';
 import { tiersReadBy } from '../roles';
 import type { RoleStarter } from '../role-context';
+import { group, resource } from '../runtime/group';
 import { ExpirerSink } from './expirer-sink';
 import { observeExpiryBatch } from './observe-expiry-batch';
 import { parkToDlq } from './park-to-dlq';
@@ -58,11 +59,8 @@ export const startExpirer: RoleStarter = async (ctx) => {
     },
   });
   const started = await startHoldStage(ctx, role, [...ringTopics(ctx.topology, tiersReadBy(role, ctx.topology)), dueTopic(ctx.topology)], sink, logger);
-  return {
-    ...started,
-    stop: async () => {
-      await started.stop();
-      for (const b of breakers.values()) b.shutdown();
-    },
-  };
+  // The breakers are shut down after the consumer stopped (reverse order).
+  const expirer = group(role, { breakers: resource(async () => breakers.forEach((b) => b.shutdown())), [role]: started });
+  await expirer.start();
+  return expirer;
 };

@@ -5,19 +5,14 @@
 import { heldRecordReader } from '../core/held-record';
 import type { Logger } from '../ops/logger';
 import { groupIdOf, type HoldRole } from '../roles';
-import { roleConsumer, type RoleContext, type StartedRole } from '../role-context';
+import { roleConsumer, type RoleContext } from '../role-context';
+import { group, resource, type Group } from '../runtime/group';
 import { CascaderSink } from './cascader-sink';
 import type { ExpirerSink } from './expirer-sink';
 import { HoldConsumer } from './hold-consumer';
 
 /** A hold consumer over `topics` feeding `sink`: the shared shape of the expirer and the cascader. */
-export async function startHoldStage(
-  ctx: RoleContext,
-  role: HoldRole,
-  topics: string[],
-  sink: ExpirerSink | CascaderSink,
-  logger: Logger,
-): Promise<StartedRole> {
+export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: string[], sink: ExpirerSink | CascaderSink, logger: Logger): Promise<Group> {
   // Only for the due-lag metric of partitions paused at the memory cap (HoldConsumer.fetchEnds).
   const admin = ctx.kafka.admin();
   await admin.connect();
@@ -45,20 +40,17 @@ export async function startHoldStage(
     stopDeadlineMs: Math.max(1_000, Math.floor(ctx.config.shutdownTimeoutMs / 4)),
     logger,
   });
+  // Stopped in reverse: the consumer (which closes both sinks), then the admin client.
+  const started = group(role, { 'admin client': resource(() => admin.disconnect()), consumer: stage });
   try {
-    await stage.start();
+    await started.start(); // a consumer that fails to start leaves with the admin client
   } catch (err) {
     sink.close();
     reroute.close();
-    await admin.disconnect().catch(() => undefined);
     throw err;
   }
   ctx.metrics.trackHold(role, () => stage.stats());
-  const stop = async () => {
-    await stage.stop(); // closes both sinks
-    await admin.disconnect();
-  };
-  return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
+  return started;
 }
 
 /** A sink that routes each entry it takes again, at this process's clock: the cascader's, and every hold stage's re-routing. */

@@ -7,21 +7,22 @@ import { Repartitioner } from './repartitioner';
 import { pinGroup, startPositions } from '../kafka/pin-group-start';
 import { groupIdOf } from '../roles';
 import { roleConsumer, type RoleStarter } from '../role-context';
+import { group, resource } from '../runtime/group';
 
 export const startRepartitioner: RoleStarter = async (ctx) => {
   const byTopic = cdcTopics(ctx.config, ctx.catalogue);
   const admin = ctx.kafka.admin();
   await admin.connect();
-  const group = groupIdOf(ctx.config.groupPrefix, 'repartitioner');
+  const groupId = groupIdOf(ctx.config.groupPrefix, 'repartitioner');
   // Taken before start-up returns: a row written after that is never skipped (pin-group-start.ts).
-  const positions = ctx.config.cdc.startFrom === 'latest' ? await startPositions(admin, group, Object.keys(byTopic)) : undefined;
+  const positions = ctx.config.cdc.startFrom === 'latest' ? await startPositions(admin, groupId, Object.keys(byTopic)) : undefined;
   const stage = new Repartitioner({
     listTopics: () => admin.listTopics(),
     consumer: roleConsumer(ctx, 'repartitioner'),
-    group,
+    group: groupId,
     stallMs: ctx.config.consumer.stallMs,
     startFrom: ctx.config.cdc.startFrom,
-    ...(positions && { pinNewGroup: () => pinGroup(admin, group, positions) }),
+    ...(positions && { pinNewGroup: () => pinGroup(admin, groupId, positions) }),
     producer: ctx.producer,
     cdcTopics: byTopic,
     catalogue: ctx.catalogue,
@@ -33,10 +34,7 @@ export const startRepartitioner: RoleStarter = async (ctx) => {
     onReminderSkipped: (reason, t) => ctx.metrics.remindersSkipped.inc({ entity: t.entity, transition: t.name, reason }),
   });
   ctx.metrics.trackCdcLag(() => stage.cdcLag());
-  await stage.start();
-  const stop = async () => {
-    await stage.stop();
-    await admin.disconnect();
-  };
-  return { stop, joined: () => stage.joined(), health: () => stage.health(), failed: () => stage.failed() };
+  const role = group('repartitioner', { 'admin client': resource(() => admin.disconnect()), repartitioner: stage });
+  await role.start();
+  return role;
 };

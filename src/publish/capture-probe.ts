@@ -133,6 +133,9 @@ export class CaptureProbe implements Component {
     return down > this.opts.stallMs ? { ok: false, reason: `capture probe reader down for ${down} ms: ${this.readerDownReason}` } : { ok: true };
   }
 
+  /** Ready at once: its reader's lag is what shows the capture. */
+  async ready(): Promise<void> {}
+
   failed(): Promise<Error> {
     return this.writing.failed();
   }

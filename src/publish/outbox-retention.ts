@@ -85,6 +85,10 @@ export class OutboxRetention implements Component {
     return this.loop.health();
   }
 
+  ready(): Promise<void> {
+    return this.loop.ready();
+  }
+
   /** Resolves when the loop is FAILED. */
   failed(): Promise<Error> {
     return this.loop.failed();

@@ -17,7 +17,7 @@ import { OutboxRetention } from './outbox-retention';
 import { CaptureProbe } from './capture-probe';
 import { probeTopic, type Topology } from '../core/topology';
 import type { Metrics } from '../ops/metrics';
-import { FailureWatch, type WatchedRole } from '../runtime/failure-watch';
+import { group, type Group } from '../runtime/group';
 
 // Retention pages: 1000 rows are one short DELETE; the pause keeps a day's worth of a hot minute
 // (a million rows) from crowding the database, at several thousand rows a second. A pass that
@@ -43,26 +43,22 @@ export async function startOutboxKeeper(
     instanceId: string;
     metrics: Pick<Metrics, 'captureProbeFailures' | 'trackCaptureLag' | 'outboxPurged' | 'retentionFailures'>;
   }>,
-): Promise<WatchedRole> {
-  const watch = new FailureWatch();
+): Promise<Group> {
   const logger = ctx.logger.child({ role: 'outbox-keeper' });
-  const group = `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`;
-  // Watched: a reader down longer than the stall limit, or a writer FAILED, shows on /healthz.
-  const probe = watch.add(
-    new CaptureProbe({
-      dbs: ctx.dbs,
-      topic: probeTopic(ctx.topology),
-      // A group per process: each process sees every probe and tracks its own.
-      group,
-      newConsumer: () => ctx.kafka.consumer({ groupId: group, maxWaitTimeInMs: 250 }),
-      intervalMs: ctx.config.publish.probeIntervalMs,
-      stallMs: ctx.config.consumer.stallMs,
-      clock: ctx.clock,
-      logger,
-      onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
-    }),
-  );
-  void probe.start();
+  const groupId = `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`;
+  // A reader down longer than the stall limit, or a writer FAILED, shows on /healthz.
+  const probe = new CaptureProbe({
+    dbs: ctx.dbs,
+    topic: probeTopic(ctx.topology),
+    // A group per process: each process sees every probe and tracks its own.
+    group: groupId,
+    newConsumer: () => ctx.kafka.consumer({ groupId, maxWaitTimeInMs: 250 }),
+    intervalMs: ctx.config.publish.probeIntervalMs,
+    stallMs: ctx.config.consumer.stallMs,
+    clock: ctx.clock,
+    logger,
+    onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
+  });
   ctx.metrics.trackCaptureLag(() => probe.lagSeconds());
   const capturedAgeMs = (name: string) => () => {
     const age = probe.confirmedAgeMs(name);
@@ -71,26 +67,21 @@ export async function startOutboxKeeper(
   const retentions =
     ctx.config.publish.retentionMs === 0
       ? []
-      : Object.entries(ctx.dbs).map(([name, db]) =>
-          watch.add(
-            new OutboxRetention({
-              db,
-              capturedAgeMs: capturedAgeMs(name),
-              retentionMs: ctx.config.publish.retentionMs,
-              batchSize: RETENTION_BATCH_SIZE,
-              pauseMs: RETENTION_PAUSE_MS,
-              intervalMs: RETENTION_INTERVAL_MS,
-              logger: logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }),
-              observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows), failed: (_err, kind) => ctx.metrics.retentionFailures.inc({ kind }) },
-            }),
-          ),
-        );
-  for (const r of retentions) void r.start();
-  return {
-    stop: async () => {
-      await Promise.all([...retentions.map((r) => r.stop()), probe.stop()]);
-    },
-    health: () => watch.health(),
-    failed: () => watch.failed(),
-  };
+      : Object.entries(ctx.dbs).map(([name, db]) => [
+          `outbox retention ${name}`,
+          new OutboxRetention({
+            db,
+            capturedAgeMs: capturedAgeMs(name),
+            retentionMs: ctx.config.publish.retentionMs,
+            batchSize: RETENTION_BATCH_SIZE,
+            pauseMs: RETENTION_PAUSE_MS,
+            intervalMs: RETENTION_INTERVAL_MS,
+            logger: logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }),
+            observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows), failed: (_err, kind) => ctx.metrics.retentionFailures.inc({ kind }) },
+          }),
+        ]);
+  // Independent of each other: stopped together. Health names every part down; the first FAILED fails the role.
+  const keeper = group('outbox-keeper', { 'capture probe': probe, ...Object.fromEntries(retentions) }, { stopOrder: 'together' });
+  await keeper.start();
+  return keeper;
 }

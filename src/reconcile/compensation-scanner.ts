@@ -36,7 +36,7 @@ import type { Clock } from '../core/clock';
 import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
 import type { Backoff } from '../runtime/retry-policy';
 import { WakeableSleeps } from '../runtime/wakeable-sleeps';
-import { FailureWatch } from '../runtime/failure-watch';
+import { group, type Group } from '../runtime/group';
 import { PollLoop, type TickContext } from '../runtime/poll-loop';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
@@ -68,9 +68,8 @@ export type ScannerOptions = Readonly<{
 }>;
 
 export class CompensationScanner implements Component {
-  private state: Lifecycle = 'NEW';
-  private readonly loops: PollLoop[];
-  private readonly watch = new FailureWatch();
+  /** A loop per cursor, stopped together; the first FAILED fails the scanner, which stays FAILED. */
+  private readonly loops: Group;
   /** Loops waiting out a pause or a throttle: woken by any change of the switches, and by stop(). */
   private readonly pauseSleeps = new WakeableSleeps();
   private readonly gate: TransitionGate;
@@ -79,55 +78,49 @@ export class CompensationScanner implements Component {
   constructor(private readonly opts: ScannerOptions) {
     if (!(opts.maxPagesPerSecond > 0)) throw new RangeError('maxPagesPerSecond must be > 0');
     this.gate = opts.gate ?? openGate;
-    this.loops = opts.cursors.map((cursor) =>
-      this.watch.add(
-        new PollLoop({
-          name: `scanner ${cursor.key}`,
-          tick: (ctx) => this.tick(cursor, ctx),
-          intervalMs: opts.intervalMs,
-          backoff: opts.backoff,
-          logger: opts.logger.child(where(cursor)),
-          onFailure: (err) => opts.observer?.failed?.(cursor, err),
-        }),
-      ),
-    );
-    void this.watch.failed().then(() => {
-      if (this.state === 'RUNNING') this.state = 'FAILED';
-    });
+    const loop = (cursor: ScanCursor) =>
+      new PollLoop({
+        name: `scanner ${cursor.key}`,
+        tick: (ctx) => this.tick(cursor, ctx),
+        intervalMs: opts.intervalMs,
+        backoff: opts.backoff,
+        logger: opts.logger.child(where(cursor)),
+        onFailure: (err) => opts.observer?.failed?.(cursor, err),
+      });
+    this.loops = group('scanner', Object.fromEntries(opts.cursors.map((cursor) => [`scanner ${cursor.key}`, loop(cursor)])), { stopOrder: 'together' });
   }
 
   get lifecycle(): Lifecycle {
-    return this.state;
+    return this.loops.lifecycle;
   }
 
   health(): Health {
-    return this.watch.health();
+    return this.loops.health();
   }
+
+  /** Ready at once: it joins nothing. */
+  async ready(): Promise<void> {}
 
   /** Resolves when a cursor's loop is FAILED. */
   failed(): Promise<Error> {
-    return this.watch.failed();
+    return this.loops.failed();
   }
 
   /** A second start does nothing. */
   async start(): Promise<void> {
-    if (this.state !== 'NEW') return;
-    this.state = 'RUNNING';
+    if (this.lifecycle !== 'NEW') return;
     this.unsubscribe = this.gate.onChange(() => {
       this.pauseSleeps.wakeAll();
     });
-    await Promise.all(this.loops.map((loop) => loop.start()));
+    await this.loops.start();
   }
 
+  /** Idempotent: a second call awaits the first one's stop. */
   async stop(): Promise<void> {
-    if (this.state !== 'RUNNING' && this.state !== 'FAILED') return;
-    const failed = this.state === 'FAILED';
-    this.state = 'STOPPING';
     this.unsubscribe();
-    const stopping = Promise.all(this.loops.map((loop) => loop.stop()));
+    const stopping = this.loops.stop();
     this.pauseSleeps.wakeAll();
     await stopping;
-    this.state = failed ? 'FAILED' : 'STOPPED';
   }
 
   /** One page of the cursor's pass; returns the wait before the next (the rate limit, or the next pass). */

@@ -12,7 +12,7 @@ import type { Metrics } from '../ops/metrics';
 import type { TransitionGate } from '../control/gate';
 import type { TransitionBatches } from '../expire/transition-batch';
 import { CompensationScanner } from './compensation-scanner';
-import type { WatchedRole } from '../runtime/failure-watch';
+import type { Component } from '../runtime/lifecycle';
 import { scanCursorsOf, scanPageClaim, ScanCursor } from './sql/claim-scan-page';
 
 export type ScannerContext = Readonly<{
@@ -31,7 +31,7 @@ export type ScannerContext = Readonly<{
 }>;
 
 /** A cursor's loop FAILED fails the role (/healthz, exit 1). */
-export async function startScanner(ctx: ScannerContext): Promise<WatchedRole> {
+export async function startScanner(ctx: ScannerContext): Promise<Component> {
   const { scanner: cfg } = ctx.config;
   const cursors = scanCursorsOf(ctx.catalogue);
   const claims = new Map(cursors.map((c) => [c.key, scanPageClaim(ctx.db, c, cfg, ctx.dbs[c.location.database])]));
@@ -61,7 +61,7 @@ export async function startScanner(ctx: ScannerContext): Promise<WatchedRole> {
     },
   });
   await scanner.start();
-  return { stop: () => scanner.stop(), health: () => scanner.health(), failed: () => scanner.failed() };
+  return scanner;
 }
 
 /**

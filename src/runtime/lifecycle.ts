@@ -13,15 +13,18 @@ export type Lifecycle = 'NEW' | 'RUNNING' | 'STOPPING' | 'STOPPED' | 'FAILED';
 export type Health = Readonly<{ ok: true } | { ok: false; reason: string }>;
 
 /**
- * A long-running part. start() runs it (a second start does nothing); stop() is idempotent and
- * bounded by a deadline of the part's own; health() is what /healthz reports of it; failed()
- * resolves (never rejects) once the part is FAILED, and never for a part that cannot fail for
- * good (its errors are retried).
+ * A long-running part. start() runs it (a second start does nothing); stop() is idempotent (a
+ * second call awaits the first one's work) and bounded by a deadline of the part's own; ready()
+ * resolves once it does its work (a consumer has joined its group; at once for most parts), what
+ * /readyz waits for; health() is what /healthz reports of it; failed() resolves (never rejects)
+ * once the part is FAILED, and never for a part that cannot fail for good (its errors are
+ * retried). Parts compose with runtime/group.ts.
  */
 export interface Component {
   readonly lifecycle: Lifecycle;
   start(): Promise<void>;
   stop(): Promise<void>;
+  ready(): Promise<void>;
   health(): Health;
   failed(): Promise<Error>;
 }

@@ -57,6 +57,9 @@ export class PollLoop implements Component {
     return this.state;
   }
 
+  /** Ready at once: it joins nothing. */
+  async ready(): Promise<void> {}
+
   /** Resolves (never rejects) when the loop is FAILED. */
   failed(): Promise<Error> {
     return this.failure$;

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../../src/ops/logger';
 import { PollLoop, type PollLoopOptions } from '../../../src/runtime/poll-loop';
-import { FailureWatch } from '../../../src/runtime/failure-watch';
+import { group } from '../../../src/runtime/group';
 
 const retriable = Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' });
 const deterministic = Object.assign(new Error("Table 'event_outbox' doesn't exist"), { errno: 1146 });
@@ -89,19 +89,16 @@ test('a tick stuck past the stop deadline is abandoned, named in the log, and st
   expect(lines.join('')).toMatch(/a tick outlived the stop deadline; abandoned/);
 });
 
-test('a watch over several loops fails with the first that fails and names each failed one', async () => {
-  const watch = new FailureWatch();
-  const healthy = watch.add(loopOf(async () => undefined, { name: 'healthy loop' }));
-  const broken = watch.add(
-    loopOf(
-      async () => {
-        throw deterministic;
-      },
-      { name: 'broken loop' },
-    ),
+test('a group of several loops fails with the first that fails and names each failed one', async () => {
+  const healthy = loopOf(async () => undefined, { name: 'healthy loop' });
+  const broken = loopOf(
+    async () => {
+      throw deterministic;
+    },
+    { name: 'broken loop' },
   );
-  healthy.start();
-  broken.start();
+  const watch = group('loops', { healthy, broken });
+  await watch.start();
   await expect(watch.failed()).resolves.toBe(deterministic);
   expect(watch.health()).toEqual({ ok: false, reason: "broken loop FAILED: Table 'event_outbox' doesn't exist" });
   await healthy.stop();
