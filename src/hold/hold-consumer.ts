@@ -25,20 +25,19 @@
  * from the consume loop). Invariant I1 (bucket times never decrease within a ring partition)
  * is what makes "the head is not due, so nothing behind it is" true.
  *
- * Lifecycle (runtime/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
- * consumer crashed for good (`failed()` resolves; the process exits non-zero).
+ * Lifecycle, watch, failure and stop: runtime/consumer-base.ts (FAILED when the kafkajs consumer
+ * crashed for good; stop() commits what is finished, leaves the group and closes both sinks).
  */
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { Clock, timerDelay } from '../core/clock';
 import type { HeldMessage, HeldRecordReader } from '../core/held-record';
-import { settlesWithin, type Component, type Health, type Lifecycle } from '../runtime/lifecycle';
+import { ConsumerBase } from '../runtime/consumer-base';
 import { OffsetTracker } from './offset-tracker';
 import type { DlqWriter } from '../kafka/dlq-writer';
-import { heartbeating } from '../kafka/heartbeating';
+import { retryHeartbeating } from '../kafka/heartbeating';
 import { groupJoined } from '../kafka/group-joined';
-import { ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
+import { watchConsumer } from '../kafka/consumer-watch';
 import type { Logger } from '../ops/logger';
-import { retry } from '../runtime/retry';
 import { RetryPolicies, type RetryPolicy } from '../runtime/retry-policy';
 
 export type { HeldMessage } from '../core/held-record';
@@ -118,44 +117,14 @@ type PartitionState = {
   lastBucketStartMs: number;
 };
 
-export class HoldConsumer implements Component {
-  private state: Lifecycle = 'NEW';
-  private watch?: ConsumerWatch;
-  private failure: Promise<Error> = new Promise(() => undefined);
+export class HoldConsumer extends ConsumerBase {
   private generation = 0;
   private partitions = new Map<string, PartitionState>();
-  private commitTimer?: NodeJS.Timeout;
-  private endsTimer?: NodeJS.Timeout;
   private commitInFlight: Promise<void> = Promise.resolve();
-  private joinedGroup: Promise<void> = new Promise(() => undefined);
-  private stopped?: Promise<void>;
 
   constructor(private readonly opts: HoldConsumerOptions) {
+    super({ ...opts, failedMessage: 'consumer crashed and will not restart: stage FAILED' });
     if (opts.maxInMemoryPerPartition < 1) throw new RangeError('maxInMemoryPerPartition must be >= 1');
-  }
-
-  get lifecycle(): Lifecycle {
-    return this.state;
-  }
-
-  /** Resolves when the consumer crashed for good; the stage is then FAILED. */
-  failed(): Promise<Error> {
-    return this.failure;
-  }
-
-  health(): Health {
-    if (this.state !== 'RUNNING') return this.state === 'FAILED' ? { ok: false, reason: `${this.opts.group}: FAILED` } : { ok: true };
-    return this.watch?.health() ?? { ok: true };
-  }
-
-  /** Resolves once the consumer has joined its group. */
-  ready(): Promise<void> {
-    return this.joinedGroup;
-  }
-
-  /** ready(), by the name the group protocol gives it. */
-  joined(): Promise<void> {
-    return this.ready();
   }
 
   /**
@@ -180,65 +149,32 @@ export class HoldConsumer implements Component {
   }
 
   async start(): Promise<void> {
-    if (this.state !== 'NEW') return;
-    this.state = 'RUNNING';
     const { consumer } = this.opts;
+    if (!this.begin(groupJoined(consumer))) return;
     consumer.on(consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberAssignment));
-    this.joinedGroup = groupJoined(consumer);
-    const watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
-    this.watch = watch;
-    this.failure = watch.failed.then((err) => {
-      if (this.state === 'RUNNING') {
-        this.state = 'FAILED';
-        this.opts.logger.error({ err }, 'consumer crashed and will not restart: stage FAILED');
-      }
-      return err;
-    });
-    try {
+    this.watch(watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs }));
+    await this.startConsumer(async () => {
       await consumer.connect();
       await consumer.subscribe({ topics: [...this.opts.topics], fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: 4,
-        eachBatch: (payload) => this.onBatch(payload),
-      });
-    } catch (err) {
-      // A half-started consumer would keep its connections (and the process) alive.
-      this.state = 'STOPPED';
-      await consumer.disconnect().catch(() => undefined);
-      throw err;
-    }
-    this.commitTimer = setInterval(() => void this.commitDirty(), this.opts.commitIntervalMs);
-    if (this.opts.fetchEnds) this.endsTimer = setInterval(() => void this.refreshCappedEnds(), this.opts.endsRefreshMs ?? 5_000);
+      const eachBatch = (payload: EachBatchPayload) => this.onBatch(payload);
+      await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 4, eachBatch });
+    });
+    this.every(this.opts.commitIntervalMs, () => this.commitDirty());
+    if (this.opts.fetchEnds) this.every(this.opts.endsRefreshMs ?? 5_000, () => this.refreshCappedEnds());
   }
 
-  /** Idempotent: every call returns the first one's promise, settled within twice stopDeadlineMs. */
-  stop(): Promise<void> {
-    this.stopped ??= this.stopOnce();
-    return this.stopped;
-  }
-
-  private async stopOnce(): Promise<void> {
-    if (this.state === 'STOPPED') return;
-    this.state = 'STOPPING';
-    this.watch?.stop();
-    if (this.commitTimer) clearInterval(this.commitTimer);
-    if (this.endsTimer) clearInterval(this.endsTimer);
+  protected halt(): void {
     for (const p of this.partitions.values()) if (p.resumeTimer) clearTimeout(p.resumeTimer);
-    const deadlineMs = this.opts.stopDeadlineMs ?? 10_000;
-    const abandoned = (step: string) =>
-      this.opts.logger.warn(
-        { group: this.opts.group, step, deadlineMs },
-        'stop: a step outlived its deadline; abandoned (unfinished entries are re-read from the committed offsets)',
-      );
-    // settlesWithin never rejects: the leave and the closes follow whatever the commit did.
-    if (!(await settlesWithin(this.commitDirty(), deadlineMs))) abandoned('last commit');
-    const disconnect = this.opts.consumer.disconnect().catch((err: unknown) => this.opts.logger.warn({ err }, 'consumer disconnect failed'));
-    if (!(await settlesWithin(disconnect, deadlineMs))) abandoned('leave the group');
+  }
+
+  protected settle(): readonly [string, Promise<unknown>] {
+    return ['last commit', this.commitDirty()];
+  }
+
+  /** The consumer is the sinks' one owner. */
+  protected override release(): void {
     this.opts.sink.close();
     this.opts.reroute.close();
-    this.state = 'STOPPED';
   }
 
   private onGroupJoin(assignment: Record<string, number[]>): void {
@@ -333,7 +269,7 @@ export class HoldConsumer implements Component {
       () => {
         state.resumeTimer = undefined;
         state.heldUntil = undefined;
-        if (generation !== this.generation || this.state !== 'RUNNING') return;
+        if (generation !== this.generation || !this.active) return;
         try {
           this.opts.consumer.resume([{ topic, partitions: [partition] }]);
         } catch (err) {
@@ -396,7 +332,7 @@ export class HoldConsumer implements Component {
    * entry's done() keeps alive.
    */
   private ownedCheck(isRunning: () => boolean, generation: number): () => boolean {
-    return () => isRunning() && generation === this.generation && this.state === 'RUNNING';
+    return () => isRunning() && generation === this.generation && this.active;
   }
 
   /**
@@ -421,13 +357,8 @@ export class HoldConsumer implements Component {
       error = err;
     }
     try {
-      await retry(() => heartbeating(() => this.opts.dlq.send({ topic, partition, message, error }), heartbeat), {
-        policy: this.opts.dlqRetry ?? RetryPolicies.append,
-        what: 'dead-lettering a record',
-        logger: this.opts.logger,
-        keepGoing: owned,
-        beforeWait: () => heartbeat(),
-      });
+      const retried = { policy: this.opts.dlqRetry ?? RetryPolicies.append, what: 'dead-lettering a record', logger: this.opts.logger, keepGoing: owned };
+      await retryHeartbeating(() => this.opts.dlq.send({ topic, partition, message, error }), heartbeat, retried);
     } catch (err) {
       if (!owned()) return 'abandoned';
       throw err;

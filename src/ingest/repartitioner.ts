@@ -10,24 +10,24 @@
  * as possible; the partition moves on (I5). Decoding is CPU work, so a large batch heartbeats
  * as it goes: a poison storm cannot outlast the session and loop through rebalances.
  *
- * Lifecycle (runtime/lifecycle.ts): NEW → RUNNING → STOPPING → STOPPED, or FAILED when the kafkajs
- * consumer crashed for good.
+ * Lifecycle, watch, failure and stop: runtime/consumer-base.ts (FAILED when the kafkajs consumer
+ * crashed for good, or could not start).
  */
-import { heartbeating } from '../kafka/heartbeating';
+import { retryHeartbeating } from '../kafka/heartbeating';
 import type { Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { decodeCdcValue } from '../core/cdc-envelope';
 import { BucketEntry, entriesFromChange, type SkipCounter } from '../core/bucket-entry';
 import { findEntity, type EntityCatalogue } from '../core/entity-catalogue';
 import { CdcInvalidError, ConfigError } from '../core/errors';
-import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
+import { ConsumerBase } from '../runtime/consumer-base';
+import { WakeableSleeps } from '../runtime/wakeable-sleeps';
 import type { Topology } from '../core/topology';
 import type { DlqRecord, DlqWriter } from '../kafka/dlq-writer';
 import { groupJoined } from '../kafka/group-joined';
-import { ConsumerWatch, watchConsumer } from '../kafka/consumer-watch';
+import { watchConsumer } from '../kafka/consumer-watch';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
 import type { Logger } from '../ops/logger';
-import { retry } from '../runtime/retry';
 import { RetryPolicies, type RetryPolicy } from '../runtime/retry-policy';
 import { locationOfChange, type CdcTopic } from './cdc-topics';
 
@@ -69,19 +69,17 @@ export type RepartitionerOptions = Readonly<{
 // Heartbeats are rate-limited by kafkajs (heartbeatInterval), so asking often costs nothing.
 const heartbeatEvery = 500;
 
-export class Repartitioner implements Component {
-  private state: Lifecycle = 'NEW';
-  private watch?: ConsumerWatch;
-  private failure: Promise<Error> = new Promise(() => undefined);
+export class Repartitioner extends ConsumerBase {
   private readonly routing: SendRoutedOptions;
-  private joinedGroup: Promise<void> = new Promise(() => undefined);
-  private running: Promise<void> = Promise.resolve();
-  private waitTimer?: NodeJS.Timeout;
-  private wake?: () => void;
+  /** The start-up: waiting for the CDC topics, then the consumer's connect, subscribe and run. */
+  private startingUp: Promise<void> = Promise.resolve();
+  /** The waits for the CDC topics, which stop() cuts short. */
+  private readonly sleeps = new WakeableSleeps();
   /** Messages behind the high watermark after the last batch, per topic-partition held. */
   private readonly lagByPartition = new Map<string, number>();
 
   constructor(private readonly opts: RepartitionerOptions) {
+    super({ ...opts, failedMessage: 'repartitioner FAILED' });
     // Checked once here: an entity the catalogue does not hold would fail every encode, and a
     // failing send is retried for ever, freezing its partition.
     const foreign = Object.entries(opts.cdcTopics)
@@ -95,21 +93,6 @@ export class Repartitioner implements Component {
     this.routing = { producer, topology, catalogue, clock, appendBudgetMs: appendBudgetMs(topology), logger };
   }
 
-  get lifecycle(): Lifecycle {
-    return this.state;
-  }
-
-  /** Resolves when the consumer crashed for good; the stage is then FAILED. */
-  failed(): Promise<Error> {
-    return this.failure;
-  }
-
-  health(): Health {
-    if (this.state === 'FAILED') return { ok: false, reason: `${this.opts.group}: FAILED` };
-    // Waiting for Debezium to create the CDC topics is not a stall (readiness says so).
-    return this.state === 'RUNNING' && this.watch !== undefined ? this.watch.health() : { ok: true };
-  }
-
   /**
    * CDC messages not yet routed, summed over the partitions this member holds, as of the last
    * batch of each (kafkajs reports the high watermark with every batch). A partition that
@@ -121,71 +104,43 @@ export class Repartitioner implements Component {
     return sum;
   }
 
-  /** Resolves once the consumer has joined its group. */
-  ready(): Promise<void> {
-    return this.joinedGroup;
-  }
-
-  /** ready(), by the name the group protocol gives it. */
-  joined(): Promise<void> {
-    return this.ready();
-  }
-
   /**
    * Returns at once; consumption begins when every CDC topic exists (a kafkajs subscription to
    * a missing topic fails, and topics created later are never picked up). Until then readiness
-   * stays false and a warning repeats, naming the missing topics.
+   * stays false and a warning repeats, naming the missing topics; health stays green (waiting
+   * for Debezium to create them is not a stall).
    */
   async start(): Promise<void> {
-    if (this.state !== 'NEW') return;
-    this.state = 'RUNNING';
-    const { consumer } = this.opts;
-    this.joinedGroup = groupJoined(consumer);
-    let signalFailed!: (err: Error) => void;
-    this.failure = new Promise((resolve) => (signalFailed = resolve));
-    this.running = this.consumeWhenTopicsExist(signalFailed).catch(async (err: unknown) => {
+    if (!this.begin(groupJoined(this.opts.consumer))) return;
+    this.startingUp = this.consumeWhenTopicsExist().catch(async (err: unknown) => {
       this.opts.logger.error({ err }, 'repartitioner failed to start');
       await this.opts.consumer.disconnect().catch(() => undefined);
-      this.fail(err instanceof Error ? err : new Error(String(err)), signalFailed);
+      this.fail(err instanceof Error ? err : new Error(String(err)));
     });
   }
 
-  async stop(): Promise<void> {
-    if (this.state === 'NEW' || this.state === 'STOPPING' || this.state === 'STOPPED') return;
-    this.state = 'STOPPING';
-    this.watch?.stop();
-    if (this.waitTimer) clearTimeout(this.waitTimer);
-    this.wake?.();
-    await this.running;
-    await this.opts.consumer.disconnect();
-    this.state = 'STOPPED';
+  protected halt(): void {
+    this.sleeps.wakeAll();
   }
 
-  private fail(err: Error, signalFailed: (err: Error) => void): void {
-    if (this.state !== 'RUNNING') return;
-    this.state = 'FAILED';
-    this.opts.logger.error({ err }, 'repartitioner FAILED');
-    signalFailed(err);
+  protected settle(): readonly [string, Promise<unknown>] {
+    return ['start-up', this.startingUp];
   }
 
-  private async consumeWhenTopicsExist(signalFailed: (err: Error) => void): Promise<void> {
+  private async consumeWhenTopicsExist(): Promise<void> {
     const wanted = Object.keys(this.opts.cdcTopics);
-    for (let attempt = 0; this.state === 'RUNNING'; attempt += 1) {
+    for (let attempt = 0; this.active; attempt += 1) {
       const existing = new Set(await this.opts.listTopics().catch(() => [] as string[]));
       const missing = wanted.filter((t) => !existing.has(t));
       if (missing.length === 0) break;
       if (attempt % 20 === 0) this.opts.logger.warn({ missing }, "waiting for CDC topics (Debezium creates each with its table's first change)");
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        this.waitTimer = setTimeout(resolve, 500);
-      });
+      await this.sleeps.sleep(500);
     }
-    if (this.state !== 'RUNNING') return;
+    if (!this.active) return;
     const { consumer } = this.opts;
-    this.watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
+    this.watch(watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs }));
     // A rebalance may move partitions away: their last figures are no longer this member's.
     consumer.on(consumer.events.GROUP_JOIN, () => this.lagByPartition.clear());
-    void this.watch.failed.then((err) => this.fail(err, signalFailed));
     if (this.opts.startFrom === 'latest' && this.opts.pinNewGroup) {
       const outcome = await this.opts.pinNewGroup().catch((err: unknown) => {
         // Best effort: `topics apply` pinned it already in a normal deployment.
@@ -241,12 +196,7 @@ export class Repartitioner implements Component {
   }
 
   private appendWithRetry<T>(what: string, work: () => Promise<T>, heartbeat: () => Promise<void>): Promise<T> {
-    return retry(() => heartbeating(work, heartbeat), {
-      policy: this.opts.sendRetry ?? RetryPolicies.append,
-      what,
-      logger: this.opts.logger,
-      keepGoing: () => this.state === 'RUNNING',
-      beforeWait: () => heartbeat(),
-    });
+    const { sendRetry: policy = RetryPolicies.append, logger } = this.opts;
+    return retryHeartbeating(work, heartbeat, { policy, what, logger, keepGoing: () => this.active });
   }
 }

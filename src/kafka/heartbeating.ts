@@ -1,3 +1,5 @@
+import { retry, type RetryOptions } from '../runtime/retry';
+
 /**
  * `work` with the member's heartbeat sent while it runs. A send that kafkajs retries on its own
  * for longer than the session timeout (a topic gone, a broker away: one attempt took 10 s under
@@ -21,4 +23,18 @@ export async function heartbeating<T>(work: () => Promise<T>, heartbeat: () => P
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * `work` retried by the one retry runner (runtime/retry.ts), heartbeating while each attempt runs
+ * and before each wait, so a long outage does not cost the member its partitions; `keepGoing`
+ * false (the member stopping, or no longer owning the partition) ends the retries with the last
+ * failure. How a stage appends to the rings or the DLQ from inside a batch.
+ */
+export function retryHeartbeating<T>(
+  work: () => Promise<T>,
+  heartbeat: () => Promise<void>,
+  opts: Pick<RetryOptions, 'policy' | 'what' | 'logger' | 'keepGoing'>,
+): Promise<T> {
+  return retry(() => heartbeating(work, heartbeat), { ...opts, beforeWait: () => heartbeat() });
 }
