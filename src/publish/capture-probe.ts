@@ -27,12 +27,14 @@ import { randomBytes } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
-import { backoffMs, Backoffs } from '../runtime/retry-policy';
+import { backoffMs, Backoffs, RetryPolicies } from '../runtime/retry-policy';
+import { retry } from '../runtime/retry';
 import { WakeableSleeps } from '../runtime/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 import { PollLoop } from '../runtime/poll-loop';
 import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
 import { watchConsumer, type ConsumerWatch } from '../kafka/consumer-watch';
+import type { ConsumerCrashedError } from '../core/errors';
 
 const MAX_PENDING = 1_000;
 export const PROBE_EVENT_TYPE = 'OUTBOX_PROBE';
@@ -147,35 +149,54 @@ export class CaptureProbe implements Component {
     await Promise.all([this.reading, this.writing.stop()]);
   }
 
-  /** Reads until stopped: each consumer until kafkajs gives it up, then a new one, with backoff while it cannot start. */
+  /**
+   * Reads until stopped: a consumer, started again by the one retry runner with backoff while it
+   * cannot start; once one has read, until kafkajs gives it up, then a new one after a first
+   * backoff (the runner's count starts again).
+   */
   private async readLoop(): Promise<void> {
     const { topic } = this.opts;
-    for (let attempt = 1; !this.stopping;) {
-      const consumer = this.opts.newConsumer();
-      const watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
-      try {
-        // Stopping does not wait for a connect that hangs (a broker away): kafkajs gives up on its own.
-        await Promise.race([consumer.connect(), this.stopped]);
-        if (this.stopping) return;
-        // Only probes written from now on are ours: a new group starts at the end of the topic
-        // (a restarted reader, at its group's committed position).
-        await consumer.subscribe({ topics: [topic], fromBeginning: false });
-        await consumer.run({ eachMessage: async ({ message }) => this.seen(message.headers?.['event_key']?.toString()) });
-        this.reader = watch;
-        attempt = 1;
-        const crashed = await Promise.race([watch.failed, this.stopped]);
-        if (crashed === undefined) return;
-        this.markReaderDown(crashed.cause instanceof Error ? crashed.cause.message : crashed.message);
-        this.log.warn({ err: crashed, topic }, 'capture probe reader crashed; a new consumer takes over (the lag grows meanwhile)');
-      } catch (err) {
-        this.markReaderDown(err instanceof Error ? err.message : String(err));
-        this.log.warn({ err, topic, attempt }, 'capture probe cannot read its topic yet; retried (the lag grows meanwhile)');
-        attempt += 1;
-      } finally {
-        watch.stop();
-        await consumer.disconnect().catch(() => undefined);
-      }
-      await this.sleeps.sleep(backoffMs(attempt, Backoffs.captureProbe));
+    while (!this.stopping) {
+      const crashed = await retry(() => this.readWithOneConsumer(), {
+        policy: RetryPolicies.probeReader,
+        what: 'capture probe reader',
+        log: (err, attempt) => this.log.warn({ err, topic, attempt }, 'capture probe cannot read its topic yet; retried (the lag grows meanwhile)'),
+        keepGoing: () => !this.stopping,
+        sleep: (ms) => this.sleeps.sleep(ms),
+      }).catch(() => undefined); // only a stop ends these retries
+      if (crashed === undefined || this.stopping) return;
+      await this.sleeps.sleep(backoffMs(1, Backoffs.captureProbe));
+    }
+  }
+
+  /**
+   * One consumer: resolves with its crash once kafkajs gives it up (the reader is down), or
+   * undefined when stopped; rejects when it cannot start. Always let go of at the end.
+   */
+  private async readWithOneConsumer(): Promise<ConsumerCrashedError | undefined> {
+    const { topic } = this.opts;
+    const consumer = this.opts.newConsumer();
+    const watch = watchConsumer(consumer, { group: this.opts.group, clock: this.opts.clock, stallMs: this.opts.stallMs });
+    try {
+      // Stopping does not wait for a connect that hangs (a broker away): kafkajs gives up on its own.
+      await Promise.race([consumer.connect(), this.stopped]);
+      if (this.stopping) return undefined;
+      // Only probes written from now on are ours: a new group starts at the end of the topic
+      // (a restarted reader, at its group's committed position).
+      await consumer.subscribe({ topics: [topic], fromBeginning: false });
+      await consumer.run({ eachMessage: async ({ message }) => this.seen(message.headers?.['event_key']?.toString()) });
+      this.reader = watch;
+      const crashed = await Promise.race([watch.failed, this.stopped]);
+      if (crashed === undefined) return undefined;
+      this.markReaderDown(crashed.cause instanceof Error ? crashed.cause.message : crashed.message);
+      this.log.warn({ err: crashed, topic }, 'capture probe reader crashed; a new consumer takes over (the lag grows meanwhile)');
+      return crashed;
+    } catch (err) {
+      this.markReaderDown(err instanceof Error ? err.message : String(err));
+      throw err;
+    } finally {
+      watch.stop();
+      await consumer.disconnect().catch(() => undefined);
     }
   }
 

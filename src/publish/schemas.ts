@@ -24,6 +24,8 @@ import type { Config } from '../config';
 import { deriveEventSchema, type DerivableColumns } from './derived-schema';
 import { schemaFileProblems } from './schema-file-check';
 import { registryAuthHeaders } from './schema-registry';
+import { retry } from '../runtime/retry';
+import { RetryPolicies } from '../runtime/retry-policy';
 
 const schemasDir = resolve(packageRoot(__dirname), 'schemas');
 
@@ -141,23 +143,26 @@ export async function registerEventSchemas(
  * exists, so the same PUT again updates it: it is repeated, a few times at most.
  */
 export async function setSubjectCompatibility(opts: RegisterOptions, subject: string, level: COMPATIBILITY): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
+  let conflict = false;
+  const once = async (attempt: number): Promise<void> => {
+    conflict = false;
     const res = await putSubjectCompatibility(opts, subject, level);
-    const repeat = res.status === CONFLICT && attempt < CONFLICT_ATTEMPTS;
+    conflict = res.status === CONFLICT;
+    const repeat = conflict && attempt < RetryPolicies.subjectConflict.retriableAttempts;
     if (res.ok || repeat) await res.body?.cancel();
     if (res.ok) return;
-    if (repeat) continue;
-    const body = await res.text().catch(() => '');
+    const body = repeat ? '' : await res.text().catch(() => '');
     throw new TimebucketError('REGISTRY_UNAVAILABLE', `setting ${subject} to ${level} failed with HTTP ${res.status}`, {
       // A conflict that outlasted the repeats is still another writer's: worth a later try.
-      retriable: res.status >= 500 || res.status === CONFLICT,
+      retriable: res.status >= 500 || conflict,
       details: { subject, status: res.status, body: body.slice(0, 500) },
     });
-  }
+  };
+  // Only a conflict is repeated here, unlogged; any other failure is the caller's to retry.
+  await retry(once, { policy: RetryPolicies.subjectConflict, what: `setting ${subject} to ${level}`, log: () => undefined, keepGoing: () => conflict });
 }
 
 const CONFLICT = 409;
-const CONFLICT_ATTEMPTS = 3;
 
 /** One PUT, its answer whatever the status; rejects only when the registry cannot be reached. */
 async function putSubjectCompatibility(opts: RegisterOptions, subject: string, level: COMPATIBILITY): Promise<Response> {

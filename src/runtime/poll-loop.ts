@@ -12,12 +12,14 @@
  *                            (retrying a missing table or a revoked grant for ever, with
  *                            /healthz green, hides it)
  *
- * Lifecycle: NEW → RUNNING → STOPPING → STOPPED, or RUNNING → FAILED.
+ * The failed ticks are retried by the one retry runner (runtime/retry.ts), its waits on wakeable
+ * sleeps. Lifecycle: NEW → RUNNING → STOPPING → STOPPED, or RUNNING → FAILED.
  * stop() is idempotent: it wakes a sleeping loop at once and waits for the tick in flight, at
  * most `stopDeadlineMs` (a tick stuck past it is abandoned, logged), so a shutdown always ends.
  */
 import { settlesWithin, type Component, type Health, type Lifecycle } from './lifecycle';
-import { backoffMs, classifyFailure, type Backoff, type FailureKind } from './retry-policy';
+import { retry } from './retry';
+import type { Backoff, FailureKind } from './retry-policy';
 import { WakeableSleeps } from './wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 
@@ -89,28 +91,33 @@ export class PollLoop implements Component {
 
   private async loop(): Promise<void> {
     const ctx: TickContext = { sleep: (ms) => this.sleeps.sleep(ms), stopping: () => this.state !== 'RUNNING' };
-    let failures = 0;
-    let deterministic = 0;
+    const limit = this.opts.deterministicAttempts ?? 3;
+    // A wait only while running: stop() may have woken the sleepers already.
+    const sleep = (ms: number) => (this.state === 'RUNNING' && ms > 0 ? this.sleeps.sleep(ms) : Promise.resolve());
     while (this.state === 'RUNNING') {
-      let waitMs = this.opts.intervalMs;
+      // Deterministic failures in a row: a retriable one, like a tick that succeeds, ends the row.
+      let deterministic = 0;
       try {
-        const next = await this.opts.tick(ctx);
-        if (typeof next === 'number') waitMs = next;
-        failures = 0;
-        deterministic = 0;
+        const next = await retry(async () => (this.state === 'RUNNING' ? this.opts.tick(ctx) : undefined), {
+          // The runner's count is the failures in a row (the backoff grows with it); the row of
+          // deterministic ones is counted here, and what fails the loop is thrown from beforeWait.
+          policy: { backoff: this.opts.backoff, deterministicAttempts: Infinity },
+          what: this.opts.name,
+          beforeWait: (err, _attempt, kind) => {
+            deterministic = kind === 'deterministic' ? deterministic + 1 : 0;
+            this.opts.onFailure?.(err, kind);
+            if (deterministic >= limit && this.state === 'RUNNING') throw err;
+          },
+          log: (err, failures, kind, waitMs) =>
+            this.opts.logger.error({ err, loop: this.opts.name, failures, kind, backoffMs: waitMs }, `${this.opts.name} failed; retried`),
+          sleep,
+          ...(this.opts.random !== undefined && { random: this.opts.random }),
+        });
+        await sleep(typeof next === 'number' ? next : this.opts.intervalMs);
       } catch (err) {
-        const kind = classifyFailure(err);
-        failures += 1;
-        deterministic = kind === 'deterministic' ? deterministic + 1 : 0;
-        this.opts.onFailure?.(err, kind);
-        if (deterministic >= (this.opts.deterministicAttempts ?? 3) && this.state === 'RUNNING') {
-          this.fail(err);
-          return;
-        }
-        waitMs = backoffMs(failures, this.opts.backoff, this.opts.random);
-        this.opts.logger.error({ err, loop: this.opts.name, failures, kind, backoffMs: waitMs }, `${this.opts.name} failed; retried`);
+        this.fail(err);
+        return;
       }
-      if (this.state === 'RUNNING' && waitMs > 0) await this.sleeps.sleep(waitMs);
     }
   }
 

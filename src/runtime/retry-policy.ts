@@ -143,6 +143,17 @@ export const RetryPolicies = {
   /** `schemas register`: a registry restarting, for about half a minute; then the Job's own retry. */
   registration: { backoff: { baseMs: 1_000, maxMs: 8_000 }, deterministicAttempts: 1, retriableAttempts: 6 },
   /**
+   * A subject's compatibility level answered 409 because another replica set it at that moment:
+   * the rule exists then, and the same PUT updates it, so it is repeated at once, three tries in
+   * all (publish/schemas.ts); only a conflict is repeated.
+   */
+  /**
+   * The capture probe's reader, started again whenever it cannot start (a probe topic not created
+   * yet, a broker away) for as long as that lasts: the lag it leaves growing says so.
+   */
+  probeReader: { backoff: Backoffs.captureProbe, deterministicAttempts: Infinity },
+  subjectConflict: { backoff: { baseMs: 0, maxMs: 0 }, deterministicAttempts: 1, retriableAttempts: 3 },
+  /**
    * `migrate` while another process holds the migrations lock: until the caller's deadline
    * (db/migrate-latest.ts, which ends it at once on any other failure).
    */

@@ -3,7 +3,10 @@
  * policy says how often and how long. Between attempts the caller may act (a consumer
  * heartbeats, so a long outage does not cost it its partitions) or end the retries (a stage
  * that is stopping gives the work back instead of sleeping on). The last failure is thrown
- * unchanged, so callers and kafkajs see what actually happened.
+ * unchanged, so callers and kafkajs see what actually happened. Every wait of the house that
+ * follows a failure is this one's (the polling loop's, the capture probe reader's, a registry
+ * conflict's); a wait that follows nothing (an idle pause) is a wakeable sleep's
+ * (runtime/wakeable-sleeps.ts).
  */
 import { backoffMs, classifyFailure, type FailureKind, type RetryPolicy } from './retry-policy';
 import type { Logger } from '../ops/logger';
@@ -12,7 +15,10 @@ export type RetryOptions = Readonly<{
   policy: RetryPolicy;
   /** What is being retried, for the warning each failed attempt logs. */
   what: string;
-  logger: Logger;
+  /** Where the warning of each failed attempt goes (`<what> failed; will retry`), unless `log` is given. */
+  logger?: Logger;
+  /** Instead of that warning: the part's own line for a failed attempt (or none), before its wait. */
+  log?: (err: unknown, attempt: number, kind: FailureKind, waitMs: number) => void;
   /** Asked before each wait: false ends the retries with the last failure (a stage stopping). */
   keepGoing?: () => boolean;
   /** Runs before each wait; what it throws ends the retries (a heartbeat that finds a rebalance). */
@@ -34,7 +40,8 @@ export async function retry<T>(work: (attempt: number) => Promise<T>, opts: Retr
       if (attempt >= limit || opts.keepGoing?.() === false) throw err;
       await opts.beforeWait?.(err, attempt, kind);
       const waitMs = backoffMs(attempt, policy.backoff, opts.random);
-      opts.logger.warn({ err, attempt, kind, waitMs }, `${opts.what} failed; will retry`);
+      if (opts.log !== undefined) opts.log(err, attempt, kind, waitMs);
+      else opts.logger?.warn({ err, attempt, kind, waitMs }, `${opts.what} failed; will retry`);
       await (opts.sleep ?? realSleep)(waitMs);
     }
   }

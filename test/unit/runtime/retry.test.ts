@@ -74,3 +74,14 @@ test('beforeWait runs before each wait with the failure and its kind; what it th
   ]);
   expect(attempts).toEqual([1, 2]);
 });
+
+test("log replaces the runner's warning with the part's own line for each failed attempt, before its wait", async () => {
+  const { work } = failing([retriable(), new CdcInvalidError('bad', {})]);
+  const lines: unknown[][] = [];
+  const { waits, opts } = harness({ log: (err, attempt, kind, waitMs) => lines.push([(err as Error).message, attempt, kind, waitMs, waits.length]) });
+  await expect(retry(work, opts)).resolves.toBe(3);
+  expect(lines).toEqual([
+    ['registry away', 1, 'retriable', 100, 0],
+    ['bad', 2, 'deterministic', 200, 1],
+  ]);
+});
