@@ -13,14 +13,14 @@
  * re-checked, so two instances purging at once only repeat some reads, never delete a row that
  * should stay.
  *
- * The passes run in a PollLoop (runtime/poll-loop.ts): NEW → RUNNING → STOPPING → STOPPED, or
- * FAILED after deterministic failures in a row (a missing table, a revoked DELETE grant), which
- * the outbox-keeper role reports on /healthz; a failed pass is counted (onFailure) and a retriable one
- * retried after a jittered back-off. stop() wakes any pause and waits for the page in flight.
+ * A pass is the tick of `loop`, a PollLoop (runtime/poll-loop.ts), which is the component: NEW →
+ * RUNNING → STOPPING → STOPPED, or FAILED after deterministic failures in a row (a missing table,
+ * a revoked DELETE grant), which the outbox-keeper role reports on /healthz; a failed pass is
+ * counted (onFailure) and a retriable one retried after a jittered back-off. Its stop() wakes any
+ * pause and waits for the page in flight.
  */
 import type { Knex } from 'knex';
 import { ConfigError } from '../core/errors';
-import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
 import { Backoffs, type FailureKind } from '../runtime/retry-policy';
 import type { Logger } from '../ops/logger';
 import { PollLoop, type TickContext } from '../runtime/poll-loop';
@@ -53,8 +53,9 @@ export type OutboxRetentionOptions = Readonly<{
 /** Outside a loop (purgeOnce from tests and tooling): plain pauses, never asked to stop. */
 const UNLOOPED: TickContext = { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), stopping: () => false };
 
-export class OutboxRetention implements Component {
-  private readonly loop: PollLoop;
+export class OutboxRetention {
+  /** The passes, one a tick: the component to start and stop. */
+  readonly loop: PollLoop;
   private purgedRows = 0;
   private readonly log: Logger;
 
@@ -77,35 +78,9 @@ export class OutboxRetention implements Component {
     });
   }
 
-  get lifecycle(): Lifecycle {
-    return this.loop.lifecycle;
-  }
-
-  health(): Health {
-    return this.loop.health();
-  }
-
-  ready(): Promise<void> {
-    return this.loop.ready();
-  }
-
-  /** Resolves when the loop is FAILED. */
-  failed(): Promise<Error> {
-    return this.loop.failed();
-  }
   /** Rows this instance deleted. */
   get purged(): number {
     return this.purgedRows;
-  }
-
-  /** A second start does nothing. */
-  start(): Promise<void> {
-    return this.loop.start();
-  }
-
-  /** Idempotent: wakes any pause, then waits for the page in flight. */
-  stop(): Promise<void> {
-    return this.loop.stop();
   }
 
   /** One whole pass (for tests and tooling, or a tick of the loop): returns the rows deleted. Errors are thrown. */

@@ -78,7 +78,7 @@ export async function startOutboxKeeper(
             intervalMs: RETENTION_INTERVAL_MS,
             logger: logger.child({ table: 'event_outbox', ...(name !== 'main' && { database: name }) }),
             observer: { purged: (rows) => ctx.metrics.outboxPurged.inc(rows), failed: (_err, kind) => ctx.metrics.retentionFailures.inc({ kind }) },
-          }),
+          }).loop,
         ]);
   // Independent of each other: stopped together. Health names every part down; the first FAILED fails the role.
   const keeper = group('outbox-keeper', { 'capture probe': probe, ...Object.fromEntries(retentions) }, { stopOrder: 'together' });

@@ -36,7 +36,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(retentions.splice(0).map((r) => r.stop()));
+  await Promise.all(retentions.splice(0).map((r) => r.loop.stop()));
 });
 
 afterAll(async () => {
@@ -122,21 +122,21 @@ test('several instances purging at once delete each row once between them and no
 test('started, it purges on its own; stop() ends it between pages', async () => {
   const { old } = await seed();
   const running = newRetention({ batchSize: 5, pauseMs: 20 });
-  void running.start();
-  void running.start(); // a second start does nothing
+  void running.loop.start();
+  void running.loop.start(); // a second start does nothing
   await waitFor('the old rows purged', () => (running.purged === old.length ? true : undefined));
-  await running.stop();
-  expect(running.lifecycle).toBe('STOPPED');
+  await running.loop.stop();
+  expect(running.loop.lifecycle).toBe('STOPPED');
 
   // Between pages: a pause of an hour after the first page, cut short by stop(); no second page.
   await db.raw('DELETE FROM event_outbox');
   await seed();
   const paused = newRetention({ batchSize: 5, pauseMs: 3_600_000 });
-  void paused.start();
+  void paused.loop.start();
   await waitFor('the first page deleted', () => (paused.purged === 5 ? true : undefined));
-  await paused.stop();
-  await paused.stop();
-  expect(paused.lifecycle).toBe('STOPPED');
+  await paused.loop.stop();
+  await paused.loop.stop();
+  expect(paused.loop.lifecycle).toBe('STOPPED');
   expect(paused.purged).toBe(5);
   expect((await remaining()).length).toBe(55 - 5);
 });
@@ -146,11 +146,11 @@ test('a pass that cannot work (its table is gone) is counted and, three times in
   await db.raw('RENAME TABLE event_outbox TO event_outbox_away');
   try {
     const retention = newRetention({ intervalMs: 1, maxBackoffMs: 1, observer: { failed: (_err, kind) => failures.push(kind) } });
-    void retention.start();
-    await expect(retention.failed()).resolves.toMatchObject({ errno: 1146 });
-    expect(retention.lifecycle).toBe('FAILED');
+    void retention.loop.start();
+    await expect(retention.loop.failed()).resolves.toMatchObject({ errno: 1146 });
+    expect(retention.loop.lifecycle).toBe('FAILED');
     expect(failures).toEqual(['deterministic', 'deterministic', 'deterministic']);
-    expect(retention.health()).toMatchObject({ ok: false, reason: expect.stringMatching(/^outbox retention FAILED: .*event_outbox/) });
+    expect(retention.loop.health()).toMatchObject({ ok: false, reason: expect.stringMatching(/^outbox retention FAILED: .*event_outbox/) });
   } finally {
     await db.raw('RENAME TABLE event_outbox_away TO event_outbox');
   }
