@@ -16,11 +16,16 @@
  *   a switch changed                          → one structured log line per switch, then listeners
  *   a row names no switch of this process     → ignored, logged once while it stays (an entity
  *                                                removed from the entities file leaves its row)
+ *
+ * The polls after the first are the ticks of a PollLoop (runtime/poll-loop.ts): each waits
+ * `pollMs` from the end of the previous read (a slow read never overlaps the next), on a sleep
+ * stop() cuts short. A read never throws (a failure is the state above), so the loop never fails.
  */
 import type { Logger } from '../ops/logger';
 import { defaultSwitch, defaultSwitches, sameSwitch, summarize, Switch, SwitchName, Switches, SwitchState } from './switch-state';
 import type { SwitchRead } from './sql/switch-store';
-import { NEVER_FAILS, settlesWithin, type Component, type Health, type Lifecycle } from '../runtime/lifecycle';
+import { settlesWithin, type Component, type Health, type Lifecycle } from '../runtime/lifecycle';
+import { PollLoop } from '../runtime/poll-loop';
 
 /** How long stop() waits for a poll under way (its read has the database's own timeouts besides). */
 const STOP_DEADLINE_MS = 5_000;
@@ -48,37 +53,44 @@ export interface SwitchReader {
 export class ControlSwitches implements SwitchReader, Component {
   private state: SwitchState;
   private readonly listeners = new Set<() => void>();
-  private timer?: NodeJS.Timeout;
-  private phase: Lifecycle = 'NEW';
-  /** The poll under way, which stop() waits for (a read never rejects: poll() catches). */
-  private polling: Promise<void> = Promise.resolve();
+  private readonly polls: PollLoop;
+  /** The first read, which start() waits for and stop() too (a read never rejects: poll() catches). */
+  private firstRead?: Promise<void>;
   private failing = false;
   /** The ignored row names last logged: logged again only when they change. */
   private ignored = '';
 
   constructor(private readonly opts: ControlSwitchesOptions) {
     this.state = { known: false, switches: defaultSwitches(opts.names) };
+    this.polls = new PollLoop({
+      name: 'control switches',
+      tick: async (ctx) => {
+        await ctx.sleep(opts.pollMs);
+        if (!ctx.stopping()) await this.poll();
+        return 0; // the wait is the tick's own, before its read
+      },
+      intervalMs: opts.pollMs,
+      backoff: { baseMs: opts.pollMs, maxMs: opts.pollMs },
+      stopDeadlineMs: STOP_DEADLINE_MS,
+      logger: opts.logger,
+    });
   }
 
   /** Reads once (a failure leaves the state unknown and is retried by the polls), then polls until stop(). */
   async start(): Promise<void> {
-    if (this.phase !== 'NEW') return;
-    this.phase = 'RUNNING';
-    await (this.polling = this.poll());
-    this.next();
+    if (this.firstRead !== undefined) return;
+    await (this.firstRead = this.poll());
+    await this.polls.start();
   }
 
   /** Idempotent: no poll after it; the one under way is awaited for at most STOP_DEADLINE_MS. */
   async stop(): Promise<void> {
-    if (this.phase === 'STOPPED' || this.phase === 'STOPPING') return;
-    this.phase = 'STOPPING';
-    if (this.timer) clearTimeout(this.timer);
-    await settlesWithin(this.polling, STOP_DEADLINE_MS);
-    this.phase = 'STOPPED';
+    await Promise.all([this.polls.stop(), settlesWithin(this.firstRead ?? Promise.resolve(), STOP_DEADLINE_MS)]);
   }
 
+  /** RUNNING from start() on (the first read included), then the polls' own. */
   get lifecycle(): Lifecycle {
-    return this.phase;
+    return this.firstRead !== undefined && this.polls.lifecycle === 'NEW' ? 'RUNNING' : this.polls.lifecycle;
   }
 
   /** A failing read keeps the last known state (or everything paused), shown by /readyz: never a failure. */
@@ -90,7 +102,7 @@ export class ControlSwitches implements SwitchReader, Component {
   async ready(): Promise<void> {}
 
   failed(): Promise<Error> {
-    return NEVER_FAILS;
+    return this.polls.failed();
   }
 
   current(): SwitchState {
@@ -111,12 +123,6 @@ export class ControlSwitches implements SwitchReader, Component {
     return () => this.listeners.delete(listener);
   }
 
-  private next(): void {
-    if (this.phase !== 'RUNNING') return;
-    // A chain of timeouts, not an interval: a slow read (database trouble) never overlaps the next.
-    this.timer = setTimeout(() => void (this.polling = this.poll()).finally(() => this.next()), this.opts.pollMs);
-  }
-
   private async poll(): Promise<void> {
     let read: SwitchRead;
     try {
@@ -134,7 +140,7 @@ export class ControlSwitches implements SwitchReader, Component {
       this.failing = false;
       this.opts.logger.info('control switches poll recovered');
     }
-    if (this.phase !== 'RUNNING') return;
+    if (this.lifecycle !== 'RUNNING') return;
     this.noteIgnored(read.unknown);
     this.apply(read.switches);
   }
