@@ -8,7 +8,7 @@
  *   outbox-keeper  the capture probe and retention of event_outbox (Connect publishes it)
  *   scanner        the compensation scanner: overdue rows the stream missed → the same expiry
  */
-import { Partitioners } from 'kafkajs';
+import { Partitioners, type Kafka } from 'kafkajs';
 import type { Config } from './config';
 import { Clock, systemClock } from './core/clock';
 import type { EntityCatalogue } from './core/entity-catalogue';
@@ -17,7 +17,9 @@ import { group, resource } from './runtime/group';
 import { dlqTopic, Topology } from './core/topology';
 import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
-import { createDlqWriter } from './kafka/dlq-writer';
+import { createDlqWriter, type DlqWriter } from './kafka/dlq-writer';
+import type { Db } from './db/knex';
+import type { SchemaInfo } from './core/column-info';
 import { firstPassLimitsFor } from './core/first-pass-guard';
 import { DeadLetterCodes, Roles, type DeadLetterStage, type Role } from './roles';
 import { createGuardedProducer } from './kafka/guarded-producer';
@@ -71,153 +73,27 @@ export type StartOptions = Readonly<{
   metrics?: Metrics;
 }>;
 
+/** Starts a part of the process and names it there (startTimebucket's group). */
+type StartPart = <C extends Component>(part: string, component: C) => Promise<C>;
+
+/** What the wiring hands every step after it. */
+type Wiring = Readonly<{ config: Config; topology: Topology; opts: StartOptions; clock: Clock; started: StartPart }>;
+
 export async function startTimebucket(config: Config, topology: Topology, opts: StartOptions): Promise<Running> {
-  const clock = opts.clock ?? systemClock;
-  const instanceId = opts.instanceId ?? config.instanceId;
-  const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
   // Each part started as it is built (the next needs what it gives), then the process is their
   // group: stopped in reverse start order, every cleanup even when one fails or hangs, the parts
   // sharing TB_SHUTDOWN_TIMEOUT_MS (one still running when its share is spent is named in the log
   // and left behind, and the next part, at least a second each, is still stopped).
   const parts: Record<string, Component> = {};
-  const started = async <C extends Component>(part: string, component: C): Promise<C> => {
+  const started: StartPart = async (part, component) => {
     parts[part] = component;
     await component.start();
     return component;
   };
   const timebucket = () => group('timebucket', parts, { stopDeadlineMs: config.shutdownTimeoutMs, logger: opts.logger });
-  let controlSummary!: () => SwitchSummary;
-  let watch!: DatabaseWatch;
+  let wired: Awaited<ReturnType<typeof wire>>;
   try {
-    const databases = openDatabases(config, opts.catalogue, opts.logger);
-    await started(
-      'database pools',
-      resource(() => databases.destroy()),
-    );
-    const db = databases.main;
-    // Before anything starts: a mapping that does not match the tables would fail every batch,
-    // and a spread entity needs a shard per database at least. A database other than the main
-    // one that does not answer is checked once it does; its batches wait until then.
-    const schemaNames = schemaNamesOf(config.databases);
-    // The first-pass guard is the scanner's (core/first-pass-guard.ts): other roles start whatever is due.
-    const firstPass = firstPassLimitsFor(opts.roles, config.firstPass);
-    const { schema: tables, unchecked, errors } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames, firstPass);
-    assertShardsFit(opts.catalogue, topology);
-    const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
-    if (unchecked.length > 0) {
-      opts.logger.warn(
-        { databases: unchecked, errors },
-        'databases that do not answer: the others are served; their tables are checked, and their batches run, once they answer',
-      );
-      const needed = derivedSchemasWaitingFor(opts.catalogue, tables);
-      // Without the columns their event schemas derive from, no event of theirs can be encoded.
-      if (needed.length > 0)
-        throw new TimebucketError(
-          'DATABASE_UNCHECKED',
-          `the event schemas of ${needed.join(', ')} derive from tables on databases that do not answer (${unchecked.join(', ')})`,
-          { retriable: true },
-        );
-    }
-    watch = new DatabaseWatch({
-      pools: databases.pools,
-      catalogue: opts.catalogue,
-      schemaNames,
-      schema: tables,
-      unchecked,
-      startErrors: errors,
-      intervalMs: config.dbPingIntervalMs,
-      firstPass,
-      logger: opts.logger.child({ component: 'database-watch' }),
-      onState: (database, state) => metrics.databaseUp.set({ database }, state.answering && state.checked ? 1 : 0),
-    });
-    await started('database watch', watch.loop);
-    const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
-    // Bucket records carry explicit partitions; keyed records (the DLQ's) use the Java-compatible hash.
-    onBreakerStateChange('producer', 'closed');
-    const producer = createGuardedProducer(
-      () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
-      {
-        breaker: 'producer',
-        logger: opts.logger.child({ component: 'producer', breaker: 'producer' }),
-        onBreakerStateChange,
-        onReplaced: () => metrics.producerReplacements.inc(),
-      },
-    );
-    // Disconnected even when the connect fails (started() names it first).
-    await started(
-      'producer',
-      resource(
-        () => producer.disconnect(),
-        () => producer.connect(),
-      ),
-    );
-    const dlqFor = (stage: DeadLetterStage) => {
-      // At 0 from the start, so the DLQ alert and panel have series before the first dead letter.
-      const codes = DeadLetterCodes[stage] ?? [];
-      for (const code of codes) metrics.deadLetters.inc({ stage, code }, 0);
-      return createDlqWriter({
-        producer,
-        topic: dlqTopic(topology),
-        partitions: topology.dlq.partitions,
-        otherCode: codes[0] ?? 'BUCKET_INVALID',
-        logger: opts.logger.child({ role: stage }),
-        onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
-      });
-    };
-    // Only the roles that run transitions write events (encoded, so they need schema ids). An
-    // event that can never be published is dead-lettered in its transaction.
-    const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
-      ? await openOutboxWriter({
-          config,
-          catalogue: opts.catalogue,
-          topology,
-          tables,
-          db,
-          logger: opts.logger,
-          rejected: deadLetterRejectedEvents(dlqFor('outbox'), eventTopics(opts.catalogue, topology), () => clock.now()),
-        })
-      : undefined;
-    if (outbox !== undefined) {
-      await started('outbox writer', resource(outbox.stop));
-      metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
-    }
-    const writer = outbox?.writer ?? writesNoEvents;
-    const batches = holdUntilChecked(
-      createTransitionBatches(databases.pools, opts.catalogue, { outbox: writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) }),
-      opts.catalogue,
-      watch,
-    );
-    const reminders = holdUntilChecked(
-      createReminderBatches(databases.pools, opts.catalogue, { outbox: writer, observer: reminderObserver(metrics) }),
-      opts.catalogue,
-      watch,
-    );
-    // Read before any role starts: a restarted process must not fire what the operator paused.
-    const control = await started('control switches', await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics }));
-    controlSummary = control.summary;
-    const ctx: RoleContext = {
-      config,
-      topology,
-      catalogue: opts.catalogue,
-      tables,
-      batches,
-      reminders,
-      kafka,
-      producer,
-      dlqFor,
-      db,
-      dbs: databases.pools,
-      clock,
-      logger: opts.logger,
-      instanceId,
-      metrics,
-      onBreakerStateChange,
-      gate: control.gate,
-    };
-    for (const role of Roles) {
-      if (!opts.roles.includes(role)) continue;
-      await started(role, await starters[role](ctx));
-    }
+    wired = await wire({ config, topology, opts, clock: opts.clock ?? systemClock, started });
     opts.logger.info({ roles: opts.roles, topology: topology.prefix }, 'timebucket running');
   } catch (err) {
     await timebucket().stop();
@@ -232,10 +108,173 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
       return { ok: problems.length === 0, problems };
     },
     failed: running.failed(),
-    control: () => controlSummary(),
-    databases: () => watch.snapshot(),
+    control: wired.control,
+    databases: () => wired.watch.snapshot(),
     stop: () => running.stop(),
   };
+}
+
+/** config → adapters → stages: every part started in turn; what /readyz reads of them. */
+async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary; watch: DatabaseWatch }>> {
+  const { config, topology, opts, clock } = w;
+  const instanceId = opts.instanceId ?? config.instanceId;
+  const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
+  const { databases, tables, watch, metrics } = await watchDatabases(w);
+  const db = databases.main;
+  const { producer, dlqFor, onBreakerStateChange } = await openProducer(w, kafka, metrics);
+  const { batches, reminders } = await openTransitions(w, { db, pools: databases.pools, tables, watch, metrics, rejects: () => dlqFor('outbox') });
+  // Read before any role starts: a restarted process must not fire what the operator paused.
+  const control = await w.started('control switches', await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics }));
+  const ctx: RoleContext = {
+    config,
+    topology,
+    catalogue: opts.catalogue,
+    tables,
+    batches,
+    reminders,
+    kafka,
+    producer,
+    dlqFor,
+    db,
+    dbs: databases.pools,
+    clock,
+    logger: opts.logger,
+    instanceId,
+    metrics,
+    onBreakerStateChange,
+    gate: control.gate,
+  };
+  for (const role of Roles) {
+    if (!opts.roles.includes(role)) continue;
+    await w.started(role, await starters[role](ctx));
+  }
+  return { control: control.summary, watch };
+}
+
+/**
+ * The transitions' and the reminders' batch transactions, held while their database is unchecked,
+ * and the outbox writer of the events they write. Only the roles that run transitions write events
+ * (encoded, so they need schema ids); an event that can never be published is dead-lettered in
+ * its transaction (`rejects`, made only then: its dead-letter series exist only where it is).
+ */
+async function openTransitions(
+  { config, topology, opts, clock, started }: Wiring,
+  inputs: Readonly<{ db: Db; pools: Readonly<Record<string, Db>>; tables: SchemaInfo; watch: DatabaseWatch; metrics: Metrics; rejects: () => DlqWriter }>,
+) {
+  const { db, pools, tables, watch, metrics } = inputs;
+  const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
+    ? await openOutboxWriter({
+        config,
+        catalogue: opts.catalogue,
+        topology,
+        tables,
+        db,
+        logger: opts.logger,
+        rejected: deadLetterRejectedEvents(inputs.rejects(), eventTopics(opts.catalogue, topology), () => clock.now()),
+      })
+    : undefined;
+  if (outbox !== undefined) {
+    await started('outbox writer', resource(outbox.stop));
+    metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
+  }
+  const writer = outbox?.writer ?? writesNoEvents;
+  const batches = holdUntilChecked(
+    createTransitionBatches(pools, opts.catalogue, { outbox: writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) }),
+    opts.catalogue,
+    watch,
+  );
+  const reminders = holdUntilChecked(
+    createReminderBatches(pools, opts.catalogue, { outbox: writer, observer: reminderObserver(metrics) }),
+    opts.catalogue,
+    watch,
+  );
+  return { batches, reminders };
+}
+
+/**
+ * The database pools, the start-up check of the tables, the metrics and the database watch.
+ * Before anything starts: a mapping that does not match the tables would fail every batch, and a
+ * spread entity needs a shard per database at least. A database other than the main one that
+ * does not answer is checked once it does; its batches wait until then.
+ */
+async function watchDatabases({ config, topology, opts, started }: Wiring) {
+  const databases = openDatabases(config, opts.catalogue, opts.logger);
+  await started(
+    'database pools',
+    resource(() => databases.destroy()),
+  );
+  const schemaNames = schemaNamesOf(config.databases);
+  // The first-pass guard is the scanner's (core/first-pass-guard.ts): other roles start whatever is due.
+  const firstPass = firstPassLimitsFor(opts.roles, config.firstPass);
+  const { schema: tables, unchecked, errors } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames, firstPass);
+  assertShardsFit(opts.catalogue, topology);
+  const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
+  if (unchecked.length > 0) {
+    opts.logger.warn(
+      { databases: unchecked, errors },
+      'databases that do not answer: the others are served; their tables are checked, and their batches run, once they answer',
+    );
+    const needed = derivedSchemasWaitingFor(opts.catalogue, tables);
+    // Without the columns their event schemas derive from, no event of theirs can be encoded.
+    if (needed.length > 0)
+      throw new TimebucketError(
+        'DATABASE_UNCHECKED',
+        `the event schemas of ${needed.join(', ')} derive from tables on databases that do not answer (${unchecked.join(', ')})`,
+        { retriable: true },
+      );
+  }
+  const watch = new DatabaseWatch({
+    pools: databases.pools,
+    catalogue: opts.catalogue,
+    schemaNames,
+    schema: tables,
+    unchecked,
+    startErrors: errors,
+    intervalMs: config.dbPingIntervalMs,
+    firstPass,
+    logger: opts.logger.child({ component: 'database-watch' }),
+    onState: (database, state) => metrics.databaseUp.set({ database }, state.answering && state.checked ? 1 : 0),
+  });
+  await started('database watch', watch.loop);
+  return { databases, tables, watch, metrics };
+}
+
+/** The guarded producer, connected, its breaker's gauge, and the DLQ writer of each stage over it. */
+async function openProducer({ topology, opts, started }: Wiring, kafka: Kafka, metrics: Metrics) {
+  const onBreakerStateChange = (name: string, state: BreakerState) => metrics.breakerState.set({ breaker: name }, BREAKER_VALUES[state]);
+  // Bucket records carry explicit partitions; keyed records (the DLQ's) use the Java-compatible hash.
+  onBreakerStateChange('producer', 'closed');
+  const producer = createGuardedProducer(
+    () => kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
+    {
+      breaker: 'producer',
+      logger: opts.logger.child({ component: 'producer', breaker: 'producer' }),
+      onBreakerStateChange,
+      onReplaced: () => metrics.producerReplacements.inc(),
+    },
+  );
+  // Disconnected even when the connect fails (started() names it first).
+  await started(
+    'producer',
+    resource(
+      () => producer.disconnect(),
+      () => producer.connect(),
+    ),
+  );
+  const dlqFor = (stage: DeadLetterStage) => {
+    // At 0 from the start, so the DLQ alert and panel have series before the first dead letter.
+    const codes = DeadLetterCodes[stage] ?? [];
+    for (const code of codes) metrics.deadLetters.inc({ stage, code }, 0);
+    return createDlqWriter({
+      producer,
+      topic: dlqTopic(topology),
+      partitions: topology.dlq.partitions,
+      otherCode: codes[0] ?? 'BUCKET_INVALID',
+      logger: opts.logger.child({ role: stage }),
+      onDeadLetter: (_source, code) => metrics.deadLetters.inc({ stage, code }),
+    });
+  };
+  return { producer, dlqFor, onBreakerStateChange };
 }
 
 /** The entities whose derived event schemas (no schema file) have none of their tables read. */

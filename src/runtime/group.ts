@@ -35,74 +35,90 @@ export type GroupOptions = Readonly<{
 }>;
 
 export function group(name: string, parts: Readonly<Record<string, Component>>, opts: GroupOptions = {}): Group {
-  const named = Object.entries(parts);
-  let state: Lifecycle = 'NEW';
-  let stopped: Promise<void> | undefined;
-  let signalFailed!: (err: Error) => void;
-  const failure = new Promise<Error>((resolve) => (signalFailed = resolve));
-  /** When a shared stop deadline runs out. */
-  let until = 0;
+  return new ComponentGroup(name, Object.entries(parts), opts);
+}
 
-  const problems = () => named.map(([, part]) => part.health()).flatMap((h) => (h.ok ? [] : [h.reason]));
+class ComponentGroup implements Group {
+  private state: Lifecycle = 'NEW';
+  private stopped?: Promise<void>;
+  private signalFailed!: (err: Error) => void;
+  private readonly failure = new Promise<Error>((resolve) => (this.signalFailed = resolve));
 
-  const stopPart = async (part: string, component: Component): Promise<void> => {
-    if (opts.stopDeadlineMs === undefined) return component.stop();
-    const stopping = component.stop().catch((err: unknown) => opts.logger?.error({ err, part }, 'stop failed'));
+  constructor(
+    readonly name: string,
+    private readonly parts: ReadonlyArray<readonly [string, Component]>,
+    private readonly opts: GroupOptions,
+  ) {}
+
+  get lifecycle(): Lifecycle {
+    return this.state;
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'NEW') return;
+    this.state = 'RUNNING';
+    const started: Component[] = [];
+    for (const [, part] of this.parts) {
+      // Stopped with the others if its start fails: a half-started part may hold connections.
+      started.push(part);
+      try {
+        await part.start();
+      } catch (err) {
+        for (const done of started.reverse()) await done.stop().catch(() => undefined);
+        this.state = 'STOPPED';
+        throw err;
+      }
+    }
+    for (const [, part] of this.parts)
+      void part.failed().then((err) => {
+        if (this.state === 'RUNNING') this.state = 'FAILED';
+        this.signalFailed(err);
+      });
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= this.stopAll();
+    return this.stopped;
+  }
+
+  ready(): Promise<void> {
+    return Promise.all(this.parts.map(([, part]) => part.ready())).then(() => undefined);
+  }
+
+  health(): Health {
+    const reasons = this.problems();
+    return reasons.length === 0 ? { ok: true } : { ok: false, reason: reasons.join('; ') };
+  }
+
+  problems(): readonly string[] {
+    return this.parts.map(([, part]) => part.health()).flatMap((h) => (h.ok ? [] : [h.reason]));
+  }
+
+  failed(): Promise<Error> {
+    return this.failure;
+  }
+
+  private async stopAll(): Promise<void> {
+    const failedBefore = this.state === 'FAILED';
+    if (!failedBefore) this.state = 'STOPPING';
+    const until = Date.now() + (this.opts.stopDeadlineMs ?? 0);
+    const errors: unknown[] = [];
+    const stopOne = ([name, part]: readonly [string, Component]) => this.stopPart(name, part, until).catch((err: unknown) => void errors.push(err));
+    if (this.opts.stopOrder === 'together') await Promise.all(this.parts.map(stopOne));
+    else for (const entry of [...this.parts].reverse()) await stopOne(entry);
+    this.state = failedBefore || this.state === 'FAILED' ? 'FAILED' : 'STOPPED';
+    if (errors.length > 0) throw errors[0];
+  }
+
+  /** One part's stop: its own, or within its share of the deadline, logged and never thrown. */
+  private async stopPart(part: string, component: Component, until: number): Promise<void> {
+    const { stopDeadlineMs, logger } = this.opts;
+    if (stopDeadlineMs === undefined) return component.stop();
+    const stopping = component.stop().catch((err: unknown) => logger?.error({ err, part }, 'stop failed'));
     const shareMs = Math.max(1_000, until - Date.now());
     if (!(await settlesWithin(stopping, shareMs)))
-      opts.logger?.warn({ part, waitedMs: shareMs }, 'stop: a part did not stop within the shutdown deadline; left behind');
-  };
-
-  const stopAll = async (): Promise<void> => {
-    const failedBefore = state === 'FAILED';
-    if (state !== 'FAILED') state = 'STOPPING';
-    until = Date.now() + (opts.stopDeadlineMs ?? 0);
-    const errors: unknown[] = [];
-    const stopOne = ([part, component]: [string, Component]) => stopPart(part, component).catch((err: unknown) => void errors.push(err));
-    if (opts.stopOrder === 'together') await Promise.all(named.map(stopOne));
-    else for (const entry of [...named].reverse()) await stopOne(entry);
-    state = failedBefore || state === 'FAILED' ? 'FAILED' : 'STOPPED';
-    if (errors.length > 0) throw errors[0];
-  };
-
-  return {
-    name,
-    get lifecycle() {
-      return state;
-    },
-    async start() {
-      if (state !== 'NEW') return;
-      state = 'RUNNING';
-      const started: Component[] = [];
-      for (const [, component] of named) {
-        // Stopped with the others if its start fails: a half-started part may hold connections.
-        started.push(component);
-        try {
-          await component.start();
-        } catch (err) {
-          for (const part of started.reverse()) await part.stop().catch(() => undefined);
-          state = 'STOPPED';
-          throw err;
-        }
-      }
-      for (const [, component] of named)
-        void component.failed().then((err) => {
-          if (state === 'RUNNING') state = 'FAILED';
-          signalFailed(err);
-        });
-    },
-    stop() {
-      stopped ??= stopAll();
-      return stopped;
-    },
-    ready: () => Promise.all(named.map(([, part]) => part.ready())).then(() => undefined),
-    health(): Health {
-      const reasons = problems();
-      return reasons.length === 0 ? { ok: true } : { ok: false, reason: reasons.join('; ') };
-    },
-    problems,
-    failed: () => failure,
-  };
+      logger?.warn({ part, waitedMs: shareMs }, 'stop: a part did not stop within the shutdown deadline; left behind');
+  }
 }
 
 /**
