@@ -24,6 +24,7 @@ import { ConfigError } from '../core/errors';
 import { Backoffs, type FailureKind } from '../runtime/retry-policy';
 import type { Logger } from '../ops/logger';
 import { PollLoop, type TickContext } from '../runtime/poll-loop';
+import { WakeableSleeps } from '../runtime/wakeable-sleeps';
 import { purgeCutoff, purgeEventOutboxPage, type EventOutboxCursor } from './sql/purge-event-outbox';
 
 export type OutboxRetentionOptions = Readonly<{
@@ -50,8 +51,11 @@ export type OutboxRetentionOptions = Readonly<{
   capturedAgeMs: () => number | undefined;
 }>;
 
-/** Outside a loop (purgeOnce from tests and tooling): plain pauses, never asked to stop. */
-const UNLOOPED: TickContext = { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), stopping: () => false };
+/** Outside a loop (purgeOnce from tests and tooling): the pauses on sleeps of its own, never asked to stop. */
+function unlooped(): TickContext {
+  const sleeps = new WakeableSleeps();
+  return { sleep: (ms) => sleeps.sleep(ms), stopping: () => false };
+}
 
 export class OutboxRetention {
   /** The passes, one a tick: the component to start and stop. */
@@ -84,7 +88,7 @@ export class OutboxRetention {
   }
 
   /** One whole pass (for tests and tooling, or a tick of the loop): returns the rows deleted. Errors are thrown. */
-  async purgeOnce(ctx: TickContext = UNLOOPED): Promise<number> {
+  async purgeOnce(ctx: TickContext = unlooped()): Promise<number> {
     const { capturedAgeMs } = this.opts;
     const captured = capturedAgeMs();
     if (captured === undefined) {
