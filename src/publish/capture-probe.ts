@@ -32,7 +32,8 @@ import { retry } from '../runtime/retry';
 import { WakeableSleeps } from '../runtime/wakeable-sleeps';
 import type { Logger } from '../ops/logger';
 import { PollLoop } from '../runtime/poll-loop';
-import type { Component, Health, Lifecycle } from '../runtime/lifecycle';
+import { NEVER_FAILS, type Component, type Health, type Lifecycle } from '../runtime/lifecycle';
+import { group, type Group } from '../runtime/group';
 import { watchConsumer, type ConsumerWatch } from '../kafka/consumer-watch';
 import type { ConsumerCrashedError } from '../core/errors';
 
@@ -55,38 +56,54 @@ export type CaptureProbeOptions = Readonly<{
   onWriteFailed?: () => void;
 }>;
 
-export class CaptureProbe implements Component {
+/** A capture probe: its writes (a PollLoop ticking every intervalMs) and its reader, as one component, with the lag they measure. */
+export type CaptureProbe = Group &
+  Readonly<{
+    /** Seconds since the oldest probe not yet seen was written, per database (0: none pending). */
+    lagSeconds: () => Readonly<Record<string, number>>;
+    /** How long ago the newest probe of `database` seen on the wire was written (ProbeLedger.confirmedAgeMs). */
+    confirmedAgeMs: (database: string) => number | undefined;
+  }>;
+
+/**
+ * Writing starts at once; the reader starts in the background and is retried with backoff (a
+ * probe topic not created yet, a broker away): until it reads, the probes pile up and the lag
+ * grows, which is the truth, since nothing confirms the capture meanwhile. A reader that cannot
+ * read shows as lag and, past stallMs, on /healthz; never as a failure. Stopped together.
+ */
+export function captureProbe(opts: CaptureProbeOptions): CaptureProbe {
+  const log = opts.logger.child({ component: 'capture-probe' });
+  const ledger = new ProbeLedger(opts, log);
+  const reader = new ProbeReader({ ...opts, log }, (key) => ledger.seen(key));
+  // A tick never throws (a probe not written is counted and logged): the loop only paces.
+  const writing = new PollLoop({
+    name: 'capture probe',
+    tick: async () => {
+      for (const [name, db] of Object.entries(opts.dbs)) await ledger.write(name, db);
+    },
+    intervalMs: opts.intervalMs,
+    backoff: Backoffs.captureProbe,
+    logger: log,
+  });
+  return Object.assign(group('capture probe', { reader, writing }, { stopOrder: 'together' }), {
+    lagSeconds: () => ledger.lagSeconds(),
+    confirmedAgeMs: (database: string) => ledger.confirmedAgeMs(database),
+  });
+}
+
+/** The probes written and not yet seen, per database, and the capture watermark. */
+class ProbeLedger {
   private readonly run = randomBytes(6).toString('hex');
   private readonly pending = new Map<string, Map<string, number>>();
   /** Per database, when the newest probe seen on the wire was written: the capture watermark. */
   private readonly confirmed = new Map<string, number>();
-  private readonly sleeps = new WakeableSleeps();
   private sequence = 0;
-  private stopping = false;
-  private reading: Promise<void> = Promise.resolve();
-  /** The running reader's watch; undefined while it is being (re)started, since `readerDownAt`. */
-  private reader?: ConsumerWatch;
-  private readerDownAt: number;
-  private readerDownReason = 'not started';
-  private signalStopped!: () => void;
-  private readonly stopped = new Promise<undefined>((resolve) => (this.signalStopped = () => resolve(undefined)));
-  private readonly writing: PollLoop;
-  private readonly log: Logger;
 
-  constructor(private readonly opts: CaptureProbeOptions) {
-    this.log = opts.logger.child({ component: 'capture-probe' });
-    this.readerDownAt = opts.clock.now();
+  constructor(
+    private readonly opts: CaptureProbeOptions,
+    private readonly log: Logger,
+  ) {
     for (const name of Object.keys(opts.dbs)) this.pending.set(name, new Map());
-    // A tick never throws (a probe not written is counted and logged): the loop only paces.
-    this.writing = new PollLoop({
-      name: 'capture probe',
-      tick: async () => {
-        for (const [name, db] of Object.entries(opts.dbs)) await this.writeProbe(name, db);
-      },
-      intervalMs: opts.intervalMs,
-      backoff: Backoffs.captureProbe,
-      logger: this.log,
-    });
   }
 
   /** Seconds since the oldest probe not yet seen was written, per database (0: none pending). */
@@ -111,42 +128,92 @@ export class CaptureProbe implements Component {
     return at === undefined ? undefined : Math.max(0, this.opts.clock.now() - at);
   }
 
-  /**
-   * Starts writing at once; the reader starts in the background and is retried with backoff
-   * (a probe topic not created yet, a broker away): until it reads, the probes pile up and the
-   * lag grows, which is the truth, since nothing confirms the capture meanwhile.
-   */
-  async start(): Promise<void> {
-    if (this.writing.lifecycle !== 'NEW') return;
-    this.reading = this.readLoop();
-    await this.writing.start();
+  /** A probe on the wire: it and every earlier probe of its database are captured. */
+  seen(key: string | undefined): void {
+    if (key === undefined) return;
+    for (const [name, probes] of this.pending) {
+      const writtenAt = probes.get(key);
+      if (writtenAt === undefined) continue;
+      // Oldest first (insertion order): everything up to this one was written before it.
+      for (const [k] of probes) {
+        probes.delete(k);
+        if (k === key) break;
+      }
+      if (writtenAt > (this.confirmed.get(name) ?? -Infinity)) this.confirmed.set(name, writtenAt);
+      return;
+    }
   }
 
-  /** The writing loop's: a reader that cannot read yet is retried, and shows as lag, not as a failure. */
-  get lifecycle(): Lifecycle {
-    return this.writing.lifecycle;
+  async write(name: string, db: Knex): Promise<void> {
+    const key = `probe-${this.run}-${name}-${(this.sequence += 1)}`;
+    const probes = this.pending.get(name)!;
+    const writtenAt = this.opts.clock.now();
+    try {
+      await db.raw(
+        `INSERT INTO event_outbox (event_key, topic, entity_id, event_type, ce_type, ce_time, ce_dataschema, payload) VALUES (?, ?, '0', ?, 'timebucket.outbox.probe', ?, '', ?)`,
+        [key, this.opts.topic, PROBE_EVENT_TYPE, new Date(writtenAt).toISOString(), Buffer.from([0])],
+      );
+      if (probes.size < MAX_PENDING) probes.set(key, writtenAt);
+    } catch (err) {
+      this.opts.onWriteFailed?.();
+      this.log.warn({ err, database: name }, 'capture probe not written; retried at the next interval');
+    }
   }
+}
+
+/** The reader of the probe topic: a consumer, replaced when kafkajs gives it up; never FAILED. */
+class ProbeReader implements Component {
+  private state: Lifecycle = 'NEW';
+  private readonly sleeps = new WakeableSleeps();
+  private reading: Promise<void> = Promise.resolve();
+  /** The running reader's watch; undefined while it is being (re)started, since `readerDownAt`. */
+  private reader?: ConsumerWatch;
+  private readerDownAt: number;
+  private readerDownReason = 'not started';
+  private signalStopped!: () => void;
+  private readonly stopped = new Promise<undefined>((resolve) => (this.signalStopped = () => resolve(undefined)));
+
+  constructor(
+    private readonly opts: CaptureProbeOptions & Readonly<{ log: Logger }>,
+    private readonly onSeen: (key: string | undefined) => void,
+  ) {
+    this.readerDownAt = opts.clock.now();
+  }
+
+  get lifecycle(): Lifecycle {
+    return this.state;
+  }
+
+  private get stopping(): boolean {
+    return this.state !== 'RUNNING';
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'NEW') return;
+    this.state = 'RUNNING';
+    this.reading = this.readLoop();
+  }
+
+  async stop(): Promise<void> {
+    if (this.state === 'RUNNING') this.state = 'STOPPING';
+    this.sleeps.wakeAll();
+    this.signalStopped();
+    await this.reading;
+    this.state = 'STOPPED';
+  }
+
+  /** Ready at once: its lag is what shows the capture. */
+  async ready(): Promise<void> {}
 
   health(): Health {
-    const writer = this.writing.health();
-    if (!writer.ok || this.lifecycle !== 'RUNNING') return writer;
+    if (this.state !== 'RUNNING') return { ok: true };
     if (this.reader !== undefined) return this.reader.health();
     const down = this.opts.clock.now() - this.readerDownAt;
     return down > this.opts.stallMs ? { ok: false, reason: `capture probe reader down for ${down} ms: ${this.readerDownReason}` } : { ok: true };
   }
 
-  /** Ready at once: its reader's lag is what shows the capture. */
-  async ready(): Promise<void> {}
-
   failed(): Promise<Error> {
-    return this.writing.failed();
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.sleeps.wakeAll();
-    this.signalStopped();
-    await Promise.all([this.reading, this.writing.stop()]);
+    return NEVER_FAILS;
   }
 
   /**
@@ -160,7 +227,7 @@ export class CaptureProbe implements Component {
       const crashed = await retry(() => this.readWithOneConsumer(), {
         policy: RetryPolicies.probeReader,
         what: 'capture probe reader',
-        log: (err, attempt) => this.log.warn({ err, topic, attempt }, 'capture probe cannot read its topic yet; retried (the lag grows meanwhile)'),
+        log: (err, attempt) => this.opts.log.warn({ err, topic, attempt }, 'capture probe cannot read its topic yet; retried (the lag grows meanwhile)'),
         keepGoing: () => !this.stopping,
         sleep: (ms) => this.sleeps.sleep(ms),
       }).catch(() => undefined); // only a stop ends these retries
@@ -184,12 +251,12 @@ export class CaptureProbe implements Component {
       // Only probes written from now on are ours: a new group starts at the end of the topic
       // (a restarted reader, at its group's committed position).
       await consumer.subscribe({ topics: [topic], fromBeginning: false });
-      await consumer.run({ eachMessage: async ({ message }) => this.seen(message.headers?.['event_key']?.toString()) });
+      await consumer.run({ eachMessage: async ({ message }) => this.onSeen(message.headers?.['event_key']?.toString()) });
       this.reader = watch;
       const crashed = await Promise.race([watch.failed, this.stopped]);
       if (crashed === undefined) return undefined;
       this.markReaderDown(crashed.cause instanceof Error ? crashed.cause.message : crashed.message);
-      this.log.warn({ err: crashed, topic }, 'capture probe reader crashed; a new consumer takes over (the lag grows meanwhile)');
+      this.opts.log.warn({ err: crashed, topic }, 'capture probe reader crashed; a new consumer takes over (the lag grows meanwhile)');
       return crashed;
     } catch (err) {
       this.markReaderDown(err instanceof Error ? err.message : String(err));
@@ -204,37 +271,5 @@ export class CaptureProbe implements Component {
     this.reader = undefined;
     this.readerDownAt = this.opts.clock.now();
     this.readerDownReason = reason;
-  }
-
-  /** A probe on the wire: it and every earlier probe of its database are captured. */
-  private seen(key: string | undefined): void {
-    if (key === undefined) return;
-    for (const [name, probes] of this.pending) {
-      const writtenAt = probes.get(key);
-      if (writtenAt === undefined) continue;
-      // Oldest first (insertion order): everything up to this one was written before it.
-      for (const [k] of probes) {
-        probes.delete(k);
-        if (k === key) break;
-      }
-      if (writtenAt > (this.confirmed.get(name) ?? -Infinity)) this.confirmed.set(name, writtenAt);
-      return;
-    }
-  }
-
-  private async writeProbe(name: string, db: Knex): Promise<void> {
-    const key = `probe-${this.run}-${name}-${(this.sequence += 1)}`;
-    const probes = this.pending.get(name)!;
-    const writtenAt = this.opts.clock.now();
-    try {
-      await db.raw(
-        `INSERT INTO event_outbox (event_key, topic, entity_id, event_type, ce_type, ce_time, ce_dataschema, payload) VALUES (?, ?, '0', ?, 'timebucket.outbox.probe', ?, '', ?)`,
-        [key, this.opts.topic, PROBE_EVENT_TYPE, new Date(writtenAt).toISOString(), Buffer.from([0])],
-      );
-      if (probes.size < MAX_PENDING) probes.set(key, writtenAt);
-    } catch (err) {
-      this.opts.onWriteFailed?.();
-      this.log.warn({ err, database: name }, 'capture probe not written; retried at the next interval');
-    }
   }
 }

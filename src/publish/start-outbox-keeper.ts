@@ -14,7 +14,7 @@ import type { Config } from '../config';
 import type { Clock } from '../core/clock';
 import type { Logger } from '../ops/logger';
 import { OutboxRetention } from './outbox-retention';
-import { CaptureProbe } from './capture-probe';
+import { captureProbe } from './capture-probe';
 import { probeTopic, type Topology } from '../core/topology';
 import type { Metrics } from '../ops/metrics';
 import { group, type Group } from '../runtime/group';
@@ -47,7 +47,7 @@ export async function startOutboxKeeper(
   const logger = ctx.logger.child({ role: 'outbox-keeper' });
   const groupId = `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`;
   // A reader down longer than the stall limit, or a writer FAILED, shows on /healthz.
-  const probe = new CaptureProbe({
+  const probe = captureProbe({
     dbs: ctx.dbs,
     topic: probeTopic(ctx.topology),
     // A group per process: each process sees every probe and tracks its own.

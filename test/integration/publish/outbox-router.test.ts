@@ -27,7 +27,7 @@ import { waitFor } from '../../support/wait-for';
 import { usePublishEnvironment } from './publish-environment';
 import { catalogue, couponExpiredInsert, eventSpec, orderCancelledInsert, type EventInsert, uniqueEventTopics } from './outbox-fixtures';
 import { readFileSync } from 'node:fs';
-import { CaptureProbe } from '../../../src/publish/capture-probe';
+import { captureProbe, type CaptureProbe } from '../../../src/publish/capture-probe';
 import { OutboxRetention } from '../../../src/publish/outbox-retention';
 import { systemClock } from '../../../src/core/clock';
 import { join } from 'node:path';
@@ -222,7 +222,7 @@ async function newProbe(beforeSubscribe?: (topic: string) => Promise<unknown>): 
     };
     return consumer;
   };
-  return new CaptureProbe({
+  return captureProbe({
     dbs: { main: env.db },
     topic,
     group,

@@ -5,7 +5,7 @@
  * replaced by a new consumer, health saying so while it is down.
  */
 import type { Knex } from 'knex';
-import { CaptureProbe } from '../../../src/publish/capture-probe';
+import { captureProbe } from '../../../src/publish/capture-probe';
 import { createLogger } from '../../../src/ops/logger';
 import { consumerEvents as events, fakeConsumer, type FakeConsumer } from '../../support/fake-consumer';
 import { waitFor } from '../../support/wait-for';
@@ -18,7 +18,7 @@ function probeWith(opts: { stallMs?: number; connected?: (n: number) => Promise<
   const db = { raw: async (_sql: string, bindings: unknown[]) => void written.push(String(bindings[0])) } as unknown as Knex;
   const consumers: FakeConsumer[] = [];
   let now = 1_000_000;
-  const probe = new CaptureProbe({
+  const probe = captureProbe({
     dbs: { main: db },
     topic: 'tb.probe',
     group: 'tb.probe-1',
