@@ -172,6 +172,7 @@ class ProbeReader implements Component {
   private readerDownReason = 'not started';
   private signalStopped!: () => void;
   private readonly stopped = new Promise<undefined>((resolve) => (this.signalStopped = () => resolve(undefined)));
+  private stopping$?: Promise<void>;
 
   constructor(
     private readonly opts: CaptureProbeOptions & Readonly<{ log: Logger }>,
@@ -194,12 +195,16 @@ class ProbeReader implements Component {
     this.reading = this.readLoop();
   }
 
-  async stop(): Promise<void> {
-    if (this.state === 'RUNNING') this.state = 'STOPPING';
-    this.sleeps.wakeAll();
-    this.signalStopped();
-    await this.reading;
-    this.state = 'STOPPED';
+  /** Idempotent: every call returns the first one's promise. */
+  stop(): Promise<void> {
+    this.stopping$ ??= (async () => {
+      if (this.state === 'RUNNING') this.state = 'STOPPING';
+      this.sleeps.wakeAll();
+      this.signalStopped();
+      await this.reading;
+      this.state = 'STOPPED';
+    })();
+    return this.stopping$;
   }
 
   /** Ready at once: its lag is what shows the capture. */

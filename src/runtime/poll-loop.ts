@@ -50,6 +50,7 @@ export class PollLoop implements Component {
   private running: Promise<void> = Promise.resolve();
   private readonly sleeps = new WakeableSleeps();
   private failure?: Error;
+  private stopped?: Promise<void>;
   private resolveFailed!: (err: Error) => void;
   private readonly failure$: Promise<Error> = new Promise((resolve) => (this.resolveFailed = resolve));
 
@@ -78,7 +79,13 @@ export class PollLoop implements Component {
     this.running = this.loop();
   }
 
-  async stop(): Promise<void> {
+  /** Idempotent: every call returns the first one's promise. */
+  stop(): Promise<void> {
+    this.stopped ??= this.stopOnce();
+    return this.stopped;
+  }
+
+  private async stopOnce(): Promise<void> {
     if (this.state === 'NEW') this.state = 'STOPPED';
     if (this.state !== 'RUNNING' && this.state !== 'STOPPING') return;
     this.state = 'STOPPING';

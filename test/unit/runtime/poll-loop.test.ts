@@ -103,3 +103,21 @@ test('a group of several loops fails with the first that fails and names each fa
   expect(watch.health()).toEqual({ ok: false, reason: "broken loop FAILED: Table 'event_outbox' doesn't exist" });
   await healthy.stop();
 });
+
+test('a second stop() returns the first one: it settles only once the tick in flight is over', async () => {
+  let finish!: () => void;
+  const t = ticker(() => new Promise<void>((resolve) => (finish = resolve)));
+  const loop = loopOf(t.tick);
+  await loop.start();
+  await t.reached(1);
+  const first = loop.stop();
+  const second = loop.stop();
+  expect(second).toBe(first);
+  let over = false;
+  void second.then(() => (over = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  expect([over, loop.lifecycle]).toEqual([false, 'STOPPING']);
+  finish();
+  await second;
+  expect(loop.lifecycle).toBe('STOPPED');
+});
