@@ -1,7 +1,10 @@
 /**
- * The lifecycle every long-running part reports, and the one shape they all have (Component):
- * hold consumers, the repartitioner, the compensation scanner, the outbox retention,
- * the capture probe, the control switches and the polling loops of runtime/poll-loop.ts.
+ * The lifecycle every long-running part reports, and the one shape they all have (Component),
+ * all the way up: the polling loops of runtime/poll-loop.ts (the outbox retention's, the database
+ * watch's, the scanner's, the capture probe's writes, the forecast), the consumer stages of
+ * runtime/consumer-base.ts (hold consumers, the repartitioner), the capture probe's reader, the
+ * control switches, and the groups of runtime/group.ts that compose them into roles and the
+ * process.
  *
  *   NEW → RUNNING → STOPPING → STOPPED
  *           └────→ FAILED      it can no longer do its work (e.g. its Kafka consumer crashed and
