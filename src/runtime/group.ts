@@ -1,7 +1,7 @@
 /**
  * Components composed into one: a role made of a consumer and its admin client, the outbox
  * keeper's probe and retentions, the whole process (main.ts). A group is itself a Component, so
- * the shape is the same all the way up, and whoever holds one asks the same five questions of it.
+ * the shape is the same all the way up, and whoever holds one asks it the same questions.
  *
  *   start()   the parts in the order given; a part that fails to start is stopped with the ones
  *             started before it (in reverse) and the error is thrown. A part already started is not
