@@ -86,7 +86,7 @@ test-mysql: build
 	$(CLUSTER) && $(ENV) && node test/support/run-lanes.js integration $(REPORTS)/mysql --mysql
 
 # stack/test-all.sh: both stacks start while lint, typecheck, the unit and deployment tests run;
-# then the integration tests (on the development stack, MariaDB) and the cluster tests followed
+# then the integration tests (on the development stack: server 1 MariaDB, server 2 MySQL) and the cluster tests followed
 # by the MySQL lane (on the three-node one, MySQL) run side by side; each stack is stopped afterwards even when tests fail (only if the run
 # started it). The logs of the pipelines under test are in .stack/reports/logs/<test file>.log.
 test: install
