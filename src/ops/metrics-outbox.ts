@@ -4,6 +4,7 @@
  * createMetrics registers every family in the scrape order.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { counter } from './metric-kinds';
 import type { MetricSources } from './metric-sources';
 
 /** Capture probes and their lag per database; retention purges and failures. */
@@ -19,16 +20,16 @@ export function outboxMetrics(registers: Registry[], sources: MetricSources) {
         for (const [database, seconds] of Object.entries(read?.() ?? {})) this.set({ database }, seconds);
       },
     }),
-    captureProbeFailures: new Counter({
-      name: 'timebucket_outbox_capture_probe_failures_total',
-      help: 'Capture probes that could not be written (the database refused or was down)',
+    captureProbeFailures: counter(
       registers,
-    }),
-    outboxPurged: new Counter({
-      name: 'timebucket_outbox_purged_total',
-      help: 'event_outbox rows deleted by retention (older than TB_OUTBOX_RETENTION_MS and than the capture watermark)',
+      'timebucket_outbox_capture_probe_failures_total',
+      'Capture probes that could not be written (the database refused or was down)',
+    ),
+    outboxPurged: counter(
       registers,
-    }),
+      'timebucket_outbox_purged_total',
+      'event_outbox rows deleted by retention (older than TB_OUTBOX_RETENTION_MS and than the capture watermark)',
+    ),
     retentionFailures: new Counter({
       name: 'timebucket_outbox_retention_failures_total',
       help: 'Outbox retention passes that failed, by kind: retriable ones are retried with backoff; deterministic ones in a row turn the outbox-keeper role FAILED (/healthz)',

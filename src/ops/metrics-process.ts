@@ -4,16 +4,17 @@
  * unregistered (`registers` is empty); createMetrics registers every family in the scrape order.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { MetricSources } from './metric-sources';
+import { counter } from './metric-kinds';
+import type { ControlSource, MetricSources } from './metric-sources';
 
 /** Producers replaced, breakers, databases up, records sent to the DLQ. */
 export function connectionMetrics(registers: Registry[]) {
   return {
-    producerReplacements: new Counter({
-      name: 'timebucket_producer_replacements_total',
-      help: 'Producers retired after a failed send (a fresh one, with fresh sequence numbers, takes over)',
+    producerReplacements: counter(
       registers,
-    }),
+      'timebucket_producer_replacements_total',
+      'Producers retired after a failed send (a fresh one, with fresh sequence numbers, takes over)',
+    ),
     breakerState: new Gauge({
       name: 'timebucket_circuit_breaker_state',
       help: 'Circuit breaker state: 0 closed, 1 half-open, 2 open',
@@ -38,30 +39,38 @@ export function connectionMetrics(registers: Registry[]) {
 /** The control switches: paused, throttled, and failed reads of them. */
 export function controlMetrics(registers: Registry[], sources: MetricSources) {
   return {
-    controlPaused: new Gauge({
-      name: 'timebucket_control_paused',
-      help: 'Whether this process holds the switch paused (timebucket ctl pause): 1 paused, 0 running (1 until the switches were first read)',
-      labelNames: ['what'] as const,
+    controlPaused: switchGauge(
       registers,
-      collect() {
-        const read = sources.control;
-        for (const s of read?.() ?? []) this.set({ what: s.what }, s.paused ? 1 : 0);
-      },
-    }),
-    controlThrottle: new Gauge({
-      name: 'timebucket_control_throttle_per_second',
-      help: 'Throttle on the switch in transitions per second and per process (timebucket ctl throttle); 0 when none',
-      labelNames: ['what'] as const,
+      sources,
+      'timebucket_control_paused',
+      'Whether this process holds the switch paused (timebucket ctl pause): 1 paused, 0 running (1 until the switches were first read)',
+      (s) => (s.paused ? 1 : 0),
+    ),
+    controlThrottle: switchGauge(
       registers,
-      collect() {
-        const read = sources.control;
-        for (const s of read?.() ?? []) this.set({ what: s.what }, s.perSecond ?? 0);
-      },
-    }),
-    controlPollFailures: new Counter({
-      name: 'timebucket_control_poll_failures_total',
-      help: 'Failed reads of the control switches (the last known state stays in force)',
+      sources,
+      'timebucket_control_throttle_per_second',
+      'Throttle on the switch in transitions per second and per process (timebucket ctl throttle); 0 when none',
+      (s) => s.perSecond ?? 0,
+    ),
+    controlPollFailures: counter(
       registers,
-    }),
+      'timebucket_control_poll_failures_total',
+      'Failed reads of the control switches (the last known state stays in force)',
+    ),
   };
+}
+
+/** A gauge per control switch, read from the switches as this process applies them (trackControl) at scrape time. */
+function switchGauge(registers: Registry[], sources: MetricSources, name: string, help: string, value: (s: ReturnType<ControlSource>[number]) => number) {
+  return new Gauge({
+    name,
+    help,
+    labelNames: ['what'] as const,
+    registers,
+    collect() {
+      const read = sources.control;
+      for (const s of read?.() ?? []) this.set({ what: s.what }, value(s));
+    },
+  });
 }

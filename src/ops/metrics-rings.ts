@@ -4,6 +4,7 @@
  * empty); createMetrics registers every family in the scrape order.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { counter, sourceGauge } from './metric-kinds';
 import type { HoldStatsSource, MetricSources } from './metric-sources';
 
 /** The repartitioner: entries routed per lane, the CDC it has yet to read. */
@@ -15,15 +16,12 @@ export function ingestMetrics(registers: Registry[], sources: MetricSources) {
       labelNames: ['lane'] as const,
       registers,
     }),
-    cdcLag: new Gauge({
-      name: 'timebucket_cdc_lag_messages',
-      help: 'CDC messages behind the end of the partitions this repartitioner holds, as of its last batch of each',
+    cdcLag: sourceGauge(
       registers,
-      collect() {
-        const read = sources.cdcLag;
-        if (read) this.set(read());
-      },
-    }),
+      'timebucket_cdc_lag_messages',
+      'CDC messages behind the end of the partitions this repartitioner holds, as of its last batch of each',
+      () => sources.cdcLag,
+    ),
   };
 }
 
@@ -36,11 +34,7 @@ export function holdMetrics(registers: Registry[], sources: MetricSources) {
       labelNames: ['tier', 'position'] as const,
       registers,
     }),
-    cascaded: new Counter({
-      name: 'timebucket_cascaded_entries_total',
-      help: 'Entries of coarse buckets re-routed by the cascader',
-      registers,
-    }),
+    cascaded: counter(registers, 'timebucket_cascaded_entries_total', 'Entries of coarse buckets re-routed by the cascader'),
     rerouted: new Counter({
       name: 'timebucket_rerouted_entries_total',
       help: 'Entries found where this topology would not put them (a topology change, a writer clock ahead) and routed again, by the stage that read them',

@@ -3,8 +3,9 @@
  * compensation scanner's catches, the reminders and digests. Built unregistered (`registers` is
  * empty); createMetrics registers every family in the scrape order.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { ReminderSkips } from '../core/bucket-entry';
+import { counter, entityCounter, entityHistogram, sourceGauge } from './metric-kinds';
 import type { MetricSources, SeriesAtZero } from './metric-sources';
 
 const PATHS = ['stream', 'scanner'] as const;
@@ -18,51 +19,35 @@ export function expiryMetrics(registers: Registry[], sources: MetricSources, zer
       labelNames: ['entity', 'path'] as const,
       registers,
     }),
-    delay: new Histogram({
-      name: 'timebucket_transition_delay_seconds',
-      help: 'Transition time minus due time, both by the database clock',
-      labelNames: ['entity'] as const,
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900],
+    delay: entityHistogram(
       registers,
-    }),
-    notYetDue: new Counter({
-      name: 'timebucket_not_yet_due_total',
-      help: 'Entries found not yet due by the database clock and scheduled again (consumer clock ahead)',
-      labelNames: ['entity'] as const,
+      'timebucket_transition_delay_seconds',
+      'Transition time minus due time, both by the database clock',
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900],
+    ),
+    notYetDue: entityCounter(
       registers,
-    }),
-    stale: new Counter({
-      name: 'timebucket_stale_entries_total',
-      help: 'Entries with nothing to do: already transitioned, no longer expirable, or superseded',
-      labelNames: ['entity'] as const,
+      'timebucket_not_yet_due_total',
+      'Entries found not yet due by the database clock and scheduled again (consumer clock ahead)',
+    ),
+    stale: entityCounter(registers, 'timebucket_stale_entries_total', 'Entries with nothing to do: already transitioned, no longer expirable, or superseded'),
+    parked: entityCounter(
       registers,
-    }),
-    parked: new Counter({
-      name: 'timebucket_parked_entries_total',
-      help: 'Entries whose expiry failed deterministically on their own, parked in the DLQ (redrive them once fixed)',
-      labelNames: ['entity'] as const,
+      'timebucket_parked_entries_total',
+      'Entries whose expiry failed deterministically on their own, parked in the DLQ (redrive them once fixed)',
+    ),
+    batchFailures: entityCounter(registers, 'timebucket_expiry_batch_failures_total', 'Expiry transactions that failed and were retried'),
+    eventsWritten: counter(
       registers,
-    }),
-    batchFailures: new Counter({
-      name: 'timebucket_expiry_batch_failures_total',
-      help: 'Expiry transactions that failed and were retried',
-      labelNames: ['entity'] as const,
+      'timebucket_events_written_total',
+      'Events the transitions of this process wrote: into event_outbox (Connect publishes them from the binlog) or, the few that can never be published, to the DLQ (also in timebucket_dlq_records_total{stage="outbox"})',
+    ),
+    missingSchemaIds: sourceGauge(
       registers,
-    }),
-    eventsWritten: new Counter({
-      name: 'timebucket_events_written_total',
-      help: 'Events the transitions of this process wrote: into event_outbox (Connect publishes them from the binlog) or, the few that can never be published, to the DLQ (also in timebucket_dlq_records_total{stage="outbox"})',
-      registers,
-    }),
-    missingSchemaIds: new Gauge({
-      name: 'timebucket_event_schema_ids_missing',
-      help: 'Event types without a saved schema id (timebucket schemas register has not run for their schemas): their transitions wait; 0 when every one is known',
-      registers,
-      collect() {
-        const read = sources.missingSchemaIds;
-        if (read) this.set(read());
-      },
-    }),
+      'timebucket_event_schema_ids_missing',
+      'Event types without a saved schema id (timebucket schemas register has not run for their schemas): their transitions wait; 0 when every one is known',
+      () => sources.missingSchemaIds,
+    ),
   };
   for (const entity of zeroed.entities) {
     for (const path of PATHS) family.transitions.inc({ entity, path }, 0);
@@ -75,24 +60,17 @@ export function expiryMetrics(registers: Registry[], sources: MetricSources, zer
 /** The compensation scanner: rows it read and caught, pages that failed, its last pass. */
 export function scannerMetrics(registers: Registry[], zeroed: SeriesAtZero) {
   const family = {
-    scannerCaught: new Counter({
-      name: 'timebucket_scanner_caught_total',
-      help: 'Rows the compensation scanner transitioned: each one a row the stream missed',
-      labelNames: ['entity'] as const,
+    scannerCaught: entityCounter(registers, 'timebucket_scanner_caught_total', 'Rows the compensation scanner transitioned: each one a row the stream missed'),
+    scannerScanned: entityCounter(
       registers,
-    }),
-    scannerScanned: new Counter({
-      name: 'timebucket_scanner_rows_scanned_total',
-      help: 'Overdue rows the compensation scanner read (caught or already done by the stream meanwhile)',
-      labelNames: ['entity'] as const,
+      'timebucket_scanner_rows_scanned_total',
+      'Overdue rows the compensation scanner read (caught or already done by the stream meanwhile)',
+    ),
+    scannerPageFailures: entityCounter(
       registers,
-    }),
-    scannerPageFailures: new Counter({
-      name: 'timebucket_scanner_page_failures_total',
-      help: 'Scanner pages that failed (claim, read or transaction); their rows stay overdue and are read again',
-      labelNames: ['entity'] as const,
-      registers,
-    }),
+      'timebucket_scanner_page_failures_total',
+      'Scanner pages that failed (claim, read or transaction); their rows stay overdue and are read again',
+    ),
     scannerLastPass: new Gauge({
       name: 'timebucket_scanner_last_pass_completed_timestamp_seconds',
       help: 'When this instance last finished a scanner pass (Unix time)',
@@ -119,20 +97,13 @@ export function reminderMetrics(registers: Registry[], zeroed: SeriesAtZero) {
       labelNames: ['entity', 'transition', 'reason'] as const,
       registers,
     }),
-    reminderLateness: new Histogram({
-      name: 'timebucket_reminder_lateness_seconds',
-      help: 'Reminder commit time minus its fire time, both by the database clock',
-      labelNames: ['entity'] as const,
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
+    reminderLateness: entityHistogram(
       registers,
-    }),
-    digestSize: new Histogram({
-      name: 'timebucket_reminder_digest_rows',
-      help: 'Rows listed per digest',
-      labelNames: ['entity'] as const,
-      buckets: [1, 2, 3, 5, 10, 20, 50, 100, 500],
-      registers,
-    }),
+      'timebucket_reminder_lateness_seconds',
+      'Reminder commit time minus its fire time, both by the database clock',
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
+    ),
+    digestSize: entityHistogram(registers, 'timebucket_reminder_digest_rows', 'Rows listed per digest', [1, 2, 3, 5, 10, 20, 50, 100, 500]),
   };
   for (const entity of zeroed.entities) {
     family.reminderLateness.zero({ entity });
