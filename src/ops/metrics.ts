@@ -11,7 +11,7 @@
  * what the stages registered (metric-sources.ts).
  */
 import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
-import type { ControlSource, HoldStatsSource, MetricSources } from './metric-sources';
+import type { ControlSource, HoldStatsSource, MetricSources, SeriesAtZero } from './metric-sources';
 import { expiryMetrics, reminderMetrics, scannerMetrics } from './metrics-transitions';
 import { holdMetrics, ingestMetrics } from './metrics-rings';
 import { outboxMetrics } from './metrics-outbox';
@@ -82,7 +82,7 @@ export function createMetrics(opts: {
 }
 
 /** Every family, built unregistered. */
-function families(sources: MetricSources, zeroed: Parameters<typeof expiryMetrics>[2]) {
+function families(sources: MetricSources, zeroed: SeriesAtZero) {
   const none: Registry[] = [];
   return {
     ...expiryMetrics(none, sources, zeroed),
