@@ -15,8 +15,7 @@
  *     entities file implies (its status column and every from-state); and (router mode) a
  *     RUNNING connector publishes each database's event_outbox through the Outbox Event Router.
  */
-import { Command } from 'commander';
-import { loadConfig, type Config } from '../config';
+import type { Config } from '../config';
 import { databasesOf, MAIN_DATABASE, unconfiguredDatabases, type EntityCatalogue } from '../core/entity-catalogue';
 import { readEntitySchema, schemaNamesOf } from '../db/check-entity-schema';
 import { entityDataProblems } from '../db/check-entity-data';
@@ -32,29 +31,26 @@ import { connectorConfig } from '../ingest/connector-config';
 import { connectorProblems, outboxConnectorProblems, ConnectorView } from '../ingest/connector-check';
 import { connectorName } from '../ingest/connector-names';
 import { outboxConnectorConfig, outboxTopicPrefix } from '../publish/outbox-connector-config';
-import { loadEntities } from '../ops/load-entities';
-import { createCommandLogger } from '../ops/logger';
-import { needsOf } from './command-needs';
+import type { Logger } from '../ops/logger';
+import type { SetupCommand } from './command-setup';
 
 const EX_CONFIG = 78;
 
-export function registerCheckCommand(program: Command): void {
+export function registerCheckCommand(program: SetupCommand): void {
   program
     .command('check')
     .description('check the database, the account and (with --connect-url) the connectors against the entities file')
     .option('--connect-url <url>', 'Kafka Connect REST API, to check the connectors too')
     .option('--json', 'print the result as one JSON object')
-    .action(async (opts: { connectUrl?: string; json?: boolean }) => {
-      const config = loadConfig(process.env, { uses: needsOf(['check']) });
-      const catalogue = loadEntities(config.entitiesPath);
+    .actionWith({ uses: ['db', 'entities'], logTo: 'stderr' }, async ({ config, catalogue, logger }, opts: { connectUrl?: string; json?: boolean }) => {
       const problems = unconfiguredDatabases(catalogue, config.databases);
       const connectors = opts.connectUrl === undefined ? undefined : await readConnectors(opts.connectUrl);
       // Each database on its own: its server, its tables, the account's grants there, its connector.
       const reports: DatabaseReport[] = [];
       const many = databasesOf(catalogue).length > 1;
-      const scannedCursors = await readScannedCursorsOf(config);
+      const scannedCursors = await readScannedCursorsOf(config, logger);
       for (const name of databasesOf(catalogue).filter((n) => config.databases[n] !== undefined)) {
-        const report = await checkDatabase(config, catalogue, name, connectors, scannedCursors);
+        const report = await checkDatabase(config, catalogue, logger, name, connectors, scannedCursors);
         reports.push(report);
         problems.push(...report.problems.map((p) => (many ? `[${name}] ${p}` : p)));
       }
@@ -84,9 +80,9 @@ export function registerCheckCommand(program: Command): void {
 type DatabaseReport = Readonly<{ name: string; database: string; server: ServerSettings; problems: string[] }>;
 
 /** The scanner's cursors live on the main database: which have completed a pass (core/first-pass-guard.ts). */
-async function readScannedCursorsOf(config: Config): Promise<ReadonlySet<string>> {
+async function readScannedCursorsOf(config: Config, logger: Logger): Promise<ReadonlySet<string>> {
   if (config.firstPass.allowLarge) return new Set();
-  const main = createDb(config.databases[MAIN_DATABASE]!, { logger: createCommandLogger(config.logLevel) });
+  const main = createDb(config.databases[MAIN_DATABASE]!, { logger });
   try {
     return await readScannedCursors(main);
   } finally {
@@ -97,13 +93,14 @@ async function readScannedCursorsOf(config: Config): Promise<ReadonlySet<string>
 async function checkDatabase(
   config: Config,
   catalogue: EntityCatalogue,
+  logger: Logger,
   name: string,
   connectors: ConnectorView[] | undefined,
   scannedCursors: ReadonlySet<string>,
 ): Promise<DatabaseReport> {
   const target = config.databases[name]!;
   const database = target.database;
-  const db = createDb(target, { logger: createCommandLogger(config.logLevel) });
+  const db = createDb(target, { logger });
   const problems: string[] = [];
   let server: ServerSettings;
   try {

@@ -15,16 +15,14 @@
  * binlog server id are derived from the deployment (ingest/connector-names.ts), so two
  * deployments on one Connect cluster or one database server never replace or kick each other's.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadConfig, type Config } from '../config';
+import { InvalidArgumentError, Option } from 'commander';
+import type { Config } from '../config';
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { serverFlavour } from '../db/sql/server-flavour';
 import { connectorConfig, ConnectorConfigOptions, truststoreWarnings, type HistorySecurity, ServerFlavour } from '../ingest/connector-config';
-import { loadEntities } from '../ops/load-entities';
 import { outboxConnectorConfig, outboxTopicPrefix } from '../publish/outbox-connector-config';
-import { createCommandLogger } from '../ops/logger';
-import { needsOf } from './command-needs';
+import type { SetupCommand } from './command-setup';
 import { stringify as stringifyYaml } from 'yaml';
 import { strimziConnector } from '../ingest/strimzi-connector';
 import { connectorName, derivedServerId } from '../ingest/connector-names';
@@ -87,7 +85,7 @@ function print(opts: Opts, groupPrefix: string, name: string, config: Readonly<R
   console.log(JSON.stringify(opts.configOnly === true ? config : { name, config }, null, 2));
 }
 
-export function registerConnectorCommands(program: Command): void {
+export function registerConnectorCommands(program: SetupCommand): void {
   program
     .command('connector')
     .description('the Debezium connector for the mapped tables')
@@ -131,10 +129,8 @@ export function registerConnectorCommands(program: Command): void {
       'with --format strimzi: the KafkaConnect resource it runs on (its strimzi.io/cluster label; default <TB_GROUP_PREFIX>-connect)',
     )
     .option('--outbox', "the database's event_outbox connector instead (Debezium's Outbox Event Router publishes the events)")
-    .action(async (opts: Opts) => {
-      const config = loadConfig(process.env, { uses: needsOf(['connector', 'config']) });
-      const logger = createCommandLogger(config.logLevel);
-      const catalogue = loadEntities(config.entitiesPath);
+    // The database for its flavour (unless --flavour), Kafka for the schema-history topic's brokers.
+    .actionWith({ uses: ['db', 'kafka', 'entities'], logTo: 'stderr' }, async ({ config, catalogue, logger }, opts: Opts) => {
       const target = config.databases[opts.database];
       // Only a database holding mapped tables: an empty table.include.list means "every table" to Debezium.
       const holding = [...new Set(catalogue.entities.flatMap((e) => e.databases))];
