@@ -64,9 +64,19 @@ export class SetupCommand extends Command {
   /** The program's one pre-action hook: loads what the command about to run declared. */
   loadNeedsBeforeActions(env: NodeJS.ProcessEnv): this {
     return this.hook('preAction', (_program, command) => {
-      // Until every command declares its needs: the others still load their own.
-      if (!(command instanceof SetupCommand) || command.#needs === undefined) return;
+      if (!(command instanceof SetupCommand) || command.#needs === undefined) throw new Error(`${command.name()}: the command declares no needs (actionWith)`);
       command.#setup = loadSetup(command.#needs, env);
     });
   }
+}
+
+/** The command a command line names (`['topics', 'apply', '--grow-partitions']`: topics apply), undefined when it names none. */
+export function commandOf(program: SetupCommand, args: readonly string[]): SetupCommand | undefined {
+  let command: Command = program;
+  for (const arg of args) {
+    const sub = command.commands.find((c) => c.name() === arg);
+    if (sub === undefined) break;
+    command = sub;
+  }
+  return command === program ? undefined : (command as SetupCommand);
 }
