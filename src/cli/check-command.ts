@@ -54,30 +54,33 @@ export function registerCheckCommand(program: SetupCommand): void {
         reports.push(report);
         problems.push(...report.problems.map((p) => (many ? `[${name}] ${p}` : p)));
       }
-      const main = reports[0];
-      const database = config.db.database;
-      if (opts.json === true) {
-        console.log(
-          JSON.stringify({
-            server: main && { flavour: main.server.flavour, version: main.server.version },
-            database,
-            databases: reports.map((r) => ({ name: r.name, database: r.database, flavour: r.server.flavour, version: r.server.version })),
-            problems,
-          }),
-        );
-      } else {
-        for (const r of reports)
-          console.log(
-            `check: ${r.server.flavour} ${r.server.version}, database ${r.database}${r.name === MAIN_DATABASE ? '' : ` (${r.name})`}, entities ${catalogue.source}`,
-          );
-        for (const p of problems) console.log(`problem: ${p}`);
-        console.log(problems.length === 0 ? 'check: no problems' : `check: ${problems.length} problem(s)`);
-      }
+      if (opts.json === true) console.log(JSON.stringify(checkJson(config.db.database, reports, problems)));
+      else for (const line of checkLines(catalogue.source, reports, problems)) console.log(line);
       if (problems.length > 0) process.exitCode = EX_CONFIG;
     });
 }
 
 type DatabaseReport = Readonly<{ name: string; database: string; server: ServerSettings; problems: string[] }>;
+
+function checkJson(database: string, reports: readonly DatabaseReport[], problems: readonly string[]): Record<string, unknown> {
+  const main = reports[0];
+  return {
+    server: main && { flavour: main.server.flavour, version: main.server.version },
+    database,
+    databases: reports.map((r) => ({ name: r.name, database: r.database, flavour: r.server.flavour, version: r.server.version })),
+    problems,
+  };
+}
+
+function checkLines(entities: string, reports: readonly DatabaseReport[], problems: readonly string[]): string[] {
+  return [
+    ...reports.map(
+      (r) => `check: ${r.server.flavour} ${r.server.version}, database ${r.database}${r.name === MAIN_DATABASE ? '' : ` (${r.name})`}, entities ${entities}`,
+    ),
+    ...problems.map((p) => `problem: ${p}`),
+    problems.length === 0 ? 'check: no problems' : `check: ${problems.length} problem(s)`,
+  ];
+}
 
 /** The scanner's cursors live on the main database: which have completed a pass (core/first-pass-guard.ts). */
 async function readScannedCursorsOf(config: Config, logger: Logger): Promise<ReadonlySet<string>> {
@@ -120,29 +123,34 @@ async function checkDatabase(
   } finally {
     await db.destroy();
   }
-  if (connectors !== undefined) {
-    const wanted = connectorConfig(catalogue, {
-      name: 'timebucket-cdc',
-      database: name,
-      flavour: server.flavour,
-      db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
-      topicPrefix: target.cdcTopicPrefix,
-      serverId: 1,
-      history: { kind: 'file', path: '' },
-      topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
-    });
-    problems.push(...connectorProblems(wanted.config, connectors, database));
-    const outbox = outboxConnectorConfig({
-      name: connectorName(config.groupPrefix, 'outbox', name),
-      flavour: server.flavour,
-      db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
-      topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix),
-      serverId: 1,
-      history: { kind: 'file', path: '' },
-    });
-    problems.push(...outboxConnectorProblems(outbox.config, connectors, database, name));
-  }
+  if (connectors !== undefined) problems.push(...connectorsProblems(config, catalogue, name, server, connectors));
   return { name, database, server, problems };
+}
+
+/** The database's two connectors as Connect runs them against what the entities file implies (the CDC one's filter, the outbox router). */
+function connectorsProblems(config: Config, catalogue: EntityCatalogue, name: string, server: ServerSettings, connectors: ConnectorView[]): string[] {
+  const target = config.databases[name]!;
+  const database = target.database;
+  const db = { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled };
+  const wanted = connectorConfig(catalogue, {
+    name: 'timebucket-cdc',
+    database: name,
+    flavour: server.flavour,
+    db,
+    topicPrefix: target.cdcTopicPrefix,
+    serverId: 1,
+    history: { kind: 'file', path: '' },
+    topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
+  });
+  const outbox = outboxConnectorConfig({
+    name: connectorName(config.groupPrefix, 'outbox', name),
+    flavour: server.flavour,
+    db,
+    topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix),
+    serverId: 1,
+    history: { kind: 'file', path: '' },
+  });
+  return [...connectorProblems(wanted.config, connectors, database), ...outboxConnectorProblems(outbox.config, connectors, database, name)];
 }
 
 async function readConnectors(baseUrl: string): Promise<ConnectorView[]> {

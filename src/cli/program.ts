@@ -38,6 +38,21 @@ export function timebucketProgram(env: NodeJS.ProcessEnv): SetupCommand {
     .exitOverride()
     .loadNeedsBeforeActions(env);
 
+  registerRunCommand(program);
+  registerDeploymentSteps(program);
+  registerCdcTailCommand(program);
+  registerBackfillCommand(program);
+  registerReplayCommands(program);
+  registerCtlCommands(program);
+  registerConnectorCommands(program);
+  registerCheckCommand(program);
+  registerSqlCommands(program);
+  registerForecastCommand(program);
+  registerExplainCommand(program);
+  return program;
+}
+
+function registerRunCommand(program: SetupCommand): void {
   program
     .command('run')
     .description('run timebucket roles until SIGINT/SIGTERM')
@@ -49,7 +64,10 @@ export function timebucketProgram(env: NodeJS.ProcessEnv): SetupCommand {
       // keep the process alive past the orchestrator's grace period.
       process.exit(code);
     });
+}
 
+/** What a deployment runs before the service: its tables, its topics, its schemas. */
+function registerDeploymentSteps(program: SetupCommand): void {
   program
     .command('migrate')
     .description('apply the database migrations (idempotent)')
@@ -83,7 +101,9 @@ export function timebucketProgram(env: NodeJS.ProcessEnv): SetupCommand {
     .actionWith({ uses: ['db', 'registry', 'topology', 'entities'], logTo: 'stdout' }, async ({ config, topology, catalogue, logger }) => {
       await schemasRegister(config, topology, catalogue, logger);
     });
+}
 
+function registerCdcTailCommand(program: SetupCommand): void {
   program
     .command('cdc-tail')
     .description('print CDC events of the mapped tables as they arrive (Ctrl-C stops)')
@@ -91,14 +111,4 @@ export function timebucketProgram(env: NodeJS.ProcessEnv): SetupCommand {
     .actionWith({ uses: ['kafka', 'entities'], logTo: 'stdout' }, async ({ config, catalogue, logger }, opts: { seconds?: number }) => {
       await cdcTail(config, catalogue, logger, { seconds: opts.seconds });
     });
-
-  registerBackfillCommand(program);
-  registerReplayCommands(program);
-  registerCtlCommands(program);
-  registerConnectorCommands(program);
-  registerCheckCommand(program);
-  registerSqlCommands(program);
-  registerForecastCommand(program);
-  registerExplainCommand(program);
-  return program;
 }
