@@ -20,7 +20,7 @@ import { readDbNow } from '../expire/sql/read-db-now';
 import { createSchemaRegistry } from '../publish/schema-registry';
 import { createKafka } from '../kafka/client';
 import { systemClock } from '../core/clock';
-import type { SetupCommand } from './command-setup';
+import type { Setup, SetupCommand } from './command-setup';
 import { interruptible } from './interrupt';
 import { InterruptedError } from '../core/errors';
 import { wireLook, type WireLook } from './explain-wire';
@@ -129,32 +129,35 @@ export function registerExplainCommand(program: SetupCommand): void {
     .option('--no-wire', 'do not look for its entry or event on Kafka (the database only)')
     .option('--scan-limit <records>', 'at most this many records read per partition when looking on Kafka', '100000');
   // Reads the row and its event_outbox rows; the registry decodes their path; the topology places its entry.
-  explain.actionWith(
-    { uses: ['db', 'registry', 'kafka', 'topology', 'entities'], logTo: 'stderr' },
-    async ({ config, topology, catalogue, logger }, entity: string, id: string, opts: ExplainFlags, command: Command) => {
-      if (!catalogue.entities.some((e) => e.name === entity))
-        command.error(`error: no entity '${entity}' (entities: ${catalogue.entities.map((e) => e.name).join(', ')})`, { exitCode: 64 });
-      const pathOf = eventPathOf(config.registry);
-      const maxRecords = Number(opts.scanLimit);
-      if (!Number.isSafeInteger(maxRecords) || maxRecords < 1)
-        command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });
-      const kafka = createKafka(config.kafka, logger, '-explain');
-      // Ctrl-C during a look: its throwaway group is deleted, and interruptible exits 130 (SIGINT) or 143.
-      const explanation = await interruptible((signal) =>
-        explainRow(config, topology, catalogue, entity, id, {
-          database: opts.database,
-          pathOf,
-          wire: opts.wire
-            ? wireLook({ kafka, topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger, signal })
-            : undefined,
-        }),
-      );
-      if (explanation === undefined) return;
-      if (opts.json === true) console.log(JSON.stringify(explanation));
-      else for (const line of explanationLines(explanation)) console.log(line);
-      if (!explanation.found) process.exitCode = 1;
-    },
+  explain.actionWith({ uses: ['db', 'registry', 'kafka', 'topology', 'entities'], logTo: 'stderr' }, explainCommand);
+}
+
+async function explainCommand(
+  { config, topology, catalogue, logger }: Setup<'db' | 'registry' | 'kafka' | 'topology' | 'entities'>,
+  entity: string,
+  id: string,
+  opts: ExplainFlags,
+  command: Command,
+): Promise<void> {
+  if (!catalogue.entities.some((e) => e.name === entity))
+    command.error(`error: no entity '${entity}' (entities: ${catalogue.entities.map((e) => e.name).join(', ')})`, { exitCode: 64 });
+  const pathOf = eventPathOf(config.registry);
+  const maxRecords = Number(opts.scanLimit);
+  if (!Number.isSafeInteger(maxRecords) || maxRecords < 1)
+    command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });
+  const kafka = createKafka(config.kafka, logger, '-explain');
+  // Ctrl-C during a look: its throwaway group is deleted, and interruptible exits 130 (SIGINT) or 143.
+  const explanation = await interruptible((signal) =>
+    explainRow(config, topology, catalogue, entity, id, {
+      database: opts.database,
+      pathOf,
+      wire: opts.wire ? wireLook({ kafka, topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger, signal }) : undefined,
+    }),
   );
+  if (explanation === undefined) return;
+  if (opts.json === true) console.log(JSON.stringify(explanation));
+  else for (const line of explanationLines(explanation)) console.log(line);
+  if (!explanation.found) process.exitCode = 1;
 }
 
 function decimalId(id: string, command: Command): string {
