@@ -26,7 +26,7 @@ export type Setup<U extends ConfigPart = ConfigPart> = Readonly<
   { config: Config; catalogue: EntityCatalogue; logger: Logger } & ('topology' extends U ? { topology: Topology } : unknown)
 >;
 
-/** In this order, as the commands read them before: the configuration, the entities, the topology (its events are the entities'). */
+/** Each from the one before: the configuration names the files, and the topology's event topics are the entities' events. */
 export function loadSetup<U extends ConfigPart>(needs: Needs<U>, env: NodeJS.ProcessEnv): Setup<U> {
   const config = loadConfig(env, { uses: needs.uses });
   const catalogue = loadEntities(config.entitiesPath);

@@ -21,16 +21,18 @@ import { ConfigError } from '../core/errors';
 import { failureHint } from './failure-hint';
 import { timebucketProgram } from './program';
 
+async function main(argv: string[]): Promise<void> {
+  await timebucketProgram(process.env).parseAsync(argv);
+}
+
 const EX_USAGE = 64;
 const EX_CONFIG = 78;
 
-timebucketProgram(process.env)
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    // Commander has printed its message (or the help, or the version) already.
-    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EX_USAGE);
-    console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
-    const hint = failureHint(err);
-    if (hint !== undefined) console.error(`hint: ${hint}`);
-    process.exit(err instanceof ConfigError ? EX_CONFIG : 1);
-  });
+main(process.argv).catch((err: unknown) => {
+  // Commander has printed its message (or the help, or the version) already.
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EX_USAGE);
+  console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
+  const hint = failureHint(err);
+  if (hint !== undefined) console.error(`hint: ${hint}`);
+  process.exit(err instanceof ConfigError ? EX_CONFIG : 1);
+});
