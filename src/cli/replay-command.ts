@@ -26,6 +26,11 @@ type ReplayFlags = { at: number; tier?: string; entity?: string; shard?: number;
 
 /** Logs on stderr: stdout carries only the result (parseable with --json). */
 export function registerReplayCommands(program: SetupCommand): void {
+  registerReplay(program);
+  registerOffsetsReset(program);
+}
+
+function registerReplay(program: SetupCommand): void {
   program
     .command('replay')
     .description("re-run one ring bucket's entries through the expiry transactions (path replay) beside the live expirer, then exit")
@@ -53,7 +58,9 @@ export function registerReplayCommands(program: SetupCommand): void {
         ),
       );
     });
+}
 
+function registerOffsetsReset(program: SetupCommand): void {
   program
     .command('offsets')
     .description("the live stages' consumer-group offsets")
