@@ -9,6 +9,7 @@
  * reads any more. Idempotent.
  */
 import { Admin, ConfigResourceTypes, ITopicMetadata, logLevel } from 'kafkajs';
+import { systemClock, type Clock } from '../core/clock';
 import { KafkaUnavailableError } from '../core/errors';
 import type { TopicDeclaration } from '../core/topology';
 import { createLogger } from '../ops/logger';
@@ -85,7 +86,7 @@ function orphanRingTopics(listed: readonly string[], declared: readonly TopicDec
   return listed.filter((t) => ring.test(t) && !names.has(t)).sort();
 }
 
-export type WaitOptions = Readonly<{ now?: () => number; sleep?: (ms: number) => Promise<void> }>;
+export type WaitOptions = Readonly<{ clock?: Clock; sleep?: (ms: number) => Promise<void> }>;
 
 /**
  * `newTopics`' backoff, for as long as the caller's deadline allows rather than its five
@@ -102,7 +103,8 @@ const unloggedAttempts = () => createLogger('silent');
 
 /** `retry`'s options for a wait that ends `timeoutMs` from now: no wait runs past the deadline. */
 function boundedBy(timeoutMs: number, what: string, opts: WaitOptions) {
-  const now = opts.now ?? Date.now;
+  const clock = opts.clock ?? systemClock;
+  const now = () => clock.now();
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const deadline = now() + timeoutMs;
   return {

@@ -57,7 +57,7 @@ function fakeClock() {
   return {
     sleeps,
     wait: {
-      now: () => now,
+      clock: { now: () => now },
       sleep: async (ms: number) => {
         sleeps.push(ms);
         now += ms;
