@@ -8,14 +8,11 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import { cdcTopics } from '../ingest/cdc-topics';
 import { KafkaUnavailableError } from '../core/errors';
 import { retry } from '../runtime/retry';
-import { RetryPolicies, type RetryPolicy } from '../runtime/retry-policy';
+import { RetryPolicies } from '../runtime/retry-policy';
 import type { Admin } from 'kafkajs';
 import { systemClock, type Clock } from '../core/clock';
 
 const WAIT_MS = 60_000;
-
-/** `newTopics`' backoff, for as long as the wait lasts rather than its five attempts. */
-const untilDeadline: RetryPolicy = { backoff: RetryPolicies.newTopics.backoff, deterministicAttempts: RetryPolicies.newTopics.deterministicAttempts };
 
 /**
  * Debezium creates a table's topic with its first event: the CDC topics that exist, once one
@@ -43,7 +40,7 @@ export async function waitForCdcTopic(
       });
     },
     {
-      policy: untilDeadline,
+      policy: RetryPolicies.topicsAppear,
       what: 'waiting for a CDC topic',
       logger: logger.child({}, { level: 'silent' }),
       keepGoing: () => clock.now() < deadline,

@@ -14,7 +14,7 @@ import { KafkaUnavailableError } from '../core/errors';
 import type { TopicDeclaration } from '../core/topology';
 import { createLogger } from '../ops/logger';
 import { retry } from '../runtime/retry';
-import { RetryPolicies, type RetryPolicy } from '../runtime/retry-policy';
+import { RetryPolicies } from '../runtime/retry-policy';
 
 export type TopicDrift = Readonly<{ topic: string; what: string; declared: string; actual: string }>;
 export type ApplyReport = Readonly<{
@@ -89,12 +89,6 @@ function orphanRingTopics(listed: readonly string[], declared: readonly TopicDec
 export type WaitOptions = Readonly<{ clock?: Clock; sleep?: (ms: number) => Promise<void> }>;
 
 /**
- * `newTopics`' backoff, for as long as the caller's deadline allows rather than its five
- * attempts: a single broker electing leaders for hundreds of new partitions takes seconds.
- */
-const untilDeadline: RetryPolicy = { backoff: RetryPolicies.newTopics.backoff, deterministicAttempts: RetryPolicies.newTopics.deterministicAttempts };
-
-/**
  * The retry runner warns of every failed attempt; here an attempt fails while the brokers do not
  * know the topics yet, which is the wait itself (said once at info by `waitForNewTopics`), so its
  * attempts are not logged, as the loop before the runner logged none. The last failure is thrown.
@@ -108,7 +102,7 @@ function boundedBy(timeoutMs: number, what: string, opts: WaitOptions) {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const deadline = now() + timeoutMs;
   return {
-    policy: untilDeadline,
+    policy: RetryPolicies.topicsAppear,
     what,
     logger: unloggedAttempts(),
     keepGoing: () => now() < deadline,
