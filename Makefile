@@ -86,7 +86,7 @@ test-mysql: build
 	$(CLUSTER) && $(ENV) && node test/support/run-lanes.js integration $(REPORTS)/mysql --mysql
 
 # stack/test-all.sh: both stacks start while lint, typecheck, the unit and deployment tests run;
-# then the integration tests (on the development stack, MariaDB) and the cluster tests followed
+# then the integration tests (on the development stack: server 1 MariaDB, server 2 MySQL) and the cluster tests followed
 # by the MySQL lane (on the three-node one, MySQL) run side by side; each stack is stopped afterwards even when tests fail (only if the run
 # started it). The logs of the pipelines under test are in .stack/reports/logs/<test file>.log.
 test: install
@@ -192,8 +192,24 @@ topics-apply: build
 schemas-register: build
 	$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} node dist/cli/main.js schemas register
 
-# Logs at warn so the demo's summary lines stand out; TB_LOG_LEVEL=info make run for more.
+# The terminal shows the stack coming up, each step's own lines and the demo's summary; the JSON
+# logs of every step (migrate, topics apply, schemas register, run) go to RUN_LOG, at info
+# (TB_LOG_LEVEL=debug make run for more), this run's only. RUN_SPLIT sends each line starting with
+# `{` to RUN_LOG and every other line to the terminal, line by line; it ignores Ctrl-C, so the
+# run's last lines, written while it stops, still reach the file.
 # entities/demo.json is the shipped file with its reminders in seconds (3d, 1d, 30m would not
 # fire during a demo); TB_ENTITIES=entities/default.json make run for the shipped one.
-run: install stack-up migrate topics-apply schemas-register
-	$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} TB_LOG_LEVEL=$${TB_LOG_LEVEL:-warn} node dist/cli/main.js run --demo
+RUN_LOG := .stack/logs/run.log
+RUN_SPLIT = (trap '' INT; while IFS= read -r line || [[ -n "$$line" ]]; do \
+	  if [[ "$$line" == "{"* ]]; then printf '%s\n' "$$line" >>$(RUN_LOG); else printf '%s\n' "$$line"; fi; done)
+run: install stack-up
+	@mkdir -p $(dir $(RUN_LOG)) && : >$(RUN_LOG)
+	@echo "make run: the JSON logs of every step below go to $(RUN_LOG) (tail -f $(RUN_LOG) to follow them)"
+	@echo "migrate: the database's tables"
+	@$(ENV) && node dist/cli/main.js migrate | $(RUN_SPLIT)
+	@echo "topics apply: the topology's topics"
+	@$(ENV) && node dist/cli/main.js topics apply | $(RUN_SPLIT)
+	@echo "schemas register: the event schemas"
+	@$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} node dist/cli/main.js schemas register | $(RUN_SPLIT)
+	@echo "run: every role, with the demo workload (Ctrl-C stops it; the stack stays up until make stack-down; logs: $(RUN_LOG))"
+	@$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} TB_LOG_LEVEL=$${TB_LOG_LEVEL:-info} node dist/cli/main.js run --demo | $(RUN_SPLIT)

@@ -55,7 +55,10 @@ install_apicurio() {
   echo "$TB_APICURIO_VERSION" >"$out/.version"
 }
 
-mvn_quiet() { mvn -B -q -Dstyle.color=never "$@"; }
+# Maven 3.8 (Debian's) writes ANSI resets on both streams even in batch mode with colours off:
+# they are dropped, so that the stack's next line starts clean. Its exit status is kept.
+mvn_quiet() { mvn -B -q -Dstyle.color=never "$@" > >(strip_ansi) 2> >(strip_ansi >&2); }
+strip_ansi() { sed -u $'s/\e\\[[0-9;]*m//g'; }
 
 # The CDC filter's predicate: rebuilt when its POM or sources change (a stamp holds their checksum).
 # It goes on the Connect worker's classpath, not its plugin path: the standalone worker computes

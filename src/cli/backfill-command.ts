@@ -5,19 +5,15 @@
  * list them as choices, because the file is known only after the configuration is read.
  */
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config';
-import { needsOf } from './command-needs';
 import { entityNames, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
-import { loadEntities } from '../ops/load-entities';
-import { loadTopology } from '../ops/load-topology';
-import { createCommandLogger } from '../ops/logger';
+import type { SetupCommand } from './command-setup';
 import { runBackfill } from './backfill';
 import { interruptible } from './interrupt';
 import { isoTimeArg, positiveIntArg } from './options';
 
 type BackfillFlags = { entity?: string; transition?: string; since?: number; until?: number; pageSize: number; json?: boolean };
 
-export function registerBackfillCommand(program: Command): void {
+export function registerBackfillCommand(program: SetupCommand): void {
   program
     .command('backfill')
     .description("schedule the rows already in the database in a transition's from-states (idempotent; run after the repartitioner is ready)")
@@ -27,18 +23,18 @@ export function registerBackfillCommand(program: Command): void {
     .option('--until <iso>', 'only rows due before this time (ISO-8601, any zone; none: UTC)', isoTimeArg)
     .option('--page-size <n>', 'rows per database page and per append', positiveIntArg, 1_000)
     .option('--json', 'print the summary as one JSON line')
-    .action(async (opts: BackfillFlags, cmd: Command) => {
-      const config = loadConfig(process.env, { uses: needsOf(['backfill']) });
-      const catalogue = loadEntities(config.entitiesPath);
-      const transitions = selectTransitions(catalogue, opts, (message) => cmd.error(message));
-      const topology = loadTopology(config.topologyPath, catalogue);
-      const logger = createCommandLogger(config.logLevel);
-      const window = { ...(opts.since !== undefined && { since: new Date(opts.since) }), ...(opts.until !== undefined && { until: new Date(opts.until) }) };
-      // Interrupted: the summary says how to finish; interruptible exits 130 (SIGINT) or 143 (SIGTERM).
-      await interruptible((signal) =>
-        runBackfill(config, topology, catalogue, logger, { transitions, window, pageSize: opts.pageSize, json: opts.json === true }, signal),
-      );
-    });
+    // Reads the rows, routes them into the rings.
+    .actionWith(
+      { uses: ['db', 'kafka', 'topology', 'entities'], logTo: 'stderr' },
+      async ({ config, topology, catalogue, logger }, opts: BackfillFlags, cmd: Command) => {
+        const transitions = selectTransitions(catalogue, opts, (message) => cmd.error(message));
+        const window = { ...(opts.since !== undefined && { since: new Date(opts.since) }), ...(opts.until !== undefined && { until: new Date(opts.until) }) };
+        // Interrupted: the summary says how to finish; interruptible exits 130 (SIGINT) or 143 (SIGTERM).
+        await interruptible((signal) =>
+          runBackfill(config, topology, catalogue, logger, { transitions, window, pageSize: opts.pageSize, json: opts.json === true }, signal),
+        );
+      },
+    );
 }
 
 /** The transitions a run covers: all, an entity's, or one; an unknown name is a usage error (exit 64). */

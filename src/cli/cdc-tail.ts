@@ -7,6 +7,51 @@ import { decodeCdcValue } from '../core/cdc-envelope';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { cdcTopics } from '../ingest/cdc-topics';
 import { KafkaUnavailableError } from '../core/errors';
+import { retry } from '../runtime/retry';
+import { RetryPolicies } from '../runtime/retry-policy';
+import type { Admin } from 'kafkajs';
+import { systemClock, type Clock } from '../core/clock';
+
+const WAIT_MS = 60_000;
+
+/**
+ * Debezium creates a table's topic with its first event: the CDC topics that exist, once one
+ * does, within WAIT_MS. The wait is logged once at info; the runner's warning per attempt is not
+ * (its logger is silent), as the loop before it logged none. A failure to list the topics ends
+ * the command at once, as before: only a missing topic is waited for.
+ */
+export async function waitForCdcTopic(
+  admin: Pick<Admin, 'listTopics'>,
+  topics: readonly string[],
+  logger: Logger,
+  clock: Clock = systemClock,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+): Promise<string[]> {
+  const deadline = clock.now() + WAIT_MS;
+  let said = false;
+  return retry(
+    async () => {
+      const existing = (await admin.listTopics()).filter((t) => topics.includes(t));
+      if (existing.length > 0) return existing;
+      if (!said) logger.info({ topics }, `no CDC topic yet: waiting up to ${WAIT_MS / 1000} s for Debezium to create one (with a mapped table's first change)`);
+      said = true;
+      throw new KafkaUnavailableError(`no CDC topic (${topics.join(', ')}) appeared within ${WAIT_MS / 1000} s: is the connector running?`, {
+        topics: topics.length,
+      });
+    },
+    {
+      policy: RetryPolicies.topicsAppear,
+      what: 'waiting for a CDC topic',
+      logger: logger.child({}, { level: 'silent' }),
+      keepGoing: () => clock.now() < deadline,
+      // Only the missing topic (thrown above) is waited for.
+      beforeWait: (err) => {
+        if (!(err instanceof KafkaUnavailableError)) throw err;
+      },
+      sleep: (ms) => sleep(Math.max(0, Math.min(ms, deadline - clock.now()))),
+    },
+  );
+}
 
 export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger: Logger, opts: { seconds?: number }): Promise<void> {
   const kafka = createKafka(config.kafka, logger, '-cdc-tail');
@@ -15,16 +60,7 @@ export async function cdcTail(config: Config, catalogue: EntityCatalogue, logger
 
   const admin = kafka.admin();
   await admin.connect();
-  // Debezium creates a table's topic with its first event; wait (bounded) until one exists.
-  const deadline = Date.now() + 60_000;
-  let existing: string[] = [];
-  while (existing.length === 0 && Date.now() < deadline) {
-    existing = (await admin.listTopics()).filter((t) => topics.includes(t));
-    if (existing.length === 0) await new Promise((r) => setTimeout(r, 500));
-  }
-  await admin.disconnect();
-  if (existing.length === 0)
-    throw new KafkaUnavailableError(`no CDC topic (${topics.join(', ')}) appeared within 60 s: is the connector running?`, { topics: topics.length });
+  const existing = await waitForCdcTopic(admin, topics, logger).finally(() => admin.disconnect());
 
   const consumer = kafka.consumer({ groupId: `timebucket-cdc-tail-${process.pid}` });
   await consumer.connect();

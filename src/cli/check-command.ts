@@ -15,8 +15,7 @@
  *     entities file implies (its status column and every from-state); and (router mode) a
  *     RUNNING connector publishes each database's event_outbox through the Outbox Event Router.
  */
-import { Command } from 'commander';
-import { loadConfig, type Config } from '../config';
+import type { Config } from '../config';
 import { databasesOf, MAIN_DATABASE, unconfiguredDatabases, type EntityCatalogue } from '../core/entity-catalogue';
 import { readEntitySchema, schemaNamesOf } from '../db/check-entity-schema';
 import { entityDataProblems } from '../db/check-entity-data';
@@ -32,61 +31,61 @@ import { connectorConfig } from '../ingest/connector-config';
 import { connectorProblems, outboxConnectorProblems, ConnectorView } from '../ingest/connector-check';
 import { connectorName } from '../ingest/connector-names';
 import { outboxConnectorConfig, outboxTopicPrefix } from '../publish/outbox-connector-config';
-import { loadEntities } from '../ops/load-entities';
-import { createCommandLogger } from '../ops/logger';
-import { needsOf } from './command-needs';
+import type { Logger } from '../ops/logger';
+import type { SetupCommand } from './command-setup';
 
 const EX_CONFIG = 78;
 
-export function registerCheckCommand(program: Command): void {
+export function registerCheckCommand(program: SetupCommand): void {
   program
     .command('check')
     .description('check the database, the account and (with --connect-url) the connectors against the entities file')
     .option('--connect-url <url>', 'Kafka Connect REST API, to check the connectors too')
     .option('--json', 'print the result as one JSON object')
-    .action(async (opts: { connectUrl?: string; json?: boolean }) => {
-      const config = loadConfig(process.env, { uses: needsOf(['check']) });
-      const catalogue = loadEntities(config.entitiesPath);
+    .actionWith({ uses: ['db', 'entities'], logTo: 'stderr' }, async ({ config, catalogue, logger }, opts: { connectUrl?: string; json?: boolean }) => {
       const problems = unconfiguredDatabases(catalogue, config.databases);
       const connectors = opts.connectUrl === undefined ? undefined : await readConnectors(opts.connectUrl);
       // Each database on its own: its server, its tables, the account's grants there, its connector.
       const reports: DatabaseReport[] = [];
       const many = databasesOf(catalogue).length > 1;
-      const scannedCursors = await readScannedCursorsOf(config);
+      const scannedCursors = await readScannedCursorsOf(config, logger);
       for (const name of databasesOf(catalogue).filter((n) => config.databases[n] !== undefined)) {
-        const report = await checkDatabase(config, catalogue, name, connectors, scannedCursors);
+        const report = await checkDatabase(config, catalogue, logger, name, connectors, scannedCursors);
         reports.push(report);
         problems.push(...report.problems.map((p) => (many ? `[${name}] ${p}` : p)));
       }
-      const main = reports[0];
-      const database = config.db.database;
-      if (opts.json === true) {
-        console.log(
-          JSON.stringify({
-            server: main && { flavour: main.server.flavour, version: main.server.version },
-            database,
-            databases: reports.map((r) => ({ name: r.name, database: r.database, flavour: r.server.flavour, version: r.server.version })),
-            problems,
-          }),
-        );
-      } else {
-        for (const r of reports)
-          console.log(
-            `check: ${r.server.flavour} ${r.server.version}, database ${r.database}${r.name === MAIN_DATABASE ? '' : ` (${r.name})`}, entities ${catalogue.source}`,
-          );
-        for (const p of problems) console.log(`problem: ${p}`);
-        console.log(problems.length === 0 ? 'check: no problems' : `check: ${problems.length} problem(s)`);
-      }
+      if (opts.json === true) console.log(JSON.stringify(checkJson(config.db.database, reports, problems)));
+      else for (const line of checkLines(catalogue.source, reports, problems)) console.log(line);
       if (problems.length > 0) process.exitCode = EX_CONFIG;
     });
 }
 
 type DatabaseReport = Readonly<{ name: string; database: string; server: ServerSettings; problems: string[] }>;
 
+function checkJson(database: string, reports: readonly DatabaseReport[], problems: readonly string[]): Record<string, unknown> {
+  const main = reports[0];
+  return {
+    server: main && { flavour: main.server.flavour, version: main.server.version },
+    database,
+    databases: reports.map((r) => ({ name: r.name, database: r.database, flavour: r.server.flavour, version: r.server.version })),
+    problems,
+  };
+}
+
+function checkLines(entities: string, reports: readonly DatabaseReport[], problems: readonly string[]): string[] {
+  return [
+    ...reports.map(
+      (r) => `check: ${r.server.flavour} ${r.server.version}, database ${r.database}${r.name === MAIN_DATABASE ? '' : ` (${r.name})`}, entities ${entities}`,
+    ),
+    ...problems.map((p) => `problem: ${p}`),
+    problems.length === 0 ? 'check: no problems' : `check: ${problems.length} problem(s)`,
+  ];
+}
+
 /** The scanner's cursors live on the main database: which have completed a pass (core/first-pass-guard.ts). */
-async function readScannedCursorsOf(config: Config): Promise<ReadonlySet<string>> {
+async function readScannedCursorsOf(config: Config, logger: Logger): Promise<ReadonlySet<string>> {
   if (config.firstPass.allowLarge) return new Set();
-  const main = createDb(config.databases[MAIN_DATABASE]!, { logger: createCommandLogger(config.logLevel) });
+  const main = createDb(config.databases[MAIN_DATABASE]!, { logger });
   try {
     return await readScannedCursors(main);
   } finally {
@@ -97,13 +96,14 @@ async function readScannedCursorsOf(config: Config): Promise<ReadonlySet<string>
 async function checkDatabase(
   config: Config,
   catalogue: EntityCatalogue,
+  logger: Logger,
   name: string,
   connectors: ConnectorView[] | undefined,
   scannedCursors: ReadonlySet<string>,
 ): Promise<DatabaseReport> {
   const target = config.databases[name]!;
   const database = target.database;
-  const db = createDb(target, { logger: createCommandLogger(config.logLevel) });
+  const db = createDb(target, { logger });
   const problems: string[] = [];
   let server: ServerSettings;
   try {
@@ -123,29 +123,34 @@ async function checkDatabase(
   } finally {
     await db.destroy();
   }
-  if (connectors !== undefined) {
-    const wanted = connectorConfig(catalogue, {
-      name: 'timebucket-cdc',
-      database: name,
-      flavour: server.flavour,
-      db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
-      topicPrefix: target.cdcTopicPrefix,
-      serverId: 1,
-      history: { kind: 'file', path: '' },
-      topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
-    });
-    problems.push(...connectorProblems(wanted.config, connectors, database));
-    const outbox = outboxConnectorConfig({
-      name: connectorName(config.groupPrefix, 'outbox', name),
-      flavour: server.flavour,
-      db: { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled },
-      topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix),
-      serverId: 1,
-      history: { kind: 'file', path: '' },
-    });
-    problems.push(...outboxConnectorProblems(outbox.config, connectors, database, name));
-  }
+  if (connectors !== undefined) problems.push(...connectorsProblems(config, catalogue, name, server, connectors));
   return { name, database, server, problems };
+}
+
+/** The database's two connectors as Connect runs them against what the entities file implies (the CDC one's filter, the outbox router). */
+function connectorsProblems(config: Config, catalogue: EntityCatalogue, name: string, server: ServerSettings, connectors: ConnectorView[]): string[] {
+  const target = config.databases[name]!;
+  const database = target.database;
+  const db = { host: target.host, port: target.port, database, user: '', password: '', tls: target.tls.enabled };
+  const wanted = connectorConfig(catalogue, {
+    name: 'timebucket-cdc',
+    database: name,
+    flavour: server.flavour,
+    db,
+    topicPrefix: target.cdcTopicPrefix,
+    serverId: 1,
+    history: { kind: 'file', path: '' },
+    topics: { partitions: config.cdc.partitions, replicationFactor: 1, retentionMs: config.cdc.retentionMs },
+  });
+  const outbox = outboxConnectorConfig({
+    name: connectorName(config.groupPrefix, 'outbox', name),
+    flavour: server.flavour,
+    db,
+    topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix),
+    serverId: 1,
+    history: { kind: 'file', path: '' },
+  });
+  return [...connectorProblems(wanted.config, connectors, database), ...outboxConnectorProblems(outbox.config, connectors, database, name)];
 }
 
 async function readConnectors(baseUrl: string): Promise<ConnectorView[]> {

@@ -15,16 +15,16 @@
  * binlog server id are derived from the deployment (ingest/connector-names.ts), so two
  * deployments on one Connect cluster or one database server never replace or kick each other's.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadConfig, type Config } from '../config';
+import { InvalidArgumentError, Option } from 'commander';
+import type { Config, NamedDatabase } from '../config';
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { serverFlavour } from '../db/sql/server-flavour';
 import { connectorConfig, ConnectorConfigOptions, truststoreWarnings, type HistorySecurity, ServerFlavour } from '../ingest/connector-config';
-import { loadEntities } from '../ops/load-entities';
 import { outboxConnectorConfig, outboxTopicPrefix } from '../publish/outbox-connector-config';
-import { createCommandLogger } from '../ops/logger';
-import { needsOf } from './command-needs';
+import type { Setup, SetupCommand } from './command-setup';
+import type { Logger } from '../ops/logger';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import { stringify as stringifyYaml } from 'yaml';
 import { strimziConnector } from '../ingest/strimzi-connector';
 import { connectorName, derivedServerId } from '../ingest/connector-names';
@@ -87,7 +87,7 @@ function print(opts: Opts, groupPrefix: string, name: string, config: Readonly<R
   console.log(JSON.stringify(opts.configOnly === true ? config : { name, config }, null, 2));
 }
 
-export function registerConnectorCommands(program: Command): void {
+export function registerConnectorCommands(program: SetupCommand): void {
   program
     .command('connector')
     .description('the Debezium connector for the mapped tables')
@@ -131,71 +131,77 @@ export function registerConnectorCommands(program: Command): void {
       'with --format strimzi: the KafkaConnect resource it runs on (its strimzi.io/cluster label; default <TB_GROUP_PREFIX>-connect)',
     )
     .option('--outbox', "the database's event_outbox connector instead (Debezium's Outbox Event Router publishes the events)")
-    .action(async (opts: Opts) => {
-      const config = loadConfig(process.env, { uses: needsOf(['connector', 'config']) });
-      const logger = createCommandLogger(config.logLevel);
-      const catalogue = loadEntities(config.entitiesPath);
-      const target = config.databases[opts.database];
-      // Only a database holding mapped tables: an empty table.include.list means "every table" to Debezium.
-      const holding = [...new Set(catalogue.entities.flatMap((e) => e.databases))];
-      if (target === undefined || !holding.includes(opts.database)) {
-        throw new ConfigError(
-          `--database ${opts.database}: no table of ${catalogue.source} lives there, or it is not configured in TB_DATABASES (databases with tables: ${holding.join(', ')})`,
-          { problems: ['--database'] },
-        );
-      }
-      const kind = opts.outbox === true ? 'outbox' : 'cdc';
-      const name = opts.name ?? connectorName(config.groupPrefix, kind, opts.database);
-      let flavour: ServerFlavour;
-      if (opts.flavour === 'auto') {
-        const db = createDb(target, { logger });
-        try {
-          flavour = (await serverFlavour(db)).flavour;
-        } finally {
-          await db.destroy();
-        }
-      } else {
-        flavour = opts.flavour;
-      }
-      const history: ConnectorConfigOptions['history'] =
-        opts.history === 'kafka'
-          ? {
-              kind: 'kafka',
-              brokers: config.kafka.brokers,
-              topic: `${target.cdcTopicPrefix}.schema-history.${opts.outbox === true ? 'outbox.' : ''}${target.database}`,
-              security: historySecurity(config, opts),
-            }
-          : { kind: 'file', path: opts.history.slice('file:'.length) };
-      // Two databases may be schemas of one server, and two deployments may read one server:
-      // every binlog reader needs an id of its own (a second one with the same id kicks the first).
-      const serverId = opts.serverId ?? derivedServerId(config.groupPrefix, kind, target.database);
-      const truststore = opts.dbTruststore === undefined ? undefined : { path: opts.dbTruststore, password: opts.dbTruststorePassword };
-      const db = {
-        host: target.host,
-        port: target.port,
-        database: target.database,
-        user: opts.dbUser,
-        password: opts.dbPassword,
-        tls: target.tls.enabled,
-        ...(truststore && { truststore }),
-      };
-      if (opts.outbox === true) {
-        for (const w of truststoreWarnings(db)) console.error(`warning: ${w}`);
-        const out = outboxConnectorConfig({ name, flavour, db, topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix), serverId, history });
-        print(opts, config.groupPrefix, out.name, out.config);
-        return;
-      }
-      const out = connectorConfig(catalogue, {
-        name,
-        database: opts.database,
-        flavour,
-        db,
-        topicPrefix: target.cdcTopicPrefix,
-        serverId,
-        history,
-        topics: { partitions: config.cdc.partitions, replicationFactor: opts.replicationFactor, retentionMs: config.cdc.retentionMs },
-      });
-      for (const w of out.warnings) console.error(`warning: ${w}`);
-      print(opts, config.groupPrefix, out.name, out.config);
-    });
+    // The database for its flavour (unless --flavour), Kafka for the schema-history topic's brokers.
+    .actionWith({ uses: ['db', 'kafka', 'entities'], logTo: 'stderr' }, (setup, opts: Opts) => printConnector(setup, opts));
+}
+
+async function printConnector({ config, catalogue, logger }: Setup<'db' | 'kafka' | 'entities'>, opts: Opts): Promise<void> {
+  const target = capturedDatabase(config, catalogue, opts.database);
+  const kind = opts.outbox === true ? 'outbox' : 'cdc';
+  const name = opts.name ?? connectorName(config.groupPrefix, kind, opts.database);
+  const flavour = opts.flavour === 'auto' ? await askFlavour(target, logger) : opts.flavour;
+  const history = historyOf(config, target, opts);
+  // Two databases may be schemas of one server, and two deployments may read one server:
+  // every binlog reader needs an id of its own (a second one with the same id kicks the first).
+  const serverId = opts.serverId ?? derivedServerId(config.groupPrefix, kind, target.database);
+  const truststore = opts.dbTruststore === undefined ? undefined : { path: opts.dbTruststore, password: opts.dbTruststorePassword };
+  const db = {
+    host: target.host,
+    port: target.port,
+    database: target.database,
+    user: opts.dbUser,
+    password: opts.dbPassword,
+    tls: target.tls.enabled,
+    ...(truststore && { truststore }),
+  };
+  if (opts.outbox === true) {
+    for (const w of truststoreWarnings(db)) console.error(`warning: ${w}`);
+    const out = outboxConnectorConfig({ name, flavour, db, topicPrefix: outboxTopicPrefix(target.cdcTopicPrefix), serverId, history });
+    print(opts, config.groupPrefix, out.name, out.config);
+    return;
+  }
+  const out = connectorConfig(catalogue, {
+    name,
+    database: opts.database,
+    flavour,
+    db,
+    topicPrefix: target.cdcTopicPrefix,
+    serverId,
+    history,
+    topics: { partitions: config.cdc.partitions, replicationFactor: opts.replicationFactor, retentionMs: config.cdc.retentionMs },
+  });
+  for (const w of out.warnings) console.error(`warning: ${w}`);
+  print(opts, config.groupPrefix, out.name, out.config);
+}
+
+/** Only a database holding mapped tables: an empty table.include.list means "every table" to Debezium. */
+function capturedDatabase(config: Config, catalogue: EntityCatalogue, database: string): NamedDatabase {
+  const target = config.databases[database];
+  const holding = [...new Set(catalogue.entities.flatMap((e) => e.databases))];
+  if (target === undefined || !holding.includes(database)) {
+    throw new ConfigError(
+      `--database ${database}: no table of ${catalogue.source} lives there, or it is not configured in TB_DATABASES (databases with tables: ${holding.join(', ')})`,
+      { problems: ['--database'] },
+    );
+  }
+  return target;
+}
+
+async function askFlavour(target: NamedDatabase, logger: Logger): Promise<ServerFlavour> {
+  const db = createDb(target, { logger });
+  try {
+    return (await serverFlavour(db)).flavour;
+  } finally {
+    await db.destroy();
+  }
+}
+
+function historyOf(config: Config, target: NamedDatabase, opts: Opts): ConnectorConfigOptions['history'] {
+  if (opts.history !== 'kafka') return { kind: 'file', path: opts.history.slice('file:'.length) };
+  return {
+    kind: 'kafka',
+    brokers: config.kafka.brokers,
+    topic: `${target.cdcTopicPrefix}.schema-history.${opts.outbox === true ? 'outbox.' : ''}${target.database}`,
+    security: historySecurity(config, opts),
+  };
 }

@@ -18,14 +18,13 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { entityNames } from '../core/entity-catalogue';
+import { entityNames, type EntityCatalogue } from '../core/entity-catalogue';
 import { formatUtc } from '../core/utc-time';
 import { z } from 'zod';
-import { Config, loadConfig } from '../config';
-import { needsOf } from './command-needs';
+import type { Config } from '../config';
 import { createDb, Db } from '../db/knex';
-import { loadEntities } from '../ops/load-entities';
-import { createCommandLogger } from '../ops/logger';
+import type { Logger } from '../ops/logger';
+import type { Setup, SetupCommand } from './command-setup';
 import { readSwitches, setPaused, setThrottle, SwitchChange, SwitchRead } from '../control/sql/switch-store';
 import { Switch, SwitchName, switchNamesOf, throttleNamesOf } from '../control/switch-state';
 import { ConfigError } from '../core/errors';
@@ -34,32 +33,38 @@ type ChangeOptions = { what: SwitchName; reason?: string; by?: string };
 /** Which names a command accepts: every switch, or the throttleable ones. */
 type Names = 'switches' | 'throttles';
 
-export function registerCtlCommands(program: Command): void {
+/** The switches live in the database; their names are the entities file's. */
+const CTL = { uses: ['db', 'entities'], logTo: 'stderr' } as const;
+type CtlSetup = Setup<(typeof CTL.uses)[number]>;
+
+export function registerCtlCommands(program: SetupCommand): void {
   const ctl = program.command('ctl').description('pause, resume and throttle transitions on every running instance (within TB_CONTROL_POLL_MS)');
 
-  withChangeOptions(ctl.command('pause').description('hold every due entry of an entity (or the scanner) until resumed'), 'an entity or scanner').action(
-    (opts: ChangeOptions, cmd: Command) => change(cmd, 'switches', opts, (db, c) => setPaused(db, c, true)),
+  withChangeOptions(ctl.command('pause').description('hold every due entry of an entity (or the scanner) until resumed'), 'an entity or scanner').actionWith(
+    CTL,
+    (setup, opts: ChangeOptions, cmd: Command) => change(setup, cmd, 'switches', opts, (db, c) => setPaused(db, c, true)),
   );
-  withChangeOptions(ctl.command('resume').description('let a paused entity (or the scanner) go again: everything due fires'), 'an entity or scanner').action(
-    (opts: ChangeOptions, cmd: Command) => change(cmd, 'switches', opts, (db, c) => setPaused(db, c, false)),
-  );
+  withChangeOptions(
+    ctl.command('resume').description('let a paused entity (or the scanner) go again: everything due fires'),
+    'an entity or scanner',
+  ).actionWith(CTL, (setup, opts: ChangeOptions, cmd: Command) => change(setup, cmd, 'switches', opts, (db, c) => setPaused(db, c, false)));
   withChangeOptions(ctl.command('throttle').description('limit an entity to N transitions per second per process (0 lifts the limit)'), 'an entity')
     .requiredOption('--per-second <n>', 'transitions per second and per process; 0 lifts the throttle', perSecond)
-    .action((opts: ChangeOptions & { perSecond: number }, cmd: Command) =>
-      change(cmd, 'throttles', opts, (db, c) => setThrottle(db, c, opts.perSecond === 0 ? null : opts.perSecond)),
+    .actionWith(CTL, (setup, opts: ChangeOptions & { perSecond: number }, cmd: Command) =>
+      change(setup, cmd, 'throttles', opts, (db, c) => setThrottle(db, c, opts.perSecond === 0 ? null : opts.perSecond)),
     );
-  withChangeOptions(ctl.command('unthrottle').description('lift the throttle of an entity'), 'an entity').action((opts: ChangeOptions, cmd: Command) =>
-    change(cmd, 'throttles', opts, (db, c) => setThrottle(db, c, null)),
+  withChangeOptions(ctl.command('unthrottle').description('lift the throttle of an entity'), 'an entity').actionWith(
+    CTL,
+    (setup, opts: ChangeOptions, cmd: Command) => change(setup, cmd, 'throttles', opts, (db, c) => setThrottle(db, c, null)),
   );
 
   ctl
     .command('status')
     .description('print every switch with who changed it, when (UTC) and why')
     .option('--json', 'print one JSON object')
-    .action(async (opts: { json?: boolean }) => {
-      const config = loadConfig(process.env, { uses: needsOf(['ctl']) });
-      const names = namesOf(config, 'switches');
-      const read = await withDb(config, (db) => readSwitches(db, config.groupPrefix, names));
+    .actionWith(CTL, async ({ config, catalogue, logger }, opts: { json?: boolean }) => {
+      const names = namesOf(catalogue, 'switches');
+      const read = await withDb(config, logger, (db) => readSwitches(db, config.groupPrefix, names));
       const switches = [...read.switches.values()];
       console.log(
         opts.json === true
@@ -69,7 +74,7 @@ export function registerCtlCommands(program: Command): void {
     });
 }
 
-function withChangeOptions(cmd: Command, which: string): Command {
+function withChangeOptions(cmd: SetupCommand, which: string): SetupCommand {
   return cmd
     .addOption(new Option('--what <name>', `which switch: ${which} (the entities file's names)`).makeOptionMandatory())
     .option('--reason <text>', 'why (shown by `ctl status` and logged by every instance)', reasonText)
@@ -77,18 +82,23 @@ function withChangeOptions(cmd: Command, which: string): Command {
 }
 
 /** The switch names of the configured entities file: every switch, or those a throttle applies to. */
-function namesOf(config: Config, which: Names): SwitchName[] {
-  const entities = entityNames(loadEntities(config.entitiesPath));
+function namesOf(catalogue: EntityCatalogue, which: Names): SwitchName[] {
+  const entities = entityNames(catalogue);
   return which === 'switches' ? switchNamesOf(entities) : throttleNamesOf(entities);
 }
 
-async function change(cmd: Command, which: Names, opts: ChangeOptions, write: (db: Db, change: SwitchChange) => Promise<void>): Promise<void> {
-  const config = loadConfig(process.env, { uses: needsOf(['ctl']) });
-  const names = namesOf(config, which);
+async function change(
+  { config, catalogue, logger }: CtlSetup,
+  cmd: Command,
+  which: Names,
+  opts: ChangeOptions,
+  write: (db: Db, change: SwitchChange) => Promise<void>,
+): Promise<void> {
+  const names = namesOf(catalogue, which);
   // Checked before anything is written: a typo must not leave a row no process reads.
   if (!names.includes(opts.what)) cmd.error(`error: option '--what <name>' argument '${opts.what}' is invalid. Allowed choices are ${names.join(', ')}.`);
   const scope = config.groupPrefix;
-  const now = await withDb(config, async (db) => {
+  const now = await withDb(config, logger, async (db) => {
     await write(db, { scope, what: opts.what, by: opts.by ?? operator(config), ...(opts.reason !== undefined && { reason: opts.reason }) });
     return (await readSwitches(db, scope, [opts.what])).switches.get(opts.what)!;
   });
@@ -110,8 +120,8 @@ function operator(config: Config): string {
   return `${user}@${hostname()}`.slice(0, 64);
 }
 
-async function withDb<T>(config: Config, use: (db: Db) => Promise<T>): Promise<T> {
-  const db = createDb(config.db, { logger: createCommandLogger(config.logLevel) });
+async function withDb<T>(config: Config, logger: Logger, use: (db: Db) => Promise<T>): Promise<T> {
+  const db = createDb(config.db, { logger });
   try {
     return await use(db);
   } catch (err) {

@@ -9,7 +9,7 @@
  * (cli/explain-wire.ts): for the entry of a scheduled row, for the event of a transitioned one.
  */
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config';
+import type { Config } from '../config';
 import { entityOf, type Entity, type EntityCatalogue, type Transition } from '../core/entity-catalogue';
 import { explainTransition, latestEvent, parseEventKey, withWire, type OutboxFact, type TransitionExplanation, type WireFacts } from '../core/explain';
 import type { Topology } from '../core/topology';
@@ -17,13 +17,10 @@ import { formatUtc } from '../core/utc-time';
 import { openDatabases } from '../db/databases';
 import { readExplainedRow, readOutboxRowsOf } from '../db/sql/read-explained-row';
 import { readDbNow } from '../expire/sql/read-db-now';
-import { loadEntities } from '../ops/load-entities';
-import { loadTopology } from '../ops/load-topology';
 import { createSchemaRegistry } from '../publish/schema-registry';
 import { createKafka } from '../kafka/client';
-import { createCommandLogger } from '../ops/logger';
 import { systemClock } from '../core/clock';
-import { needsOf } from './command-needs';
+import type { Setup, SetupCommand } from './command-setup';
 import { interruptible } from './interrupt';
 import { InterruptedError } from '../core/errors';
 import { wireLook, type WireLook } from './explain-wire';
@@ -118,42 +115,52 @@ export function explanationLines(e: RowExplanation): string[] {
   return lines;
 }
 
-export function registerExplainCommand(program: Command): void {
-  program
+type ExplainFlags = { database?: string; json?: boolean; wire: boolean; scanLimit: string };
+
+export function registerExplainCommand(program: SetupCommand): void {
+  const explain: SetupCommand = program
     .command('explain')
     .description('why one row did or did not move: its state by the database clock, its events, where its entry belongs')
     .argument('<entity>', "the entity's name in the entities file")
-    .argument('<id>', "the row's id (decimal)")
+    // Checked as it is parsed: a usage error (64) even where the configuration is bad too.
+    .argument('<id>', "the row's id (decimal)", (id: string): string => decimalId(id, explain))
     .option('--database <name>', 'only this database of a spread entity')
     .option('--json', 'print the explanation as one JSON object')
     .option('--no-wire', 'do not look for its entry or event on Kafka (the database only)')
-    .option('--scan-limit <records>', 'at most this many records read per partition when looking on Kafka', '100000')
-    .action(async (entity: string, id: string, opts: { database?: string; json?: boolean; wire: boolean; scanLimit: string }, command: Command) => {
-      if (!/^[0-9]{1,20}$/.test(id)) command.error(`error: the id must be a decimal integer (is ${JSON.stringify(id)})`, { exitCode: 64 });
-      const config = loadConfig(process.env, { uses: needsOf(['explain']) });
-      const catalogue = loadEntities(config.entitiesPath);
-      if (!catalogue.entities.some((e) => e.name === entity))
-        command.error(`error: no entity '${entity}' (entities: ${catalogue.entities.map((e) => e.name).join(', ')})`, { exitCode: 64 });
-      const pathOf = eventPathOf(config.registry);
-      const maxRecords = Number(opts.scanLimit);
-      if (!Number.isSafeInteger(maxRecords) || maxRecords < 1)
-        command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });
-      const topology = loadTopology(config.topologyPath, catalogue);
-      const logger = createCommandLogger(config.logLevel);
-      const kafka = createKafka(config.kafka, logger, '-explain');
-      // Ctrl-C during a look: its throwaway group is deleted, and interruptible exits 130 (SIGINT) or 143.
-      const explanation = await interruptible((signal) =>
-        explainRow(config, topology, catalogue, entity, id, {
-          database: opts.database,
-          pathOf,
-          wire: opts.wire
-            ? wireLook({ kafka, topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger, signal })
-            : undefined,
-        }),
-      );
-      if (explanation === undefined) return;
-      if (opts.json === true) console.log(JSON.stringify(explanation));
-      else for (const line of explanationLines(explanation)) console.log(line);
-      if (!explanation.found) process.exitCode = 1;
-    });
+    .option('--scan-limit <records>', 'at most this many records read per partition when looking on Kafka', '100000');
+  // Reads the row and its event_outbox rows; the registry decodes their path; the topology places its entry.
+  explain.actionWith({ uses: ['db', 'registry', 'kafka', 'topology', 'entities'], logTo: 'stderr' }, explainCommand);
+}
+
+async function explainCommand(
+  { config, topology, catalogue, logger }: Setup<'db' | 'registry' | 'kafka' | 'topology' | 'entities'>,
+  entity: string,
+  id: string,
+  opts: ExplainFlags,
+  command: Command,
+): Promise<void> {
+  if (!catalogue.entities.some((e) => e.name === entity))
+    command.error(`error: no entity '${entity}' (entities: ${catalogue.entities.map((e) => e.name).join(', ')})`, { exitCode: 64 });
+  const pathOf = eventPathOf(config.registry);
+  const maxRecords = Number(opts.scanLimit);
+  if (!Number.isSafeInteger(maxRecords) || maxRecords < 1)
+    command.error(`error: --scan-limit must be a positive integer (is ${JSON.stringify(opts.scanLimit)})`, { exitCode: 64 });
+  const kafka = createKafka(config.kafka, logger, '-explain');
+  // Ctrl-C during a look: its throwaway group is deleted, and interruptible exits 130 (SIGINT) or 143.
+  const explanation = await interruptible((signal) =>
+    explainRow(config, topology, catalogue, entity, id, {
+      database: opts.database,
+      pathOf,
+      wire: opts.wire ? wireLook({ kafka, topology, catalogue, groupPrefix: config.groupPrefix, maxRecords, clock: systemClock, logger, signal }) : undefined,
+    }),
+  );
+  if (explanation === undefined) return;
+  if (opts.json === true) console.log(JSON.stringify(explanation));
+  else for (const line of explanationLines(explanation)) console.log(line);
+  if (!explanation.found) process.exitCode = 1;
+}
+
+function decimalId(id: string, command: Command): string {
+  if (!/^[0-9]{1,20}$/.test(id)) command.error(`error: the id must be a decimal integer (is ${JSON.stringify(id)})`, { exitCode: 64 });
+  return id;
 }

@@ -7,33 +7,28 @@
  * record read.
  */
 import type { Command } from 'commander';
-import { loadConfig } from '../config';
 import { systemClock } from '../core/clock';
 import { createKafka } from '../kafka/client';
 import { readForecast } from '../kafka/read-forecast';
 import { forecastTopics } from '../core/forecast';
-import { loadEntities } from '../ops/load-entities';
-import { loadTopology } from '../ops/load-topology';
-import { createCommandLogger } from '../ops/logger';
-import { needsOf } from './command-needs';
+import type { SetupCommand } from './command-setup';
 import { forecastJson, forecastLines } from './forecast-output';
 
-export function registerForecastCommand(program: Command): void {
+type ForecastFlags = { tier?: string; all?: boolean; json?: boolean };
+
+export function registerForecastCommand(program: SetupCommand): void {
   program
     .command('forecast')
     .description('the entries held per upcoming bucket of each tier, from offsets alone (an upper bound of the work ahead)')
     .option('--tier <name>', 'one tier only')
     .option('--all', 'print every bucket, also those holding nothing')
     .option('--json', 'print the forecast as one JSON object')
-    .action(async (opts: { tier?: string; all?: boolean; json?: boolean }, command: Command) => {
-      const config = loadConfig(process.env, { uses: needsOf(['forecast']) });
-      const catalogue = loadEntities(config.entitiesPath);
-      const topology = loadTopology(config.topologyPath, catalogue);
+    // Offsets of the rings and of the hold groups: no database. The entities file validates the topology's shards.
+    .actionWith({ uses: ['kafka', 'topology', 'entities'], logTo: 'stderr' }, async ({ config, topology, logger }, opts: ForecastFlags, command: Command) => {
       if (opts.tier !== undefined && !topology.tiers.some((t) => t.name === opts.tier)) {
         // A usage error: printed, and exit 64 like an unknown option.
         command.error(`error: no tier '${opts.tier}' in the topology (tiers: ${topology.tiers.map((t) => t.name).join(', ')})`, { exitCode: 64 });
       }
-      const logger = createCommandLogger(config.logLevel);
       // A client per 64 topics, at most 8: their first reads side by side (kafka/read-forecast.ts).
       const kafka = createKafka(config.kafka, logger, '-forecast');
       const admins = Array.from({ length: Math.min(8, Math.ceil(forecastTopics(topology).length / 64)) }, () => kafka.admin());

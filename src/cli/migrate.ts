@@ -1,10 +1,9 @@
 import type { Config } from '../config';
 import type { Logger } from '../ops/logger';
-import { databasesOf } from '../core/entity-catalogue';
+import { databasesOf, type EntityCatalogue } from '../core/entity-catalogue';
 import { openDatabases } from '../db/databases';
 import { grantServiceAccess } from '../db/apply-service-grants';
 import { migrateLatest } from '../db/migrate-latest';
-import { loadEntities } from '../ops/load-entities';
 
 /**
  * Every database the entities file names gets timebucket's tables (an entity's transitions write
@@ -12,9 +11,7 @@ import { loadEntities } from '../ops/load-entities';
  * tables only ever on the main one, and only locally. Then, with TB_DB_SERVICE_USER, each
  * database's grants, and the revokes of what an earlier entities file needed (db/apply-service-grants.ts).
  */
-export async function migrate(config: Config, logger: Logger, opts: { down: boolean }): Promise<void> {
-  // The grants follow the entities file: read it before touching the database.
-  const catalogue = loadEntities(config.entitiesPath);
+export async function migrate(config: Config, catalogue: EntityCatalogue, logger: Logger, opts: { down: boolean }): Promise<void> {
   const databases = openDatabases(config, catalogue, logger, { demoTables: config.env === 'local', migrate: true });
   try {
     for (const name of databasesOf(catalogue)) {

@@ -11,28 +11,26 @@
  * of the entities file (TB_ENTITIES), checked once the file is loaded.
  */
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config';
-import { needsOf } from './command-needs';
+import { ConfigParts } from '../config';
+import type { SetupCommand } from './command-setup';
 import { interruptible } from './interrupt';
 import { entityNames } from '../core/entity-catalogue';
-import { createCommandLogger } from '../ops/logger';
-import { loadEntities } from '../ops/load-entities';
-import { loadTopology } from '../ops/load-topology';
 import { isoTimeArg, shardArg } from './options';
 import { offsetsResetCommand } from './offsets-reset';
 import { replayCommand } from './replay-run';
 
-/** Logs on stderr: stdout carries only the result (parseable with --json). */
-function setUp(uses?: ReturnType<typeof needsOf>) {
-  const config = loadConfig(process.env, uses === undefined ? {} : { uses });
-  const catalogue = loadEntities(config.entitiesPath);
-  return { config, topology: loadTopology(config.topologyPath, catalogue), catalogue, logger: createCommandLogger(config.logLevel) };
-}
-
 const atOption = () => new Option('--at <time>', 'a time inside the bucket, ISO-8601 in any zone (no zone: UTC)').argParser(isoTimeArg).makeOptionMandatory();
 const tierOption = () => new Option('--tier <name|index>', 'the tier, by name or index (default: the finest, 0)');
 
-export function registerReplayCommands(program: Command): void {
+type ReplayFlags = { at: number; tier?: string; entity?: string; shard?: number; dryRun?: boolean; json?: boolean };
+
+/** Logs on stderr: stdout carries only the result (parseable with --json). */
+export function registerReplayCommands(program: SetupCommand): void {
+  registerReplay(program);
+  registerOffsetsReset(program);
+}
+
+function registerReplay(program: SetupCommand): void {
   program
     .command('replay')
     .description("re-run one ring bucket's entries through the expiry transactions (path replay) beside the live expirer, then exit")
@@ -42,8 +40,9 @@ export function registerReplayCommands(program: Command): void {
     .addOption(new Option('--shard <n>', "only this shard's entries (reads its partition alone)").argParser(shardArg))
     .option('--dry-run', 'report what the entries would do against the database, changing nothing')
     .option('--json', 'print the summary as one JSON object')
-    .action(async (opts: { at: number; tier?: string; entity?: string; shard?: number; dryRun?: boolean; json?: boolean }, cmd: Command) => {
-      const { config, topology, catalogue, logger } = setUp();
+    // It runs the expiry transactions and writes their events (encoded, with the saved schema
+    // ids: the registry's URL names them), so it needs every part, as `run` does.
+    .actionWith({ uses: ConfigParts, logTo: 'stderr' }, async ({ config, topology, catalogue, logger }, opts: ReplayFlags, cmd: Command) => {
       const names = entityNames(catalogue);
       if (opts.entity !== undefined && !names.includes(opts.entity)) {
         cmd.error(`error: option '--entity <name>' argument '${opts.entity}' is invalid. Allowed choices are ${names.join(', ')}.`);
@@ -59,7 +58,9 @@ export function registerReplayCommands(program: Command): void {
         ),
       );
     });
+}
 
+function registerOffsetsReset(program: SetupCommand): void {
   program
     .command('offsets')
     .description("the live stages' consumer-group offsets")
@@ -69,18 +70,21 @@ export function registerReplayCommands(program: Command): void {
     .addOption(tierOption())
     .option('--dry-run', 'print what would be done, changing nothing')
     .option('--json', 'print the result as one JSON object')
-    .action(async (opts: { at: number; tier?: string; dryRun?: boolean; json?: boolean }) => {
-      const { config, topology, catalogue, logger } = setUp(needsOf(['offsets', 'reset']));
-      const outcome = await interruptible((signal) =>
-        offsetsResetCommand(
-          config,
-          topology,
-          catalogue,
-          logger,
-          { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true },
-          { signal },
-        ),
-      );
-      if (outcome !== undefined) process.exitCode = outcome.exitCode;
-    });
+    // Reads the bucket from its ring topic and moves the live group; no database.
+    .actionWith(
+      { uses: ['kafka', 'topology', 'entities'], logTo: 'stderr' },
+      async ({ config, topology, catalogue, logger }, opts: Omit<ReplayFlags, 'entity' | 'shard'>) => {
+        const outcome = await interruptible((signal) =>
+          offsetsResetCommand(
+            config,
+            topology,
+            catalogue,
+            logger,
+            { atMs: opts.at, tier: opts.tier, dryRun: opts.dryRun === true, json: opts.json === true },
+            { signal },
+          ),
+        );
+        if (outcome !== undefined) process.exitCode = outcome.exitCode;
+      },
+    );
 }

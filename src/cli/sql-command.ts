@@ -7,32 +7,26 @@
  * read from information_schema, so the clock fits each column. The script starts with SET NAMES
  * utf8mb4 and writes no value as quoted text, so any client character set runs it as printed.
  */
-import type { Command } from 'commander';
-import { loadConfig } from '../config';
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { readEntitySchema } from '../db/check-entity-schema';
 import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../db/effective-view';
-import { loadEntities } from '../ops/load-entities';
-import { createCommandLogger } from '../ops/logger';
-import { needsOf } from './command-needs';
+import type { SetupCommand } from './command-setup';
 
-export function registerSqlCommands(program: Command): void {
+export function registerSqlCommands(program: SetupCommand): void {
   program
     .command('sql')
     .description('SQL for readers of the mapped tables')
     .command('effective-view')
     .description('print per table a view with effective_status: a due row in a from-state reads as its transition’s to-state')
     .option('--database <name>', "the entities file's database whose tables it covers", 'main')
-    .action(async (opts: { database: string }) => {
-      const config = loadConfig(process.env, { uses: needsOf(['sql', 'effective-view']) });
-      const catalogue = loadEntities(config.entitiesPath);
+    .actionWith({ uses: ['db', 'entities'], logTo: 'stderr' }, async ({ config, catalogue, logger }, opts: { database: string }) => {
       const target = config.databases[opts.database];
       if (target === undefined) {
         const problem = `no database '${opts.database}' is configured (TB_DATABASES)`;
         throw new ConfigError(problem, { problems: [problem] });
       }
-      const db = createDb(target, { logger: createCommandLogger(config.logLevel) });
+      const db = createDb(target, { logger });
       try {
         const schema = await readEntitySchema({ [opts.database]: db }, catalogue, opts.database);
         process.stdout.write(`${EFFECTIVE_VIEW_PREAMBLE}\n\n`);

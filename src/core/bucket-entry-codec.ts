@@ -3,6 +3,14 @@
  * JSON with a version field, encoded only as decode accepts it, decoded with every field checked
  * against the catalogue. A record that does not decode is the caller's to dead-letter (I5).
  *
+ * Four wire versions, all read here and only here (WIRE_VERSIONS: each one's keys and the entries
+ * it is written for). None is a relic that nothing writes: this encoder still writes each of them
+ * (v1 an entity's first transition, v2 a later one, v3 a spread entity's, v4 a reminder), and a
+ * ring holds entries up to its horizon ahead, written by the release before an upgrade
+ * (docs/operations.md, "Upgrading": from the version with the polling relay, whose last builds
+ * wrote all four). One version for every entry would change the bytes written today and strand
+ * those in flight.
+ *
  * Pure: no clock, no I/O.
  */
 import type { BucketEntry, ReminderOf } from './bucket-entry';
@@ -28,11 +36,17 @@ import { describe, isDecimalId } from './field-checks';
 // Hence an entity's first transition must stay first in the file: moving another before it
 // would re-label every v1 entry in flight.
 
-const V1_KEYS: ReadonlySet<string> = new Set(['v', 'entity', 'id', 'expireAtMs']);
-const V2_KEYS: ReadonlySet<string> = new Set(['v', 'entity', 'transition', 'id', 'expireAtMs']);
-const V3_KEYS: ReadonlySet<string> = new Set(['v', 'entity', 'transition', 'id', 'expireAtMs', 'at']);
-const V4_KEYS: ReadonlySet<string> = new Set(['v', 'entity', 'transition', 'id', 'expireAtMs', 'dueAtMs', 'beforeMs', 'at', 'user']);
-const KEYS: Readonly<Record<1 | 2 | 3 | 4, ReadonlySet<string>>> = { 1: V1_KEYS, 2: V2_KEYS, 3: V3_KEYS, 4: V4_KEYS };
+type WireVersion = 1 | 2 | 3 | 4;
+
+/** Each wire version: the keys it may carry, and whose entries it is written for (in messages). */
+const WIRE_VERSIONS: Readonly<Record<WireVersion, Readonly<{ keys: ReadonlySet<string>; of: string }>>> = {
+  1: { keys: new Set(['v', 'entity', 'id', 'expireAtMs']), of: 'first transition’s' },
+  2: { keys: new Set(['v', 'entity', 'transition', 'id', 'expireAtMs']), of: 'later transition’s' },
+  3: { keys: new Set(['v', 'entity', 'transition', 'id', 'expireAtMs', 'at']), of: 'spread entity’s' },
+  4: { keys: new Set(['v', 'entity', 'transition', 'id', 'expireAtMs', 'dueAtMs', 'beforeMs', 'at', 'user']), of: 'reminder' },
+};
+
+const isWireVersion = (v: unknown): v is WireVersion => v === 1 || v === 2 || v === 3 || v === 4;
 
 export function encodeBucketEntry(e: BucketEntry, catalogue: EntityCatalogue): Buffer {
   // Encode only what decode accepts, so a bug surfaces here rather than in a DLQ downstream.
@@ -74,9 +88,9 @@ export function decodeBucketEntry(buf: Buffer | null, catalogue: EntityCatalogue
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new CdcInvalidError('bucket entry: not an object');
   const o = parsed as Record<string, unknown>;
   const v = o['v'];
-  if (v !== 1 && v !== 2 && v !== 3 && v !== 4) throw new CdcInvalidError(`bucket entry: unsupported v ${describe(v)}`);
+  if (!isWireVersion(v)) throw new CdcInvalidError(`bucket entry: unsupported v ${describe(v)}`);
   // Per record: a loop over the keys, no array built unless one is unknown.
-  const allowed = KEYS[v];
+  const allowed = WIRE_VERSIONS[v].keys;
   for (const k in o) {
     if (!allowed.has(k))
       throw new CdcInvalidError(
@@ -93,7 +107,7 @@ export function decodeBucketEntry(buf: Buffer | null, catalogue: EntityCatalogue
     v === 3 ? { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'], at: o['at'] } : { entity, transition, id: o['id'], expireAtMs: o['expireAtMs'] };
   const version = checkEntry(entry, catalogue);
   // v2 may name the first transition too (it names any); v3 and only v3 is a spread entity's.
-  if (version !== v && !(v === 2 && version === 1)) throw new CdcInvalidError(`bucket entry: v ${v} is not the version of a ${entityWord(v)} entry`);
+  if (version !== v && !(v === 2 && version === 1)) throw new CdcInvalidError(`bucket entry: v ${v} is not the version of a ${WIRE_VERSIONS[v].of} entry`);
   return Object.freeze(entry as BucketEntry);
 }
 
@@ -125,10 +139,6 @@ function checkReminder(t: Transition, expireAtMs: number, r: Readonly<{ dueAtMs:
     throw new CdcInvalidError(`${what}: beforeMs is not a positive integer: ${describe(beforeMs)}`);
   if (expireAtMs > dueAtMs - beforeMs) throw new CdcInvalidError(`${what}: fires at ${expireAtMs}, after its fire point ${dueAtMs - beforeMs}`);
   if (user !== undefined && (typeof user !== 'string' || !isDecimalId(user))) throw new CdcInvalidError(`${what}: user is not a user id: ${describe(user)}`);
-}
-
-function entityWord(v: number): string {
-  return v === 3 ? 'spread entity’s' : v === 1 ? 'first transition’s' : 'later transition’s';
 }
 
 /**

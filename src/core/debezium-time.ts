@@ -21,7 +21,7 @@
 import { CdcInvalidError } from './errors';
 
 /** The range of a JS Date (±100,000,000 days): anything outside is not an instant we can use. */
-const MAX_ABS_MS = 8.64e15;
+export const MAX_ABS_MS = 8.64e15;
 
 const INTEGER_UNITS_PER_MS: Readonly<Record<string, bigint>> = {
   'io.debezium.time.Timestamp': 1n,

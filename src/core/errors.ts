@@ -21,6 +21,8 @@ export const ErrorCodes = [
   'EVENT_TOO_LARGE',
   'STATEMENT_DEADLINE',
   'DATABASE_UNCHECKED',
+  'GUARD_MISMATCH',
+  'EVENT_NOT_WRITTEN',
 ] as const;
 export type ErrorCode = (typeof ErrorCodes)[number];
 

@@ -27,6 +27,7 @@ import type { Knex } from 'knex';
 import { entityOf, locationOf, MAIN_DATABASE, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import { planExpiry, type ScheduledEntry } from '../core/expiry-plan';
 import { eventBuilder, type EventBuilder, type ExpiryPath } from '../core/events';
+import { TimebucketError } from '../core/errors';
 import { type BatchOutcome, outcomeOf } from './batch-outcome';
 import { applyEffect, type ApplyEffect } from './sql/apply-effect';
 import type { OutboxWriter } from './outbox-writer';
@@ -63,11 +64,9 @@ type Compiled = Readonly<{
  * milliseconds a Date holds (DATETIME(6)) can look due to the plan a moment before it is. A
  * moment later it is due, so it is retriable; nothing was written.
  */
-export class GuardMismatch extends Error {
-  readonly retriable = true;
+export class GuardMismatch extends TimebucketError {
   constructor(ref: string, due: number, moved: number) {
-    super(`${ref}: the guarded update moved ${moved} of ${due} due rows; rolled back`);
-    this.name = 'GuardMismatch';
+    super('GUARD_MISMATCH', `${ref}: the guarded update moved ${moved} of ${due} due rows; rolled back`, { retriable: true, details: { due, moved } });
   }
 }
 
@@ -77,11 +76,12 @@ export class GuardMismatch extends Error {
  * millisecond could do it; the transaction rolls back rather than move a row without its event
  * (I4), and a retry runs at another time, under another key.
  */
-export class EventNotWritten extends Error {
-  readonly retriable = true;
+export class EventNotWritten extends TimebucketError {
   constructor(ref: string, due: number, written: number) {
-    super(`${ref}: the outbox took ${written} of ${due} events (a key already there); rolled back`);
-    this.name = 'EventNotWritten';
+    super('EVENT_NOT_WRITTEN', `${ref}: the outbox took ${written} of ${due} events (a key already there); rolled back`, {
+      retriable: true,
+      details: { due, written },
+    });
   }
 }
 

@@ -25,14 +25,17 @@
  * back-pressure, nothing lost. On resume everything due fires. A throttled entity sends no more
  * rows than its token bucket allows: batches are cut to the tokens available, and it waits for a
  * batch's worth of tokens rather than firing rows one at a time.
+ *
+ * The lanes (which entries may fire, and when) and the batching are hold/expirer-lanes.ts's; this
+ * file runs the batches and decides what a failure means.
  */
 import { batchKindOf } from '../core/bucket-entry';
 import { Clock, timerDelay } from '../core/clock';
-import { entityNames, entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
+import { entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
 import { Backoff, backoffMs, classifyFailure } from '../runtime/retry-policy';
-import { FireQueue } from './fire-queue';
+import { batchesOf, ExpirerLanes, type Pending } from './expirer-lanes';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../control/gate';
@@ -52,10 +55,6 @@ export type ExpirerObserver = Partial<{
 
 /** Where an entry goes that keeps failing deterministically (the DLQ); it is done afterwards. */
 export type Park = (msg: HeldMessage, err: unknown) => Promise<void>;
-
-/** `alone`: after a deterministic failure the entry runs in a batch of its own. */
-/** `group`: the batch it joins (its transition and table), worked out once at take. */
-type Pending = { msg: HeldMessage; transition: Transition; location: Location; group: string; done: () => void; attempts: number; alone: boolean };
 
 export type ExpirerSinkOptions = Readonly<{
   /** Its entities (one queue each) and transitions; entries were decoded against it. */
@@ -77,17 +76,10 @@ export type ExpirerSinkOptions = Readonly<{
   gate?: TransitionGate;
 }>;
 
-/** The entries of one entity on one database: a paused entity's lanes wait, a full database's too. */
-type Lane = Readonly<{ entity: string; database: string; queue: FireQueue<Pending> }>;
-
-const laneKey = (entity: string, database: string) => `${entity}\u0000${database}`;
-
 export class ExpirerSink implements HoldSink {
-  private readonly entities: readonly string[];
   /** One queue per entity and database, so pausing one entity or waiting on one database leaves the others alone. */
-  private readonly lanes: Map<string, Lane>;
-  /** The databases of the lanes, and the batches running on each. */
-  private readonly databases: readonly string[];
+  private readonly lanes: ExpirerLanes;
+  /** The batches running on each database. */
   private readonly running = new Map<string, number>();
   private readonly gate: TransitionGate;
   private readonly unsubscribe: () => void;
@@ -99,13 +91,7 @@ export class ExpirerSink implements HoldSink {
   private readonly transitions = new Map<string, Transition>();
 
   constructor(private readonly opts: ExpirerSinkOptions) {
-    this.entities = entityNames(opts.catalogue);
-    this.lanes = new Map(
-      this.entities.flatMap((e) =>
-        entityOf(opts.catalogue, e).databases.map((database) => [laneKey(e, database), { entity: e, database, queue: new FireQueue<Pending>() }] as const),
-      ),
-    );
-    this.databases = [...new Set([...this.lanes.values()].map((l) => l.database))];
+    this.lanes = new ExpirerLanes(opts.catalogue);
     this.gate = opts.gate ?? openGate;
     // A resume or a new throttle can make work fireable that no timer waits for.
     this.unsubscribe = this.gate.onChange(() => {
@@ -115,16 +101,12 @@ export class ExpirerSink implements HoldSink {
 
   /** Entries waiting in memory (for metrics and tests). */
   get waiting(): number {
-    let n = 0;
-    for (const lane of this.lanes.values()) n += lane.queue.size;
-    return n;
+    return this.lanes.size;
   }
 
   /** Paused entries count too: they are due and unfinished, which is what the gauge is for. */
   dueCount(now: number): number {
-    let n = this.runningEntries;
-    for (const lane of this.lanes.values()) n += lane.queue.countDue(now);
-    return n;
+    return this.runningEntries + this.lanes.countDue(now);
   }
 
   /**
@@ -137,7 +119,7 @@ export class ExpirerSink implements HoldSink {
     const at = msg.entry.expireAtMs;
     // A reminder batch is its own statement shape (expire/reminder-batch.ts): never mixed with the transition's.
     const group = `${transition.ref}~${batchKindOf(msg.entry)}@${location.key}`;
-    this.laneOf(transition.entity, location.database).queue.push(at, { msg, transition, location, group, done, attempts: 0, alone: false });
+    this.lanes.push(at, { msg, transition, location, group, done, attempts: 0, alone: false });
     // A timer due no later than this entry fires it, or reschedules from fire().
     if (at < this.timerAt) this.schedule();
   }
@@ -155,7 +137,7 @@ export class ExpirerSink implements HoldSink {
 
   reset(): void {
     this.epoch += 1;
-    for (const lane of this.lanes.values()) lane.queue.retain(() => false);
+    this.lanes.clear();
   }
 
   close(): void {
@@ -165,12 +147,8 @@ export class ExpirerSink implements HoldSink {
     if (this.timer) clearTimeout(this.timer);
   }
 
-  private laneOf(entity: string, database: string): Lane {
-    return this.lanes.get(laneKey(entity, database))!;
-  }
-
   private requeue(at: number, p: Pending): void {
-    this.laneOf(p.transition.entity, p.location.database).queue.push(at, p);
+    this.lanes.push(at, p);
   }
 
   /** Slots free on `database`. */
@@ -194,31 +172,20 @@ export class ExpirerSink implements HoldSink {
     );
   }
 
-  /**
-   * The earliest time something may fire: a paused entity never, a throttled one once it has
-   * tokens, a database with every slot busy when one of its batches ends (run() fires then).
-   */
+  /** The earliest time something may fire (ExpirerLanes.nextFireAt); run() fires when a batch ends. */
   private nextFireAt(): number | undefined {
-    const now = this.opts.clock.now();
-    let next: number | undefined;
-    for (const { entity, database, queue } of this.lanes.values()) {
-      const head = queue.peekAt();
-      if (head === undefined || this.gate.paused(entity) || this.freeOn(database) <= 0) continue;
-      const at = head > now ? head : now + this.gate.msUntilAllowed(entity, this.opts.maxBatchSize);
-      next = next === undefined ? at : Math.min(next, at);
-    }
-    return next;
+    return this.lanes.nextFireAt(this.opts.clock.now(), this.gate, (database) => this.freeOn(database), this.opts.maxBatchSize);
   }
 
   private fire(): void {
     const free = new Map<string, number>();
-    for (const database of this.databases) {
+    for (const database of this.lanes.databases) {
       const slots = this.freeOn(database);
       if (slots > 0) free.set(database, slots);
     }
     if (free.size > 0) {
       const now = this.opts.clock.now();
-      const batches = this.group(this.popDue(now, free));
+      const batches = batchesOf(this.lanes.popDue(now, free, this.gate, this.opts.maxBatchSize), this.opts.maxBatchSize);
       // Several entities or transitions (or entries tried alone) can make more batches than a database's free slots: the rest wait.
       const started: Pending[][] = [];
       for (const batch of batches) {
@@ -231,73 +198,11 @@ export class ExpirerSink implements HoldSink {
       }
       const taken = new Map<string, number>();
       for (const batch of started) taken.set(batch[0]!.transition.entity, (taken.get(batch[0]!.transition.entity) ?? 0) + batch.length);
-      for (const entity of this.entities) this.gate.consume(entity, taken.get(entity) ?? 0);
+      for (const entity of this.lanes.entities) this.gate.consume(entity, taken.get(entity) ?? 0);
       for (const batch of started) void this.run(batch);
     }
     // A database with every slot busy fires again when one of its batches ends.
     this.schedule();
-  }
-
-  /**
-   * Due entries, earliest first across the lanes as one queue would give them, skipping a
-   * paused entity, taking no more of a throttled one than its tokens allow and no more for a
-   * database than its free slots' batches (`free`: database → free slots). Taken a run at a
-   * time: from the lane whose head is earliest, everything up to the next lane's head (or now)
-   * in one pop, so a released hot minute of one entity costs one pass over the queues, not one
-   * per entry.
-   */
-  private popDue(now: number, free: ReadonlyMap<string, number>): Pending[] {
-    const allowance = new Map(this.entities.map((e) => [e, this.gate.paused(e) ? 0 : this.gate.allowance(e)]));
-    const room = new Map([...free].map(([database, slots]) => [database, slots * this.opts.maxBatchSize]));
-    const out: Pending[] = [];
-    for (;;) {
-      let pick: Lane | undefined;
-      let pickAt = Number.POSITIVE_INFINITY;
-      let nextAt = Number.POSITIVE_INFINITY;
-      for (const lane of this.lanes.values()) {
-        const at = lane.queue.peekAt();
-        if (at === undefined || at > now || allowance.get(lane.entity)! < 1 || (room.get(lane.database) ?? 0) < 1) continue;
-        if (at < pickAt) {
-          nextAt = pickAt;
-          pick = lane;
-          pickAt = at;
-        } else if (at < nextAt) nextAt = at;
-      }
-      if (pick === undefined) break;
-      const tokens = allowance.get(pick.entity)!;
-      const left = room.get(pick.database)!;
-      const taken = pick.queue.popDue(Math.min(now, nextAt), Math.min(left, Math.floor(tokens)));
-      for (const p of taken) out.push(p);
-      allowance.set(pick.entity, tokens - taken.length);
-      room.set(pick.database, left - taken.length);
-    }
-    return out;
-  }
-
-  /**
-   * Batches of one transition on one table (its ref and location: one statement shape, one
-   * database), capped in size, shards mixed: an entity with one table has every shard's rows in
-   * it, so splitting by shard only made transactions smaller (with 16 shards a backlog averaged
-   * ~218 rows per transaction instead of the batch size). Rows are locked in primary-key order
-   * whatever the batch, so mixed batches cannot deadlock each other.
-   */
-  private group(due: Pending[]): Pending[][] {
-    const groups = new Map<string, Pending[]>();
-    const alone: Pending[][] = [];
-    for (const p of due) {
-      if (p.alone) {
-        alone.push([p]);
-        continue;
-      }
-      const list = groups.get(p.group);
-      if (list === undefined) groups.set(p.group, [p]);
-      else list.push(p);
-    }
-    const batches: Pending[][] = alone;
-    for (const list of groups.values()) {
-      for (let i = 0; i < list.length; i += this.opts.maxBatchSize) batches.push(list.slice(i, i + this.opts.maxBatchSize));
-    }
-    return batches;
   }
 
   private async run(batch: Pending[]): Promise<void> {

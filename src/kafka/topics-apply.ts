@@ -8,9 +8,13 @@
  * that the declaration no longer has (a ring shrunk, a tier renamed or removed), which no role
  * reads any more. Idempotent.
  */
-import { Admin, ConfigResourceTypes } from 'kafkajs';
+import { Admin, ConfigResourceTypes, ITopicMetadata, logLevel } from 'kafkajs';
+import { systemClock, type Clock } from '../core/clock';
 import { KafkaUnavailableError } from '../core/errors';
 import type { TopicDeclaration } from '../core/topology';
+import { createLogger } from '../ops/logger';
+import { retry } from '../runtime/retry';
+import { RetryPolicies } from '../runtime/retry-policy';
 
 export type TopicDrift = Readonly<{ topic: string; what: string; declared: string; actual: string }>;
 export type ApplyReport = Readonly<{
@@ -29,7 +33,8 @@ export function isPartitionGrowth(d: TopicDrift): boolean {
   return d.what === 'partitions' && Number(d.declared) > Number(d.actual);
 }
 
-export type ApplyOptions = Readonly<{ growPartitions?: (topic: string) => boolean; prefix?: string }>;
+/** `wait`: the clock and sleep of the waits for new topics' leaders (tests). */
+export type ApplyOptions = Readonly<{ growPartitions?: (topic: string) => boolean; prefix?: string; wait?: WaitOptions }>;
 
 export async function applyTopics(admin: Admin, declared: readonly TopicDeclaration[], opts: ApplyOptions = {}): Promise<ApplyReport> {
   const listed = await admin.listTopics();
@@ -37,8 +42,8 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
   const missing = declared.filter((d) => !present.has(d.topic));
   const existing = declared.filter((d) => present.has(d.topic));
   // Chunked: one request creating hundreds of topics can outlast the request timeout. Leaders
-  // are awaited once for all of them afterwards: kafkajs's per-request wait gives up while a
-  // single broker is still electing leaders for hundreds of new partitions.
+  // are awaited once for all of them afterwards (waitForNewTopics): kafkajs's per-request wait
+  // gives up while a single broker is still electing leaders for hundreds of new partitions.
   for (let i = 0; i < missing.length; i += 50) {
     await admin.createTopics({
       waitForLeaders: false,
@@ -51,9 +56,10 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
       })),
     });
   }
-  await waitForLeaders(
+  await waitForNewTopics(
     admin,
     missing.map((d) => d.topic),
+    opts.wait,
   );
   const found = await findDrift(admin, existing);
   const grows = opts.growPartitions ?? (() => false);
@@ -61,11 +67,8 @@ export async function applyTopics(admin: Admin, declared: readonly TopicDeclarat
   if (growable.length > 0) {
     await admin.createPartitions({ timeout: 60_000, topicPartitions: growable.map((d) => ({ topic: d.topic, count: Number(d.declared) })) });
     // Until the metadata shows the new partitions, with leaders: the old ones have them already.
-    await waitForLeaders(
-      admin,
-      growable.map((d) => d.topic),
-      new Map(growable.map((d) => [d.topic, Number(d.declared)])),
-    );
+    const grownTo = new Map(growable.map((d) => [d.topic, Number(d.declared)]));
+    await waitForNewTopics(admin, [...grownTo.keys()], { ...opts.wait, partitions: grownTo });
   }
   return {
     created: missing.map((d) => d.topic),
@@ -83,25 +86,110 @@ function orphanRingTopics(listed: readonly string[], declared: readonly TopicDec
   return listed.filter((t) => ring.test(t) && !names.has(t)).sort();
 }
 
-/** Bounded wait until every partition of `topics` has a leader (and each topic `partitions` of them, when given). */
-export async function waitForLeaders(admin: Admin, topics: readonly string[], partitions?: ReadonlyMap<string, number>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+export type WaitOptions = Readonly<{ clock?: Clock; sleep?: (ms: number) => Promise<void> }>;
+
+/**
+ * The retry runner warns of every failed attempt; here an attempt fails while the brokers do not
+ * know the topics yet, which is the wait itself (said once at info by `waitForNewTopics`), so its
+ * attempts are not logged, as the loop before the runner logged none. The last failure is thrown.
+ */
+const unloggedAttempts = () => createLogger('silent');
+
+/** `retry`'s options for a wait that ends `timeoutMs` from now: no wait runs past the deadline. */
+function boundedBy(timeoutMs: number, what: string, opts: WaitOptions) {
+  const clock = opts.clock ?? systemClock;
+  const now = () => clock.now();
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const deadline = now() + timeoutMs;
+  return {
+    policy: RetryPolicies.topicsAppear,
+    what,
+    logger: unloggedAttempts(),
+    keepGoing: () => now() < deadline,
+    sleep: (ms: number) => sleep(Math.max(0, Math.min(ms, deadline - now()))),
+  };
+}
+
+/** The topics of `topics` that `meta` does not show complete: every partition (`partitions` of them, when given) with a leader. */
+function incomplete(meta: { topics: ITopicMetadata[] }, topics: readonly string[], partitions?: ReadonlyMap<string, number>): string[] {
+  const complete = (t: ITopicMetadata) => t.partitions.length >= (partitions?.get(t.name) ?? 1) && t.partitions.every((p) => p.leader >= 0);
+  const ready = new Set(meta.topics.filter(complete).map((t) => t.name));
+  return topics.filter((t) => !ready.has(t));
+}
+
+const noLeader = (pending: readonly string[], timeoutMs: number) =>
+  new KafkaUnavailableError(`no leader after ${timeoutMs} ms for ${pending.length} topic(s), e.g. ${pending[0]}`, { topics: pending.length });
+
+/**
+ * Bounded wait until every partition of `topics` has a leader (and each topic `partitions` of
+ * them, when given), asked for by name, as a consumer's subscription asks for them.
+ */
+export async function waitForLeaders(
+  admin: Admin,
+  topics: readonly string[],
+  partitions?: ReadonlyMap<string, number>,
+  timeoutMs = 120_000,
+  opts: WaitOptions = {},
+): Promise<void> {
   let pending = [...topics];
-  while (pending.length > 0) {
-    try {
-      const meta = await admin.fetchTopicMetadata({ topics: pending });
-      const complete = (t: (typeof meta.topics)[number]) => t.partitions.length >= (partitions?.get(t.name) ?? 1) && t.partitions.every((p) => p.leader >= 0);
-      const ready = new Set(meta.topics.filter(complete).map((t) => t.name));
-      pending = pending.filter((t) => !ready.has(t));
-    } catch (err) {
-      // Topics not yet known to the broker's metadata: ask again.
-      if (Date.now() >= deadline) throw err;
-    }
-    if (pending.length === 0) return;
-    if (Date.now() >= deadline)
-      throw new KafkaUnavailableError(`no leader after ${timeoutMs} ms for ${pending.length} topic(s), e.g. ${pending[0]}`, { topics: pending.length });
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  if (pending.length === 0) return;
+  await retry(
+    async () => {
+      // A topic not yet known to the broker's metadata fails the request: it is asked again.
+      pending = incomplete(await admin.fetchTopicMetadata({ topics: pending }), pending, partitions);
+      if (pending.length > 0) throw noLeader(pending, timeoutMs);
+    },
+    boundedBy(timeoutMs, 'waiting for the leaders of the new topics', opts),
+  );
+}
+
+/**
+ * What `applyTopics` waits for before its next step: topics just created (or grown) with a
+ * leader for every partition. First in the cluster's whole metadata, as `listTopics` reads it: a
+ * broker that has not learnt of a new topic yet leaves it out of that answer, where a request
+ * naming the topic is answered with an error (UNKNOWN_TOPIC_OR_PARTITION) that kafkajs logs at
+ * error level, a line per attempt (a first `make run` printed thirty of them). The wait is logged
+ * once, at info, through the admin client's logger (the process's structured log, kafka/client.ts).
+ * Then the check `waitForLeaders` makes, by name, which then finds them at once on a one-broker
+ * stack. One deadline for both.
+ */
+export async function waitForNewTopics(
+  admin: Admin,
+  topics: readonly string[],
+  opts: WaitOptions & Readonly<{ partitions?: ReadonlyMap<string, number>; timeoutMs?: number }> = {},
+): Promise<void> {
+  const { partitions, timeoutMs = 120_000 } = opts;
+  let unlisted = [...topics];
+  let unnamed = [...topics];
+  if (unnamed.length === 0) return;
+  const sayOnce = once(() =>
+    admin
+      .logger()
+      .namespace('TopicsApply', logLevel.INFO)
+      .info(`waiting until the brokers know a leader for every partition of ${unlisted.length} topic(s) just created or grown, up to ${timeoutMs} ms`),
+  );
+  await retry(
+    async () => {
+      if (unlisted.length > 0) {
+        unlisted = incomplete(await admin.fetchTopicMetadata(), unlisted, partitions);
+        if (unlisted.length > 0) {
+          sayOnce();
+          throw noLeader(unlisted, timeoutMs);
+        }
+      }
+      unnamed = incomplete(await admin.fetchTopicMetadata({ topics: unnamed }), unnamed, partitions);
+      if (unnamed.length > 0) throw noLeader(unnamed, timeoutMs);
+    },
+    boundedBy(timeoutMs, 'waiting for the leaders of the new topics', opts),
+  );
+}
+
+function once(f: () => void): () => void {
+  let done = false;
+  return () => {
+    if (!done) f();
+    done = true;
+  };
 }
 
 async function findDrift(admin: Admin, existing: readonly TopicDeclaration[]): Promise<TopicDrift[]> {

@@ -140,6 +140,12 @@ export const RetryPolicies = {
    * broker yet, even after kafkajs's own retries, on a loaded cluster.
    */
   newTopics: { backoff: { baseMs: 1_000, maxMs: 8_000 }, deterministicAttempts: 1, retriableAttempts: 5 },
+  /**
+   * A wait for topics to appear, or for their leaders to be known (`topics apply`, `cdc-tail`):
+   * bounded by the caller's deadline, not by attempts. A metadata read is cheap and the wait
+   * usually short, so it polls every few hundred milliseconds, as the loops before it did.
+   */
+  topicsAppear: { backoff: { baseMs: 200, maxMs: 1_000 }, deterministicAttempts: 1 },
   /** `schemas register`: a registry restarting, for about half a minute; then the Job's own retry. */
   registration: { backoff: { baseMs: 1_000, maxMs: 8_000 }, deterministicAttempts: 1, retriableAttempts: 6 },
   /**

@@ -14,7 +14,7 @@ mysql_tree_ok() {
     [[ -x "$TB_MYSQL_TREE/usr/sbin/mysqld" && -x "$TB_MYSQL_TREE/usr/bin/mysql" ]]
 }
 
-# mysql_tree_ensure: the tree, made when missing or broken (about 2 minutes, 800 MB). Under a
+# mysql_tree_ensure: the tree, made when missing or broken (about 40 s and 600 MB here; longer on a slow mirror). Under a
 # lock beside the tree: `make test` starts two stacks at once, and two builds of one tree would
 # each remove the other's (and race for apt's own lock while installing debootstrap).
 mysql_tree_ensure() {

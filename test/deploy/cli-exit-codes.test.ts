@@ -32,3 +32,37 @@ test('bad configuration exits 78 (EX_CONFIG) before connecting to anything', () 
   expect(r.status).toBe(78);
   expect(r.stderr).toMatch(/TB_DB_PORT/);
 });
+
+// Every command that runs something, with what its usage requires: each reads its configuration
+// in the program's pre-action hook, before its action connects to anything.
+const commandLines = [
+  ['run'],
+  ['migrate'],
+  ['topics', 'apply'],
+  ['schemas', 'register'],
+  ['cdc-tail'],
+  ['backfill'],
+  ['replay', '--at', '2026-01-01T00:00:00Z'],
+  ['offsets', 'reset', '--at', '2026-01-01T00:00:00Z'],
+  ['ctl', 'pause', '--what', 'coupon'],
+  ['ctl', 'resume', '--what', 'coupon'],
+  ['ctl', 'throttle', '--what', 'coupon', '--per-second', '5'],
+  ['ctl', 'unthrottle', '--what', 'coupon'],
+  ['ctl', 'status'],
+  ['connector', 'config'],
+  ['check'],
+  ['sql', 'effective-view'],
+  ['forecast'],
+  ['explain', 'coupon', '1'],
+];
+
+test.each(commandLines.map((args) => [args.join(' '), args]))('%s: bad configuration exits 78 before connecting to anything', (_name, args) => {
+  const r = cli(args, { TB_DB_PORT: 'not-a-port' });
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 78, stderr: expect.stringMatching(/TB_DB_PORT/) });
+});
+
+test('a usage error the command line alone shows comes before the configuration: explain with a non-decimal id exits 64', () => {
+  const r = cli(['explain', 'coupon', 'abc'], { TB_DB_PORT: 'not-a-port' });
+  expect(r.status).toBe(64);
+  expect(r.stderr).toMatch(/the id must be a decimal integer/);
+});

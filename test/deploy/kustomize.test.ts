@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, PRODUCTION_REQUIRED } from '../../src/config';
-import { needsOf } from '../../src/cli/command-needs';
+import { commandOf } from '../../src/cli/command-setup';
+import { timebucketProgram } from '../../src/cli/program';
 import { dueTopic } from '../../src/core/topology';
 import { groupIdOf } from '../../src/roles';
 import { schemaErrors, typeErrors } from './k8s-schemas';
@@ -253,7 +254,7 @@ describe('the rest', () => {
         expect({ name, volume: pod.volumes?.find((v) => v.name === mount?.name)?.configMap?.name }).toEqual({ name, volume: 'timebucket-ca' });
         env[name] = caPem;
       }
-      expect(() => loadConfig(env, { uses: needsOf(c!.args ?? []) })).not.toThrow();
+      expect(() => loadConfig(env, { uses: commandOf(timebucketProgram({}), c!.args ?? [])!.needs!.uses })).not.toThrow();
     },
   );
 

@@ -31,16 +31,19 @@ export async function up(knex: Knex): Promise<void> {
     t.string('set_aside_by', 64).notNullable();
     t.specificType('set_aside_at', 'DATETIME(3)').notNullable().defaultTo(knex.raw('CURRENT_TIMESTAMP(3)'));
   });
-  await knex.transaction(async (trx) => {
-    await trx.raw(
-      `INSERT INTO outbox_poison (id, event_key, event_type, entity_type, entity_id, payload, created_at, reason, set_aside_by)
-       SELECT id, event_key, event_type, entity_type, entity_id, payload, created_at,
-              'set aside before outbox_poison existed: the reason is in the relay log of that time', ?
-         FROM outbox WHERE claimed_by = ? AND published_at IS NULL`,
-      [OLD_POISON_OWNER, OLD_POISON_OWNER],
-    );
-    await trx.raw('DELETE FROM outbox WHERE claimed_by = ? AND published_at IS NULL', [OLD_POISON_OWNER]);
-  });
+  // Two statements, not a transaction of their own: MySQL and MariaDB end the migration's
+  // transaction with an implicit commit at the CREATE TABLE above, so each statement commits on
+  // its own either way. A nested knex transaction here was a savepoint outside any transaction,
+  // whose release failed: knex's warning "Transaction was implicitly committed" on every new
+  // database, for no change in what ran (migrations/index.ts says why the transaction stays).
+  await knex.raw(
+    `INSERT INTO outbox_poison (id, event_key, event_type, entity_type, entity_id, payload, created_at, reason, set_aside_by)
+     SELECT id, event_key, event_type, entity_type, entity_id, payload, created_at,
+            'set aside before outbox_poison existed: the reason is in the relay log of that time', ?
+       FROM outbox WHERE claimed_by = ? AND published_at IS NULL`,
+    [OLD_POISON_OWNER, OLD_POISON_OWNER],
+  );
+  await knex.raw('DELETE FROM outbox WHERE claimed_by = ? AND published_at IS NULL', [OLD_POISON_OWNER]);
 }
 
 export async function down(knex: Knex): Promise<void> {

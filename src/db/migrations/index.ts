@@ -8,6 +8,16 @@
  * own tables, which timebucket never creates, alters or drops. The demo migration stays in the
  * list either way, a no-op when off, so a database that once ran it keeps a valid history and a
  * rollback in production never drops a table of the team's.
+ *
+ * DDL in a transaction: MySQL and MariaDB commit a transaction implicitly at each DDL statement,
+ * so knex's transaction around a migration does not make its DDL atomic. It stays all the same
+ * (no migration declares `config = { transaction: false }`, nor the knex config
+ * `disableTransactions`): while every pending migration has one, knex runs the batch in one
+ * transaction, takes its migrations lock in it and reads the applied migrations again under the
+ * lock, which is what lets racing `migrate`s find nothing left to run (db/migrate-latest.ts);
+ * without it a process that listed the pending migrations before another finished them would
+ * run them again. A migration does not open a transaction of its own after its DDL: that is a
+ * savepoint outside any transaction, which knex reports as "Transaction was implicitly committed".
  */
 import type { Knex } from 'knex';
 import * as createCouponsAndOrders from './20261130000000-create-coupons-and-orders';

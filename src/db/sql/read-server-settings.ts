@@ -12,6 +12,11 @@
  *   gtid_mode        MySQL only (MariaDB's GTIDs are always on): ON or OFF. The transitional
  *                    modes write transactions with and without GTIDs, and a connector resuming
  *                    by GTID set on a replica after a failover can skip or repeat them.
+ *   enforce_gtid_consistency
+ *                    MySQL only: ON refuses the statements a GTID cannot describe. MySQL allows
+ *                    gtid_mode=ON only with it ON, but a server on its way there (a transitional
+ *                    gtid_mode) may run it at WARN or OFF, and that server's GTIDs do not cover
+ *                    every transaction the connector resumes from.
  */
 import type { Knex } from 'knex';
 import { serverFlavour } from './server-flavour';
@@ -27,6 +32,8 @@ export type ServerSettings = Readonly<{
   binlogRetentionSeconds: number;
   /** MySQL's gtid_mode (ON, OFF, ON_PERMISSIVE, OFF_PERMISSIVE); undefined on MariaDB. */
   gtidMode?: string;
+  /** MySQL's enforce_gtid_consistency (ON, WARN, OFF); undefined on MariaDB. */
+  enforceGtidConsistency?: string;
 }>;
 
 /** The Connect outage the binlog must outlast, as docs/operations.md states it: a day. */
@@ -34,10 +41,10 @@ export const CONNECT_OUTAGE_BUDGET_SECONDS = 86_400;
 
 export async function readServerSettings(db: Knex): Promise<ServerSettings> {
   const { flavour, version } = await serverFlavour(db);
-  const gtid = flavour === 'mysql' ? ', @@GLOBAL.gtid_mode AS gtid' : '';
+  const gtid = flavour === 'mysql' ? ', @@GLOBAL.gtid_mode AS gtid, @@GLOBAL.enforce_gtid_consistency AS enforce' : '';
   const [[row]] = (await db.raw(
     `SELECT @@GLOBAL.log_bin AS log_bin, @@GLOBAL.binlog_format AS fmt, @@GLOBAL.binlog_row_image AS img, @@GLOBAL.binlog_expire_logs_seconds AS keep${gtid}`,
-  )) as [[{ log_bin: number | string; fmt: string; img: string; keep: number | string; gtid?: string }]];
+  )) as [[{ log_bin: number | string; fmt: string; img: string; keep: number | string; gtid?: string; enforce?: string | number }]];
   return {
     flavour,
     version,
@@ -46,7 +53,13 @@ export async function readServerSettings(db: Knex): Promise<ServerSettings> {
     binlogRowImage: String(row.img).toUpperCase(),
     binlogRetentionSeconds: Number(row.keep),
     ...(row.gtid !== undefined && { gtidMode: String(row.gtid).toUpperCase() }),
+    ...(row.enforce !== undefined && { enforceGtidConsistency: enforceText(row.enforce) }),
   };
+}
+
+/** The variable reads as text (ON, WARN, OFF), or as its ordinal through some drivers and proxies. */
+function enforceText(v: string | number): string {
+  return typeof v === 'number' ? (['OFF', 'ON', 'WARN'][v] ?? String(v)) : v.toUpperCase();
 }
 
 /** Each setting that is wrong, with its fix. */
@@ -68,6 +81,11 @@ export function serverSettingProblems(s: ServerSettings): string[] {
   if (s.gtidMode !== undefined && s.gtidMode !== 'ON' && s.gtidMode !== 'OFF') {
     problems.push(
       `gtid_mode is ${s.gtidMode}: transactions with and without GTIDs mix, and a connector resuming by GTID set after a failover can skip some; finish the change to gtid_mode=ON (with enforce_gtid_consistency=ON) in ${cnf}`,
+    );
+  }
+  if (s.gtidMode !== undefined && s.gtidMode !== 'OFF' && s.enforceGtidConsistency !== undefined && s.enforceGtidConsistency !== 'ON') {
+    problems.push(
+      `enforce_gtid_consistency is ${s.enforceGtidConsistency} with gtid_mode ${s.gtidMode}: statements a GTID cannot describe are let through; SET GLOBAL enforce_gtid_consistency = ON and in ${cnf}`,
     );
   }
   return problems;

@@ -1,6 +1,6 @@
 /**
  * timebucket as a deployment connects: Kafka over SASL_SSL (SCRAM-SHA-512, the broker's
- * certificate verified against the stack's CA), MariaDB over TLS (as an account the server
+ * certificate verified against the stack's CA), the database over TLS (MariaDB or MySQL; as an account the server
  * admits over TLS only), the schema registry with basic auth, secrets from files as Kubernetes
  * mounts them. The stack's SASL_SSL listener is the only one `run` is given, so nothing can go
  * around it. Then each way it can be wrong fails start-up with a message that says what to

@@ -1,5 +1,6 @@
 /**
- * One entity over four tables on two MariaDB servers (examples/shop/entities-split.json): the
+ * One entity over four tables on two database servers (examples/shop/entities-split.json; MariaDB and
+ * MySQL on the development stack, two MySQL servers in the MySQL lane): the
  * seed-style wallet coupon table split into user_coupon_0 … user_coupon_3, the first two on the
  * stack's first server (the main database, beside t_order), the other two on its second server
  * (database `shop_b`). Each server has its own Debezium connector, configured as `timebucket

@@ -35,3 +35,16 @@ test("MySQL's GTIDs on or off are fine; a transitional gtid_mode is named", () =
     expect.stringMatching(/^gtid_mode is ON_PERMISSIVE: .*gtid_mode=ON.*\[mysqld\]$/),
   ]);
 });
+
+test('enforce_gtid_consistency must be ON once gtid_mode is anything but OFF; MariaDB has no such setting', () => {
+  const mysql = { ...good, flavour: 'mysql' as const, version: '9.7.4' };
+  expect(serverSettingProblems({ ...mysql, gtidMode: 'ON', enforceGtidConsistency: 'ON' })).toEqual([]);
+  expect(serverSettingProblems({ ...mysql, gtidMode: 'OFF', enforceGtidConsistency: 'WARN' })).toEqual([]);
+  expect(serverSettingProblems({ ...mysql, gtidMode: 'ON_PERMISSIVE', enforceGtidConsistency: 'WARN' })).toEqual([
+    expect.stringMatching(/^gtid_mode is ON_PERMISSIVE/),
+    expect.stringMatching(
+      /^enforce_gtid_consistency is WARN with gtid_mode ON_PERMISSIVE: .*SET GLOBAL enforce_gtid_consistency = ON and in my\.cnf \[mysqld\]$/,
+    ),
+  ]);
+  expect(serverSettingProblems(good)).toEqual([]);
+});
