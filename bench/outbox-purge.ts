@@ -14,7 +14,7 @@
 import { loadConfig } from '../src/config';
 import { transitionOf } from '../src/core/entity-catalogue';
 import { transitionEvent } from '../src/core/events';
-import { insertEventOutbox } from '../src/expire/sql/insert-event-outbox';
+import { insertEventOutbox } from '../src/publish/sql/insert-event-outbox';
 import { loadEntities } from '../src/ops/load-entities';
 import { createEventEncoder, type EncodedEvent } from '../src/publish/event-encoder';
 import { eventSchemas } from '../src/publish/schemas';

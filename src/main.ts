@@ -31,7 +31,7 @@ import { DatabaseWatch, holdUntilChecked, type DatabaseState } from './db/databa
 import { TimebucketError } from './core/errors';
 import { assertShardsFit } from './core/router';
 import { startOutboxKeeper } from './publish/start-outbox-keeper';
-import type { OutboxWriter } from './expire/outbox-writer';
+import type { OutboxWriter } from './publish/outbox-writer';
 import { openOutboxWriter } from './publish/open-outbox-writer';
 import { deadLetterRejectedEvents } from './publish/dead-letter-events';
 import { eventTopics } from './core/event-catalogue';

@@ -8,7 +8,7 @@
 import type { Config } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import type { EntityCatalogue } from '../../src/core/entity-catalogue';
-import type { OutboxWriter } from '../../src/expire/outbox-writer';
+import type { OutboxWriter } from '../../src/publish/outbox-writer';
 import { readEntitySchema } from '../../src/db/check-entity-schema';
 import { loadTopology } from '../../src/ops/load-topology';
 import { createLogger } from '../../src/ops/logger';

@@ -16,7 +16,7 @@ import type { Entity, EntityCatalogue, Location, StatusValue, Transition } from 
 import { duePlausibilityProblem } from '../core/due-plausibility';
 import { firstPassProblem, type FirstPassLimits } from '../core/first-pass-guard';
 import { statusCodesProblem } from '../core/status-codes-check';
-import { scanCursorsOf } from '../reconcile/sql/claim-scan-page';
+import { scanCursorsOf } from '../core/scan-cursors';
 import { countFirstPass } from './sql/count-first-pass';
 import { dueValueOf } from './due-value';
 import { readDueSample } from './sql/read-due-sample';

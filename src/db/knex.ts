@@ -65,7 +65,7 @@ export function createDb(db: Config['db'], opts: { database?: string | null; log
       supportBigNumbers: true,
       charset: 'utf8mb4',
       // Statements prepared per connection (the event_outbox insert, one per batch size:
-      // expire/sql/insert-event-outbox.ts), the least recently used closed beyond this: the
+      // publish/sql/insert-event-outbox.ts), the least recently used closed beyond this: the
       // server's max_prepared_stmt_count (16,382 by default) is shared by every connection.
       maxPreparedStatements: 8,
       // The server's certificate is always verified when TLS is on: encryption without

@@ -30,7 +30,7 @@ import { eventBuilder, type EventBuilder, type ExpiryPath } from '../core/events
 import { TimebucketError } from '../core/errors';
 import { type BatchOutcome, outcomeOf } from './batch-outcome';
 import { applyEffect, type ApplyEffect } from './sql/apply-effect';
-import type { OutboxWriter } from './outbox-writer';
+import type { OutboxWriter } from '../publish/outbox-writer';
 import { lockEffectRows, type LockEffectRows } from './sql/lock-effect-rows';
 import { lockTransitionRows, type LockTransitionRows } from './sql/lock-transition-rows';
 import { readDbNow } from './sql/read-db-now';

@@ -9,7 +9,7 @@
 import type { KafkaMessage } from 'kafkajs';
 import { TimebucketError } from '../core/errors';
 import type { EventTopics } from '../core/event-catalogue';
-import type { RejectedEvent } from '../expire/outbox-writer';
+import type { RejectedEvent } from './outbox-writer';
 import type { DlqWriter } from '../kafka/dlq-writer';
 
 const VALUE_LIMIT_BYTES = 256 * 1024;

@@ -8,7 +8,7 @@
  * transition (it is retried; nothing moves without its event). An event its schema rejects, or
  * one larger than its topic takes (`maxEventBytes`: Connect would fail on it at every restart,
  * and stop every later event of its database), fails with `rejected` and the reason: the caller
- * dead-letters it and the transition commits (expire/outbox-writer.ts).
+ * dead-letters it and the transition commits (publish/outbox-writer.ts).
  */
 import { Type } from 'avsc';
 import type { EntityCatalogue } from '../core/entity-catalogue';
@@ -18,7 +18,7 @@ import { dataSchemaUri, MAX_INSTANT_MS } from './event-headers';
 import { exactLongHook } from './exact-long';
 import type { SchemaIds } from './schemas';
 
-/** One event_outbox row's values (expire/sql/insert-event-outbox.ts). */
+/** One event_outbox row's values (publish/sql/insert-event-outbox.ts). */
 export type EncodedEvent = Readonly<{
   eventKey: string;
   topic: string;

@@ -1,6 +1,6 @@
 /**
  * The outbox writer of a process that runs transitions (the expirer, the scanner, `replay`)
- * (expire/outbox-writer.ts), with the event encoding started from the saved schema ids
+ * (publish/outbox-writer.ts), with the event encoding started from the saved schema ids
  * (schema-id-source.ts), whose background re-read `stop` ends.
  */
 import type { Knex } from 'knex';
@@ -9,7 +9,7 @@ import type { EntityCatalogue } from '../core/entity-catalogue';
 import { eventTopics } from '../core/event-catalogue';
 import type { Topology } from '../core/topology';
 import type { Logger } from '../ops/logger';
-import { eventOutboxWriter, type OutboxWriter, type RejectedEvent } from '../expire/outbox-writer';
+import { eventOutboxWriter, type OutboxWriter, type RejectedEvent } from './outbox-writer';
 import { startEventEncoding } from './schema-id-source';
 import type { EventTables } from './schemas';
 

@@ -43,7 +43,8 @@ import type { BatchOutcome } from '../expire/batch-outcome';
 import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../control/gate';
 import { SCANNER_SWITCH } from '../control/switch-state';
-import type { ScanCursor, ScanPage } from './sql/claim-scan-page';
+import type { ScanPage } from './sql/claim-scan-page';
+import { type ScanCursor } from '../core/scan-cursors';
 
 export type ScannerOptions = Readonly<{
   /** One loop each (sql/claim-scan-page.ts scanCursorsOf). */

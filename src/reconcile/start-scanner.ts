@@ -13,7 +13,8 @@ import type { TransitionGate } from '../control/gate';
 import type { TransitionBatches } from '../expire/transition-batch';
 import { CompensationScanner } from './compensation-scanner';
 import type { Component } from '../runtime/lifecycle';
-import { scanCursorsOf, scanPageClaim, ScanCursor } from './sql/claim-scan-page';
+import { scanPageClaim } from './sql/claim-scan-page';
+import { scanCursorsOf, type ScanCursor } from '../core/scan-cursors';
 
 export type ScannerContext = Readonly<{
   config: Config;

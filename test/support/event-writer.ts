@@ -1,5 +1,5 @@
 /**
- * The event writer a transition needs (expire/outbox-writer.ts), for tests that run batches
+ * The event writer a transition needs (publish/outbox-writer.ts), for tests that run batches
  * themselves: events encoded into event_outbox exactly as the expirer writes them, their schemas
  * registered first (as `timebucket schemas register` does) under topics of a prefix of the
  * call's own, so a test catalogue's schemas never meet another test's under one subject. The
@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import type { EntityCatalogue } from '../../src/core/entity-catalogue';
 import { defaultEventTopic } from '../../src/core/event-catalogue';
 import { readEntitySchema } from '../../src/db/check-entity-schema';
-import { eventOutboxWriter, type OutboxWriter, type RejectedEvent } from '../../src/expire/outbox-writer';
+import { eventOutboxWriter, type OutboxWriter, type RejectedEvent } from '../../src/publish/outbox-writer';
 import { createEventEncoder } from '../../src/publish/event-encoder';
 import { createSchemaRegistry } from '../../src/publish/schema-registry';
 import { eventSchemas, registerEventSchemas } from '../../src/publish/schemas';

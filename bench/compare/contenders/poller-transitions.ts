@@ -11,7 +11,7 @@ import type { Db } from '../../../src/db/knex';
 import { bigintString } from '../../../src/db/bigint-string';
 import { transitionEvent } from '../../../src/core/events';
 import { transitionOf } from '../../../src/core/entity-catalogue';
-import type { OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { OutboxWriter } from '../../../src/publish/outbox-writer';
 import { loadEntities } from '../../../src/ops/load-entities';
 
 // The demo tables' transitions, as entities/default.json declares them: the events the stream writes.

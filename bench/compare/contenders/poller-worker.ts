@@ -21,7 +21,7 @@ import { bigintString } from '../../../src/db/bigint-string';
 import type { Entity } from '../workload';
 import { cancelOneOrder, expireOneCoupon } from './poller-transitions';
 import { loadEntities } from '../../../src/ops/load-entities';
-import type { OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { OutboxWriter } from '../../../src/publish/outbox-writer';
 import { openBenchEventWriter } from '../../lib/event-writer';
 import type { WorkerMessage } from './worker-messages';
 

@@ -35,24 +35,10 @@
  */
 import type { Knex } from 'knex';
 import { ConfigError } from '../../core/errors';
-import { isSpread, type EntityCatalogue, type Entity, type Location, type StatusValue, type Transition } from '../../core/entity-catalogue';
 import { bigintString } from '../../db/bigint-string';
 import { dueValueOf } from '../../db/due-value';
+import type { ScanCursor } from '../../core/scan-cursors';
 import { afterCursor, cursorBindings, keysetRowOf, keysetShape, KeysetRow, KeysetShape, orderByIndex, selectFrom } from './due-keyset';
-
-/** The width of scanner_cursors.entity (migration 20261210000000). */
-export const CURSOR_KEY_MAX = 160;
-
-export type ScanCursor = Readonly<{
-  /** Its row in scanner_cursors (column `entity`). */
-  key: string;
-  entity: Entity;
-  transition: Transition;
-  /** The one table this cursor pages through. */
-  location: Location;
-  /** The one from-value this cursor pages through. */
-  from: StatusValue;
-}>;
 
 export type ScanPage = Readonly<{
   rows: readonly KeysetRow[];
@@ -63,23 +49,6 @@ export type ScanPage = Readonly<{
 }>;
 
 export type ScanPageOptions = Readonly<{ graceMs: number; intervalMs: number; pageSize: number }>;
-
-/** Every cursor of the catalogue: per transition, per from-value, in file order. */
-export function scanCursorsOf(catalogue: EntityCatalogue): ScanCursor[] {
-  return catalogue.entities.flatMap((entity) =>
-    entity.transitions.flatMap((transition, j) => {
-      const base = j === 0 ? entity.name : transition.ref;
-      return transition.from.flatMap((from, i) =>
-        entity.locations.map((location) => {
-          const own = i === 0 ? base : `${base}#${i}`;
-          const key = isSpread(entity) ? `${own}@${location.key}` : own;
-          if (key.length > CURSOR_KEY_MAX) throw new RangeError(`scanner cursor key ${key} is longer than ${CURSOR_KEY_MAX}`);
-          return { key, entity, transition, from, location };
-        }),
-      );
-    }),
-  );
-}
 
 type CursorRow = { pass_until: Date | null; cursor_expire_time: Date | null; cursor_id: number | string | null; may_start: number | string; next_until: Date };
 

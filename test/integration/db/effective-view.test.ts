@@ -15,7 +15,7 @@ import { parseEntityFile } from '../../../src/core/entity-file';
 import { createDb } from '../../../src/db/knex';
 import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../../../src/db/effective-view';
 import { config } from '../../support/stack';
-import type { OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { OutboxWriter } from '../../../src/publish/outbox-writer';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { defaultCatalogue } from '../../support/catalogue';
 import { eventWriter } from '../../support/event-writer';

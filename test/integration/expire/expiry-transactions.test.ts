@@ -14,7 +14,7 @@ import type { EventPayload, ExpiryPath } from '../../../src/core/events';
 import type { ScheduledEntry } from '../../../src/core/expiry-plan';
 import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
-import type { OutboxInsert, OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { OutboxInsert, OutboxWriter } from '../../../src/publish/outbox-writer';
 import { loadEntities } from '../../../src/ops/load-entities';
 import { eventWriter } from '../../support/event-writer';
 import { outboxEvents, type OutboxEvent } from '../../support/outbox-rows';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../../src/config';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { parseTopology } from '../../../src/core/topology';
-import type { OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { OutboxWriter } from '../../../src/publish/outbox-writer';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';
 import { eventPathOf, explainRow, type RowExplanation } from '../../../src/cli/explain-command';
 import { defaultCatalogue, defaultEntitiesPath } from '../../support/catalogue';

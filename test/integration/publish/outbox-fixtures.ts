@@ -1,7 +1,7 @@
 /**
  * Events for the publish tests, with the payload of core/events.ts transitionEvent (and its
  * reminder and digest kin), as the expiry transaction hands them to its OutboxWriter, and rows
- * of them written to event_outbox through one (expire/outbox-writer.ts: encoded, as the expirer
+ * of them written to event_outbox through one (publish/outbox-writer.ts: encoded, as the expirer
  * writes them). Not a test file: shared by the tests beside it.
  */
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import { findEvent, transitionOf, type EntityCatalogue, type EventSpec } from '../../../src/core/entity-catalogue';
 import { digestEvents, reminderEvent, transitionEvent, type ColumnValue, type ExpiryPath } from '../../../src/core/events';
 import { defaultEventTopic } from '../../../src/core/event-catalogue';
-import type { OutboxInsert, OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { OutboxInsert, OutboxWriter } from '../../../src/publish/outbox-writer';
 import type { DlqWriter } from '../../../src/kafka/dlq-writer';
 import { loadEntities } from '../../../src/ops/load-entities';
 import { deadLetterRejectedEvents } from '../../../src/publish/dead-letter-events';

@@ -10,7 +10,7 @@
  * @lane isolated
  */
 import type { Db } from '../../../src/db/knex';
-import type { OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { OutboxWriter } from '../../../src/publish/outbox-writer';
 import { OutboxRetention, OutboxRetentionOptions } from '../../../src/publish/outbox-retention';
 import { EVENT_OUTBOX_PAGE_SQL } from '../../../src/publish/sql/purge-event-outbox';
 import { logger } from '../../support/stack';

@@ -15,7 +15,7 @@
  * @lane exclusive
  */
 import { Partitioners, type KafkaMessage, type PartitionMetadata } from 'kafkajs';
-import { eventOutboxWriter } from '../../../src/expire/outbox-writer';
+import { eventOutboxWriter } from '../../../src/publish/outbox-writer';
 import { createEventEncoder } from '../../../src/publish/event-encoder';
 import { dataSchemaUri, eventHeaders } from '../../../src/publish/event-headers';
 import { createSchemaRegistry } from '../../../src/publish/schema-registry';

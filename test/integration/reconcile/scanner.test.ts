@@ -10,7 +10,8 @@
 import type { Knex } from 'knex';
 import { startTimebucket, Running } from '../../../src/main';
 import { createMetrics, Metrics } from '../../../src/ops/metrics';
-import { scanCursorsOf, scanPageSql } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanPageSql } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanCursorsOf } from '../../../src/core/scan-cursors';
 import { logger, uniqueName } from '../../support/stack';
 import { outboxCount } from '../../support/outbox-rows';
 import { registerOutboxConnector, type TestOutboxConnector } from '../../support/test-connector';

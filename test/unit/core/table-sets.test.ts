@@ -15,7 +15,7 @@ import { CdcInvalidError, ConfigError } from '../../../src/core/errors';
 import { assertShardsFit, shardOf, shardOfEntry } from '../../../src/core/router';
 import { parseTopology } from '../../../src/core/topology';
 import { cdcTopicList, locationOfChange } from '../../../src/ingest/cdc-topics';
-import { scanCursorsOf } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanCursorsOf } from '../../../src/core/scan-cursors';
 import { loadConfig } from '../../../src/config';
 import testTopologyJson from '../../../topics/test.json';
 import { bucketRecord } from '../../../src/core/bucket-record';

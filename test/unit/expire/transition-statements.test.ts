@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import { transitionOf, type EntityCatalogue } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
-import type { OutboxInsert, OutboxWriter } from '../../../src/expire/outbox-writer';
+import type { OutboxInsert, OutboxWriter } from '../../../src/publish/outbox-writer';
 import { createTransitionBatches, GuardMismatch, transitionStatements } from '../../../src/expire/transition-batch';
 import defaultEntities from '../../../entities/default.json';
 

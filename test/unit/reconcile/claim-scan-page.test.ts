@@ -1,5 +1,6 @@
 /** The scanner's page statement, generated per cursor (a transition and one of its from-values). */
-import { scanCursorsOf, scanPageSql } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanPageSql } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanCursorsOf } from '../../../src/core/scan-cursors';
 import { defaults, tickets } from './catalogues';
 
 test("coupons: today's statement, its identifiers quoted", () => {

@@ -4,7 +4,8 @@ import type { BatchOutcome } from '../../../src/expire/batch-outcome';
 import { createTransitionGate } from '../../../src/control/gate';
 import { createLogger } from '../../../src/ops/logger';
 import { CompensationScanner } from '../../../src/reconcile/compensation-scanner';
-import { scanCursorsOf, type ScanPage } from '../../../src/reconcile/sql/claim-scan-page';
+import { type ScanPage } from '../../../src/reconcile/sql/claim-scan-page';
+import { scanCursorsOf } from '../../../src/core/scan-cursors';
 import { fakeSwitches } from '../../support/fake-switches';
 import { defaults, twoCouponTransitions } from './catalogues';
 

@@ -1,12 +1,12 @@
-/** The router's outbox writer (expire/outbox-writer.ts): what it does with an event it cannot encode. */
+/** The router's outbox writer (publish/outbox-writer.ts): what it does with an event it cannot encode. */
 import type { Knex } from 'knex';
 import { transitionOf } from '../../../src/core/entity-catalogue';
 import { TimebucketError } from '../../../src/core/errors';
 import { transitionEvent } from '../../../src/core/events';
-import { eventOutboxWriter, type RejectedEvent } from '../../../src/expire/outbox-writer';
+import { eventOutboxWriter, type RejectedEvent } from '../../../src/publish/outbox-writer';
 import { createEventEncoder } from '../../../src/publish/event-encoder';
 import { eventSchemas } from '../../../src/publish/schemas';
-import { catalogue } from '../publish/default-catalogue';
+import { catalogue } from './default-catalogue';
 
 const topics = {
   COUPON_EXPIRED: 'shop.events.coupon-expired',

@@ -16,7 +16,7 @@
  * (MySQL's and MariaDB's max_prepared_stmt_count is per server).
  */
 import type { Knex } from 'knex';
-import type { EncodedEvent } from '../../publish/event-encoder';
+import type { EncodedEvent } from '../event-encoder';
 
 const COLUMNS = 8;
 /** The statement for n rows, built once per n (batches are mostly of one size). */

@@ -6,7 +6,7 @@
  * rejects it, or it is larger than its topic takes) goes to the dead-letter topic with the
  * reason, in the same transaction, and the transition commits. */
 import type { Knex } from 'knex';
-import type { EventEncoder, EncodedEvent } from '../publish/event-encoder';
+import type { EventEncoder, EncodedEvent } from './event-encoder';
 import { TimebucketError } from '../core/errors';
 import { insertEventOutbox } from './sql/insert-event-outbox';
 import type { EventPayload } from '../core/events';
