@@ -28,11 +28,9 @@
  * Lifecycle, watch, failure and stop: runtime/consumer-base.ts (FAILED when the kafkajs consumer
  * crashed for good; stop() commits what is finished, leaves the group and closes both sinks).
  *
- * Why one file of nearly 400 lines: the per-partition state (held head, pause, resume timer,
- * memory cap, finished prefix) is read and written by the batch handler, the timers and the
- * rebalance reset together, and the rule above ("recomputed, never remembered") is only
- * checkable when all three are in sight. The pieces that stand alone are apart already: the
- * offsets (offset-tracker.ts), the record checks (core/held-record.ts), the DLQ (park-to-dlq.ts).
+ * Why one file of nearly 400 lines: the batch handler, the timers and the rebalance reset share
+ * the per-partition state, and "recomputed, never remembered" is checkable only with all three
+ * in sight. What stands alone is apart: offset-tracker.ts, core/held-record.ts, park-to-dlq.ts.
  */
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { Clock, timerDelay } from '../core/clock';
