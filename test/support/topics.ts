@@ -8,10 +8,11 @@
  * only LEADER_NOT_AVAILABLE), so on the three-node stack one broker that learnt of the topic a
  * moment later failed a test's reader ("This server does not host this topic-partition").
  */
-import type { Admin, ITopicConfig } from 'kafkajs';
+import type { Admin, ITopicConfig, Kafka } from 'kafkajs';
 import { createKafka } from '../../src/kafka/client';
 import { waitForLeaders } from '../../src/kafka/topics-apply';
 import { config, logger } from './stack';
+import { withTimeout } from './wait-for';
 
 const TIMEOUT_MS = 60_000;
 
@@ -48,4 +49,44 @@ async function waitOnEveryBroker(admin: Admin, wait: (one: Admin) => Promise<voi
       }
     }),
   );
+}
+
+/**
+ * Each partition of `topic` read from its start to its end as it is now: the offset of its first
+ * record whose header `name` is `value`, and how many such records it holds (partitions holding
+ * none are left out). A plain consumer of a group of its own, deleted afterwards: what a test
+ * expects of a bucket is read from the topic itself, duplicates included, not from the code
+ * under test.
+ */
+export async function recordsWithHeader(kafka: Kafka, topic: string, name: string, value: string): Promise<Map<number, { first: string; count: number }>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const groupId = `test-read-${topic}-${Date.now()}`;
+  const consumer = kafka.consumer({ groupId });
+  try {
+    const ends = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.high)]));
+    const pending = new Set([...ends].filter(([, high]) => high > 0n).map(([p]) => p));
+    const found = new Map<number, { first: string; count: number }>();
+    let done!: () => void;
+    const allRead = new Promise<void>((resolve) => (done = resolve));
+    if (pending.size === 0) done();
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ partition, message }) => {
+        if (message.headers?.[name]?.toString() === value) {
+          const seen = found.get(partition);
+          found.set(partition, { first: seen?.first ?? message.offset, count: (seen?.count ?? 0) + 1 });
+        }
+        if (BigInt(message.offset) + 1n >= ends.get(partition)!) pending.delete(partition);
+        if (pending.size === 0) done();
+      },
+    });
+    await withTimeout(`reading ${topic} to its end`, allRead, TIMEOUT_MS);
+    return found;
+  } finally {
+    await consumer.disconnect();
+    await admin.deleteGroups([groupId]).catch(() => undefined);
+    await admin.disconnect();
+  }
 }
