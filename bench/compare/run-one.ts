@@ -179,7 +179,7 @@ async function waitForProgress(
     if (seen !== last) [last, lastChange] = [seen, now];
     // Nothing is expected before the last row is due: a stall counts from then at the earliest.
     const stalledMs = now - Math.max(lastChange, plan.endRefMs);
-    if (stalledMs > params.stallS * 1000) throw new Error(`no progress for ${params.stallS} s at ${seen}/${total}`);
+    if (stalledMs > params.stallS * 1000) throw new Error(`no progress for ${params.stallS} s at ${seen}/${total}${eventsSeen(running)}`);
     if (now - started > params.timeoutS * 1000) throw new Error(`not done within ${params.timeoutS} s: ${seen}/${total}`);
     if (now - lastLog > 10_000) {
       lastLog = now;
@@ -224,3 +224,13 @@ function runCost(m: Moments, transitions: number, lastTransitionAtMs: number | n
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * What the stream's event follower read, for a stall's message: events of rows this run did not
+ * write (their ids unknown to it) are not progress, and their count tells a follower that read
+ * the events but could not place them from one that read nothing.
+ */
+function eventsSeen(running: Pick<RunningContender, 'events'>): string {
+  const events = running.events?.();
+  return events === undefined ? '' : ` (events read: ${events.count} of this run's rows, ${events.foreign} of rows it did not write)`;
+}
