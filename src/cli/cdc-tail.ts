@@ -7,7 +7,7 @@ import { decodeCdcValue } from '../core/cdc-envelope';
 import type { EntityCatalogue } from '../core/entity-catalogue';
 import { cdcTopics } from '../ingest/cdc-topics';
 import { KafkaUnavailableError } from '../core/errors';
-import { retry } from '../runtime/retry';
+import { retry, withinDeadline } from '../runtime/retry';
 import { RetryPolicies } from '../runtime/retry-policy';
 import type { Admin } from 'kafkajs';
 import { systemClock, type Clock } from '../core/clock';
@@ -27,7 +27,6 @@ export async function waitForCdcTopic(
   clock: Clock = systemClock,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<string[]> {
-  const deadline = clock.now() + WAIT_MS;
   let said = false;
   return retry(
     async () => {
@@ -42,13 +41,12 @@ export async function waitForCdcTopic(
     {
       policy: RetryPolicies.topicsAppear,
       what: 'waiting for a CDC topic',
-      logger: logger.child({}, { level: 'silent' }),
-      keepGoing: () => clock.now() < deadline,
+      log: () => undefined,
       // Only the missing topic (thrown above) is waited for.
       beforeWait: (err) => {
         if (!(err instanceof KafkaUnavailableError)) throw err;
       },
-      sleep: (ms) => sleep(Math.max(0, Math.min(ms, deadline - clock.now()))),
+      ...withinDeadline(WAIT_MS, clock, sleep),
     },
   );
 }

@@ -9,11 +9,10 @@
  * reads any more. Idempotent.
  */
 import { Admin, ConfigResourceTypes, ITopicMetadata, logLevel } from 'kafkajs';
-import { systemClock, type Clock } from '../core/clock';
+import type { Clock } from '../core/clock';
 import { KafkaUnavailableError } from '../core/errors';
 import type { TopicDeclaration } from '../core/topology';
-import { createLogger } from '../ops/logger';
-import { retry } from '../runtime/retry';
+import { retry, withinDeadline } from '../runtime/retry';
 import { RetryPolicies } from '../runtime/retry-policy';
 
 export type TopicDrift = Readonly<{ topic: string; what: string; declared: string; actual: string }>;
@@ -89,25 +88,12 @@ function orphanRingTopics(listed: readonly string[], declared: readonly TopicDec
 export type WaitOptions = Readonly<{ clock?: Clock; sleep?: (ms: number) => Promise<void> }>;
 
 /**
- * The retry runner warns of every failed attempt; here an attempt fails while the brokers do not
- * know the topics yet, which is the wait itself (said once at info by `waitForNewTopics`), so its
- * attempts are not logged, as the loop before the runner logged none. The last failure is thrown.
+ * `retry`'s options for a wait that ends `timeoutMs` from now. An attempt fails while the brokers
+ * do not know the topics yet, which is the wait itself (said once at info by `waitForNewTopics`),
+ * so its attempts are not logged, as the loop before the runner logged none. The last failure is thrown.
  */
-const unloggedAttempts = () => createLogger('silent');
-
-/** `retry`'s options for a wait that ends `timeoutMs` from now: no wait runs past the deadline. */
 function boundedBy(timeoutMs: number, what: string, opts: WaitOptions) {
-  const clock = opts.clock ?? systemClock;
-  const now = () => clock.now();
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const deadline = now() + timeoutMs;
-  return {
-    policy: RetryPolicies.topicsAppear,
-    what,
-    logger: unloggedAttempts(),
-    keepGoing: () => now() < deadline,
-    sleep: (ms: number) => sleep(Math.max(0, Math.min(ms, deadline - now()))),
-  };
+  return { policy: RetryPolicies.topicsAppear, what, log: () => undefined, ...withinDeadline(timeoutMs, opts.clock, opts.sleep) };
 }
 
 /** The topics of `topics` that `meta` does not show complete: every partition (`partitions` of them, when given) with a leader. */

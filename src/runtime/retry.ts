@@ -10,6 +10,7 @@
  */
 import { backoffMs, classifyFailure, type FailureKind, type RetryPolicy } from './retry-policy';
 import type { Logger } from '../ops/logger';
+import { systemClock, type Clock } from '../core/clock';
 
 export type RetryOptions = Readonly<{
   policy: RetryPolicy;
@@ -45,4 +46,17 @@ export async function retry<T>(work: (attempt: number) => Promise<T>, opts: Retr
       await (opts.sleep ?? realSleep)(waitMs);
     }
   }
+}
+
+/**
+ * `keepGoing` and `sleep` for retries that end `timeoutMs` from now (a wait bounded by a deadline
+ * rather than by attempts): no attempt starts, and no wait runs, past it.
+ */
+export function withinDeadline(
+  timeoutMs: number,
+  clock: Clock = systemClock,
+  sleep: (ms: number) => Promise<void> = realSleep,
+): Pick<RetryOptions, 'keepGoing' | 'sleep'> {
+  const deadline = clock.now() + timeoutMs;
+  return { keepGoing: () => clock.now() < deadline, sleep: (ms) => sleep(Math.max(0, Math.min(ms, deadline - clock.now()))) };
 }
