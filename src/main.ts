@@ -30,16 +30,15 @@ import { checkAnsweringSchemas, schemaNamesOf } from './db/check-entity-schema';
 import { DatabaseWatch, holdUntilChecked, type DatabaseState } from './db/database-watch';
 import { TimebucketError } from './core/errors';
 import { assertShardsFit } from './core/router';
-import { startOutboxKeeper } from './publish/start-outbox-keeper';
+import { startOutboxKeeper, type OutboxKeeperContext } from './publish/start-outbox-keeper';
 import type { OutboxWriter } from './publish/outbox-writer';
 import { openOutboxWriter } from './publish/open-outbox-writer';
 import { deadLetterRejectedEvents } from './publish/dead-letter-events';
 import { eventTopics } from './core/event-catalogue';
-import { startScanner } from './reconcile/start-scanner';
-import { startRepartitioner } from './ingest/start-repartitioner';
-import { startExpirer } from './hold/start-expirer';
-import { startCascader } from './hold/start-cascader';
-import type { RoleContext, RoleStarter } from './role-context';
+import { startScanner, type ScannerContext } from './reconcile/start-scanner';
+import { startRepartitioner, type RepartitionerContext } from './ingest/start-repartitioner';
+import { startExpirer, type ExpirerContext } from './hold/start-expirer';
+import { startCascader, type CascaderContext } from './hold/start-cascader';
 import type { Logger } from './ops/logger';
 import type { HealthCheck } from './ops/http-server';
 import { createMetrics, Metrics } from './ops/metrics';
@@ -129,7 +128,6 @@ async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary;
     config,
     topology,
     catalogue: opts.catalogue,
-    tables,
     batches,
     reminders,
     kafka,
@@ -289,7 +287,14 @@ const writesNoEvents: OutboxWriter = () => {
   throw new Error('this process runs no transitions (neither the expirer nor the scanner role): it has no event writer');
 };
 
-const starters: Record<Role, RoleStarter> = {
+/**
+ * What the process hands its roles: one object holding what any of them reads. Each role's
+ * starter, in its stage's folder, declares the part it reads (its context type) and returns its
+ * group, started (runtime/group.ts).
+ */
+type RoleContext = RepartitionerContext & ExpirerContext & CascaderContext & OutboxKeeperContext & ScannerContext;
+
+const starters: Readonly<Record<Role, (ctx: RoleContext) => Promise<Component>>> = {
   repartitioner: startRepartitioner,
   expirer: startExpirer,
   cascader: startCascader,

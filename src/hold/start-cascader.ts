@@ -6,12 +6,14 @@
  */
 import { ringTopics } from '../core/topology';
 import { tiersReadBy } from '../roles';
-import type { RoleStarter } from '../role-context';
-import { group, resource } from '../runtime/group';
+import type { Config } from '../config';
+import { group, resource, type Group } from '../runtime/group';
 import { forecastLoop } from './forecast-loop';
-import { routingSink, startHoldStage } from './start-hold-stage';
+import { routingSink, startHoldStage, type HoldStageContext } from './start-hold-stage';
 
-export const startCascader: RoleStarter = async (ctx) => {
+export type CascaderContext = HoldStageContext & Readonly<{ config: Pick<Config, 'forecastIntervalMs'> }>;
+
+export async function startCascader(ctx: CascaderContext): Promise<Group> {
   const role = 'cascader';
   const coarser = tiersReadBy(role, ctx.topology);
   if (coarser.length === 0) return group(role, {});
@@ -34,4 +36,4 @@ export const startCascader: RoleStarter = async (ctx) => {
   const cascader = group(role, { [role]: stage, forecast }, { stopOrder: 'together' });
   await cascader.start();
   return cascader;
-};
+}

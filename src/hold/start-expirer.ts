@@ -10,17 +10,36 @@ import { Backoffs } from '../runtime/retry-policy';
 import { isReminderBatch } from '../expire/reminder-batch';
 import { createBreaker } from '../runtime/breaker';
 import { tiersReadBy } from '../roles';
-import type { RoleStarter } from '../role-context';
-import { group, resource } from '../runtime/group';
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { TransitionGate } from '../control/gate';
+import type { ReminderBatches } from '../expire/reminder-batch';
+import type { TransitionBatches } from '../expire/transition-batch';
+import type { BreakerState } from '../runtime/breaker';
+import { group, resource, type Group } from '../runtime/group';
 import { ExpirerSink } from './expirer-sink';
 import { observeExpiryBatch } from './observe-expiry-batch';
 import { parkToDlq } from './park-to-dlq';
-import { startHoldStage } from './start-hold-stage';
+import { startHoldStage, type HoldStageContext } from './start-hold-stage';
 
 /** Expiry retries: jittered, up to 5 s apart; a deterministic failure parks after 3 tries alone. */
 const PARK_AFTER_ATTEMPTS = 3;
 
-export const startExpirer: RoleStarter = async (ctx) => {
+export type ExpirerContext = HoldStageContext &
+  Readonly<{
+    config: Pick<Config, 'expirer'>;
+    /** A pool per database (config.databases): a breaker for each. */
+    dbs: Readonly<Record<string, Knex>>;
+    /** The expiry transaction of every transition, its SQL built once (main.ts shares it with the scanner). */
+    batches: TransitionBatches;
+    /** The reminder transaction of every transition with reminders (docs/reminders.md). */
+    reminders: ReminderBatches;
+    /** The operator's pause and throttle switches (control/gate.ts). */
+    gate: TransitionGate;
+    onBreakerStateChange: (name: string, state: BreakerState) => void;
+  }>;
+
+export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
   const role = 'expirer';
   const logger = ctx.logger.child({ role });
   // A breaker per database: one that is down opens its own breaker, and only the batches of its
@@ -63,4 +82,4 @@ export const startExpirer: RoleStarter = async (ctx) => {
   const expirer = group(role, { breakers: resource(async () => breakers.forEach((b) => b.shutdown())), [role]: started });
   await expirer.start();
   return expirer;
-};
+}

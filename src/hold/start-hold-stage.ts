@@ -2,17 +2,45 @@
  * The shared shape of the expirer and the cascader: a hold consumer over their topics feeding
  * their sink, with misplaced entries routed again (core/held-record.ts) and the due-lag metrics.
  */
+import type { Kafka } from 'kafkajs';
+import type { Config } from '../config';
+import type { Clock } from '../core/clock';
+import type { EntityCatalogue } from '../core/entity-catalogue';
 import { heldRecordReader } from '../core/held-record';
+import type { Topology } from '../core/topology';
+import type { DlqWriter } from '../kafka/dlq-writer';
+import type { GuardedProducer } from '../kafka/guarded-producer';
+import { roleConsumer } from '../kafka/role-consumer';
 import type { Logger } from '../ops/logger';
+import type { Metrics } from '../ops/metrics';
 import { groupIdOf, type HoldRole } from '../roles';
-import { roleConsumer, type RoleContext } from '../role-context';
 import { group, resource, type Group } from '../runtime/group';
 import { CascaderSink } from './cascader-sink';
 import type { ExpirerSink } from './expirer-sink';
 import { HoldConsumer } from './hold-consumer';
 
+/** What a hold stage reads of the process (main.ts hands every role one object holding them all). */
+export type HoldStageContext = Readonly<{
+  config: Pick<Config, 'groupPrefix' | 'consumer' | 'expirer' | 'shutdownTimeoutMs'>;
+  topology: Topology;
+  catalogue: EntityCatalogue;
+  kafka: Pick<Kafka, 'admin' | 'consumer'>;
+  /** Routes misplaced entries again (and the cascader's released ones). */
+  producer: GuardedProducer;
+  dlqFor: (stage: HoldRole) => DlqWriter;
+  metrics: Metrics;
+  clock: Clock;
+  logger: Logger;
+}>;
+
 /** A hold consumer over `topics` feeding `sink`: the shared shape of the expirer and the cascader. */
-export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: string[], sink: ExpirerSink | CascaderSink, logger: Logger): Promise<Group> {
+export async function startHoldStage(
+  ctx: HoldStageContext,
+  role: HoldRole,
+  topics: string[],
+  sink: ExpirerSink | CascaderSink,
+  logger: Logger,
+): Promise<Group> {
   // Only for the due-lag metric of partitions paused at the memory cap (HoldConsumer.fetchEnds).
   const admin = ctx.kafka.admin();
   await admin.connect();
@@ -22,7 +50,7 @@ export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: s
   ctx.metrics.rerouted.inc({ stage: role }, 0);
   const stage = new HoldConsumer({
     fetchEnds: (topic) => admin.fetchTopicOffsets(topic),
-    consumer: roleConsumer(ctx, role),
+    consumer: roleConsumer(ctx.kafka, ctx.config, role),
     topics,
     group: groupIdOf(ctx.config.groupPrefix, role),
     read: heldRecordReader(ctx.topology, ctx.catalogue),
@@ -54,7 +82,11 @@ export async function startHoldStage(ctx: RoleContext, role: HoldRole, topics: s
 }
 
 /** A sink that routes each entry it takes again, at this process's clock: the cascader's, and every hold stage's re-routing. */
-export function routingSink(ctx: RoleContext, logger: Logger, onRouted: (count: number) => void): CascaderSink {
+export function routingSink(
+  ctx: Pick<HoldStageContext, 'producer' | 'topology' | 'catalogue' | 'clock'>,
+  logger: Logger,
+  onRouted: (count: number) => void,
+): CascaderSink {
   return new CascaderSink({
     producer: ctx.producer,
     topology: ctx.topology,

@@ -5,11 +5,32 @@
 import { cdcTopics } from './cdc-topics';
 import { Repartitioner } from './repartitioner';
 import { pinGroup, startPositions } from '../kafka/pin-group-start';
+import type { Kafka } from 'kafkajs';
+import type { Config } from '../config';
+import type { Clock } from '../core/clock';
+import type { EntityCatalogue } from '../core/entity-catalogue';
+import type { Topology } from '../core/topology';
+import type { DlqWriter } from '../kafka/dlq-writer';
+import type { GuardedProducer } from '../kafka/guarded-producer';
+import { roleConsumer } from '../kafka/role-consumer';
+import type { Logger } from '../ops/logger';
+import type { Metrics } from '../ops/metrics';
 import { groupIdOf } from '../roles';
-import { roleConsumer, type RoleStarter } from '../role-context';
-import { group, resource } from '../runtime/group';
+import { group, resource, type Group } from '../runtime/group';
 
-export const startRepartitioner: RoleStarter = async (ctx) => {
+export type RepartitionerContext = Readonly<{
+  config: Pick<Config, 'groupPrefix' | 'consumer' | 'cdc' | 'databases'>;
+  topology: Topology;
+  catalogue: EntityCatalogue;
+  kafka: Pick<Kafka, 'admin' | 'consumer'>;
+  producer: GuardedProducer;
+  dlqFor: (stage: 'repartitioner') => DlqWriter;
+  metrics: Metrics;
+  clock: Clock;
+  logger: Logger;
+}>;
+
+export async function startRepartitioner(ctx: RepartitionerContext): Promise<Group> {
   const byTopic = cdcTopics(ctx.config, ctx.catalogue);
   const admin = ctx.kafka.admin();
   await admin.connect();
@@ -18,7 +39,7 @@ export const startRepartitioner: RoleStarter = async (ctx) => {
   const positions = ctx.config.cdc.startFrom === 'latest' ? await startPositions(admin, groupId, Object.keys(byTopic)) : undefined;
   const stage = new Repartitioner({
     listTopics: () => admin.listTopics(),
-    consumer: roleConsumer(ctx, 'repartitioner'),
+    consumer: roleConsumer(ctx.kafka, ctx.config, 'repartitioner'),
     group: groupId,
     stallMs: ctx.config.consumer.stallMs,
     startFrom: ctx.config.cdc.startFrom,
@@ -37,4 +58,4 @@ export const startRepartitioner: RoleStarter = async (ctx) => {
   const role = group('repartitioner', { 'admin client': resource(() => admin.disconnect()), repartitioner: stage });
   await role.start();
   return role;
-};
+}

@@ -30,20 +30,20 @@ const RETENTION_INTERVAL_MS = 60_000;
 // rows this much younger than the watermark as well, far longer than any expiry transaction.
 const CAPTURE_MARGIN_MS = 60_000;
 
-export async function startOutboxKeeper(
-  ctx: Readonly<{
-    config: Pick<Config, 'groupPrefix' | 'publish' | 'consumer'>;
-    topology: Topology;
-    /** A pool per database (config.databases): each one's event_outbox is probed and purged. */
-    dbs: Readonly<Record<string, Knex>>;
-    /** For the capture probe's consumer. */
-    kafka: Pick<Kafka, 'consumer'>;
-    clock: Clock;
-    logger: Logger;
-    instanceId: string;
-    metrics: Pick<Metrics, 'captureProbeFailures' | 'trackCaptureLag' | 'outboxPurged' | 'retentionFailures'>;
-  }>,
-): Promise<Group> {
+export type OutboxKeeperContext = Readonly<{
+  config: Pick<Config, 'groupPrefix' | 'publish' | 'consumer'>;
+  topology: Topology;
+  /** A pool per database (config.databases): each one's event_outbox is probed and purged. */
+  dbs: Readonly<Record<string, Knex>>;
+  /** For the capture probe's consumer. */
+  kafka: Pick<Kafka, 'consumer'>;
+  clock: Clock;
+  logger: Logger;
+  instanceId: string;
+  metrics: Pick<Metrics, 'captureProbeFailures' | 'trackCaptureLag' | 'outboxPurged' | 'retentionFailures'>;
+}>;
+
+export async function startOutboxKeeper(ctx: OutboxKeeperContext): Promise<Group> {
   const logger = ctx.logger.child({ role: 'outbox-keeper' });
   const groupId = `${ctx.config.groupPrefix}.probe-${ctx.instanceId}`;
   // A reader down longer than the stall limit, or a writer FAILED, shows on /healthz.

@@ -17,7 +17,7 @@ import { scanPageClaim } from './sql/claim-scan-page';
 import { scanCursorsOf, type ScanCursor } from '../core/scan-cursors';
 
 export type ScannerContext = Readonly<{
-  config: Config;
+  config: Pick<Config, 'scanner'>;
   /** The main database (the cursors). */
   db: Knex;
   /** A pool per database (config.databases); the main one is `db`. */
