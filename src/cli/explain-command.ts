@@ -16,7 +16,7 @@ import type { Topology } from '../core/topology';
 import { formatUtc } from '../core/utc-time';
 import { openDatabases } from '../db/databases';
 import { readExplainedRow, readOutboxRowsOf } from '../db/sql/read-explained-row';
-import { readDbNow } from '../expire/sql/read-db-now';
+import { readDbNow } from '../db/sql/read-db-now';
 import { createSchemaRegistry } from '../publish/schema-registry';
 import { createKafka } from '../kafka/client';
 import { systemClock } from '../core/clock';

@@ -11,6 +11,7 @@
  * so a database is checked on its own: at start for those that answer, later for one that
  * did not (db/database-watch.ts), and by `timebucket check` one at a time.
  */
+import { readDbNow } from './sql/read-db-now';
 import type { Knex } from 'knex';
 import type { Entity, EntityCatalogue, Location, StatusValue, Transition } from '../core/entity-catalogue';
 import { duePlausibilityProblem } from '../core/due-plausibility';
@@ -42,8 +43,7 @@ export async function entityDataProblems(
   const here = catalogue.entities.flatMap((entity) => entity.locations.filter((l) => l.database === database).map((location) => ({ entity, location })));
   if (here.length === 0) return [];
   // The database clock decides due-ness (I2), as for the scanner: not this process's.
-  const [[clock]] = (await db.raw('SELECT NOW(3) AS now')) as [[{ now: Date }]];
-  const nowMs = clock.now.getTime();
+  const nowMs = await readDbNow(db);
   const cursorKeys = new Map(scanCursorsOf(catalogue).map((c) => [cursorId(c.transition, c.location, c.from), c.key]));
   const problems: string[] = [];
   for (const { entity, location } of here) {

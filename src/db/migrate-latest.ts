@@ -8,21 +8,19 @@
  * one row, so from then on nobody can take it, and every later migrate fails with "Migration
  * table is already locked", for good. Here the two tables are created first with IF NOT EXISTS
  * and the row with a fixed key (INSERT IGNORE), so racing processes all end with the one row; a
- * lock table that the race already doubled (no lock can have been taken on it since) is mended.
+ * lock table that the race already doubled (no lock can have been taken on it since) is mended
+ * (db/sql/prepare-migration-tables.ts).
  *
  * A process that finds the lock taken waits for the holder to finish (its migrations are then
  * done, and knex finds nothing left to run), up to `waitMs`, with the one retry helper; any other
- * failure ends `migrate` at once. Plain SQL that MySQL 8 and MariaDB both accept.
+ * failure ends `migrate` at once.
  */
 import type { Db } from './knex';
 import { MigrationLockedError } from '../core/errors';
 import { RetryPolicies } from '../runtime/retry-policy';
 import type { Logger } from '../ops/logger';
 import { retry } from '../runtime/retry';
-
-/** knex's own names and columns (migrations: { tableName: 'knex_migrations' } in db/knex.ts). */
-const HISTORY = 'knex_migrations';
-const LOCK = 'knex_migrations_lock';
+import { prepareMigrationTables } from './sql/prepare-migration-tables';
 
 export type MigrateOptions = Readonly<{ logger: Logger; waitMs?: number; sleep?: (ms: number) => Promise<void> }>;
 
@@ -54,21 +52,6 @@ export async function migrateLatest(db: Db, opts: MigrateOptions): Promise<strin
       sleep: opts.sleep,
     },
   );
-}
-
-/** knex's tables and the lock's single row, created idempotently; a doubled lock row mended. */
-async function prepareMigrationTables(db: Db): Promise<void> {
-  await db.raw(
-    `CREATE TABLE IF NOT EXISTS ${HISTORY} (
-       id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
-       name VARCHAR(255), batch INT, migration_time TIMESTAMP NULL)`,
-  );
-  await db.raw(`CREATE TABLE IF NOT EXISTS ${LOCK} (\`index\` INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, is_locked INT)`);
-  await db.raw(`INSERT IGNORE INTO ${LOCK} (\`index\`, is_locked) SELECT 1, 0 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM ${LOCK})`);
-  // Rows beyond the first exist only after the race: no lock could be taken while they did. Read
-  // first, then delete (MySQL refuses a DELETE whose subquery reads the table it deletes from).
-  const first = (await db(LOCK).min({ first: 'index' }).first()) as { first: number | null } | undefined;
-  if (first?.first != null) await db(LOCK).where('index', '>', first.first).delete();
 }
 
 /** knex's LockError: another process holds the migrations lock. */

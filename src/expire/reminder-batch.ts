@@ -23,7 +23,7 @@ import type { BatchOutcome } from './batch-outcome';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { Metrics } from '../ops/metrics';
 import type { OutboxInsert, OutboxWriter } from '../publish/outbox-writer';
-import { readDbNow } from './sql/read-db-now';
+import { readDbNow } from '../db/sql/read-db-now';
 import { readDigestRows, type ReadDigestRows } from './sql/read-digest-rows';
 import { readRemindedRows, type ReadRemindedRows } from './sql/read-reminded-rows';
 

@@ -33,7 +33,7 @@ import { applyEffect, type ApplyEffect } from './sql/apply-effect';
 import type { OutboxWriter } from '../publish/outbox-writer';
 import { lockEffectRows, type LockEffectRows } from './sql/lock-effect-rows';
 import { lockTransitionRows, type LockTransitionRows } from './sql/lock-transition-rows';
-import { readDbNow } from './sql/read-db-now';
+import { readDbNow } from '../db/sql/read-db-now';
 import { transitionRows, type TransitionRows } from './sql/transition-rows';
 
 /**

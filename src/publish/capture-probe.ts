@@ -36,9 +36,9 @@ import { NEVER_FAILS, type Component, type Health, type Lifecycle } from '../run
 import { group, type Group } from '../runtime/group';
 import { watchConsumer, type ConsumerWatch } from '../kafka/consumer-watch';
 import type { ConsumerCrashedError } from '../core/errors';
+import { insertOutboxProbe } from './sql/insert-outbox-probe';
 
 const MAX_PENDING = 1_000;
-export const PROBE_EVENT_TYPE = 'OUTBOX_PROBE';
 
 export type CaptureProbeOptions = Readonly<{
   /** A pool per database whose event_outbox is probed. */
@@ -149,10 +149,7 @@ class ProbeLedger {
     const probes = this.pending.get(name)!;
     const writtenAt = this.opts.clock.now();
     try {
-      await db.raw(
-        `INSERT INTO event_outbox (event_key, topic, entity_id, event_type, ce_type, ce_time, ce_dataschema, payload) VALUES (?, ?, '0', ?, 'timebucket.outbox.probe', ?, '', ?)`,
-        [key, this.opts.topic, PROBE_EVENT_TYPE, new Date(writtenAt).toISOString(), Buffer.from([0])],
-      );
+      await insertOutboxProbe(db, { key, topic: this.opts.topic, writtenAtMs: writtenAt });
       if (probes.size < MAX_PENDING) probes.set(key, writtenAt);
     } catch (err) {
       this.opts.onWriteFailed?.();

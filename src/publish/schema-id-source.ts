@@ -21,6 +21,7 @@ import { createEventEncoder, type EventEncoder } from './event-encoder';
 import { dataSchemaUri } from './event-headers';
 import { createSchemaRegistry } from './schema-registry';
 import { eventSchemas, registerEventSchemas, subjectFor, type EventTables, type SchemaIds } from './schemas';
+import { readSchemaIdRows, upsertSchemaIdRows } from './sql/event-schema-ids';
 
 export function schemaFingerprint(schemaText: string): string {
   return createHash('sha256').update(schemaText).digest('hex');
@@ -36,20 +37,16 @@ export async function readSavedSchemaIds(db: Knex, registryUrl: string, topics: 
   const wanted = Object.entries(texts).flatMap(([type, text]) =>
     topics[type] === undefined ? [] : [{ type, subject: subjectFor(topics[type]!), fingerprint: schemaFingerprint(text) }],
   );
-  if (wanted.length === 0) return {};
-  const [rows] = (await db.raw(
-    `SELECT subject, fingerprint, schema_id FROM event_schema_ids WHERE registry = ? AND (subject, fingerprint) IN (${wanted.map(() => '(?, ?)').join(', ')})`,
-    [registryKey(registryUrl), ...wanted.flatMap((w) => [w.subject, w.fingerprint])],
-  )) as [Array<{ subject: string; fingerprint: string; schema_id: number }>];
+  const rows = await readSchemaIdRows(db, registryKey(registryUrl), wanted);
   const ids: Record<string, number> = {};
   for (const w of wanted) {
     const row = rows.find((r) => r.subject === w.subject && r.fingerprint === w.fingerprint);
-    if (row !== undefined) ids[w.type] = Number(row.schema_id);
+    if (row !== undefined) ids[w.type] = row.schemaId;
   }
   return ids;
 }
 
-/** Upsert (VALUES() reads the same on MySQL 8 and MariaDB). */
+/** Each registered id saved under its registry, subject and schema fingerprint. */
 export async function saveSchemaIds(
   db: Knex,
   registryUrl: string,
@@ -57,13 +54,12 @@ export async function saveSchemaIds(
   texts: Readonly<Record<string, string>>,
   ids: SchemaIds,
 ): Promise<void> {
-  const rows = Object.entries(ids).filter(([type]) => texts[type] !== undefined && topics[type] !== undefined);
-  if (rows.length === 0) return;
-  await db.raw(
-    `INSERT INTO event_schema_ids (registry, subject, fingerprint, event_type, schema_id) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}
-     ON DUPLICATE KEY UPDATE schema_id = VALUES(schema_id), event_type = VALUES(event_type), registered_at = CURRENT_TIMESTAMP(3)`,
-    rows.flatMap(([type, id]) => [registryKey(registryUrl), subjectFor(topics[type]!), schemaFingerprint(texts[type]!), type, id]),
+  const rows = Object.entries(ids).flatMap(([type, schemaId]) =>
+    texts[type] === undefined || topics[type] === undefined
+      ? []
+      : [{ subject: subjectFor(topics[type]!), fingerprint: schemaFingerprint(texts[type]!), eventType: type, schemaId }],
   );
+  await upsertSchemaIdRows(db, registryKey(registryUrl), rows);
 }
 
 export type EventEncoding = Readonly<{ encoder: EventEncoder; stop: () => Promise<void> }>;

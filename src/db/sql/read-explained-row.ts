@@ -3,7 +3,7 @@
  *
  *   SELECT <status>, <every transition's due column> FROM <table> WHERE <id> = ?   (each table of
  *          the entity on the database, until the row is found)
- *   SELECT NOW(3)                                      (the database clock: expire/sql/read-db-now.ts)
+ *   SELECT NOW(3)                                      (the database clock: db/sql/read-db-now.ts)
  *   SELECT event_key, topic, created_at, payload FROM event_outbox
  *          WHERE event_key LIKE '<entity>-<transition>-<id>-%' ORDER BY id LIMIT 20
  *          (a range of the unique event_key index: the transition's events of this row)

@@ -1,5 +1,6 @@
 /**
- * Reads the database clock inside the transaction (or on any connection: `explain`). Inputs: none. Output: NOW(3) as epoch ms.
+ * Reads the database clock: inside an expiry or reminder transaction, or on any connection
+ * (`explain`, the entities' data check). Inputs: none. Output: NOW(3) as epoch ms.
  * Why: the database clock decides due-ness (invariant I2); the same value guards the update and
  * stamps the transition, so "transitioned at" can never be before "due at".
  */
