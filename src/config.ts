@@ -27,6 +27,7 @@ import {
   retiredProblems,
   splitList,
   type ConfigPart,
+  type ParsedEnv,
 } from './config-schema';
 import { withSecretFiles } from './config-secrets';
 import {
@@ -94,15 +95,35 @@ export type Config = Readonly<{
  */
 export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | undefined>, opts: { uses?: readonly ConfigPart[] } = {}): Config {
   const { env, problems: fileProblems } = withSecretFiles(given);
+  const checked = checkEnv(env, opts.uses ?? ConfigParts, fileProblems);
+  if (!checked.ok) throw new ConfigError(`invalid configuration: ${checked.problems.join('; ')}`, { problems: checked.problems });
+  return configOf(checked);
+}
+
+/** The settings as parsed, with the connection parts checked apart from the schema. */
+type CheckedEnv = Readonly<{
+  ok: true;
+  e: ParsedEnv;
+  dbTls: Tls;
+  kafkaTls: Tls;
+  registry: { url: string | undefined; auth: BasicAuth | undefined };
+  extraDatabases: ReturnType<typeof extraDatabasesOf>;
+  usesKafka: boolean;
+}>;
+
+/** Field problems and cross-field problems in one report, so an operator fixes them in one go. */
+function checkEnv(
+  env: Record<string, string | undefined>,
+  uses: readonly ConfigPart[],
+  fileProblems: readonly string[],
+): CheckedEnv | { ok: false; problems: string[] } {
   const parsed = EnvSchema.safeParse(env);
-  // Field problems and cross-field problems in one report, so an operator fixes them in one go.
   const problems = [...fileProblems, ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))];
   const crossField = heartbeatProblem(env);
   if (crossField !== undefined) problems.push(crossField);
   const deadline = deadlineProblem(env);
   if (deadline !== undefined) problems.push(deadline);
   problems.push(...retiredProblems(env));
-  const uses = opts.uses ?? ConfigParts;
   if (env['TB_ENV'] === 'production') {
     const required = uses.flatMap((p) => PRODUCTION_REQUIRED_BY_PART[p]);
     for (const name of required) if (!env[name]) problems.push(`${name}: required when TB_ENV=production (no local-stack default)`);
@@ -115,34 +136,25 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
   if (usesKafka) problems.push(...saslProblems(env));
   const registry = registryOf(env, problems);
   const extraDatabases = parsed.success ? extraDatabasesOf(env, parsed.data, uses.includes('db'), problems) : [];
-  if (!parsed.success || problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, { problems });
-  const e = parsed.data;
+  if (!parsed.success || problems.length > 0) return { ok: false, problems };
+  return { ok: true, e: parsed.data, dbTls: dbTls!, kafkaTls: kafkaTls!, registry: registry!, extraDatabases, usesKafka };
+}
+
+function configOf({ e, dbTls, kafkaTls, registry, extraDatabases, usesKafka }: CheckedEnv): Config {
   const sasl: KafkaSasl | undefined =
     e.TB_KAFKA_SASL_MECHANISM === undefined || !usesKafka
       ? undefined
       : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
-  const db: DbConnection = {
-    host: e.TB_DB_HOST,
-    // Production: MySQL's own port unless told; locally the stack's.
-    port: e.TB_DB_PORT ?? (e.TB_ENV === 'production' ? 3306 : e.TB_STACK_DB_PORT),
-    database: e.TB_DB_NAME,
-    user: e.TB_DB_USER,
-    password: e.TB_DB_PASSWORD,
-    poolMax: e.TB_DB_POOL_MAX,
-    tls: dbTls!,
-    statementTimeoutMs: e.TB_DB_STATEMENT_TIMEOUT_MS,
-    migrateStatementTimeoutMs: e.TB_DB_MIGRATE_STATEMENT_TIMEOUT_MS,
-    lockWaitTimeoutS: e.TB_DB_LOCK_WAIT_TIMEOUT_S,
-  };
+  const db = dbConnectionOf(e, dbTls);
   const databases: Record<string, NamedDatabase> = { main: { ...db, name: 'main', cdcTopicPrefix: e.TB_CDC_TOPIC_PREFIX } };
   for (const x of extraDatabases) databases[x.name] = { ...db, ...x };
   return deepFreeze({
     env: e.TB_ENV,
-    kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES, ssl: kafkaTls!, sasl },
+    kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES, ssl: kafkaTls, sasl },
     db,
     databases,
-    registry: { url: registry!.url ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7`, auth: registry!.auth },
+    registry: { url: registry.url ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7`, auth: registry.auth },
     cdc: {
       topicPrefix: e.TB_CDC_TOPIC_PREFIX,
       database: e.TB_DB_NAME,
@@ -178,6 +190,23 @@ export function loadConfig(given: NodeJS.ProcessEnv | Record<string, string | un
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
     instanceIdGiven: e.TB_INSTANCE_ID !== undefined,
   });
+}
+
+/** The main database's connection; the other databases take what they do not set from it. */
+function dbConnectionOf(e: ParsedEnv, tls: Tls): DbConnection {
+  return {
+    host: e.TB_DB_HOST,
+    // Production: MySQL's own port unless told; locally the stack's.
+    port: e.TB_DB_PORT ?? (e.TB_ENV === 'production' ? 3306 : e.TB_STACK_DB_PORT),
+    database: e.TB_DB_NAME,
+    user: e.TB_DB_USER,
+    password: e.TB_DB_PASSWORD,
+    poolMax: e.TB_DB_POOL_MAX,
+    tls,
+    statementTimeoutMs: e.TB_DB_STATEMENT_TIMEOUT_MS,
+    migrateStatementTimeoutMs: e.TB_DB_MIGRATE_STATEMENT_TIMEOUT_MS,
+    lockWaitTimeoutS: e.TB_DB_LOCK_WAIT_TIMEOUT_S,
+  };
 }
 
 /**
