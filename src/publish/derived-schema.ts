@@ -128,54 +128,67 @@ function deriveReminderSchema(spec: EventSpec, entity: Entity, transition: Trans
   const statusType = spec.kind === 'reminder' ? statusAvroType(entity, columns.get(entity.status.column), problems) : 'string';
   if (problems.length > 0) throw new DerivedSchemaError(spec.type, problems);
   const dot = spec.avroName.lastIndexOf('.');
-  const name = spec.avroName.slice(dot + 1);
-  const namespace = dot > 0 ? { namespace: spec.avroName.slice(0, dot) } : {};
-  const before: AvroField = {
-    name: 'remind_before_ms',
-    type: 'long',
-    doc: `The fire point: this many milliseconds before the due time (${transition.due.column}).`,
+  const names: RecordNames = { name: spec.avroName.slice(dot + 1), namespace: dot > 0 ? { namespace: spec.avroName.slice(0, dot) } : {} };
+  return spec.kind === 'reminder'
+    ? reminderRecord(spec, entity, transition, { names, statusType, declared })
+    : digestRecord(spec, entity, transition, { names, declared });
+}
+
+type RecordNames = Readonly<{ name: string; namespace: { namespace?: string } }>;
+type ReminderParts = Readonly<{ names: RecordNames; declared: AvroField[] }>;
+
+/** The fields a reminder and a digest share: the fire point, when it committed, which path sent it. */
+function reminderCommonFields(transition: Transition): { before: AvroField; common: AvroField[] } {
+  return {
+    before: { name: 'remind_before_ms', type: 'long', doc: `The fire point: this many milliseconds before the due time (${transition.due.column}).` },
+    common: [
+      { name: 'occurred_at', type: TIMESTAMP, doc: 'When the reminder committed, by the database clock; before the due time. UTC epoch milliseconds.' },
+      { name: 'path', type: 'string', doc: 'Which path sent it: stream, or replay.' },
+    ],
   };
-  const common: AvroField[] = [
-    { name: 'occurred_at', type: TIMESTAMP, doc: 'When the reminder committed, by the database clock; before the due time. UTC epoch milliseconds.' },
-    { name: 'path', type: 'string', doc: 'Which path sent it: stream, or replay.' },
+}
+
+function reminderRecord(spec: EventSpec, entity: Entity, transition: Transition, parts: ReminderParts & { statusType: AvroField['type'] }): AvroRecord {
+  const { before, common } = reminderCommonFields(transition);
+  const fields: AvroField[] = [
+    {
+      name: 'event_key',
+      type: 'string',
+      doc: `Deduplication key, ${entity.name}-${transition.name}-remind-<${spec.idField}>-<due_at ms>-<remind_before_ms>: once per row, due time and fire point.`,
+    },
+    { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
+    {
+      name: spec.idField,
+      type: 'long',
+      doc: `The ${entity.name} about to become due (${entity.table}.${entity.idColumn}; also the message key, as a decimal string).`,
+    },
+    { name: 'status', type: parts.statusType, doc: `Its status when the reminder was read: ${transition.from.map(String).join(' or ')}.` },
+    { name: 'due_at', type: TIMESTAMP, doc: `When it falls due (its ${transition.due.column}), UTC epoch milliseconds.` },
+    before,
+    ...common,
+    ...parts.declared,
   ];
-  if (spec.kind === 'reminder') {
-    const fields: AvroField[] = [
-      {
-        name: 'event_key',
-        type: 'string',
-        doc: `Deduplication key, ${entity.name}-${transition.name}-remind-<${spec.idField}>-<due_at ms>-<remind_before_ms>: once per row, due time and fire point.`,
-      },
-      { name: 'event_type', type: 'string', doc: `Always ${spec.type}.` },
-      {
-        name: spec.idField,
-        type: 'long',
-        doc: `The ${entity.name} about to become due (${entity.table}.${entity.idColumn}; also the message key, as a decimal string).`,
-      },
-      { name: 'status', type: statusType, doc: `Its status when the reminder was read: ${transition.from.map(String).join(' or ')}.` },
-      { name: 'due_at', type: TIMESTAMP, doc: `When it falls due (its ${transition.due.column}), UTC epoch milliseconds.` },
-      before,
-      ...common,
-      ...declared,
-    ];
-    return {
-      type: 'record',
-      name,
-      ...namespace,
-      doc: `${spec.summary} Published once per row, due time and fire point; drop duplicates by event_key.`,
-      fields,
-    };
-  }
+  return {
+    type: 'record',
+    name: parts.names.name,
+    ...parts.names.namespace,
+    doc: `${spec.summary} Published once per row, due time and fire point; drop duplicates by event_key.`,
+    fields,
+  };
+}
+
+function digestRecord(spec: EventSpec, entity: Entity, transition: Transition, parts: ReminderParts): AvroRecord {
+  const { before, common } = reminderCommonFields(transition);
   const digest = transition.reminders!.digest!;
   const item: AvroRecord = {
     type: 'record',
-    name: `${name}Item`,
-    ...namespace,
+    name: `${parts.names.name}Item`,
+    ...parts.names.namespace,
     doc: `One ${entity.name} of the digest.`,
     fields: [
       { name: spec.itemIdField ?? 'id', type: 'long', doc: `The ${entity.name} (${entity.table}.${entity.idColumn}).` },
       { name: 'due_at', type: TIMESTAMP, doc: `When it falls due (its ${transition.due.column}), UTC epoch milliseconds.` },
-      ...declared,
+      ...parts.declared,
     ],
   };
   const fields: AvroField[] = [
@@ -203,8 +216,8 @@ function deriveReminderSchema(spec: EventSpec, entity: Entity, transition: Trans
   ];
   return {
     type: 'record',
-    name,
-    ...namespace,
+    name: parts.names.name,
+    ...parts.names.namespace,
     doc: `${spec.summary} Published once per user, fire point, window and part; drop duplicates by event_key.`,
     fields,
   };
