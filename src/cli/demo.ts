@@ -5,6 +5,8 @@
  * and the reminders of entities/demo.json (`make run` uses it): each coupon's 20 s reminder, and
  * one digest per 10 s window for the fire points 40 s before, for three coupons due at ~55 s.
  */
+import type { Consumer } from 'kafkajs';
+import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Topology } from '../core/topology';
 import { createDb } from '../db/knex';
@@ -26,8 +28,35 @@ function describe(e: DemoEvent): string {
 export async function startDemo(config: Config, topology: Topology, logger: Logger): Promise<Demo> {
   const db = createDb(config.db, { logger });
   const marker = 900_000_000 + Math.floor(Math.random() * 1_000_000);
-  const due = (seconds: number) => db.raw('NOW(3) + INTERVAL ? MICROSECOND', [Math.round(seconds * 1_000_000)]);
+  const { couponIds, orderIds } = await writeDemoRows(db, marker);
+  console.log(
+    `demo: ${couponIds.length} coupons due over the next 60 s (one locked by an unpaid order), ${orderIds.length} unpaid orders, 1 order paid in time; reminders 20 s before, a digest 40 s before`,
+  );
+  const followed = await followDemoEvents(config, topology, logger, marker);
+  let previous = '';
+  const summary = setInterval(() => {
+    void (async () => {
+      const [c] = await db('coupons').whereIn('id', couponIds).where({ status: 'EXPIRED' }).count({ n: '*' });
+      const [o] = await db('orders').whereIn('id', orderIds).where({ status: 'CANCELLED' }).count({ n: '*' });
+      const line = `demo: coupons expired ${Number(c!.n)}/${couponIds.length} · orders cancelled ${Number(o!.n)}/${orderIds.length} · ${followed.tally()}`;
+      // Printed when something changed, so the terminal shows progress rather than a wall of repeats.
+      if (line !== previous) console.log(line);
+      previous = line;
+    })().catch((err: unknown) => logger.warn({ err }, 'demo summary failed'));
+  }, 1_000);
 
+  return {
+    async stop() {
+      clearInterval(summary);
+      await followed.consumer.disconnect();
+      await db.destroy();
+    },
+  };
+}
+
+/** The demo's rows, as an application would write them, due by the database clock from now. */
+async function writeDemoRows(db: Knex, marker: number): Promise<{ couponIds: number[]; orderIds: number[] }> {
+  const due = (seconds: number) => db.raw('NOW(3) + INTERVAL ? MICROSECOND', [Math.round(seconds * 1_000_000)]);
   const couponIds: number[] = [];
   for (let i = 0; i < 20; i += 1) {
     const [id] = await db('coupons').insert({ user_id: marker, status: 'ACTIVE', expire_time: due(5 + i * 2) });
@@ -45,10 +74,11 @@ export async function startDemo(config: Config, topology: Topology, logger: Logg
     couponIds.push((await db('coupons').insert({ user_id: marker, status: 'ACTIVE', face_value: 5 * (i + 1), expire_time: due(55 + i) }))[0]!);
   couponIds.push(lockedCoupon!);
   orderIds.push(holdingOrder!);
-  console.log(
-    `demo: ${couponIds.length} coupons due over the next 60 s (one locked by an unpaid order), ${orderIds.length} unpaid orders, 1 order paid in time; reminders 20 s before, a digest 40 s before`,
-  );
+  return { couponIds, orderIds };
+}
 
+/** The demo's events as they arrive on the event topics, counted by kind; the last one described. */
+async function followDemoEvents(config: Config, topology: Topology, logger: Logger, marker: number): Promise<{ consumer: Consumer; tally: () => string }> {
   // The events' own client: ids (longs) decode exactly, as bigints.
   const registry = createSchemaRegistry(config.registry);
   const consumer = createKafka(config.kafka, logger, '-demo').consumer({ groupId: `${config.groupPrefix}.demo-${marker}`, maxWaitTimeInMs: 200 });
@@ -68,24 +98,8 @@ export async function startDemo(config: Config, topology: Topology, logger: Logg
       lastEvent = describe(value);
     },
   });
-
-  let previous = '';
-  const summary = setInterval(() => {
-    void (async () => {
-      const [c] = await db('coupons').whereIn('id', couponIds).where({ status: 'EXPIRED' }).count({ n: '*' });
-      const [o] = await db('orders').whereIn('id', orderIds).where({ status: 'CANCELLED' }).count({ n: '*' });
-      const line = `demo: coupons expired ${Number(c!.n)}/${couponIds.length} · orders cancelled ${Number(o!.n)}/${orderIds.length} · events received ${events} · reminders ${reminders} · digests ${digests}${lastEvent ? ` · last ${lastEvent}` : ''}`;
-      // Printed when something changed, so the terminal shows progress rather than a wall of repeats.
-      if (line !== previous) console.log(line);
-      previous = line;
-    })().catch((err: unknown) => logger.warn({ err }, 'demo summary failed'));
-  }, 1_000);
-
   return {
-    async stop() {
-      clearInterval(summary);
-      await consumer.disconnect();
-      await db.destroy();
-    },
+    consumer,
+    tally: () => `events received ${events} · reminders ${reminders} · digests ${digests}${lastEvent ? ` · last ${lastEvent}` : ''}`,
   };
 }

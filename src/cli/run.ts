@@ -13,7 +13,7 @@
 import type { Config } from '../config';
 import type { Topology } from '../core/topology';
 import type { EntityCatalogue } from '../core/entity-catalogue';
-import { startTimebucket } from '../main';
+import { startTimebucket, type Running } from '../main';
 import type { Role } from '../roles';
 import type { Logger } from '../ops/logger';
 import { startDemo } from './demo';
@@ -40,7 +40,7 @@ export async function run(
   let joined = false;
   let stopping = false;
   let starting: { failedAttempts: number; error: string } | undefined;
-  let running: Awaited<ReturnType<typeof startTimebucket>> | undefined = undefined;
+  let running: Running | undefined = undefined;
   const health = () => running?.health() ?? { ok: true, problems: [] };
   const readiness = () => processReadiness(running, { joined, stopping, ...(starting !== undefined && { starting }) });
   const ops =
@@ -71,7 +71,27 @@ export async function run(
   });
   const demo = opts.demo ? await startDemo(config, topology, logger) : undefined;
 
-  const reason = await new Promise<{ signal?: NodeJS.Signals; err?: Error }>((resolve) => {
+  const reason = await signalOrFailure(running);
+  stopping = true;
+  if (reason.err) logger.error({ err: reason.err }, 'a part failed for good: stopping, then exiting non-zero');
+  else logger.info({ signal: reason.signal, deadlineMs: config.shutdownTimeoutMs }, 'stopping');
+  const inTime = await stopWithinDeadline(config.shutdownTimeoutMs + STOP_MARGIN_MS, async () => {
+    await demo?.stop();
+    await running.stop();
+  });
+  await ops?.close();
+  if (!inTime)
+    logger.warn(
+      { deadlineMs: config.shutdownTimeoutMs + STOP_MARGIN_MS },
+      'shutdown deadline passed: work in flight abandoned (it is re-read from the committed offsets)',
+    );
+  else logger.info('stopped');
+  return reason.err ? ExitCodes.FAILED : ExitCodes.OK;
+}
+
+/** The first signal (SIGINT, SIGTERM) or the process's failure; a second signal exits at once. */
+function signalOrFailure(running: Running): Promise<{ signal?: NodeJS.Signals; err?: Error }> {
+  return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       // The second signal does not wait for anything.
       process.once(signal, () => process.exit(ExitCodes[signal as 'SIGINT' | 'SIGTERM']));
@@ -79,26 +99,20 @@ export async function run(
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
-    void running!.failed.then((err) => resolve({ err }));
+    void running.failed.then((err) => resolve({ err }));
   });
-  stopping = true;
-  if (reason.err) logger.error({ err: reason.err }, 'a part failed for good: stopping, then exiting non-zero');
-  else logger.info({ signal: reason.signal, deadlineMs: config.shutdownTimeoutMs }, 'stopping');
+}
 
-  const stopped = (async () => {
-    await demo?.stop();
-    await running.stop();
-    return true;
-  })();
+/**
+ * Whether `stop` finished within `deadlineMs`. The parts share TB_SHUTDOWN_TIMEOUT_MS (main.ts:
+ * each overrunning part is left behind, the next still stopped, a second at least); this is the
+ * last word, a little after theirs.
+ */
+async function stopWithinDeadline(deadlineMs: number, stop: () => Promise<void>): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  // The parts share TB_SHUTDOWN_TIMEOUT_MS (main.ts: each overrunning part is left behind, the
-  // next still stopped, a second at least); this is the last word, a little after theirs.
-  const deadlineMs = config.shutdownTimeoutMs + STOP_MARGIN_MS;
   const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), deadlineMs)));
+  const stopped = stop().then(() => true as const);
   const inTime = await Promise.race([stopped, deadline]);
   clearTimeout(timer);
-  await ops?.close();
-  if (!inTime) logger.warn({ deadlineMs }, 'shutdown deadline passed: work in flight abandoned (it is re-read from the committed offsets)');
-  else logger.info('stopped');
-  return reason.err ? ExitCodes.FAILED : ExitCodes.OK;
+  return inTime;
 }

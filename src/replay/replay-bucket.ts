@@ -92,58 +92,10 @@ export type ReplaySummary = Readonly<{
 
 export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> {
   const { window } = opts;
-  if (opts.shard !== undefined && !(Number.isSafeInteger(opts.shard) && opts.shard >= 0 && opts.shard < opts.topology.shards)) {
-    throw new RangeError(`shard must be in [0, ${opts.topology.shards}), got ${opts.shard}`);
-  }
-  if (opts.entity !== undefined) entityOf(opts.catalogue, opts.entity); // a name the catalogue does not hold throws here
+  checkScope(opts);
   const counts: ReplayCounts = { entries: 0, transitioned: 0, due: 0, alreadyDone: 0, notDue: 0, stale: 0, reminders: 0, invalid: 0 };
-  const readers = new Map<string, EntryStateReader>();
-  const ctx: BatchContext = {
-    opts,
-    counts,
-    readStates: (t, location, ids) => {
-      const key = `${t.ref}@${location.key}`;
-      let read = readers.get(key);
-      if (read === undefined) readers.set(key, (read = entryStateReader(opts.dbs[location.database]!, entityOf(opts.catalogue, t.entity), t, location)));
-      return read(ids);
-    },
-  };
-  // Pending batches per partition, transition, table and shard: a shard's entries are all in one partition.
-  type Pending = { transition: Transition; location: Location; entries: ScheduledEntry[] };
-  const pending = new Map<number, Map<string, Pending>>();
-  const run = (p: Pending, entries: ScheduledEntry[]) => {
-    if (isReminderBatch(entries)) return replayReminders(ctx, p.transition, p.location, entries);
-    return opts.dryRun ? classifyOnly(ctx, p.transition, p.location, entries) : replay(ctx, p.transition, p.location, entries);
-  };
-
-  const onEntries = async (partition: number, held: readonly HeldMessage[]) => {
-    const lists = pending.get(partition) ?? new Map<string, Pending>();
-    pending.set(partition, lists);
-    for (const h of held) {
-      if (opts.entity !== undefined && h.entry.entity !== opts.entity) continue;
-      if (opts.shard !== undefined && h.shard !== opts.shard) continue;
-      counts.entries += 1;
-      // Reminders apart: their own transaction (one batch is all reminders or none).
-      const key = `${h.entry.entity}.${h.entry.transition}~${batchKindOf(h.entry)}@${h.entry.at ?? ''}:${h.shard}`;
-      let list = lists.get(key);
-      // The reader decoded the entry against the catalogue: its transition and location exist.
-      if (list === undefined) {
-        const location = locationOf(entityOf(opts.catalogue, h.entry.entity), h.entry.at);
-        lists.set(key, (list = { transition: transitionOf(opts.catalogue, h.entry.entity, h.entry.transition), location, entries: [] }));
-      }
-      list.entries.push(
-        h.entry.remind === undefined
-          ? { id: h.entry.id, expireAtMs: h.entry.expireAtMs }
-          : { id: h.entry.id, expireAtMs: h.entry.expireAtMs, remind: h.entry.remind },
-      );
-      if (list.entries.length >= opts.batchSize) await run(list, list.entries.splice(0));
-    }
-  };
-  const onPartitionDone = async (partition: number) => {
-    for (const list of pending.get(partition)?.values() ?? []) if (list.entries.length > 0) await run(list, list.entries.splice(0));
-    pending.delete(partition);
-  };
-
+  const ctx: BatchContext = { opts, counts, readStates: cachedStateReaders(opts) };
+  const { onEntries, onPartitionDone } = batchesByPartition(ctx);
   const partitions = await scanBucket({
     kafka: opts.kafka,
     topology: opts.topology,
@@ -169,6 +121,71 @@ export async function replayBucket(opts: ReplayOptions): Promise<ReplaySummary> 
   };
   opts.logger.info({ topic: window.topic, bucketStartMs: window.startMs, dryRun: opts.dryRun, ...counts }, 'bucket replay finished');
   return summary;
+}
+
+/** A shard out of range or an entity the catalogue does not hold ends the replay before it reads. */
+function checkScope(opts: ReplayOptions): void {
+  if (opts.shard !== undefined && !(Number.isSafeInteger(opts.shard) && opts.shard >= 0 && opts.shard < opts.topology.shards)) {
+    throw new RangeError(`shard must be in [0, ${opts.topology.shards}), got ${opts.shard}`);
+  }
+  if (opts.entity !== undefined) entityOf(opts.catalogue, opts.entity); // a name the catalogue does not hold throws here
+}
+
+/** The rows' state reader of each transition and table, made on first use. */
+function cachedStateReaders(opts: ReplayOptions): BatchContext['readStates'] {
+  const readers = new Map<string, EntryStateReader>();
+  return (t, location, ids) => {
+    const key = `${t.ref}@${location.key}`;
+    let read = readers.get(key);
+    if (read === undefined) readers.set(key, (read = entryStateReader(opts.dbs[location.database]!, entityOf(opts.catalogue, t.entity), t, location)));
+    return read(ids);
+  };
+}
+
+type Pending = { transition: Transition; location: Location; entries: ScheduledEntry[] };
+
+/**
+ * The scan's entries in batches per partition, transition, table and shard (a shard's entries are
+ * all in one partition), each run once it is full or its partition is read to the end.
+ */
+function batchesByPartition(ctx: BatchContext): {
+  onEntries: (partition: number, held: readonly HeldMessage[]) => Promise<void>;
+  onPartitionDone: (partition: number) => Promise<void>;
+} {
+  const { opts } = ctx;
+  const pending = new Map<number, Map<string, Pending>>();
+  const run = (p: Pending, entries: ScheduledEntry[]) => {
+    if (isReminderBatch(entries)) return replayReminders(ctx, p.transition, p.location, entries);
+    return opts.dryRun ? classifyOnly(ctx, p.transition, p.location, entries) : replay(ctx, p.transition, p.location, entries);
+  };
+  const onEntries = async (partition: number, held: readonly HeldMessage[]) => {
+    const lists = pending.get(partition) ?? new Map<string, Pending>();
+    pending.set(partition, lists);
+    for (const h of held) {
+      if (opts.entity !== undefined && h.entry.entity !== opts.entity) continue;
+      if (opts.shard !== undefined && h.shard !== opts.shard) continue;
+      ctx.counts.entries += 1;
+      // Reminders apart: their own transaction (one batch is all reminders or none).
+      const key = `${h.entry.entity}.${h.entry.transition}~${batchKindOf(h.entry)}@${h.entry.at ?? ''}:${h.shard}`;
+      let list = lists.get(key);
+      // The reader decoded the entry against the catalogue: its transition and location exist.
+      if (list === undefined) {
+        const location = locationOf(entityOf(opts.catalogue, h.entry.entity), h.entry.at);
+        lists.set(key, (list = { transition: transitionOf(opts.catalogue, h.entry.entity, h.entry.transition), location, entries: [] }));
+      }
+      list.entries.push(
+        h.entry.remind === undefined
+          ? { id: h.entry.id, expireAtMs: h.entry.expireAtMs }
+          : { id: h.entry.id, expireAtMs: h.entry.expireAtMs, remind: h.entry.remind },
+      );
+      if (list.entries.length >= opts.batchSize) await run(list, list.entries.splice(0));
+    }
+  };
+  const onPartitionDone = async (partition: number) => {
+    for (const list of pending.get(partition)?.values() ?? []) if (list.entries.length > 0) await run(list, list.entries.splice(0));
+    pending.delete(partition);
+  };
+  return { onEntries, onPartitionDone };
 }
 
 type BatchContext = Readonly<{
