@@ -133,23 +133,9 @@ async function read<S extends string, R extends ScanRange<S>>(opts: TimeScanOpti
   const { topic, logger } = opts;
   const byPartition = new Map(toRead.map((s) => [s.partition, { range: s, next: BigInt(s.fromOffset), end: BigInt(s.endOffset) }]));
   let open = toRead.length;
-  let settle!: { resolve: () => void; reject: (err: unknown) => void };
-  const finished = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-  // Awaited below; marked handled now, so a failure while connecting is not an unhandled rejection.
-  finished.catch(() => undefined);
-
-  const consumer: Consumer = opts.kafka.consumer({
-    groupId: opts.groupId,
-    maxWaitTimeInMs: 250,
-    // A crash ends the scan: a restarted consumer would read from the start again.
-    retry: { restartOnFailure: async () => false },
-  });
-  const joinTimeoutMs = opts.joinTimeoutMs ?? 60_000;
-  const joinTimer = setTimeout(
-    () => settle.reject(new KafkaUnavailableError(`the scan consumer did not join group ${opts.groupId} within ${joinTimeoutMs} ms`, { group: opts.groupId })),
-    joinTimeoutMs,
-  );
-  consumer.on(consumer.events.GROUP_JOIN, () => clearTimeout(joinTimer));
+  const { finished, settle } = settlement();
+  const consumer = scanConsumer(opts.kafka, opts.groupId);
+  const joinTimer = failUnlessJoined(consumer, opts.groupId, opts.joinTimeoutMs ?? 60_000, settle.reject);
   consumer.on(consumer.events.CRASH, (e) => settle.reject(e.payload.error));
   const onAbort = () => settle.reject(new InterruptedError(opts.what, SCAN_INTERRUPTED_HINT));
   opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -168,17 +154,7 @@ async function read<S extends string, R extends ScanRange<S>>(opts: TimeScanOpti
   const eachBatch = async ({ batch, heartbeat }: EachBatchPayload) => {
     const state = byPartition.get(batch.partition);
     if (state === undefined || state.range.stop !== undefined) return;
-    const fresh: KafkaMessage[] = [];
-    let reachedEnd = false;
-    for (const m of batch.messages) {
-      const offset = BigInt(m.offset);
-      if (offset < state.next) continue; // already handed on (a re-fetch)
-      if (offset >= state.end) {
-        reachedEnd = true;
-        break;
-      }
-      fresh.push(m);
-    }
+    const { fresh, reachedEnd } = freshMessages(batch.messages, state.next, state.end);
     const last = fresh.at(-1);
     if (last !== undefined) state.next = BigInt(last.offset) + 1n;
     const stop = fresh.length > 0 ? await opts.onBatch(state.range, fresh, heartbeat) : undefined;
@@ -208,6 +184,46 @@ async function read<S extends string, R extends ScanRange<S>>(opts: TimeScanOpti
     opts.signal?.removeEventListener('abort', onAbort);
     await consumer.disconnect();
   }
+}
+
+/** The scan's end: settled once, by the last partition finished or the first failure. */
+function settlement(): { finished: Promise<void>; settle: { resolve: () => void; reject: (err: unknown) => void } } {
+  let settle!: { resolve: () => void; reject: (err: unknown) => void };
+  const finished = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  // Awaited by the scan; marked handled now, so a failure while connecting is not an unhandled rejection.
+  finished.catch(() => undefined);
+  return { finished, settle };
+}
+
+/** The scan fails when its consumer has not joined its group within `timeoutMs`; the timer, cleared by the scan's end. */
+function failUnlessJoined(consumer: Consumer, groupId: string, timeoutMs: number, fail: (err: unknown) => void): NodeJS.Timeout {
+  const timer = setTimeout(
+    () => fail(new KafkaUnavailableError(`the scan consumer did not join group ${groupId} within ${timeoutMs} ms`, { group: groupId })),
+    timeoutMs,
+  );
+  consumer.on(consumer.events.GROUP_JOIN, () => clearTimeout(timer));
+  return timer;
+}
+
+function scanConsumer(kafka: Kafka, groupId: string): Consumer {
+  return kafka.consumer({
+    groupId,
+    maxWaitTimeInMs: 250,
+    // A crash ends the scan: a restarted consumer would read from the start again.
+    retry: { restartOnFailure: async () => false },
+  });
+}
+
+/** The batch's records not handed on yet (a re-fetch repeats some) and before the range's end; whether the end was reached. */
+function freshMessages(messages: readonly KafkaMessage[], next: bigint, end: bigint): { fresh: KafkaMessage[]; reachedEnd: boolean } {
+  const fresh: KafkaMessage[] = [];
+  for (const m of messages) {
+    const offset = BigInt(m.offset);
+    if (offset < next) continue;
+    if (offset >= end) return { fresh, reachedEnd: true };
+    fresh.push(m);
+  }
+  return { fresh, reachedEnd: false };
 }
 
 function maxOffset(a: string, b: string): string {
