@@ -160,33 +160,51 @@ function transitionProblems(
   location: Location,
   schemaNames: Readonly<Record<string, string>>,
 ): string[] {
-  const problems: string[] = [];
   const name = qualified(location, schemaNames);
   const at = `${t.ref} (${name})`;
   const status = table.columns.get(entity.status.column);
-  if (status !== undefined) for (const v of [...t.from, t.to]) problems.push(...valueProblems(at, status, v));
+  return [
+    ...(status === undefined ? [] : [...t.from, t.to].flatMap((v) => valueProblems(at, status, v))),
+    ...dueColumnProblems(at, table, t),
+    ...scanIndexProblems(at, name, table, entity, t),
+    ...assignmentProblems(at, table, t.set),
+    ...eventFieldProblems(at, table, t),
+    ...reminderProblems(at, name, table, entity, t),
+    ...[...t.effects.entries()].flatMap(([k, fx]) => effectProblems({ catalogue, schema, schemaNames }, `${at} effect ${k}`, entity, fx)),
+  ];
+}
+
+function dueColumnProblems(at: string, table: TableInfo, t: Transition): string[] {
   const due = table.columns.get(t.due.column);
-  if (due === undefined) problems.push(`${at}: due column ${t.due.column} does not exist`);
-  else if (t.due.kind === 'datetime' && !DATETIME.has(due.dataType))
-    problems.push(`${at}: due column ${due.name} is ${due.columnType}; kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`);
-  else if (t.due.kind === 'datetime' && /^datetime\(([4-6])\)/i.test(due.columnType)) {
+  if (due === undefined) return [`${at}: due column ${t.due.column} does not exist`];
+  if (t.due.kind === 'datetime' && !DATETIME.has(due.dataType))
+    return [`${at}: due column ${due.name} is ${due.columnType}; kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`];
+  if (t.due.kind === 'datetime' && /^datetime\(([4-6])\)/i.test(due.columnType)) {
     // Debezium encodes DATETIME(4-6) in µs (MicroTimestamp), and the schema-less CDC JSON the stack
     // configures cannot say so: the decoder would read µs as ms. TIMESTAMP(n) arrives as ISO text.
-    problems.push(
+    return [
       `${at}: due column ${due.name} is ${due.columnType}; use DATETIME(0) to DATETIME(3) or TIMESTAMP (microsecond DATETIME is not decoded exactly from schema-less CDC)`,
-    );
-  } else if (t.due.kind !== 'datetime' && due.dataType !== 'bigint' && !(t.due.kind === 'epoch_s' && INTEGER.has(due.dataType))) {
-    problems.push(`${at}: due column ${due.name} is ${due.columnType}; kind ${t.due.kind} needs ${t.due.kind === 'epoch_ms' ? 'BIGINT' : 'an integer type'}`);
+    ];
   }
+  if (t.due.kind !== 'datetime' && due.dataType !== 'bigint' && !(t.due.kind === 'epoch_s' && INTEGER.has(due.dataType))) {
+    return [`${at}: due column ${due.name} is ${due.columnType}; kind ${t.due.kind} needs ${t.due.kind === 'epoch_ms' ? 'BIGINT' : 'an integer type'}`];
+  }
+  return [];
+}
+
+/** The scanner's and backfill's index: (status, due, id). */
+function scanIndexProblems(at: string, name: string, table: TableInfo, entity: Entity, t: Transition): string[] {
   const index = table.indexes.find((i) => i.name === t.index);
   const wanted = [entity.status.column, t.due.column];
-  if (index === undefined || !startsWith(index.columns, wanted) || !(index.columns.length === 2 || index.columns[2] === entity.idColumn)) {
-    const found = index === undefined ? 'does not exist' : `is on (${index.columns.join(', ')})`;
-    problems.push(
-      `${at}: index ${t.index} ${found}; the scanner and backfill page through (status, due, id): CREATE INDEX ${t.index} ON ${name} (${[...wanted, entity.idColumn].join(', ')})`,
-    );
-  }
-  problems.push(...assignmentProblems(at, table, t.set));
+  if (index !== undefined && startsWith(index.columns, wanted) && (index.columns.length === 2 || index.columns[2] === entity.idColumn)) return [];
+  const found = index === undefined ? 'does not exist' : `is on (${index.columns.join(', ')})`;
+  return [
+    `${at}: index ${t.index} ${found}; the scanner and backfill page through (status, due, id): CREATE INDEX ${t.index} ON ${name} (${[...wanted, entity.idColumn].join(', ')})`,
+  ];
+}
+
+function eventFieldProblems(at: string, table: TableInfo, t: Transition): string[] {
+  const problems: string[] = [];
   for (const f of t.event.fields) {
     if (f.source !== 'column') continue;
     const c = table.columns.get(f.column);
@@ -201,28 +219,33 @@ function transitionProblems(
       );
     }
   }
-  problems.push(...reminderProblems(at, name, table, entity, t));
-  for (const [k, fx] of t.effects.entries()) {
-    const other = catalogue.entities.find((e) => e.name === fx.entity);
-    // An effect's entity has one table, on this database (core/entity-file.ts).
-    const otherLocation = other?.locations[0];
-    const otherTable = otherLocation === undefined ? undefined : schema.get(otherLocation.key);
-    if (other === undefined || otherLocation === undefined || otherTable === undefined) continue; // reported with that entity
-    const otherName = qualified(otherLocation, schemaNames);
-    const fat = `${at} effect ${k} on ${other.name} (${otherName})`;
-    const link = otherTable.columns.get(fx.column);
-    if (link === undefined) problems.push(`${fat}: column ${fx.column} does not exist`);
-    else if (!INTEGER.has(link.dataType)) problems.push(`${fat}: column ${fx.column} is ${link.columnType}; it must hold ${entity.name} ids (an integer type)`);
-    const fxIndex = otherTable.indexes.find((i) => i.name === fx.index);
-    if (fxIndex === undefined || fxIndex.columns[0] !== fx.column) {
-      problems.push(
-        `${fat}: index ${fx.index} ${fxIndex === undefined ? 'does not exist' : `starts with ${fxIndex.columns[0]}`}; the effect's locking read needs it: CREATE INDEX ${fx.index} ON ${otherName} (${fx.column})`,
-      );
-    }
-    const otherStatus = otherTable.columns.get(other.status.column);
-    if (otherStatus !== undefined) for (const v of [...fx.from, fx.to]) problems.push(...valueProblems(fat, otherStatus, v));
-    problems.push(...assignmentProblems(fat, otherTable, fx.set));
+  return problems;
+}
+
+type SchemaScope = Readonly<{ catalogue: EntityCatalogue; schema: SchemaInfo; schemaNames: Readonly<Record<string, string>> }>;
+
+/** An effect on another entity's row: its link column and index, its statuses and assignments. */
+function effectProblems(scope: SchemaScope, effectAt: string, entity: Entity, fx: Transition['effects'][number]): string[] {
+  const other = scope.catalogue.entities.find((e) => e.name === fx.entity);
+  // An effect's entity has one table, on this database (core/entity-file.ts).
+  const otherLocation = other?.locations[0];
+  const otherTable = otherLocation === undefined ? undefined : scope.schema.get(otherLocation.key);
+  if (other === undefined || otherLocation === undefined || otherTable === undefined) return []; // reported with that entity
+  const otherName = qualified(otherLocation, scope.schemaNames);
+  const fat = `${effectAt} on ${other.name} (${otherName})`;
+  const problems: string[] = [];
+  const link = otherTable.columns.get(fx.column);
+  if (link === undefined) problems.push(`${fat}: column ${fx.column} does not exist`);
+  else if (!INTEGER.has(link.dataType)) problems.push(`${fat}: column ${fx.column} is ${link.columnType}; it must hold ${entity.name} ids (an integer type)`);
+  const fxIndex = otherTable.indexes.find((i) => i.name === fx.index);
+  if (fxIndex === undefined || fxIndex.columns[0] !== fx.column) {
+    problems.push(
+      `${fat}: index ${fx.index} ${fxIndex === undefined ? 'does not exist' : `starts with ${fxIndex.columns[0]}`}; the effect's locking read needs it: CREATE INDEX ${fx.index} ON ${otherName} (${fx.column})`,
+    );
   }
+  const otherStatus = otherTable.columns.get(other.status.column);
+  if (otherStatus !== undefined) for (const v of [...fx.from, fx.to]) problems.push(...valueProblems(fat, otherStatus, v));
+  problems.push(...assignmentProblems(fat, otherTable, fx.set));
   return problems;
 }
 

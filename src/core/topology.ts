@@ -115,66 +115,76 @@ type Problem = { path: (string | number)[]; message: string };
 // Runs on partly invalid input too (zod refines values that only failed min/regex checks), so
 // every rule guards against the zeros that the structural checks already reported.
 function crossFieldProblems(t: RawTopology): Problem[] {
+  const problems = [...t.tiers.flatMap((tier, i) => tierProblems(t, i)), ...coarsestTierProblems(t), ...duplicateEventTypes(t)];
+  // Topic names only once the rest holds: they are built from it.
+  return problems.length > 0 ? problems : topicNameProblems(t);
+}
+
+function tierProblems(t: RawTopology, i: number): Problem[] {
   const problems: Problem[] = [];
-  const add = (path: (string | number)[], message: string): void => void problems.push({ path, message });
-  const seenNames = new Set<string>();
-  t.tiers.forEach((tier, i) => {
-    if (seenNames.has(tier.name)) add(['tiers', i, 'name'], `duplicate tier name '${tier.name}'`);
-    seenNames.add(tier.name);
-    // The guard is the slack for disagreeing writers: bucket T is written until a clock reads
-    // T + width, its topic's next lap (T + ring × width) only from T + (guard + 1) × width on.
-    // So writers whose clocks (plus produce latency) differ by less than guard × width never
-    // append the next lap before the current one (I1, proof in router.ts). guard ≥ 1 is the
-    // schema's min; ring > guard leaves a horizon of at least one bucket.
-    if (tier.ring <= tier.guard) add(['tiers', i, 'ring'], `ring (${tier.ring}) must be greater than guard (${tier.guard})`);
-    const finer = t.tiers[i - 1];
-    if (finer === undefined) {
-      // Nothing finer to cascade into: a finest-tier release hands the bucket to the expirer,
-      // which fires each entry at its own time (the database's clock the guard), so releasing
-      // it early only has the entries read and queued before they fall due. Less than a width,
-      // so a bucket is never released before the one before it has begun.
-      if (tier.leadMs >= tier.widthMs) add(['tiers', i, 'leadMs'], `the finest tier's leadMs (${tier.leadMs}) must be less than its widthMs (${tier.widthMs})`);
-      return;
-    }
-    if (tier.widthMs <= finer.widthMs) {
-      add(['tiers', i, 'widthMs'], `widths must increase strictly: ${tier.widthMs} after ${finer.widthMs}`);
-    } else if (finer.widthMs > 0 && tier.widthMs % finer.widthMs !== 0) {
-      // Bucket ends must be finer bucket ends, or the bound below does not hold.
-      add(['tiers', i, 'widthMs'], `width ${tier.widthMs} must be a multiple of the finer width ${finer.widthMs}`);
-    }
-    // A release at T − lead re-routes entries up to T + width; the finer tier must accept all
-    // of them, or the cascade lands back in this tier and loops.
-    const finerHorizon = horizonMs(finer);
-    if (tier.widthMs + tier.leadMs > finerHorizon) {
-      add(['tiers', i, 'leadMs'], `widthMs + leadMs (${tier.widthMs + tier.leadMs}) must be <= the horizon of tier '${finer.name}' (${finerHorizon})`);
-    }
-  });
+  const add = (field: string, message: string): void => void problems.push({ path: ['tiers', i, field], message });
+  const tier = t.tiers[i]!;
+  if (t.tiers.findIndex((other) => other.name === tier.name) < i) add('name', `duplicate tier name '${tier.name}'`);
+  // The guard is the slack for disagreeing writers: bucket T is written until a clock reads
+  // T + width, its topic's next lap (T + ring × width) only from T + (guard + 1) × width on.
+  // So writers whose clocks (plus produce latency) differ by less than guard × width never
+  // append the next lap before the current one (I1, proof in router.ts). guard ≥ 1 is the
+  // schema's min; ring > guard leaves a horizon of at least one bucket.
+  if (tier.ring <= tier.guard) add('ring', `ring (${tier.ring}) must be greater than guard (${tier.guard})`);
+  const finer = t.tiers[i - 1];
+  if (finer === undefined) {
+    // Nothing finer to cascade into: a finest-tier release hands the bucket to the expirer,
+    // which fires each entry at its own time (the database's clock the guard), so releasing
+    // it early only has the entries read and queued before they fall due. Less than a width,
+    // so a bucket is never released before the one before it has begun.
+    if (tier.leadMs >= tier.widthMs) add('leadMs', `the finest tier's leadMs (${tier.leadMs}) must be less than its widthMs (${tier.widthMs})`);
+    return problems;
+  }
+  if (tier.widthMs <= finer.widthMs) {
+    add('widthMs', `widths must increase strictly: ${tier.widthMs} after ${finer.widthMs}`);
+  } else if (finer.widthMs > 0 && tier.widthMs % finer.widthMs !== 0) {
+    // Bucket ends must be finer bucket ends, or the bound below does not hold.
+    add('widthMs', `width ${tier.widthMs} must be a multiple of the finer width ${finer.widthMs}`);
+  }
+  // A release at T − lead re-routes entries up to T + width; the finer tier must accept all
+  // of them, or the cascade lands back in this tier and loops.
+  const finerHorizon = horizonMs(finer);
+  if (tier.widthMs + tier.leadMs > finerHorizon) {
+    add('leadMs', `widthMs + leadMs (${tier.widthMs + tier.leadMs}) must be <= the horizon of tier '${finer.name}' (${finerHorizon})`);
+  }
+  return problems;
+}
+
+function coarsestTierProblems(t: RawTopology): Problem[] {
   const coarsestIndex = t.tiers.length - 1;
   const coarsest = t.tiers[coarsestIndex];
-  if (coarsest !== undefined && coarsest.widthMs > 0 && coarsest.ring > coarsest.guard) {
-    // Entries beyond every horizon wait in the coarsest tier's last writable bucket and are
-    // re-routed there on release; that bucket must then be a later one, or the cascader
-    // re-reads its own output until the clock moves on.
-    const leadBuckets = Math.ceil(coarsest.leadMs / coarsest.widthMs);
-    if (coarsest.ring - coarsest.guard - 1 <= leadBuckets) {
-      add(
-        ['tiers', coarsestIndex, 'ring'],
-        `the coarsest tier needs ring − guard − 1 (${coarsest.ring - coarsest.guard - 1}) > ceil(leadMs / widthMs) (${leadBuckets})`,
-      );
-    }
-  }
-  const seenTypes = new Set<string>();
-  t.events.forEach((e, i) => {
-    if (seenTypes.has(e.type)) add(['events', i, 'type'], `duplicate event type '${e.type}'`);
-    seenTypes.add(e.type);
-  });
-  if (problems.length === 0) {
-    const seenTopics = new Set<string>();
-    for (const { topic } of declaredTopics(t)) {
-      if (seenTopics.has(topic)) add(['events'], `topic '${topic}' is declared twice`);
-      if (!TOPIC_NAME.test(topic)) add(['prefix'], `topic '${topic}' is longer than Kafka allows (249)`);
-      seenTopics.add(topic);
-    }
+  if (coarsest === undefined || coarsest.widthMs <= 0 || coarsest.ring <= coarsest.guard) return [];
+  // Entries beyond every horizon wait in the coarsest tier's last writable bucket and are
+  // re-routed there on release; that bucket must then be a later one, or the cascader
+  // re-reads its own output until the clock moves on.
+  const leadBuckets = Math.ceil(coarsest.leadMs / coarsest.widthMs);
+  if (coarsest.ring - coarsest.guard - 1 > leadBuckets) return [];
+  return [
+    {
+      path: ['tiers', coarsestIndex, 'ring'],
+      message: `the coarsest tier needs ring − guard − 1 (${coarsest.ring - coarsest.guard - 1}) > ceil(leadMs / widthMs) (${leadBuckets})`,
+    },
+  ];
+}
+
+function duplicateEventTypes(t: RawTopology): Problem[] {
+  return t.events.flatMap((e, i) =>
+    t.events.findIndex((other) => other.type === e.type) < i ? [{ path: ['events', i, 'type'], message: `duplicate event type '${e.type}'` }] : [],
+  );
+}
+
+function topicNameProblems(t: RawTopology): Problem[] {
+  const problems: Problem[] = [];
+  const seenTopics = new Set<string>();
+  for (const { topic } of declaredTopics(t)) {
+    if (seenTopics.has(topic)) problems.push({ path: ['events'], message: `topic '${topic}' is declared twice` });
+    if (!TOPIC_NAME.test(topic)) problems.push({ path: ['prefix'], message: `topic '${topic}' is longer than Kafka allows (249)` });
+    seenTopics.add(topic);
   }
   return problems;
 }
