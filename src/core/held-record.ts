@@ -92,24 +92,8 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     const tier = topology.tiers[lane.tierIndex]!;
     const bucketStartMs = readBucketStart(record.headers?.['bucket_start']);
     if (bucketStartMs === undefined) return misplaced(record, shard, entry, 'ring record without a bucket_start header in epoch milliseconds');
-    if (bucketStartMs % tier.widthMs !== 0)
-      return misplaced(record, shard, entry, `bucket_start ${bucketStartMs} is not a multiple of the ${tier.name} width ${tier.widthMs}`);
-    if (ringIndex(tier, bucketStartMs) !== lane.ringIndex) {
-      return misplaced(record, shard, entry, `bucket_start ${bucketStartMs} belongs to ring index ${ringIndex(tier, bucketStartMs)}, not ${lane.ringIndex}`);
-    }
-    const coarsest = lane.tierIndex === topology.tiers.length - 1;
-    const bucketEnd = bucketStartMs + tier.widthMs;
-    if (entry.expireAtMs < bucketStartMs || (!coarsest && entry.expireAtMs >= bucketEnd)) {
-      return misplaced(record, shard, entry, `entry time ${entry.expireAtMs} lies outside its bucket [${bucketStartMs}, ${bucketEnd})`);
-    }
-    if (bucketStartMs > nowMs + horizonMs(tier) + skewMs) {
-      return misplaced(
-        record,
-        shard,
-        entry,
-        `bucket ${bucketStartMs} is ${bucketStartMs - nowMs} ms ahead, beyond the ${tier.name} horizon plus the clock-skew budget`,
-      );
-    }
+    const problem = ringPlacementProblem(topology, lane, bucketStartMs, entry.expireAtMs, nowMs, skewMs);
+    if (problem !== undefined) return misplaced(record, shard, entry, problem);
     return heldMessage(record, shard, entry, bucketStartMs, bucketStartMs - tier.leadMs);
   };
 
@@ -126,6 +110,34 @@ export function heldRecordReader(topology: Topology, catalogue: EntityCatalogue)
     }
     return shardOfEntry(entity, entry, topology.shards);
   }
+}
+
+/**
+ * Why a ring record's bucket is not where this topology would have put its entry: a start that
+ * is not a bucket of the tier or not of this ring index, an entry time outside the bucket (the
+ * coarsest tier's buckets also park entries beyond every horizon), or a bucket beyond the
+ * horizon of a clock `skewMs` ahead of this one; undefined when it is.
+ */
+function ringPlacementProblem(
+  topology: Topology,
+  lane: { tierIndex: number; ringIndex: number },
+  bucketStartMs: number,
+  expireAtMs: number,
+  nowMs: number,
+  skewMs: number,
+): string | undefined {
+  const tier = topology.tiers[lane.tierIndex]!;
+  if (bucketStartMs % tier.widthMs !== 0) return `bucket_start ${bucketStartMs} is not a multiple of the ${tier.name} width ${tier.widthMs}`;
+  if (ringIndex(tier, bucketStartMs) !== lane.ringIndex)
+    return `bucket_start ${bucketStartMs} belongs to ring index ${ringIndex(tier, bucketStartMs)}, not ${lane.ringIndex}`;
+  const coarsest = lane.tierIndex === topology.tiers.length - 1;
+  const bucketEnd = bucketStartMs + tier.widthMs;
+  if (expireAtMs < bucketStartMs || (!coarsest && expireAtMs >= bucketEnd))
+    return `entry time ${expireAtMs} lies outside its bucket [${bucketStartMs}, ${bucketEnd})`;
+  if (bucketStartMs > nowMs + horizonMs(tier) + skewMs) {
+    return `bucket ${bucketStartMs} is ${bucketStartMs - nowMs} ms ahead, beyond the ${tier.name} horizon plus the clock-skew budget`;
+  }
+  return undefined;
 }
 
 /** One object per record, built once (this runs for every entry the expirer reads). */

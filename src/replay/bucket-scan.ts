@@ -13,7 +13,7 @@ import type { Kafka, KafkaMessage } from 'kafkajs';
 import type { Clock } from '../core/clock';
 import { BucketRecordInvalidError, CdcInvalidError } from '../core/errors';
 import type { EntityCatalogue } from '../core/entity-catalogue';
-import { heldRecordReader, type HeldMessage } from '../core/held-record';
+import { heldRecordReader, type HeldMessage, type HeldRecordReader } from '../core/held-record';
 import type { Topology } from '../core/topology';
 import { scanFromTime, scanGroupId, type RangeStop, type ScanRange } from '../kafka/scan-from-time';
 import type { Logger } from '../ops/logger';
@@ -79,36 +79,16 @@ export async function scanBucket(opts: BucketScanOptions): Promise<PartitionScan
     const entries: HeldMessage[] = [];
     let stop: ScanStop | undefined;
     for (const m of messages) {
-      if (opts.maxRecords !== undefined && scan.records >= opts.maxRecords) {
-        stop = 'limit';
+      const seen = lookAt(opts, reader, scan, m);
+      if (typeof seen === 'string') {
+        stop = seen;
         break;
       }
-      scan.records += 1;
-      if (Number(m.timestamp) > window.readUntilMs) {
-        stop = 'past-window';
-        break;
-      }
-      let held: HeldMessage;
-      try {
-        held = reader({ topic: window.topic, partition: scan.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers }, opts.clock.now());
-      } catch (err) {
-        if (!(err instanceof BucketRecordInvalidError || err instanceof CdcInvalidError)) throw err;
-        scan.invalid += 1;
-        continue;
-      }
-      if (held.misplaced !== undefined) {
-        scan.invalid += 1;
-        continue;
-      }
-      if (held.bucketStartMs < window.startMs) continue; // the previous lap's tail
-      if (held.bucketStartMs > window.startMs) {
-        stop = 'next-lap';
-        break;
-      }
+      if (seen === undefined) continue;
       scan.entries += 1;
       scan.firstOffset ??= m.offset;
-      entries.push(held);
-      if (opts.firstOnly === true || opts.stopAt?.(held) === true) {
+      entries.push(seen);
+      if (opts.firstOnly === true || opts.stopAt?.(seen) === true) {
         stop = 'first-found';
         break;
       }
@@ -135,4 +115,31 @@ export async function scanBucket(opts: BucketScanOptions): Promise<PartitionScan
     what: 'the bucket scan',
     logger: opts.logger,
   });
+}
+
+/**
+ * One record of the scan: the bucket's entry it holds, a reason to stop before it (the record
+ * limit, past the window, the next lap), or undefined to pass over it (invalid, misplaced, or
+ * the previous lap's tail). Counts it in `scan`.
+ */
+function lookAt(opts: BucketScanOptions, reader: HeldRecordReader, scan: PartitionScan, m: KafkaMessage): HeldMessage | ScanStop | undefined {
+  const { window } = opts;
+  if (opts.maxRecords !== undefined && scan.records >= opts.maxRecords) return 'limit';
+  scan.records += 1;
+  if (Number(m.timestamp) > window.readUntilMs) return 'past-window';
+  let held: HeldMessage;
+  try {
+    held = reader({ topic: window.topic, partition: scan.partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers }, opts.clock.now());
+  } catch (err) {
+    if (!(err instanceof BucketRecordInvalidError || err instanceof CdcInvalidError)) throw err;
+    scan.invalid += 1;
+    return undefined;
+  }
+  if (held.misplaced !== undefined) {
+    scan.invalid += 1;
+    return undefined;
+  }
+  if (held.bucketStartMs < window.startMs) return undefined; // the previous lap's tail
+  if (held.bucketStartMs > window.startMs) return 'next-lap';
+  return held;
 }
