@@ -94,31 +94,14 @@ export function createEventEncoder(
   }>,
 ): EventEncoder {
   const maxBytesOf = opts.maxEventBytes ?? (() => DEFAULT_MAX_EVENT_BYTES);
-  const prepared = new Map<string, Prepared>();
-  // A batch's events share one occurred_at (the transaction's db-now): its text once a batch.
-  let lastTimeMs = Number.NaN;
-  let lastTime = '';
-  const ceTimeOf = (ms: number): string => {
-    if (ms !== lastTimeMs) {
-      lastTime = new Date(ms).toISOString();
-      lastTimeMs = ms;
-    }
-    return lastTime;
-  };
-  for (const spec of opts.catalogue.events) {
-    const text = opts.schemaTexts[spec.type];
-    const topic = opts.topics[spec.type];
-    if (text === undefined || topic === undefined) throw new RangeError(`event ${spec.type}: no schema text or no topic`);
-    prepared.set(spec.type, { spec, topic, type: Type.forSchema(JSON.parse(text), { typeHook: exactLongHook }) });
-  }
+  const prepared = preparedEvents(opts);
+  const ceTimeOf = lastTimeText();
   return {
     setSchemaIds(ids) {
       for (const [eventType, id] of Object.entries(ids)) {
         const p = prepared.get(eventType);
         if (p === undefined) continue;
-        const frame = Buffer.alloc(5);
-        frame.writeUInt32BE(id, 1);
-        p.frame = frame;
+        p.frame = schemaFrame(id);
         p.dataSchema = dataSchemaUri(opts.registryUrl, id);
       }
     },
@@ -126,8 +109,6 @@ export function createEventEncoder(
     has: (eventType) => prepared.get(eventType)?.frame !== undefined,
     missing: () => [...prepared.values()].filter((p) => p.frame === undefined).length,
     encode(event, entityId) {
-      const rejected = (reason: string, code: 'EVENT_REJECTED' | 'EVENT_TOO_LARGE' = 'EVENT_REJECTED') =>
-        ({ ok: false, failure: 'rejected', code, reason }) as const;
       const p = prepared.get(event.event_type);
       if (p === undefined) return rejected(`unknown event type '${event.event_type}'`);
       if (p.frame === undefined || p.dataSchema === undefined)
@@ -142,11 +123,7 @@ export function createEventEncoder(
       // ce_time as eventHeaders writes it (publish/event-headers.ts); a Date this far out has none.
       if (Math.abs(occurredAtMs) > MAX_INSTANT_MS) return rejected('occurred_at is not an epoch-millisecond instant');
       const payload = frame(p, event);
-      // The record as the router publishes it: the value, the key (the entity id) and the headers
-      // (the row's columns, named as the connector places them, plus the router's own few).
-      const headerBytes =
-        HEADER_OVERHEAD_BYTES + event.event_key.length * 2 + event.event_type.length + p.spec.ceType.length + entityId.length + p.dataSchema.length;
-      const recordBytes = payload.length + entityId.length + headerBytes;
+      const recordBytes = recordBytesOf(p.spec.ceType, p.dataSchema, event, entityId, payload);
       const maxBytes = maxBytesOf(p.topic);
       if (recordBytes > maxBytes) return rejected(`${recordBytes} bytes as a Kafka record, over the ${maxBytes} its topic ${p.topic} takes`, 'EVENT_TOO_LARGE');
       return {
@@ -164,4 +141,58 @@ export function createEventEncoder(
       };
     },
   };
+}
+
+/** Each event type's topic and Avro type, its schema id still to come (setSchemaIds). */
+function preparedEvents(
+  opts: Readonly<{ catalogue: EntityCatalogue; topics: EventTopics; schemaTexts: Readonly<Record<string, string>> }>,
+): Map<string, Prepared> {
+  const prepared = new Map<string, Prepared>();
+  for (const spec of opts.catalogue.events) {
+    const text = opts.schemaTexts[spec.type];
+    const topic = opts.topics[spec.type];
+    if (text === undefined || topic === undefined) throw new RangeError(`event ${spec.type}: no schema text or no topic`);
+    prepared.set(spec.type, { spec, topic, type: Type.forSchema(JSON.parse(text), { typeHook: exactLongHook }) });
+  }
+  return prepared;
+}
+
+/** ce_time's text, kept for the last instant: a batch's events share one occurred_at (the transaction's db-now). */
+function lastTimeText(): (ms: number) => string {
+  let lastTimeMs = Number.NaN;
+  let lastTime = '';
+  return (ms) => {
+    if (ms !== lastTimeMs) {
+      lastTime = new Date(ms).toISOString();
+      lastTimeMs = ms;
+    }
+    return lastTime;
+  };
+}
+
+/**
+ * The record as the router publishes it: the value, the key (the entity id) and the headers (the
+ * row's columns, named as the connector places them, plus the router's own few).
+ */
+function recordBytesOf(
+  ceType: string,
+  dataSchema: string,
+  event: Readonly<{ event_key: string; event_type: string }>,
+  entityId: string,
+  payload: Buffer,
+): number {
+  const headerBytes = HEADER_OVERHEAD_BYTES + event.event_key.length * 2 + event.event_type.length + ceType.length + entityId.length + dataSchema.length;
+  return payload.length + entityId.length + headerBytes;
+}
+
+/** An event that can never be encoded: dead-lettered in its transaction, with the reason. */
+function rejected(reason: string, code: 'EVENT_REJECTED' | 'EVENT_TOO_LARGE' = 'EVENT_REJECTED') {
+  return { ok: false, failure: 'rejected', code, reason } as const;
+}
+
+/** The Confluent wire frame's first five bytes: magic byte 0, then the schema id. */
+function schemaFrame(id: number): Buffer {
+  const frame = Buffer.alloc(5);
+  frame.writeUInt32BE(id, 1);
+  return frame;
 }
