@@ -20,7 +20,7 @@ export interface DlqWriter {
 // Sends stay well under the broker's 1 MB message.max.bytes whatever the source records hold.
 const maxSendBytes = 512 * 1024;
 
-export function createDlqWriter(opts: {
+export type DlqWriterOptions = Readonly<{
   producer: Pick<Producer, 'send'>;
   topic: string;
   logger: Logger;
@@ -37,68 +37,81 @@ export function createDlqWriter(opts: {
    * (kafka/acknowledged.ts): a dead letter kafkajs skipped is sent again, not lost.
    */
   partitions?: number;
-}): DlqWriter {
+}>;
+
+type DeadLetter = { message: Message; code: ErrorCode; reason: string };
+
+export function createDlqWriter(opts: DlqWriterOptions): DlqWriter {
+  const placed = placement(opts.topic, opts.partitions);
+  const sendAll = async (records: readonly DlqRecord[]): Promise<void> => {
+    const converted = records.map((r) => deadLetterOf(r, opts.otherCode));
+    for (const chunk of chunksBySize(converted)) {
+      await opts.producer.send({ topic: opts.topic, acks: -1, messages: chunk.map((c) => placed(c.message)) });
+    }
+    converted.forEach((c, i) => opts.onDeadLetter?.(records[i]!.topic, c.code));
+    logDeadLetters(opts.logger, records, converted);
+  };
+  return { send: (record) => sendAll([record]), sendAll };
+}
+
+/** Each message placed where the client's hash would place it, when the partitions are given. */
+function placement(topic: string, partitions: number | undefined): (message: Message) => Message {
+  if (partitions === undefined) return (message) => message;
   const place = Partitioners.DefaultPartitioner();
-  const metadata: PartitionMetadata[] = Array.from({ length: opts.partitions ?? 0 }, (_, i) => ({
+  const partitionMetadata: PartitionMetadata[] = Array.from({ length: partitions }, (_, i) => ({
     partitionId: i,
     leader: 0,
     partitionErrorCode: 0,
     replicas: [0],
     isr: [0],
   }));
-  const placed = (message: Message): Message =>
-    opts.partitions === undefined ? message : { ...message, partition: place({ topic: opts.topic, partitionMetadata: metadata, message }) };
-  const toMessage = ({ topic, partition, message, error }: DlqRecord): { message: Message; code: ErrorCode; reason: string } => {
-    const code = error instanceof TimebucketError ? error.code : opts.otherCode;
-    const reason = error instanceof Error ? error.message : String(error);
-    return {
-      code,
-      reason,
-      message: {
-        key: message.key,
-        value: message.value,
-        headers: {
-          ...message.headers,
-          dlq_reason: reason.slice(0, 1000),
-          dlq_error_code: code,
-          dlq_source_topic: topic,
-          dlq_source_partition: String(partition),
-          dlq_source_offset: message.offset,
-          dlq_source_timestamp: message.timestamp,
-        },
-      },
-    };
-  };
+  return (message) => ({ ...message, partition: place({ topic, partitionMetadata, message }) });
+}
 
-  const sendAll = async (records: readonly DlqRecord[]): Promise<void> => {
-    const converted = records.map(toMessage);
-    for (const chunk of chunksBySize(converted)) {
-      await opts.producer.send({ topic: opts.topic, acks: -1, messages: chunk.map((c) => placed(c.message)) });
-    }
+/** The source record with its key and headers, plus the reason, its code and where it came from. */
+function deadLetterOf({ topic, partition, message, error }: DlqRecord, otherCode: ErrorCode): DeadLetter {
+  const code = error instanceof TimebucketError ? error.code : otherCode;
+  const reason = error instanceof Error ? error.message : String(error);
+  return {
+    code,
+    reason,
+    message: {
+      key: message.key,
+      value: message.value,
+      headers: {
+        ...message.headers,
+        dlq_reason: reason.slice(0, 1000),
+        dlq_error_code: code,
+        dlq_source_topic: topic,
+        dlq_source_partition: String(partition),
+        dlq_source_offset: message.offset,
+        dlq_source_timestamp: message.timestamp,
+      },
+    },
+  };
+}
+
+/** One line per record below a burst, a summary above it: a storm must not flood the logs. */
+function logDeadLetters(logger: Logger, records: readonly DlqRecord[], converted: readonly DeadLetter[]): void {
+  if (records.length <= 10) {
     converted.forEach((c, i) => {
       const { topic, partition, message } = records[i]!;
-      opts.onDeadLetter?.(topic, c.code);
-      // One line per record below a burst, a summary above it: a storm must not flood the logs.
-      if (records.length <= 10)
-        opts.logger.warn({ sourceTopic: topic, partition, offset: message.offset, code: c.code, reason: c.reason }, 'record sent to DLQ');
+      logger.warn({ sourceTopic: topic, partition, offset: message.offset, code: c.code, reason: c.reason }, 'record sent to DLQ');
     });
-    if (records.length > 10) {
-      const first = records[0]!;
-      opts.logger.warn(
-        {
-          sourceTopic: first.topic,
-          partition: first.partition,
-          records: records.length,
-          firstOffset: first.message.offset,
-          code: converted[0]!.code,
-          reason: converted[0]!.reason,
-        },
-        'records sent to DLQ',
-      );
-    }
-  };
-
-  return { send: (record) => sendAll([record]), sendAll };
+    return;
+  }
+  const first = records[0]!;
+  logger.warn(
+    {
+      sourceTopic: first.topic,
+      partition: first.partition,
+      records: records.length,
+      firstOffset: first.message.offset,
+      code: converted[0]!.code,
+      reason: converted[0]!.reason,
+    },
+    'records sent to DLQ',
+  );
 }
 
 function chunksBySize<T extends { message: Message }>(items: readonly T[]): T[][] {
