@@ -47,42 +47,15 @@ export function createGuardedProducer(
     resetTimeoutMs?: number;
   },
 ): GuardedProducer {
-  let current: Promise<Producer> | undefined;
-  let created = 0;
-  let closed = false;
-
-  const obtain = (): Promise<Producer> => {
-    if (closed) return Promise.reject(new Error('producer is disconnected'));
-    if (current === undefined) {
-      const producer = make();
-      created += 1;
-      const connecting = producer.connect().then(() => producer);
-      // A producer that could not connect is replaced on the next call, like one that failed a send.
-      current = connecting;
-      connecting.catch(() => {
-        if (current === connecting) current = undefined;
-        void producer.disconnect().catch(() => undefined);
-      });
-    }
-    return current;
-  };
-
-  const retire = (failed: Promise<Producer>, err: unknown): void => {
-    if (current !== failed) return; // already replaced by a concurrent failure
-    current = undefined;
-    opts.logger.warn({ err }, 'send failed: the producer is replaced (its sequence numbers can no longer be trusted)');
-    opts.onReplaced?.();
-    void failed.then((p) => p.disconnect()).catch(() => undefined);
-  };
-
+  const slot = new ProducerSlot(make, opts.logger, opts.onReplaced);
   const breaker = createBreaker(
     async <R>(call: (p: Producer) => Promise<R>): Promise<R> => {
-      const producing = obtain();
+      const producing = slot.obtain();
       const producer = await producing;
       try {
         return await call(producer);
       } catch (err) {
-        retire(producing, err);
+        slot.retire(producing, err);
         throw err;
       }
     },
@@ -94,15 +67,57 @@ export function createGuardedProducer(
     // like after any failed send, and the caller sends again (kafka/acknowledged.ts).
     send: (record) => breaker.fire(async (p) => acknowledged(record, await p.send(record))) as Promise<RecordMetadata[]>,
     sendBatch: (batch) => breaker.fire(async (p) => acknowledged(batch, await p.sendBatch(batch))) as Promise<RecordMetadata[]>,
-    connect: async () => void (await obtain()),
+    connect: async () => void (await slot.obtain()),
     async disconnect() {
-      closed = true;
       breaker.shutdown();
-      const last = current;
-      current = undefined;
-      if (last) await last.then((p) => p.disconnect()).catch(() => undefined);
+      await slot.close();
     },
     breakerState: () => breaker.state(),
-    generations: () => created,
+    generations: () => slot.created,
   };
+}
+
+/** The producer in use: made and connected on first use, replaced after a failed send, none once closed. */
+class ProducerSlot {
+  private current: Promise<Producer> | undefined;
+  private closed = false;
+  /** Producers made so far. */
+  created = 0;
+
+  constructor(
+    private readonly make: () => Producer,
+    private readonly logger: Logger,
+    private readonly onReplaced?: () => void,
+  ) {}
+
+  obtain(): Promise<Producer> {
+    if (this.closed) return Promise.reject(new Error('producer is disconnected'));
+    if (this.current === undefined) {
+      const producer = this.make();
+      this.created += 1;
+      const connecting = producer.connect().then(() => producer);
+      // A producer that could not connect is replaced on the next call, like one that failed a send.
+      this.current = connecting;
+      connecting.catch(() => {
+        if (this.current === connecting) this.current = undefined;
+        void producer.disconnect().catch(() => undefined);
+      });
+    }
+    return this.current;
+  }
+
+  retire(failed: Promise<Producer>, err: unknown): void {
+    if (this.current !== failed) return; // already replaced by a concurrent failure
+    this.current = undefined;
+    this.logger.warn({ err }, 'send failed: the producer is replaced (its sequence numbers can no longer be trusted)');
+    this.onReplaced?.();
+    void failed.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const last = this.current;
+    this.current = undefined;
+    if (last) await last.then((p) => p.disconnect()).catch(() => undefined);
+  }
 }
