@@ -31,10 +31,10 @@ import { DatabaseWatch, holdUntilChecked, type DatabaseState } from './db/databa
 import { TimebucketError } from './core/errors';
 import { assertShardsFit } from './core/router';
 import { startOutboxKeeper, type OutboxKeeperContext } from './publish/start-outbox-keeper';
-import type { OutboxWriter } from './publish/outbox-writer';
+import { writesNoEvents } from './publish/outbox-writer';
 import { openOutboxWriter } from './publish/open-outbox-writer';
 import { deadLetterRejectedEvents } from './publish/dead-letter-events';
-import { eventTopics } from './core/event-catalogue';
+import { derivedSchemasWaitingFor, eventTopics } from './core/event-catalogue';
 import { startScanner, type ScannerContext } from './reconcile/start-scanner';
 import { startRepartitioner, type RepartitionerContext } from './ingest/start-repartitioner';
 import { startExpirer, type ExpirerContext } from './hold/start-expirer';
@@ -274,18 +274,6 @@ async function openProducer({ topology, opts, started }: Wiring, kafka: Kafka, m
   };
   return { producer, dlqFor, onBreakerStateChange };
 }
-
-/** The entities whose derived event schemas (no schema file) have none of their tables read. */
-function derivedSchemasWaitingFor(catalogue: EntityCatalogue, tables: ReadonlyMap<string, unknown>): string[] {
-  const derived = new Set(catalogue.events.filter((e) => e.schemaFile === null).map((e) => e.entity));
-  return catalogue.entities.filter((e) => derived.has(e.name) && !e.locations.some((l) => tables.has(l.key))).map((e) => e.name);
-}
-
-/** The writer of a process without the expirer or the scanner: it runs no transitions. */
-const writesNoEvents: OutboxWriter = () => {
-  // A programmer's error: only the expirer and the scanner are given batches to run.
-  throw new Error('this process runs no transitions (neither the expirer nor the scanner role): it has no event writer');
-};
 
 /**
  * What the process hands its roles: one object holding what any of them reads. Each role's

@@ -10,27 +10,8 @@
  * database's schema name for the messages and the CREATE INDEX to run.
  */
 import type { ColumnInfo, SchemaInfo, TableInfo } from './column-info';
-import type { Assignment, Entity, EntityCatalogue, Location, StatusValue, Transition } from './entity-catalogue';
-
-const INTEGER = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
-const CHARACTER = new Set(['char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum']);
-const DATETIME = new Set(['datetime', 'timestamp']);
-/**
- * Payload columns the events can carry (publish/derived-schema.ts maps each to an Avro type).
- * Not DATE or BIT yet: the driver hands them over as a Date and a Buffer, which the outbox
- * payload (expire/row-values.ts) does not carry as their schema types.
- */
-const PAYLOAD = new Set([...INTEGER, ...CHARACTER, ...DATETIME, 'decimal', 'double', 'float', 'set']);
-
-/** Integer ranges by type: [signed min, signed max, unsigned max]. */
-const RANGES: Readonly<Record<string, readonly [bigint, bigint, bigint]>> = {
-  tinyint: [-128n, 127n, 255n],
-  smallint: [-32768n, 32767n, 65535n],
-  mediumint: [-8388608n, 8388607n, 16777215n],
-  int: [-2147483648n, 2147483647n, 4294967295n],
-  integer: [-2147483648n, 2147483647n, 4294967295n],
-  bigint: [-(2n ** 63n), 2n ** 63n - 1n, 2n ** 64n - 1n],
-};
+import { assignmentProblems, CHARACTER, DATETIME, INTEGER, PAYLOAD, valueProblems } from './column-value-checks';
+import type { Entity, EntityCatalogue, Location, Transition } from './entity-catalogue';
 
 /** `only`: check the tables of that database alone (`timebucket check` reads one database at a time). */
 export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaInfo, schemaNames: Readonly<Record<string, string>>, only?: string): string[] {
@@ -257,48 +238,6 @@ function statusTypeProblems(at: string, entity: Entity, c: ColumnInfo): string[]
   return [];
 }
 
-/** Whether a declared value can be stored in the column as is (no truncation, no conversion). */
-function valueProblems(at: string, c: ColumnInfo, v: StatusValue | null): string[] {
-  const shown = JSON.stringify(v);
-  if (v === null) return c.nullable ? [] : [`${at}: column ${c.name} is NOT NULL; it cannot be set to null`];
-  if (typeof v === 'number') {
-    const range = RANGES[c.dataType];
-    if (range === undefined) return [`${at}: ${shown} is a number but column ${c.name} is ${c.columnType}`];
-    const unsigned = /\bunsigned\b/i.test(c.columnType);
-    const [min, max] = unsigned ? [0n, range[2]] : [range[0], range[1]];
-    return BigInt(v) < min || BigInt(v) > max ? [`${at}: ${shown} does not fit column ${c.name} (${c.columnType})`] : [];
-  }
-  if (!CHARACTER.has(c.dataType)) return [`${at}: ${shown} is a string but column ${c.name} is ${c.columnType}`];
-  if (c.dataType === 'enum' && !enumValues(c.columnType).includes(v)) return [`${at}: ${shown} is not a value of column ${c.name} (${c.columnType})`];
-  if (c.maxChars !== null && [...v].length > c.maxChars) return [`${at}: ${shown} is longer than column ${c.name} (${c.columnType}) holds`];
-  // eslint-disable-next-line no-control-regex
-  if (c.charset !== null && !c.charset.startsWith('utf8') && /[^\x00-\x7f]/.test(v))
-    return [`${at}: ${shown} is not ASCII but column ${c.name} is ${c.charset}; use utf8mb4`];
-  return [];
-}
-
-function assignmentProblems(at: string, table: TableInfo, set: readonly Assignment[]): string[] {
-  const problems: string[] = [];
-  for (const a of set) {
-    const c = table.columns.get(a.column);
-    if (c === undefined) {
-      problems.push(`${at}: assigned column ${a.column} does not exist`);
-      continue;
-    }
-    if (a.kind === 'value') problems.push(...valueProblems(at, c, a.value));
-    else if (a.kind === 'increment' && !INTEGER.has(c.dataType))
-      problems.push(`${at}: column ${a.column} is ${c.columnType}; only an integer column can be incremented`);
-    else if (a.kind === 'now' && a.unit === 'datetime' && !DATETIME.has(c.dataType))
-      problems.push(`${at}: column ${a.column} is ${c.columnType}; now as datetime needs DATETIME or TIMESTAMP`);
-    else if (a.kind === 'now' && a.unit === 'epoch_ms' && c.dataType !== 'bigint')
-      problems.push(`${at}: column ${a.column} is ${c.columnType}; now as epoch_ms needs BIGINT`);
-    else if (a.kind === 'now' && a.unit === 'epoch_s' && !(c.dataType === 'bigint' || (c.dataType === 'int' && /\bunsigned\b/i.test(c.columnType)))) {
-      problems.push(`${at}: column ${a.column} is ${c.columnType}; now as epoch_s needs BIGINT or INT UNSIGNED`);
-    }
-  }
-  return problems;
-}
-
 function isPrimaryKey(table: TableInfo, column: string): boolean {
   const pk = table.indexes.find((i) => i.name === 'PRIMARY');
   return pk !== undefined && pk.columns.length === 1 && pk.columns[0] === column;
@@ -306,9 +245,4 @@ function isPrimaryKey(table: TableInfo, column: string): boolean {
 
 function startsWith(columns: readonly string[], prefix: readonly string[]): boolean {
   return prefix.every((c, i) => columns[i] === c);
-}
-
-function enumValues(columnType: string): string[] {
-  const body = /^enum\((.*)\)$/is.exec(columnType)?.[1] ?? '';
-  return [...body.matchAll(/'((?:[^']|'')*)'/g)].map((m) => m[1]!.replace(/''/g, "'"));
 }

@@ -90,3 +90,9 @@ export function withEventTopics(topology: Topology, catalogue: Pick<EntityCatalo
   }
   return Object.freeze({ ...topology, events: Object.freeze([...topology.events, ...added.map((e) => Object.freeze(e))]) });
 }
+
+/** The entities whose derived event schemas (no schema file) have none of their tables read: none of their events can be encoded yet. */
+export function derivedSchemasWaitingFor(catalogue: Pick<EntityCatalogue, 'events' | 'entities'>, tables: ReadonlyMap<string, unknown>): string[] {
+  const derived = new Set(catalogue.events.filter((e) => e.schemaFile === null).map((e) => e.entity));
+  return catalogue.entities.filter((e) => derived.has(e.name) && !e.locations.some((l) => tables.has(l.key))).map((e) => e.name);
+}

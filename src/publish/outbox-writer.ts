@@ -54,3 +54,9 @@ export function eventOutboxWriter(
     return (await insertEventOutbox(trx, encoded)) + rejected.length;
   };
 }
+
+/** The writer of a process without the expirer or the scanner: it runs no transitions. */
+export const writesNoEvents: OutboxWriter = () => {
+  // A programmer's error: only the expirer and the scanner are given batches to run.
+  throw new Error('this process runs no transitions (neither the expirer nor the scanner role): it has no event writer');
+};
