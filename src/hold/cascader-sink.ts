@@ -7,32 +7,23 @@
  * (duplicates are harmless: the expirer is idempotent). Appends are bounded in time
  * (kafka/send-routed.ts), so a slow send cannot land an entry a lap late (I1).
  */
-import type { Producer } from 'kafkajs';
-import type { Clock } from '../core/clock';
-import type { Topology } from '../core/topology';
-import type { EntityCatalogue } from '../core/entity-catalogue';
 import type { HeldMessage, HoldSink } from './hold-consumer';
-import type { Logger } from '../ops/logger';
 import { appendBudgetMs, sendRouted, SendRoutedOptions } from '../kafka/send-routed';
 import { Backoff, backoffMs, Backoffs } from '../runtime/retry-policy';
 
 type Pending = { msg: HeldMessage; done: () => void };
 
-export type CascaderSinkOptions = Readonly<{
-  producer: Pick<Producer, 'sendBatch'>;
-  topology: Topology;
-  /** To encode the re-routed entries (their transitions are the catalogue's). */
-  catalogue: EntityCatalogue;
-  clock: Clock;
-  flushIntervalMs: number;
-  maxBatchSize: number;
-  logger: Logger;
-  onCascaded?: (count: number) => void;
-  /** Between failed sends (the one retry policy's jittered backoff). Default 100 ms doubling to 5 s. */
-  backoff?: Backoff;
-  /** For the backoff's jitter; tests make it exact. */
-  random?: () => number;
-}>;
+/** The sends' own options (the producer, the topology, the catalogue that encodes the entries, the clock, the logger), the append budget the topology's. */
+export type CascaderSinkOptions = Omit<SendRoutedOptions, 'appendBudgetMs'> &
+  Readonly<{
+    flushIntervalMs: number;
+    maxBatchSize: number;
+    onCascaded?: (count: number) => void;
+    /** Between failed sends (the one retry policy's jittered backoff). Default 100 ms doubling to 5 s. */
+    backoff?: Backoff;
+    /** For the backoff's jitter; tests make it exact. */
+    random?: () => number;
+  }>;
 
 export class CascaderSink implements HoldSink {
   private buffer: Pending[] = [];

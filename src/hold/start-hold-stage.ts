@@ -2,36 +2,19 @@
  * The shared shape of the expirer and the cascader: a hold consumer over their topics feeding
  * their sink, with misplaced entries routed again (core/held-record.ts) and the due-lag metrics.
  */
-import type { Kafka } from 'kafkajs';
 import type { Config } from '../config';
-import type { Clock } from '../core/clock';
-import type { EntityCatalogue } from '../core/entity-catalogue';
 import { heldRecordReader } from '../core/held-record';
-import type { Topology } from '../core/topology';
-import type { DlqWriter } from '../kafka/dlq-writer';
-import type { GuardedProducer } from '../kafka/guarded-producer';
+import type { KafkaStageContext } from '../kafka/kafka-stage-context';
 import { roleConsumer } from '../kafka/role-consumer';
 import type { Logger } from '../ops/logger';
-import type { Metrics } from '../ops/metrics';
 import { groupIdOf, type HoldRole } from '../roles';
 import { group, resource, type Group } from '../runtime/group';
 import { CascaderSink } from './cascader-sink';
 import type { ExpirerSink } from './expirer-sink';
 import { HoldConsumer } from './hold-consumer';
 
-/** What a hold stage reads of the process (main.ts hands every role one object holding them all). */
-export type HoldStageContext = Readonly<{
-  config: Pick<Config, 'groupPrefix' | 'consumer' | 'expirer' | 'shutdownTimeoutMs'>;
-  topology: Topology;
-  catalogue: EntityCatalogue;
-  kafka: Pick<Kafka, 'admin' | 'consumer'>;
-  /** Routes misplaced entries again (and the cascader's released ones). */
-  producer: GuardedProducer;
-  dlqFor: (stage: HoldRole) => DlqWriter;
-  metrics: Metrics;
-  clock: Clock;
-  logger: Logger;
-}>;
+/** What a hold stage reads of the process. */
+export type HoldStageContext = KafkaStageContext<HoldRole> & Readonly<{ config: Pick<Config, 'groupPrefix' | 'consumer' | 'expirer' | 'shutdownTimeoutMs'> }>;
 
 /** A hold consumer over `topics` feeding `sink`: the shared shape of the expirer and the cascader. */
 export async function startHoldStage(

@@ -5,30 +5,13 @@
 import { cdcTopics } from './cdc-topics';
 import { Repartitioner } from './repartitioner';
 import { pinGroup, startPositions } from '../kafka/pin-group-start';
-import type { Kafka } from 'kafkajs';
 import type { Config } from '../config';
-import type { Clock } from '../core/clock';
-import type { EntityCatalogue } from '../core/entity-catalogue';
-import type { Topology } from '../core/topology';
-import type { DlqWriter } from '../kafka/dlq-writer';
-import type { GuardedProducer } from '../kafka/guarded-producer';
+import type { KafkaStageContext } from '../kafka/kafka-stage-context';
 import { roleConsumer } from '../kafka/role-consumer';
-import type { Logger } from '../ops/logger';
-import type { Metrics } from '../ops/metrics';
 import { groupIdOf } from '../roles';
 import { group, resource, type Group } from '../runtime/group';
 
-export type RepartitionerContext = Readonly<{
-  config: Pick<Config, 'groupPrefix' | 'consumer' | 'cdc' | 'databases'>;
-  topology: Topology;
-  catalogue: EntityCatalogue;
-  kafka: Pick<Kafka, 'admin' | 'consumer'>;
-  producer: GuardedProducer;
-  dlqFor: (stage: 'repartitioner') => DlqWriter;
-  metrics: Metrics;
-  clock: Clock;
-  logger: Logger;
-}>;
+export type RepartitionerContext = KafkaStageContext<'repartitioner'> & Readonly<{ config: Pick<Config, 'groupPrefix' | 'consumer' | 'cdc' | 'databases'> }>;
 
 export async function startRepartitioner(ctx: RepartitionerContext): Promise<Group> {
   const byTopic = cdcTopics(ctx.config, ctx.catalogue);
