@@ -2,7 +2,7 @@
  * timebucket sql effective-view [--database D]
  *
  * Prints, per mapped table of the database, the view giving the status a reader should see
- * (db/effective-view.ts): a wallet page or a checkout that reads it never shows an expired
+ * (db/sql/effective-view.ts): a wallet page or a checkout that reads it never shows an expired
  * coupon as usable, even in the seconds before the stream gets to it. The due columns' types are
  * read from information_schema, so the clock fits each column. The script starts with SET NAMES
  * utf8mb4 and writes no value as quoted text, so any client character set runs it as printed.
@@ -10,7 +10,7 @@
 import { ConfigError } from '../core/errors';
 import { createDb } from '../db/knex';
 import { readEntitySchema } from '../db/check-entity-schema';
-import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../db/effective-view';
+import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../db/sql/effective-view';
 import type { SetupCommand } from './command-setup';
 
 export function registerSqlCommands(program: SetupCommand): void {

@@ -28,9 +28,9 @@
 import type { Knex } from 'knex';
 import { MAIN_DATABASE, type EntityCatalogue } from '../core/entity-catalogue';
 import { readEntitySchema } from './check-entity-schema';
-import { quoteId } from './quote-id';
 import { forgetGrants, grantItems, itemKey, readGrantLedger, recordGrants, type GrantItem } from './sql/service-grant-ledger';
-import { accountSql, mappedTableGrants, neededGrants, serviceGrantStatements, type DbAccount } from './service-grants';
+import { mappedTableGrants, neededGrants, type DbAccount } from './service-grants';
+import { revokeStatement, serviceGrantStatements } from './sql/grant-statements';
 
 /** ER_NONEXISTING_TABLE_GRANT: "There is no such grant defined for user … on table …". */
 const NO_SUCH_GRANT = 1147;
@@ -44,11 +44,6 @@ export function revokePlan(recorded: readonly GrantItem[], wanted: readonly Gran
   const keep = new Set(wanted.map(itemKey));
   const excess = [...new Map([...recorded, ...legacy].map((i) => [itemKey(i), i])).values()].filter((i) => !keep.has(itemKey(i)));
   return { tableWide: excess.filter((i) => i.column === ''), columns: excess.filter((i) => i.column !== '') };
-}
-
-export function revokeStatement(database: string, account: DbAccount, i: GrantItem): string {
-  const privilege = i.column === '' ? i.privilege : `${i.privilege} (${quoteId(i.column)})`;
-  return `REVOKE ${privilege} ON ${quoteId(database)}.${quoteId(i.table)} FROM ${accountSql(account)}`;
 }
 
 export type AppliedGrants = Readonly<{ granted: readonly string[]; revoked: readonly string[] }>;

@@ -23,8 +23,6 @@
 import type { SchemaInfo } from '../core/column-info';
 import { MAIN_DATABASE, type Assignment, type Entity, type EntityCatalogue } from '../core/entity-catalogue';
 import { eventColumns } from '../core/events';
-import { TimebucketError } from '../core/errors';
-import { quoteId } from './quote-id';
 
 /** `privileges`: on the whole table; `selectColumns`, `updateColumns`: on those columns only. */
 export type TableGrant = Readonly<{ table: string; privileges: readonly string[]; selectColumns?: readonly string[]; updateColumns?: readonly string[] }>;
@@ -88,30 +86,6 @@ export function mappedTableGrants(catalogue: EntityCatalogue, schema: SchemaInfo
 
 /** A user as MySQL names it: 'name'@'host'. */
 export type DbAccount = Readonly<{ user: string; host: string }>;
-
-const ACCOUNT_PART = /^[A-Za-z0-9_.%-]+$/;
-
-/** `'user'@'host'`, its parts checked: letters, digits and _.%- only, so it is never interpolated unchecked. */
-export function accountSql(account: DbAccount): string {
-  if (!ACCOUNT_PART.test(account.user) || !ACCOUNT_PART.test(account.host)) {
-    throw new TimebucketError('CONFIG_INVALID', `account ${account.user}@${account.host}: letters, digits and _.%- only`, {
-      details: { problems: ['TB_DB_SERVICE_USER'] },
-    });
-  }
-  return `'${account.user}'@'${account.host}'`;
-}
-
-/** `SELECT, UPDATE (a, b)`: a grant's privilege list, as GRANT and REVOKE write it. */
-export function privilegeList(g: Omit<TableGrant, 'table'>): string {
-  const columns = (p: string, cs: readonly string[] | undefined) => (cs === undefined || cs.length === 0 ? [] : [`${p} (${cs.map(quoteId).join(', ')})`]);
-  return [...g.privileges, ...columns('SELECT', g.selectColumns), ...columns('UPDATE', g.updateColumns)].join(', ');
-}
-
-/** The GRANT statements, in order; identifiers are checked and quoted, never interpolated unchecked. */
-export function serviceGrantStatements(database: string, account: DbAccount, grants: readonly TableGrant[]): string[] {
-  const to = accountSql(account);
-  return grants.map((g) => `GRANT ${privilegeList(g)} ON ${quoteId(database)}.${quoteId(g.table)} TO ${to}`);
-}
 
 /** Everything the service needs on `database`: its mapped tables, then timebucket's own. */
 export function neededGrants(catalogue: EntityCatalogue, schema: SchemaInfo, database: string = MAIN_DATABASE): TableGrant[] {

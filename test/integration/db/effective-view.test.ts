@@ -1,5 +1,5 @@
 /**
- * The effective view (`timebucket sql effective-view`, db/effective-view.ts) on the real
+ * The effective view (`timebucket sql effective-view`, db/sql/effective-view.ts) on the real
  * server: a due coupon still ACTIVE reads EXPIRED to the millisecond, before any expiry runs and
  * whatever the reader's session time zone; once the expiry transaction has moved the rows, the
  * view and the table agree on every row. The view is SQL SECURITY INVOKER over its listed
@@ -13,7 +13,7 @@
 import { entityOf, transitionOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { createDb } from '../../../src/db/knex';
-import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../../../src/db/effective-view';
+import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../../../src/db/sql/effective-view';
 import { config } from '../../support/stack';
 import type { OutboxWriter } from '../../../src/publish/outbox-writer';
 import { createTransitionBatches } from '../../../src/expire/transition-batch';

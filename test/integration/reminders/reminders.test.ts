@@ -12,7 +12,7 @@
  */
 import { entityOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
-import { effectiveViewSql } from '../../../src/db/effective-view';
+import { effectiveViewSql } from '../../../src/db/sql/effective-view';
 import { collectEvents, SeenEvent } from '../../support/events';
 import { ownDatabasePipeline, type OwnDatabasePipeline } from '../../support/own-database-pipeline';
 import type { TestPipeline } from '../../support/pipeline';

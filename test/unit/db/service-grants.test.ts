@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ColumnInfo, SchemaInfo } from '../../../src/core/column-info';
 import { parseEntityFile } from '../../../src/core/entity-file';
-import { mappedTableGrants, OWN_TABLE_GRANTS, serviceGrantStatements } from '../../../src/db/service-grants';
+import { mappedTableGrants, OWN_TABLE_GRANTS } from '../../../src/db/service-grants';
+import { revokeStatement, serviceGrantStatements } from '../../../src/db/sql/grant-statements';
 import { loadConfig } from '../../../src/config';
-import { revokePlan, revokeStatement } from '../../../src/db/apply-service-grants';
+import { revokePlan } from '../../../src/db/apply-service-grants';
 import { grantItems } from '../../../src/db/sql/service-grant-ledger';
 
 const catalogue = parseEntityFile(readFileSync(join(__dirname, '../../../entities/default.json'), 'utf8'), 'entities/default.json');

@@ -1,7 +1,7 @@
-/** The effective view's text (db/effective-view.ts); the real server runs it in test/integration/db/effective-view.test.ts. */
+/** The effective view's text (db/sql/effective-view.ts); the real server runs it in test/integration/db/effective-view.test.ts. */
 import { entityOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
-import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../../../src/db/effective-view';
+import { EFFECTIVE_VIEW_PREAMBLE, effectiveViewSql } from '../../../src/db/sql/effective-view';
 import { loadEntities } from '../../../src/ops/load-entities';
 
 /** Entity `wallet` on table user_coupon (status column `state`) with `transitions`. */

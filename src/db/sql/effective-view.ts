@@ -30,8 +30,8 @@
  * character set of the client that created it; created by a GBK session, a value ending in such
  * a character breaks the view (test/integration/db/effective-view.test.ts runs the script so).
  */
-import type { Entity, Location, StatusValue, Transition } from '../core/entity-catalogue';
-import { quoteId } from './quote-id';
+import type { Entity, Location, StatusValue, Transition } from '../../core/entity-catalogue';
+import { quoteId } from '../quote-id';
 
 /** `dueTypes`: information_schema DATA_TYPE of each transition's due column, by transition name. */
 export function effectiveViewSql(entity: Entity, location: Location, dueTypes: ReadonlyMap<string, string>): string {
