@@ -16,7 +16,7 @@
  * Any other column (a name, an e-mail, an address) stays unreadable: SELECT * and SELECT of it
  * are refused. A column a `now` assignment writes is not read: its value is the transaction's clock.
  *
- * The list follows the statements under src/expire/sql, src/reconcile/sql and src/publish:
+ * The list follows the statements under src/expire/sql, src/reconcile/sql, src/replay/sql and src/publish/sql:
  * test/integration/db/service-grants.test.ts runs each of them as the service account, so a
  * statement that needs more fails there first.
  */
