@@ -128,7 +128,6 @@ export class HoldConsumer extends ConsumerBase {
 
   constructor(private readonly opts: HoldConsumerOptions) {
     super({ ...opts, failedMessage: 'consumer crashed and will not restart: stage FAILED' });
-    if (opts.maxInMemoryPerPartition < 1) throw new RangeError('maxInMemoryPerPartition must be >= 1');
   }
 
   /**
