@@ -22,6 +22,7 @@ import { startOpsServer } from '../ops/http-server';
 import { retry } from '../runtime/retry';
 import { RetryPolicies } from '../runtime/retry-policy';
 import { processReadiness } from './readiness';
+import { settlesWithin } from '../runtime/lifecycle';
 
 export const ExitCodes = { OK: 0, FAILED: 1, SIGINT: 130, SIGTERM: 143 } as const;
 
@@ -75,16 +76,17 @@ export async function run(
   stopping = true;
   if (reason.err) logger.error({ err: reason.err }, 'a part failed for good: stopping, then exiting non-zero');
   else logger.info({ signal: reason.signal, deadlineMs: config.shutdownTimeoutMs }, 'stopping');
-  const inTime = await stopWithinDeadline(config.shutdownTimeoutMs + STOP_MARGIN_MS, async () => {
+  // The parts share TB_SHUTDOWN_TIMEOUT_MS (main.ts: each overrunning part is left behind, the
+  // next still stopped, a second at least); this is the last word, a little after theirs.
+  const stopped = (async () => {
     await demo?.stop();
     await running.stop();
-  });
+  })();
+  const deadlineMs = config.shutdownTimeoutMs + STOP_MARGIN_MS;
+  const inTime = await settlesWithin(stopped, deadlineMs);
+  if (inTime) await stopped; // a stop that failed fails the command, as it always did
   await ops?.close();
-  if (!inTime)
-    logger.warn(
-      { deadlineMs: config.shutdownTimeoutMs + STOP_MARGIN_MS },
-      'shutdown deadline passed: work in flight abandoned (it is re-read from the committed offsets)',
-    );
+  if (!inTime) logger.warn({ deadlineMs }, 'shutdown deadline passed: work in flight abandoned (it is re-read from the committed offsets)');
   else logger.info('stopped');
   return reason.err ? ExitCodes.FAILED : ExitCodes.OK;
 }
@@ -101,18 +103,4 @@ function signalOrFailure(running: Running): Promise<{ signal?: NodeJS.Signals; e
     process.once('SIGTERM', onSignal);
     void running.failed.then((err) => resolve({ err }));
   });
-}
-
-/**
- * Whether `stop` finished within `deadlineMs`. The parts share TB_SHUTDOWN_TIMEOUT_MS (main.ts:
- * each overrunning part is left behind, the next still stopped, a second at least); this is the
- * last word, a little after theirs.
- */
-async function stopWithinDeadline(deadlineMs: number, stop: () => Promise<void>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), deadlineMs)));
-  const stopped = stop().then(() => true as const);
-  const inTime = await Promise.race([stopped, deadline]);
-  clearTimeout(timer);
-  return inTime;
 }
