@@ -25,7 +25,8 @@ export async function waitForCdcTopic(
   topics: readonly string[],
   logger: Logger,
   clock: Clock = systemClock,
-  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  /** Default: the runner's own sleep. */
+  sleep?: (ms: number) => Promise<void>,
 ): Promise<string[]> {
   let said = false;
   return retry(
