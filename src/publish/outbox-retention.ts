@@ -20,6 +20,7 @@
  * pause and waits for the page in flight.
  */
 import type { Knex } from 'knex';
+import { ConfigError } from '../core/errors';
 import { Backoffs, type FailureKind } from '../runtime/retry-policy';
 import type { Logger } from '../ops/logger';
 import { PollLoop, type TickContext } from '../runtime/poll-loop';
@@ -28,10 +29,7 @@ import { purgeCutoff, purgeEventOutboxPage, type EventOutboxCursor } from './sql
 
 export type OutboxRetentionOptions = Readonly<{
   db: Knex;
-  /**
-   * Rows written longer ago than this (and captured) are deleted: TB_OUTBOX_RETENTION_MS, which
-   * the configuration's schema checks (the caller starts no retention for 0, "keep").
-   */
+  /** Rows written longer ago than this (and captured) are deleted (the caller starts no retention for "keep"). */
   retentionMs: number;
   /** Rows per page (one DELETE). */
   batchSize: number;
@@ -67,6 +65,13 @@ export class OutboxRetention {
 
   constructor(private readonly opts: OutboxRetentionOptions) {
     this.log = opts.logger.child({ component: 'outbox-retention' });
+    const problems = [
+      Number.isInteger(opts.retentionMs) && opts.retentionMs >= 1 ? null : 'retentionMs: an integer >= 1',
+      Number.isInteger(opts.batchSize) && opts.batchSize >= 1 && opts.batchSize <= 10_000 ? null : 'batchSize: an integer in 1..10000',
+      Number.isInteger(opts.pauseMs) && opts.pauseMs >= 0 ? null : 'pauseMs: an integer >= 0',
+      Number.isInteger(opts.intervalMs) && opts.intervalMs >= 1 ? null : 'intervalMs: an integer >= 1',
+    ].filter((p): p is string => p !== null);
+    if (problems.length > 0) throw new ConfigError(`invalid outbox retention options: ${problems.join('; ')}`, { problems });
     this.loop = new PollLoop({
       name: 'outbox retention',
       tick: async (ctx) => void (await this.purgeOnce(ctx)),
