@@ -18,7 +18,7 @@ import type { Role } from '../roles';
 import type { Logger } from '../ops/logger';
 import { startDemo } from './demo';
 import { createMetrics } from '../ops/metrics';
-import { startOpsServer } from '../ops/http-server';
+import { startOpsServer, type HealthCheck } from '../ops/http-server';
 import { retry } from '../runtime/retry';
 import { RetryPolicies } from '../runtime/retry-policy';
 import { processReadiness } from './readiness';
@@ -45,17 +45,7 @@ export async function run(
   const health = () => running?.health() ?? { ok: true, problems: [] };
   const readiness = () => processReadiness(running, { joined, stopping, ...(starting !== undefined && { starting }) });
   const ops =
-    config.httpPort === 0
-      ? undefined
-      : await startOpsServer({
-          port: config.httpPort,
-          registry: metrics.registry,
-          isReady: () => readiness().ready,
-          health,
-          // What is paused or throttled, which database does not answer.
-          readyDetails: () => readiness().details,
-          logger,
-        });
+    config.httpPort === 0 ? undefined : await startOpsServer({ port: config.httpPort, registry: metrics.registry, ...probes(health, readiness), logger });
   // A database or broker that does not answer yet is waited for, not exited on: an exit would
   // be restarted into the same outage (a crash loop, while the lag it raises adds replicas).
   // A database other than the main one does not even hold start-up (main.ts).
@@ -89,6 +79,11 @@ export async function run(
   if (!inTime) logger.warn({ deadlineMs }, 'shutdown deadline passed: work in flight abandoned (it is re-read from the committed offsets)');
   else logger.info('stopped');
   return reason.err ? ExitCodes.FAILED : ExitCodes.OK;
+}
+
+/** /healthz and /readyz: health, readiness, and what is paused or throttled or which database does not answer. */
+function probes(health: HealthCheck, readiness: () => ReturnType<typeof processReadiness>) {
+  return { health, isReady: () => readiness().ready, readyDetails: () => readiness().details };
 }
 
 /** The first signal (SIGINT, SIGTERM) or the process's failure; a second signal exits at once. */
