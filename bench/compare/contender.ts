@@ -24,6 +24,10 @@ export type EventsSeen = Readonly<{
   lastTimestampMs: number | null;
   /** Distinct events of other rows: something else wrote to the captured database meanwhile. */
   foreign: number;
+  /** Every record read, whatever its key: a follower that read nothing apart from one that could not read its keys. */
+  records: number;
+  /** The follower's consumer crashed and kafkajs will not restart it (its error): it reads no more. */
+  crashed?: string;
 }>;
 
 export type RunningContender = Readonly<{

@@ -228,9 +228,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /**
  * What the stream's event follower read, for a stall's message: events of rows this run did not
  * write (their ids unknown to it) are not progress, and their count tells a follower that read
- * the events but could not place them from one that read nothing.
+ * the events but could not place them from one that read nothing; a consumer kafkajs gave up on
+ * reads nothing more, and says why.
  */
 function eventsSeen(running: Pick<RunningContender, 'events'>): string {
   const events = running.events?.();
-  return events === undefined ? '' : ` (events read: ${events.count} of this run's rows, ${events.foreign} of rows it did not write)`;
+  if (events === undefined) return '';
+  const crash = events.crashed === undefined ? '' : `; its consumer crashed for good: ${events.crashed}`;
+  return ` (events read: ${events.count} of this run's rows, ${events.foreign} of rows it did not write, ${events.records} records in all${crash})`;
 }

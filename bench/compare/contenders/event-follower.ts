@@ -27,12 +27,18 @@ export async function followEvents(kafka: Kafka, groupId: string, topics: readon
   // Events of rows the run did not write: something else is using the captured database.
   const foreign = new Set<string>();
   let lastTimestampMs: number | null = null;
+  let records = 0;
+  let crashed: string | undefined;
   const consumer: Consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 250 });
+  consumer.on(consumer.events.CRASH, (e) => {
+    if (e.payload.restart !== true) crashed = String(e.payload.error);
+  });
   await consumer.connect();
   await consumer.subscribe({ topics: [...topics], fromBeginning: true });
   const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
   await consumer.run({
     eachBatch: async ({ batch }) => {
+      records += batch.messages.length;
       for (const m of batch.messages) {
         const key = m.headers?.['event_key']?.toString();
         const match = key === undefined ? null : KEY.exec(key);
@@ -50,7 +56,7 @@ export async function followEvents(kafka: Kafka, groupId: string, topics: readon
   await joined;
   return {
     sawRows: (entity, firstId, count) => ids[entity].add(firstId, firstId + count - 1),
-    seen: () => ({ count: keys.size, lastTimestampMs, foreign: foreign.size }),
+    seen: () => ({ count: keys.size, lastTimestampMs, foreign: foreign.size, records, ...(crashed !== undefined && { crashed }) }),
     stop: () => consumer.disconnect(),
   };
 }
