@@ -107,6 +107,28 @@ const noLeader = (pending: readonly string[], timeoutMs: number) =>
   new KafkaUnavailableError(`no leader after ${timeoutMs} ms for ${pending.length} topic(s), e.g. ${pending[0]}`, { topics: pending.length });
 
 /**
+ * One look at the topics still without a leader for every partition (`partitions` of them, when
+ * given), read by `read` for the ones still pending: throws while some are, for `retry` to look
+ * again, having told `onPending` which.
+ */
+function leaderLook(
+  topics: readonly string[],
+  read: (pending: string[]) => Promise<{ topics: ITopicMetadata[] }>,
+  partitions: ReadonlyMap<string, number> | undefined,
+  timeoutMs: number,
+  onPending?: (pending: readonly string[]) => void,
+): () => Promise<void> {
+  let pending = [...topics];
+  return async () => {
+    if (pending.length === 0) return;
+    pending = incomplete(await read(pending), pending, partitions);
+    if (pending.length === 0) return;
+    onPending?.(pending);
+    throw noLeader(pending, timeoutMs);
+  };
+}
+
+/**
  * Bounded wait until every partition of `topics` has a leader (and each topic `partitions` of
  * them, when given), asked for by name, as a consumer's subscription asks for them.
  */
@@ -117,16 +139,10 @@ export async function waitForLeaders(
   timeoutMs = 120_000,
   opts: WaitOptions = {},
 ): Promise<void> {
-  let pending = [...topics];
-  if (pending.length === 0) return;
-  await retry(
-    async () => {
-      // A topic not yet known to the broker's metadata fails the request: it is asked again.
-      pending = incomplete(await admin.fetchTopicMetadata({ topics: pending }), pending, partitions);
-      if (pending.length > 0) throw noLeader(pending, timeoutMs);
-    },
-    boundedBy(timeoutMs, 'waiting for the leaders of the new topics', opts),
-  );
+  if (topics.length === 0) return;
+  // A topic not yet known to the broker's metadata fails the request: it is asked again.
+  const byName = leaderLook(topics, (pending) => admin.fetchTopicMetadata({ topics: pending }), partitions, timeoutMs);
+  await retry(byName, boundedBy(timeoutMs, 'waiting for the leaders of the new topics', opts));
 }
 
 /**
@@ -145,35 +161,28 @@ export async function waitForNewTopics(
   opts: WaitOptions & Readonly<{ partitions?: ReadonlyMap<string, number>; timeoutMs?: number }> = {},
 ): Promise<void> {
   const { partitions, timeoutMs = 120_000 } = opts;
-  let unlisted = [...topics];
-  let unnamed = [...topics];
-  if (unnamed.length === 0) return;
-  const sayOnce = once(() =>
+  if (topics.length === 0) return;
+  const sayOnce = once((pending: readonly string[]) =>
     admin
       .logger()
       .namespace('TopicsApply', logLevel.INFO)
-      .info(`waiting until the brokers know a leader for every partition of ${unlisted.length} topic(s) just created or grown, up to ${timeoutMs} ms`),
+      .info(`waiting until the brokers know a leader for every partition of ${pending.length} topic(s) just created or grown, up to ${timeoutMs} ms`),
   );
+  const listed = leaderLook(topics, () => admin.fetchTopicMetadata(), partitions, timeoutMs, sayOnce);
+  const byName = leaderLook(topics, (pending) => admin.fetchTopicMetadata({ topics: pending }), partitions, timeoutMs);
   await retry(
     async () => {
-      if (unlisted.length > 0) {
-        unlisted = incomplete(await admin.fetchTopicMetadata(), unlisted, partitions);
-        if (unlisted.length > 0) {
-          sayOnce();
-          throw noLeader(unlisted, timeoutMs);
-        }
-      }
-      unnamed = incomplete(await admin.fetchTopicMetadata({ topics: unnamed }), unnamed, partitions);
-      if (unnamed.length > 0) throw noLeader(unnamed, timeoutMs);
+      await listed();
+      await byName();
     },
     boundedBy(timeoutMs, 'waiting for the leaders of the new topics', opts),
   );
 }
 
-function once(f: () => void): () => void {
+function once<A extends unknown[]>(f: (...args: A) => void): (...args: A) => void {
   let done = false;
-  return () => {
-    if (!done) f();
+  return (...args) => {
+    if (!done) f(...args);
     done = true;
   };
 }
