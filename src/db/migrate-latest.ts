@@ -19,7 +19,8 @@ import type { Db } from './knex';
 import { MigrationLockedError } from '../core/errors';
 import { RetryPolicies } from '../runtime/retry-policy';
 import type { Logger } from '../ops/logger';
-import { retry } from '../runtime/retry';
+import { retry, withinDeadline } from '../runtime/retry';
+import { systemClock } from '../core/clock';
 import { prepareMigrationTables } from './sql/prepare-migration-tables';
 
 export type MigrateOptions = Readonly<{ logger: Logger; waitMs?: number; sleep?: (ms: number) => Promise<void> }>;
@@ -29,7 +30,6 @@ export async function migrateLatest(db: Db, opts: MigrateOptions): Promise<strin
   const waitMs = opts.waitMs ?? 300_000;
   // Once: the race it closes is the tables' creation, over before any wait for the lock.
   await prepareMigrationTables(db);
-  const deadline = Date.now() + waitMs;
   return retry(
     async () => {
       try {
@@ -43,13 +43,12 @@ export async function migrateLatest(db: Db, opts: MigrateOptions): Promise<strin
       policy: RetryPolicies.migrate,
       what: 'migrate (the migrations lock is taken)',
       logger: opts.logger,
-      keepGoing: () => Date.now() < deadline,
       // Only the lock is waited for: a refused login or an unreachable server is the operator's
       // to see at once, not after minutes of retries.
       beforeWait: (err) => {
         if (!(err instanceof MigrationLockedError)) throw err;
       },
-      sleep: opts.sleep,
+      ...withinDeadline(waitMs, systemClock, opts.sleep),
     },
   );
 }
