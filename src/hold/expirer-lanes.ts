@@ -11,8 +11,22 @@ import type { HeldMessage } from './hold-consumer';
 /**
  * An entry taken and not yet done. `group`: the batch it joins (its transition and table), worked
  * out once at take. `alone`: after a deterministic failure the entry runs in a batch of its own.
+ * Two counts, kept apart so that waiting never spends the budget for failing: `waits`, the
+ * retriable failures it has waited out (its backoff grows with them), and `failuresAlone`, the
+ * deterministic failures of its batch of its own (parked at the sink's maxAttempts).
+ * `inFluxSince`: when its batch first failed on a missing table or column (a cut-over's moment).
  */
-export type Pending = { msg: HeldMessage; transition: Transition; location: Location; group: string; done: () => void; attempts: number; alone: boolean };
+export type Pending = {
+  msg: HeldMessage;
+  transition: Transition;
+  location: Location;
+  group: string;
+  done: () => void;
+  waits: number;
+  failuresAlone: number;
+  inFluxSince?: number;
+  alone: boolean;
+};
 
 /** The entries of one entity on one database: a paused entity's lanes wait, a full database's too. */
 type Lane = Readonly<{ entity: string; database: string; queue: FireQueue<Pending> }>;

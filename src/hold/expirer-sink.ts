@@ -7,6 +7,8 @@
  *   not yet due by the DB → back in the queue for the database's remaining time (I2)
  *   retriable failure     → back in the queue after a jittered backoff, for as long as it
  *                           lasts (a database outage, a deadlock); never dropped (I3)
+ *   missing table/column  → the same, for cutOverGraceMs (an online schema change's cut-over
+ *                           makes the table missing for a moment); deterministic after that
  *   deterministic failure → each entry of the batch is tried again alone, so one bad row cannot
  *                           hold up the rest; an entry that fails alone `maxAttempts` times is
  *                           parked (DLQ with the reason, counted) and done: its partition's
@@ -34,7 +36,7 @@ import { Clock, timerDelay } from '../core/clock';
 import { entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
-import { Backoff, backoffMs, classifyFailure } from '../runtime/retry-policy';
+import { Backoff, backoffMs, classifyFailure, isSchemaInFlux } from '../runtime/retry-policy';
 import { batchesOf, ExpirerLanes, type Pending } from './expirer-lanes';
 import type { HeldMessage, HoldSink } from './hold-consumer';
 import type { Logger } from '../ops/logger';
@@ -65,8 +67,13 @@ export type ExpirerSinkOptions = Readonly<{
   /** Batches running at once against each database. */
   maxConcurrentBatches: number;
   backoff: Backoff;
-  /** Tries of an entry alone, after a deterministic failure, before it is parked. */
+  /** Tries of an entry alone, after a deterministic failure, before it is parked (waits for a retriable failure do not count). */
   maxAttempts: number;
+  /**
+   * How long a batch failing on a missing table or unknown column (1146, 1054) is retried as a
+   * whole before it is handled as deterministic: an online schema change's cut-over lasts a moment.
+   */
+  cutOverGraceMs: number;
   park: Park;
   /** For the backoff's jitter; tests make it exact. */
   random?: () => number;
@@ -119,7 +126,7 @@ export class ExpirerSink implements HoldSink {
     const at = msg.entry.expireAtMs;
     // A reminder batch is its own statement shape (expire/reminder-batch.ts): never mixed with the transition's.
     const group = `${transition.ref}~${batchKindOf(msg.entry)}@${location.key}`;
-    this.lanes.push(at, { msg, transition, location, group, done, attempts: 0, alone: false });
+    this.lanes.push(at, { msg, transition, location, group, done, waits: 0, failuresAlone: 0, alone: false });
     // A timer due no later than this entry fires it, or reschedules from fire().
     if (at < this.timerAt) this.schedule();
   }
@@ -240,21 +247,33 @@ export class ExpirerSink implements HoldSink {
     }
   }
 
+  /**
+   * A missing table or unknown column is waited out as a whole batch for cutOverGraceMs from the
+   * batch's first such failure (a cut-over's moment); after that it is believed and handled as
+   * any deterministic failure.
+   */
+  private ridingOutSchemaChange(batch: Pending[], err: unknown, now: number): boolean {
+    if (!isSchemaInFlux(err)) return false;
+    let since = now;
+    for (const p of batch) since = Math.min(since, (p.inFluxSince ??= now));
+    return now - since < this.opts.cutOverGraceMs;
+  }
+
   private async retryOrPark(transition: Transition, batch: Pending[], err: unknown): Promise<void> {
     const entity = transition.entity;
     const ref = transition.ref;
-    const kind = classifyFailure(err);
     const now = this.opts.clock.now();
-    if (kind === 'retriable') {
+    if (classifyFailure(err) === 'retriable' || this.ridingOutSchemaChange(batch, err, now)) {
       // One wait for the whole batch, so it is retried as a batch: per-entry jitter would
       // scatter it into a crowd of tiny transactions against a database that is struggling.
-      const attempts = Math.max(...batch.map((p) => (p.attempts += 1)));
-      const at = now + backoffMs(attempts, this.opts.backoff, this.opts.random);
+      // Waiting counts only towards the backoff, never towards parking (failuresAlone).
+      const waits = Math.max(...batch.map((p) => (p.waits += 1)));
+      const at = now + backoffMs(waits, this.opts.backoff, this.opts.random);
       // An open breaker was logged once when it opened; each call it turns away is not news.
       const breakerOpen = (err as { code?: unknown } | null)?.code === 'EOPENBREAKER';
       this.opts.logger[breakerOpen ? 'debug' : 'warn'](
-        { err, entity, transition: ref, table: batch[0]!.location.key, size: batch.length, attempts },
-        'expiry batch failed; will retry',
+        { err, entity, transition: ref, table: batch[0]!.location.key, size: batch.length, waits },
+        isSchemaInFlux(err) ? 'expiry batch failed on a missing table or column (a schema change cut-over?); will retry' : 'expiry batch failed; will retry',
       );
       for (const p of batch) this.requeue(at, p);
       return;
@@ -272,9 +291,9 @@ export class ExpirerSink implements HoldSink {
       return;
     }
     const p = batch[0]!;
-    p.attempts += 1;
-    if (p.attempts < this.opts.maxAttempts) {
-      this.requeue(now + backoffMs(p.attempts, this.opts.backoff, this.opts.random), p);
+    p.failuresAlone += 1;
+    if (p.failuresAlone < this.opts.maxAttempts) {
+      this.requeue(now + backoffMs(p.failuresAlone, this.opts.backoff, this.opts.random), p);
       return;
     }
     try {
@@ -287,7 +306,7 @@ export class ExpirerSink implements HoldSink {
       p.done();
     } catch (parkErr) {
       this.opts.logger.warn({ err: parkErr, id: p.msg.entry.id }, 'parking failed; the entry stays and is tried again');
-      this.requeue(now + backoffMs(p.attempts, this.opts.backoff, this.opts.random), p);
+      this.requeue(now + backoffMs(p.failuresAlone, this.opts.backoff, this.opts.random), p);
     }
   }
 }

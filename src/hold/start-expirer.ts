@@ -24,6 +24,13 @@ import { startHoldStage, type HoldStageContext } from './start-hold-stage';
 
 /** Expiry retries: jittered, up to 5 s apart; a deterministic failure parks after 3 tries alone. */
 const PARK_AFTER_ATTEMPTS = 3;
+/**
+ * A missing table or column is waited out this long before entries are tried alone and parked:
+ * gh-ost's cut-over holds its lock for at most 3 s by default (--cut-over-lock-timeout-seconds)
+ * and retries it; pt-online-schema-change's swap is one RENAME. Ten times that, and still far
+ * inside any lateness budget.
+ */
+const CUT_OVER_GRACE_MS = 30_000;
 
 export type ExpirerContext = HoldStageContext &
   Readonly<{
@@ -65,6 +72,7 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
     maxConcurrentBatches: ctx.config.expirer.concurrency,
     backoff: Backoffs.expiry,
     maxAttempts: PARK_AFTER_ATTEMPTS,
+    cutOverGraceMs: CUT_OVER_GRACE_MS,
     park: parkToDlq(ctx.dlqFor(role), PARK_AFTER_ATTEMPTS, ctx.catalogue),
     logger,
     gate: ctx.gate,

@@ -80,6 +80,19 @@ const PRODUCER_STATE_TYPES: ReadonlySet<string> = new Set([
   'INVALID_PRODUCER_ID_MAPPING',
 ]);
 
+/**
+ * A table missing (1146, ER_NO_SUCH_TABLE) or a column unknown (1054, ER_BAD_FIELD_ERROR): a
+ * mapping mistake when it lasts, but for a moment also what an online schema change's cut-over
+ * (gh-ost, pt-online-schema-change) looks like. Deterministic by classifyFailure; a caller that
+ * can wait (the expirer sink) retries it as a whole for a grace period before it believes it.
+ */
+const SCHEMA_IN_FLUX_ERRNOS: ReadonlySet<number> = new Set([1146, 1054]);
+
+export function isSchemaInFlux(err: unknown): boolean {
+  const errno = typeof err === 'object' && err !== null ? (err as { errno?: unknown }).errno : undefined;
+  return typeof errno === 'number' && SCHEMA_IN_FLUX_ERRNOS.has(errno);
+}
+
 export function classifyFailure(err: unknown): FailureKind {
   if (err instanceof TimebucketError) return err.retriable ? 'retriable' : 'deterministic';
   if (typeof err !== 'object' || err === null) return 'deterministic';

@@ -36,6 +36,7 @@ function harness(o: { maxBatchSize?: number; maxConcurrentBatches?: number } = {
     maxConcurrentBatches: o.maxConcurrentBatches ?? 4,
     backoff: { baseMs: 100, maxMs: 1_000 },
     maxAttempts: 3,
+    cutOverGraceMs: 10_000,
     park: async () => undefined,
     logger: createLogger('silent'),
     gate: createTransitionGate(switches.reader, clock),

@@ -75,6 +75,7 @@ function harness() {
     maxConcurrentBatches: 10,
     backoff: { baseMs: 100, maxMs: 1_000 },
     maxAttempts: 3,
+    cutOverGraceMs: 10_000,
     park: async () => undefined,
     logger: createLogger('silent'),
     gate: createTransitionGate(switches.reader, clock),

@@ -27,6 +27,7 @@ function harness(opts: Partial<ExpirerSinkOptions> & { auto?: (c: Call) => Batch
     maxConcurrentBatches: 4,
     backoff: { baseMs: 100, maxMs: 10_000 },
     maxAttempts: 3,
+    cutOverGraceMs: 10_000,
     random: () => 1,
     park: async (m) => void parked.push(m.entry.id),
     logger: createLogger('silent'),
@@ -60,6 +61,8 @@ function outcome(ids: readonly string[], o: Partial<BatchOutcome> = {}): BatchOu
 const transitionAll = (c: Call): BatchOutcome => outcome(c.ids);
 /** A retriable failure: the database refused the connection. */
 const dbDown = (): Error => Object.assign(new Error('db down'), { code: 'ECONNREFUSED' });
+/** A retriable failure: a row lock held past the lock wait timeout. */
+const lockWait = (): Error => Object.assign(new Error('Lock wait timeout exceeded'), { errno: 1205 });
 const settle = (): Promise<void> => jest.advanceTimersByTimeAsync(0);
 
 beforeEach(() => jest.useFakeTimers({ now: T0 }));
@@ -260,6 +263,41 @@ describe('ExpirerSink', () => {
     expect(parkedErrors).toEqual([constraint]);
     expect(h.done.sort()).toEqual(['1', '2', '3']);
     expect(h.sink.waiting).toBe(0);
+  });
+
+  test('waits do not spend the budget for failing alone: after retriable failures, a deterministic one still gets maxAttempts tries alone', async () => {
+    const constraint = Object.assign(new Error('CONSTRAINT `chk` failed'), { errno: 4025 });
+    let call = 0;
+    // Three lock waits, then the row fails deterministically twice alone, then it goes through.
+    const h = harness({ auto: (c) => (call++ < 3 ? lockWait() : call <= 6 ? constraint : outcome(c.ids)) });
+    h.take(heldMessage({ id: '1', expireAtMs: T0 }));
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(h.calls).toHaveLength(7);
+    expect(h.parked).toEqual([]);
+    expect(h.done).toEqual(['1']);
+  });
+
+  test('a missing table (a cut-over) is retried as a whole batch within the grace, and nothing is parked', async () => {
+    const noTable = Object.assign(new Error("Table 'shop.coupons' doesn't exist"), { errno: 1146 });
+    const h = harness({ auto: (c) => (c.at - T0 < 3_000 ? noTable : outcome(c.ids)) });
+    for (const id of ['1', '2', '3']) h.take(heldMessage({ id, expireAtMs: T0 }));
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(h.calls.every((c) => c.ids.length === 3)).toBe(true);
+    expect(h.calls.length).toBeGreaterThan(3);
+    expect(h.parked).toEqual([]);
+    expect(h.done.sort()).toEqual(['1', '2', '3']);
+  });
+
+  test('an unknown column past the grace is believed: entries are tried alone and parked', async () => {
+    const noColumn = Object.assign(new Error("Unknown column 'expire_at' in 'where clause'"), { errno: 1054 });
+    const h = harness({ auto: () => noColumn });
+    for (const id of ['1', '2']) h.take(heldMessage({ id, expireAtMs: T0 }));
+    await jest.advanceTimersByTimeAsync(9_000);
+    expect(h.calls.every((c) => c.ids.length === 2)).toBe(true);
+    expect(h.parked).toEqual([]);
+    await jest.advanceTimersByTimeAsync(30_000);
+    expect(h.parked.sort()).toEqual(['1', '2']);
+    expect(h.done.sort()).toEqual(['1', '2']);
   });
 
   test('an entry whose parking fails stays and is tried again', async () => {
