@@ -5,7 +5,9 @@
  *   entry  a scheduled row's entry, in the ring partition the router puts it in now, then in
  *          each coarser tier's bucket that holds its due time (written when the row was further
  *          away, not yet cascaded); with whether the tier's reader has committed past it
- *   event  a transitioned row's latest event, on its event topic from its outbox row's time
+ *   event  a transitioned row's latest event, on its event topic from its outbox row's time to
+ *          each partition's end when the look began (no time bound: the connector may have
+ *          published it hours later, after a stop)
  *
  * The due lane is not searched: it holds no bucket to bound the look.
  */
@@ -14,6 +16,7 @@ import type { Clock } from '../core/clock';
 import type { Entity, EntityCatalogue, Transition } from '../core/entity-catalogue';
 import type { EntrySearch, EventSearch, OutboxFact, Placement } from '../core/explain';
 import { shardOfEntry } from '../core/router';
+import { formatUtc } from '../core/utc-time';
 import { bucketStartOf, horizonMs, partitionOfShard, type Topology } from '../core/topology';
 import { findRecordByHeader } from '../kafka/find-record';
 import { scanGroupId } from '../kafka/scan-from-time';
@@ -23,9 +26,6 @@ import { scanBucket } from '../replay/bucket-scan';
 
 /** How many of the coarsest ring's parking buckets (entries beyond every horizon) are looked in. */
 const PARKED_LOOKS = 3;
-
-/** How far after its outbox row an event is looked for: the outbox connector's lag, bounded. */
-const EVENT_LOOK_AHEAD_MS = 3_600_000;
 
 export type WireLook = Readonly<{
   entryOf: (entity: Entity, t: Transition, row: { id: string; at: string }, dueMs: number, placement: Placement, nowMs: number) => Promise<EntrySearch>;
@@ -142,22 +142,31 @@ async function committedPast(opts: Pick<WireLookOptions, 'kafka' | 'groupPrefix'
   }
 }
 
-/** A transitioned row's latest event, on its topic from its outbox row's time. */
+/**
+ * A transitioned row's latest event, on its topic from its outbox row's time to each partition's
+ * end when the look began: a record is stamped when the connector sends it, which after a stop
+ * of the connector is any time later, so no timestamp ends the look; --scan-limit does.
+ */
 async function findEvent(opts: WireLookOptions, fact: OutboxFact): Promise<EventSearch> {
-  // The broker stamps the event when the connector sends it; the outbox row is stamped by the
-  // database clock, which may run ahead of the broker's by up to the I1 slack.
+  // The outbox row is stamped by the database clock, which may run ahead of the broker's by up
+  // to the I1 slack.
+  const fromMs = fact.createdAtMs - slackMs(opts.topology);
   const search = await findRecordByHeader({
     kafka: opts.kafka,
     topic: fact.topic,
     header: 'event_key',
     value: fact.eventKey,
-    fromMs: fact.createdAtMs - slackMs(opts.topology),
-    untilMs: fact.createdAtMs + EVENT_LOOK_AHEAD_MS,
+    fromMs,
     maxRecords: opts.maxRecords,
     groupId: scanGroupId(opts.groupPrefix),
     signal: opts.signal,
     logger: opts.logger,
   });
   const found = search.found === null ? null : { topic: search.found.topic, partition: search.found.partition, offset: search.found.offset };
-  return { found, records: search.records, complete: !search.stops.some((s) => s.endsWith(':limit')) };
+  const limited = search.partitions.filter((p) => p.stop === 'limit').map((p) => p.partition);
+  const n = search.partitions.length;
+  const searched = `${fact.topic} (${n} partition${n === 1 ? '' : 's'}) from ${formatUtc(fromMs)} to its end when the look began`;
+  const cutShort =
+    limited.length === 0 ? undefined : `the look's limit of ${opts.maxRecords} records (--scan-limit) reached in partition ${limited.join(', ')}`;
+  return { found, records: search.records, complete: cutShort === undefined, searched, ...(cutShort !== undefined && { cutShort }) };
 }

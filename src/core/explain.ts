@@ -152,13 +152,14 @@ export function explainTransition(
  * What the wire says (cli/explain-wire.ts reads it with bounded scans): for a scheduled row, its
  * entry in the ring partition it belongs in (or in a coarser tier's, not yet cascaded); for a
  * transitioned one, its latest event on the event topic. `complete`: every partition read was
- * read to its end or its window, so "not found" means not there; otherwise the look stopped at
- * its record limit and says so.
+ * read to its end (an entry's: or its bucket's window), so "not found" means not there;
+ * otherwise the look stopped at its record limit and says so.
  */
 export type EntryFinding = Readonly<{ tier: string; topic: string; partition: number; offset: string; consumed: boolean }>;
 export type EntrySearch = Readonly<{ found: EntryFinding | null; records: number; complete: boolean; searched: readonly string[] }>;
 export type EventFinding = Readonly<{ topic: string; partition: number; offset: string }>;
-export type EventSearch = Readonly<{ found: EventFinding | null; records: number; complete: boolean }>;
+/** `searched`: the topic, its partitions and the range read; `cutShort`: where the record limit stopped the look (then `complete` is false). */
+export type EventSearch = Readonly<{ found: EventFinding | null; records: number; complete: boolean; searched: string; cutShort?: string }>;
 
 /** `unavailable`: the look failed (Kafka away, a topic missing): the database's verdict stands alone. */
 export type WireFacts = Readonly<{ entry?: EntrySearch; event?: EventSearch; unavailable?: string }>;
@@ -183,8 +184,9 @@ export function withWire(e: TransitionExplanation, wire: WireFacts): TransitionE
   if (wire.event !== undefined) {
     const s = wire.event;
     if (s.found !== null) verdict += `, partition ${s.found.partition}, offset ${s.found.offset}`;
-    else if (s.complete) verdict += ` not yet on the wire (${s.records} records read from its outbox time): the outbox connector is behind or stopped`;
-    else verdict += `: not in the first ${s.records} records from its outbox time (the look's limit, --scan-limit)`;
+    else if (s.complete) verdict += ` not yet on the wire (${s.records} records read of ${s.searched}): the outbox connector is behind or stopped`;
+    else
+      verdict += `: not found in the ${s.records} records read of ${s.searched}, but ${s.cutShort ?? 'the look was cut short'}: no proof it is not on the wire`;
   }
   if (wire.unavailable !== undefined) verdict += `; could not look on Kafka (${wire.unavailable})`;
   return { ...e, ...wire, verdict };

@@ -1,8 +1,10 @@
 /**
  * Finds the first record of a topic carrying a header value (an event's `event_key`), read from
  * the broker's time index at `fromMs` on, beside the live groups (kafka/scan-from-time.ts).
- * Bounded for production: each partition stops at its first match, at a record stamped after
- * `untilMs`, after `maxRecords` records, or at its high-water mark.
+ * Bounded for production: each partition stops at its first match, after `maxRecords` records,
+ * or at its high-water mark as it was when the search began. No record's timestamp ends it: a
+ * record is stamped when it is sent, which may be any time after what it records (a connector
+ * stopped for hours), so only a partition read to its end proves the value absent.
  */
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../ops/logger';
@@ -10,10 +12,17 @@ import { scanFromTime, type ScanRange } from './scan-from-time';
 
 export type FoundRecord = Readonly<{ topic: string; partition: number; offset: string; timestampMs: number }>;
 
-/** What was read, when nothing matched: a bounded look is no proof of absence past its bounds. */
-export type RecordSearch = Readonly<{ found: FoundRecord | null; records: number; stops: readonly string[] }>;
+/**
+ * What was read: per partition, why it stopped (`limit`: at `maxRecords`, so no proof of absence
+ * in it) and the records read.
+ */
+export type RecordSearch = Readonly<{
+  found: FoundRecord | null;
+  records: number;
+  partitions: ReadonlyArray<{ partition: number; stop: string; records: number }>;
+}>;
 
-type Stop = 'found' | 'past-window' | 'limit';
+type Stop = 'found' | 'limit';
 type Range = ScanRange<Stop> & { records: number };
 
 export async function findRecordByHeader(opts: {
@@ -22,7 +31,6 @@ export async function findRecordByHeader(opts: {
   header: string;
   value: string;
   fromMs: number;
-  untilMs: number;
   maxRecords: number;
   groupId: string;
   /** An abort ends the search, its group deleted (InterruptedError). */
@@ -45,7 +53,6 @@ export async function findRecordByHeader(opts: {
         if (found !== null) return 'found'; // another partition had it: this one need not read on
         if (range.records >= opts.maxRecords) return 'limit';
         range.records += 1;
-        if (Number(m.timestamp) > opts.untilMs) return 'past-window';
         if (matches(m)) {
           found = { topic: opts.topic, partition: range.partition, offset: m.offset, timestampMs: Number(m.timestamp) };
           return 'found';
@@ -57,5 +64,9 @@ export async function findRecordByHeader(opts: {
     what: 'the record search',
     logger: opts.logger,
   });
-  return { found, records: ranges.reduce((n, r) => n + r.records, 0), stops: ranges.map((r) => `${r.partition}:${r.stop ?? 'unfinished'}`) };
+  return {
+    found,
+    records: ranges.reduce((n, r) => n + r.records, 0),
+    partitions: ranges.map((r) => ({ partition: r.partition, stop: r.stop ?? 'unfinished', records: r.records })),
+  };
 }

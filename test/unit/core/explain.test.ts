@@ -105,7 +105,7 @@ test('the wire, scheduled: the entry found with its offset and whether its reade
   );
 });
 
-test('the wire, transitioned: the event with its partition and offset, or not yet published', () => {
+test('the wire, transitioned: the event with its partition and offset, not yet published, or a look cut at its limit (what was read, no proof either way)', () => {
   const due = NOW - 10_000;
   const moved = explain(row('EXPIRED', due), [
     {
@@ -117,10 +117,15 @@ test('the wire, transitioned: the event with its partition and offset, or not ye
       path: 'stream',
     },
   ]);
-  expect(withWire(moved, { event: { found: { topic: 'tb.events.coupon-expired', partition: 1, offset: '7' }, records: 8, complete: true } }).verdict).toBe(
-    `${moved.verdict}, partition 1, offset 7`,
+  const searched = 'tb.events.coupon-expired (3 partitions) from 2024-05-01T10:00:00.000Z to its end when the look began';
+  expect(
+    withWire(moved, { event: { found: { topic: 'tb.events.coupon-expired', partition: 1, offset: '7' }, records: 8, complete: true, searched } }).verdict,
+  ).toBe(`${moved.verdict}, partition 1, offset 7`);
+  expect(withWire(moved, { event: { found: null, records: 0, complete: true, searched } }).verdict).toBe(
+    `${moved.verdict} not yet on the wire (0 records read of ${searched}): the outbox connector is behind or stopped`,
   );
-  expect(withWire(moved, { event: { found: null, records: 0, complete: true } }).verdict).toBe(
-    `${moved.verdict} not yet on the wire (0 records read from its outbox time): the outbox connector is behind or stopped`,
+  const cutShort = "the look's limit of 5 records (--scan-limit) reached in partition 2";
+  expect(withWire(moved, { event: { found: null, records: 5, complete: false, searched, cutShort } }).verdict).toBe(
+    `${moved.verdict}: not found in the 5 records read of ${searched}, but ${cutShort}: no proof it is not on the wire`,
   );
 });
