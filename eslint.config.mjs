@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-bench/', 'node_modules/', '.stack/', 'coverage/'] },
+  { ignores: ['dist/', 'dist-bench/', 'node_modules/', '.stack/', 'coverage/', 'test/deploy/strimzi-model/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

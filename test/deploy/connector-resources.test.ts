@@ -1,7 +1,7 @@
 /**
  * `timebucket connector config --format strimzi`: each connector as a Strimzi KafkaConnector
- * resource, checked against Strimzi's schema (@kubernetes-models/strimzi-kafka-operator, at the
- * version package-lock.json pins) as the manifests under k8s/ are checked against theirs, and
+ * resource, checked against Strimzi's schema (kafka.strimzi.io/v1beta2, the model kept in
+ * strimzi-model/ beside this file) as the manifests under k8s/ are checked against theirs, and
  * printed by the built command the way an operator would pipe it into kubectl.
  */
 import { spawnSync } from 'node:child_process';
