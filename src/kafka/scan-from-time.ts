@@ -8,8 +8,9 @@
  * kafkajs has no assign(): the consumer joins a group of its own (`groupId`, e.g.
  * `<prefix>.replay.<random>`) whose offsets are set through the admin API before it subscribes
  * (partitions not asked for are set to their end, so nothing of them is read). It commits
- * nothing itself, and the group is deleted when the scan ends, failed or not. (kafkajs's
- * setOffsets runs a paused consumer of the group until its first fetch: about 5 s, once.) A
+ * nothing itself, and the group is deleted when the scan ends, failed, interrupted or not, and
+ * before a forced exit (runtime/exit-guards.ts). (kafkajs's setOffsets runs a paused consumer of
+ * the group until its first fetch: about 5 s, once; an abort during it is acted on after it.) A
  * rebalance of the scan's own group (a session lost during a long database retry) re-delivers
  * from the start offsets; records already handed on are skipped, so nothing is seen twice.
  */
@@ -17,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { InterruptedError, KafkaUnavailableError } from '../core/errors';
 import type { Logger } from '../ops/logger';
+import { guardExit } from '../runtime/exit-guards';
 
 const SCAN_INTERRUPTED_HINT = 'its consumer group was deleted; run the command again to finish';
 
@@ -78,13 +80,26 @@ export async function scanFromTime<S extends string, R extends ScanRange<S>>(opt
     // one without a committed offset would be read from its start. Those not asked for start
     // at their end, so nothing of them is read.
     const positions = [...ranges.map((s) => ({ partition: s.partition, offset: s.stop === undefined ? s.fromOffset : s.endOffset })), ...others];
-    // setOffsets inside: a failure half-way through it can leave the group behind too.
-    try {
-      await admin.setOffsets({ groupId: opts.groupId, topic: opts.topic, partitions: positions });
-      await read(opts, toRead);
-    } finally {
-      await deleteScanGroup(admin, opts);
-    }
+    // The group exists from setOffsets on; a forced exit (a second Ctrl-C) waits for its deletion.
+    await guardExit(
+      {
+        what: `consumer group ${opts.groupId} is deleted`,
+        byHand: `delete it by hand (kafka-consumer-groups.sh --bootstrap-server <brokers> --delete --group ${opts.groupId})`,
+      },
+      async () => {
+        // setOffsets inside: a failure half-way through it can leave the group behind too.
+        try {
+          opts.logger.debug({ topic: opts.topic, group: opts.groupId }, `${opts.what}: setting the offsets of its consumer group`);
+          // Not to be cut short (its consumer joins the group, fetches once, commits, leaves): a
+          // Ctrl-C during it is seen once it returns, and the group is deleted.
+          await admin.setOffsets({ groupId: opts.groupId, topic: opts.topic, partitions: positions });
+          if (opts.signal?.aborted === true) throw new InterruptedError(opts.what, SCAN_INTERRUPTED_HINT);
+          await read(opts, toRead);
+        } finally {
+          await deleteScanGroup(admin, opts);
+        }
+      },
+    );
     return ranges;
   } finally {
     await admin.disconnect();
@@ -139,6 +154,8 @@ async function read<S extends string, R extends ScanRange<S>>(opts: TimeScanOpti
   consumer.on(consumer.events.CRASH, (e) => settle.reject(e.payload.error));
   const onAbort = () => settle.reject(new InterruptedError(opts.what, SCAN_INTERRUPTED_HINT));
   opts.signal?.addEventListener('abort', onAbort, { once: true });
+  // An abort before the listener was added fires no event.
+  if (opts.signal?.aborted === true) onAbort();
 
   const finish = async (partition: number, stop: RangeStop | S) => {
     const state = byPartition.get(partition);
