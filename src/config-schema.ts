@@ -124,9 +124,12 @@ export const EnvSchema = z.object({
   // How often each outbox-keeper process writes a capture probe into each event_outbox
   // (timebucket_outbox_capture_lag_seconds is the age of the oldest not yet back from Kafka).
   TB_OUTBOX_PROBE_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
-  // event_outbox rows older than this, and below the capture watermark, are deleted by the
-  // outbox-keeper processes; 0 keeps them for ever.
+  // event_outbox rows older than this, and than what the outbox connector's committed offset
+  // says is on the wire, are deleted by the outbox-keeper processes; 0 keeps them for ever.
   TB_OUTBOX_RETENTION_MS: z.coerce.number().int().min(0).default(86_400_000),
+  // Kafka Connect's REST API, where retention reads the outbox connectors' committed offsets
+  // (publish/connector-watermark.ts); without it retention deletes nothing.
+  TB_CONNECT_URL: z.string().url().max(990).optional(),
   TB_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   // The compensation scanner: rows overdue by more than the grace period (far above the stream's
   // normal delay) are the stream's misses; passes start at most every interval.

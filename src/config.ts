@@ -67,8 +67,11 @@ export type Config = Readonly<{
   entitiesPath: string;
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
-  /** retentionMs: event_outbox rows kept at least this long, and until captured (0: for ever). */
-  publish: Readonly<{ probeIntervalMs: number; retentionMs: number }>;
+  /**
+   * retentionMs: event_outbox rows kept at least this long, and until the outbox connector's
+   * committed offset is past them (0: for ever); connectUrl: Connect's REST API, where that offset is read.
+   */
+  publish: Readonly<{ probeIntervalMs: number; retentionMs: number; connectUrl: string | undefined }>;
   scanner: Readonly<{ graceMs: number; intervalMs: number; pageSize: number; maxPagesPerSecond: number }>;
   /** The first-pass guard: TB_FIRST_PASS_MAX_DUE_SHARE, TB_FIRST_PASS_MIN_DUE_ROWS, TB_ALLOW_LARGE_FIRST_PASS. */
   firstPass: FirstPassLimits;
@@ -173,7 +176,7 @@ function configOf({ e, dbTls, kafkaTls, registry, extraDatabases, usesKafka }: C
       maxInMemoryPerPartition: e.TB_MAX_IN_MEMORY_PER_PARTITION,
       commitIntervalMs: e.TB_COMMIT_INTERVAL_MS,
     },
-    publish: { probeIntervalMs: e.TB_OUTBOX_PROBE_INTERVAL_MS, retentionMs: e.TB_OUTBOX_RETENTION_MS },
+    publish: { probeIntervalMs: e.TB_OUTBOX_PROBE_INTERVAL_MS, retentionMs: e.TB_OUTBOX_RETENTION_MS, connectUrl: e.TB_CONNECT_URL },
     scanner: {
       graceMs: e.TB_SCANNER_GRACE_MS,
       intervalMs: e.TB_SCANNER_INTERVAL_MS,

@@ -120,8 +120,9 @@ class ProbeLedger {
   /**
    * How long ago (ms, this process's clock) the newest probe of `database` seen on the wire was
    * written, or undefined while none has been seen. A probe seen means the connector read the
-   * binlog past it, so every event_outbox row committed before that probe was written has been
-   * captured: retention may delete rows older than this, never younger (publish/outbox-retention.ts).
+   * binlog past it, not that every event before it was written: Connect sends each partition on
+   * its own, and one can still be refusing an earlier event. So retention does not go by it but
+   * by the connector's committed offset (connector-watermark.ts).
    */
   confirmedAgeMs(database: string): number | undefined {
     const at = this.confirmed.get(database);

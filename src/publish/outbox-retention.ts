@@ -1,10 +1,10 @@
 /**
- * Retention for event_outbox: deletes rows older than retentionMs and than the capture probe's
- * watermark, so the table stops growing without bound and never loses a row the outbox
- * connector has not read. Run by every outbox-keeper process, one per database
- * (start-outbox-keeper.ts).
+ * Retention for event_outbox: deletes rows older than retentionMs and than the published
+ * watermark (connector-watermark.ts: what the outbox connector's committed offset says is on the
+ * wire), so the table stops growing without bound and never loses a row whose event Kafka does
+ * not hold. Run by every outbox-keeper process, one per database (start-outbox-keeper.ts).
  *
- * One pass: cutoff = database now − max(retentionMs, the watermark's age); then pages of
+ * One pass: cutoff = the older of database now − retentionMs and the watermark; then pages of
  * batchSize rows in id order, each deleted by primary key (sql/purge-event-outbox.ts), with a
  * pause of pauseMs between pages so a large purge never crowds out the expiry transactions; the
  * pass ends at the first page that reaches a young row. The next pass starts intervalMs later.
@@ -26,10 +26,11 @@ import type { Logger } from '../ops/logger';
 import { PollLoop, type TickContext } from '../runtime/poll-loop';
 import { WakeableSleeps } from '../runtime/wakeable-sleeps';
 import { purgeCutoff, purgeEventOutboxPage, type EventOutboxCursor } from './sql/purge-event-outbox';
+import type { PublishedWatermark } from './connector-watermark';
 
 export type OutboxRetentionOptions = Readonly<{
   db: Knex;
-  /** Rows written longer ago than this (and captured) are deleted (the caller starts no retention for "keep"). */
+  /** Rows written longer ago than this (and published) are deleted (the caller starts no retention for "keep"). */
   retentionMs: number;
   /** Rows per page (one DELETE). */
   batchSize: number;
@@ -43,12 +44,12 @@ export type OutboxRetentionOptions = Readonly<{
   /** Back-off ceiling after a failed pass. Default 60 s. */
   maxBackoffMs?: number;
   /**
-   * The age (ms) below which a row may not have been captured yet, from the capture probe's
-   * watermark; undefined while nothing is confirmed. A pass deletes only rows older than both
-   * this and retentionMs, and none while it is undefined, so an outbox connector stopped or
-   * failed for longer than the retention never loses an event to retention.
+   * Rows written before `before` (the database's clock) have their events on the wire; or why
+   * nothing is known. A pass deletes only rows older than both this and retentionMs, and none
+   * while waiting, so an outbox connector stopped, failed or stuck on a partition for longer
+   * than the retention never loses an event to retention.
    */
-  capturedAgeMs: () => number | undefined;
+  published: () => Promise<PublishedWatermark>;
 }>;
 
 /** Outside a loop (purgeOnce from tests and tooling): the pauses on sleeps of its own, never asked to stop. */
@@ -89,20 +90,19 @@ export class OutboxRetention {
 
   /** One whole pass (for tests and tooling, or a tick of the loop): returns the rows deleted. Errors are thrown. */
   async purgeOnce(ctx: TickContext = unlooped()): Promise<number> {
-    const { capturedAgeMs } = this.opts;
-    const captured = capturedAgeMs();
-    if (captured === undefined) {
-      this.log.info('outbox retention waits: the capture probe has not yet confirmed any event on the wire');
+    const published = await this.opts.published();
+    if ('waiting' in published) {
+      this.log.info({ reason: published.waiting }, 'outbox retention waits: nothing is known to be on the wire');
       return 0;
     }
-    const ageMs = Math.max(this.opts.retentionMs, Math.ceil(captured));
-    if (ageMs > this.opts.retentionMs) {
+    const byAge = await purgeCutoff(this.opts.db, this.opts.retentionMs);
+    const cutoff = published.before < byAge ? published.before : byAge;
+    if (cutoff !== byAge) {
       this.log.warn(
-        { retentionMs: this.opts.retentionMs, heldForMs: ageMs },
-        "outbox retention held back: rows younger than the capture probe's watermark may not be on the wire yet, and are kept",
+        { retentionMs: this.opts.retentionMs, heldForMs: byAge.getTime() - cutoff.getTime() },
+        "outbox retention held back: rows younger than the outbox connector's committed offset may not be on the wire yet, and are kept",
       );
     }
-    const cutoff = await purgeCutoff(this.opts.db, ageMs);
     let cursor: EventOutboxCursor | null = null;
     let deleted = 0;
     for (;;) {

@@ -5,7 +5,9 @@
  *     event_outbox every TB_OUTBOX_PROBE_INTERVAL_MS and read back from the probe topic, its lag
  *     timebucket_outbox_capture_lag_seconds{database};
  *   - retention (outbox-retention.ts), per database when TB_OUTBOX_RETENTION_MS > 0: rows older
- *     than the retention and than the probe's watermark, so a row Connect has not read is kept.
+ *     than the retention and than the outbox connector's committed offset, read from Connect's
+ *     REST API (TB_CONNECT_URL; connector-watermark.ts), so a row whose event Kafka does not hold
+ *     is kept. Not the probe's watermark: a probe seen proves a read, not a publication.
  * It never calls the schema registry (`timebucket schemas register` does, at deployment).
  */
 import type { Kafka } from 'kafkajs';
@@ -18,6 +20,8 @@ import { captureProbe } from './capture-probe';
 import { probeTopic, type Topology } from '../core/topology';
 import type { Metrics } from '../ops/metrics';
 import { group, type Group } from '../runtime/group';
+import { connectorWatermark, type PublishedWatermark } from './connector-watermark';
+import { outboxTopicPrefix } from './outbox-connector-config';
 
 // Retention pages: 1000 rows are one short DELETE; the pause keeps a day's worth of a hot minute
 // (a million rows) from crowding the database, at several thousand rows a second. A pass that
@@ -26,12 +30,13 @@ const RETENTION_BATCH_SIZE = 1_000;
 const RETENTION_PAUSE_MS = 100;
 const RETENTION_INTERVAL_MS = 60_000;
 // A transition's transaction writes its event_outbox row before it commits: one that began
-// before a probe and committed after it is behind that probe in the binlog. Retention keeps
-// rows this much younger than the watermark as well, far longer than any expiry transaction.
+// before the committed record's and committed after it is behind that record in the binlog.
+// Retention keeps rows this much younger than the watermark as well, far longer than any
+// expiry transaction (and than any skew of the database's clock from one second to the next).
 const CAPTURE_MARGIN_MS = 60_000;
 
 export type OutboxKeeperContext = Readonly<{
-  config: Pick<Config, 'groupPrefix' | 'publish' | 'consumer'>;
+  config: Pick<Config, 'groupPrefix' | 'publish' | 'consumer' | 'databases'>;
   topology: Topology;
   /** A pool per database (config.databases): each one's event_outbox is probed and purged. */
   dbs: Readonly<Record<string, Knex>>;
@@ -60,9 +65,13 @@ export async function startOutboxKeeper(ctx: OutboxKeeperContext): Promise<Group
     onWriteFailed: () => ctx.metrics.captureProbeFailures.inc(),
   });
   ctx.metrics.trackCaptureLag(() => probe.lagSeconds());
-  const capturedAgeMs = (name: string) => () => {
-    const age = probe.confirmedAgeMs(name);
-    return age === undefined ? undefined : age + CAPTURE_MARGIN_MS;
+  const { connectUrl } = ctx.config.publish;
+  if (ctx.config.publish.retentionMs > 0 && connectUrl === undefined)
+    logger.warn('TB_CONNECT_URL is not set: outbox retention cannot read what the outbox connectors have published, and deletes nothing');
+  const published = (name: string): (() => Promise<PublishedWatermark>) => {
+    if (connectUrl === undefined) return async () => ({ waiting: 'TB_CONNECT_URL is not set' });
+    const topicPrefix = outboxTopicPrefix(ctx.config.databases[name]!.cdcTopicPrefix);
+    return connectorWatermark({ connectUrl, topicPrefix, marginMs: CAPTURE_MARGIN_MS });
   };
   const retentions =
     ctx.config.publish.retentionMs === 0
@@ -71,7 +80,7 @@ export async function startOutboxKeeper(ctx: OutboxKeeperContext): Promise<Group
           `outbox retention ${name}`,
           new OutboxRetention({
             db,
-            capturedAgeMs: capturedAgeMs(name),
+            published: published(name),
             retentionMs: ctx.config.publish.retentionMs,
             batchSize: RETENTION_BATCH_SIZE,
             pauseMs: RETENTION_PAUSE_MS,

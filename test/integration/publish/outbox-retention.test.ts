@@ -1,10 +1,10 @@
 /**
  * event_outbox retention against the real database: a pass deletes exactly the rows written
- * longer ago than the retention (and than the capture watermark's age), page by page in id
- * order, stops at the young ones, deletes nothing while no probe has been confirmed, and can
- * run on several instances at once. In a database of this file's own (no outbox connector: the
- * watermark is a fixed age here; outbox-router.test.ts holds retention by a real capture
- * probe), emptied before each test.
+ * longer ago than the retention (and than the published watermark), page by page in id order,
+ * stops at the young ones, deletes nothing while nothing is known to be published, and can run
+ * on several instances at once. In a database of this file's own (no outbox connector: the
+ * watermark is a fixed instant here; outbox-router.test.ts and outbox-retention-unpublished.test.ts
+ * hold retention by a real connector's committed offset), emptied before each test.
  *
  * @mysql
  * @lane isolated
@@ -43,9 +43,11 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-/** A watermark of age 0 (every row confirmed on the wire) unless told: age alone decides. */
+/** Every row published unless told: age alone decides. */
+const ALL_PUBLISHED = async () => ({ before: new Date(Date.UTC(9999, 0)) });
+
 function newRetention(over: Partial<OutboxRetentionOptions> = {}): OutboxRetention {
-  const retention = new OutboxRetention({ db, retentionMs: DAY_MS, batchSize: 7, pauseMs: 0, intervalMs: 60_000, logger, capturedAgeMs: () => 0, ...over });
+  const retention = new OutboxRetention({ db, retentionMs: DAY_MS, batchSize: 7, pauseMs: 0, intervalMs: 60_000, logger, published: ALL_PUBLISHED, ...over });
   retentions.push(retention);
   return retention;
 }
@@ -85,13 +87,14 @@ test('a pass deletes exactly the rows written before now − retention, in pages
   expect(await remaining()).toEqual([]);
 });
 
-test("held by the capture watermark: nothing goes while no probe is confirmed, and only rows older than the watermark's age when it is older than the retention", async () => {
+test('held by the published watermark: nothing goes while nothing is known to be published, and only rows older than the watermark when it is older than the retention', async () => {
   const { old, recent } = await seed();
-  // An hour's retention would take every row; nothing confirmed on the wire yet: none go.
-  await expect(newRetention({ retentionMs: 60 * 60_000, capturedAgeMs: () => undefined }).purgeOnce()).resolves.toBe(0);
+  // An hour's retention would take every row; nothing known to be on the wire yet: none go.
+  await expect(newRetention({ retentionMs: 60 * 60_000, published: async () => ({ waiting: 'no offset committed yet' }) }).purgeOnce()).resolves.toBe(0);
   expect(await remaining()).toEqual([...old, ...recent]);
-  // The last probe confirmed is 23.5 hours old: the rows of 23 hours may not be on the wire yet.
-  await expect(newRetention({ retentionMs: 60 * 60_000, capturedAgeMs: () => 23.5 * 60 * 60_000 }).purgeOnce()).resolves.toBe(old.length);
+  // The connector's offset stands at an event of 23.5 hours ago: the rows of 23 hours may not be on the wire yet.
+  const [[{ at }]] = (await db.raw('SELECT NOW(3) - INTERVAL 1410 MINUTE AS at')) as [[{ at: Date }]];
+  await expect(newRetention({ retentionMs: 60 * 60_000, published: async () => ({ before: at }) }).purgeOnce()).resolves.toBe(old.length);
   expect(await remaining()).toEqual(recent);
 });
 

@@ -8,7 +8,7 @@
  * mid-drain: every event arrives, a duplicate only ever with the same event_key, and the order
  * of an entity's first copies kept. And the capture probe: its lag is 0 while the connector
  * runs, grows while it is paused, and falls back once it resumes; retention deletes only rows
- * below the watermark its probes confirm, so a paused connector loses nothing to it, and a
+ * below the connector's committed offset, so a paused connector loses nothing to it, and a
  * connector created again from scratch (its position lost) publishes every event it never did.
  *
  * @mysql
@@ -29,6 +29,7 @@ import { catalogue, couponExpiredInsert, eventSpec, orderCancelledInsert, type E
 import { readFileSync } from 'node:fs';
 import { captureProbe, type CaptureProbe } from '../../../src/publish/capture-probe';
 import { OutboxRetention } from '../../../src/publish/outbox-retention';
+import { connectorWatermark } from '../../../src/publish/connector-watermark';
 import { systemClock } from '../../../src/core/clock';
 import { join } from 'node:path';
 import { createTestTopics } from '../../support/topics';
@@ -235,10 +236,11 @@ async function newProbe(beforeSubscribe?: (topic: string) => Promise<unknown>): 
 }
 
 /**
- * Retention of event_outbox at 1 ms, held by `probe`'s watermark: by age alone every row is old
- * at once, so whatever a pass keeps, the watermark kept.
+ * Retention of event_outbox at 1 ms, held by the published watermark: the committed offset of
+ * the file's connector (whichever it is at the time of the pass), no margin. By age alone every
+ * row is old at once, so whatever a pass keeps, the watermark kept.
  */
-function watermarkRetention(probe: CaptureProbe): OutboxRetention {
+function watermarkRetention(): OutboxRetention {
   return new OutboxRetention({
     db: env.db,
     retentionMs: 1,
@@ -246,7 +248,8 @@ function watermarkRetention(probe: CaptureProbe): OutboxRetention {
     pauseMs: 0,
     intervalMs: 60_000,
     logger,
-    capturedAgeMs: () => probe.confirmedAgeMs('main'),
+    // test-connector.ts: a connector's topic.prefix is its name without dashes.
+    published: () => connectorWatermark({ connectUrl: connectRoot, topicPrefix: connector.name.replace(/-/g, ''), marginMs: 0 })(),
   });
 }
 
@@ -260,7 +263,8 @@ async function allOnTheWire(seen: readonly Seen[], keys: ReadonlySet<string>, ti
 }
 
 /** The outbox connector's REST resource (pause, resume). */
-const connectorUrl = () => `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}/connectors/${connector.name}`;
+const connectRoot = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}`;
+const connectorUrl = () => `${connectRoot}/connectors/${connector.name}`;
 
 test('the capture probe: lag 0 while the connector runs, growing while it is paused, 0 again once it resumes', async () => {
   const probe = await newProbe();
@@ -300,13 +304,13 @@ test("probes written before the reader has a position (as with Kafka's default g
   }
 });
 
-test('retention deletes no event_outbox row the capture probe has not seen go past: a connector paused longer than the retention loses nothing', async () => {
+test("retention deletes no event_outbox row the connector's committed offset is not past: a connector paused longer than the retention loses nothing", async () => {
   const topics = await newTopics('retention');
   const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   const probe = await newProbe();
   // Retention of 1 ms: by age alone every row is old at once. Held by age alone (were the
-  // watermark not heeded), the first pass below would already delete rows, before any probe came back.
-  const retention = watermarkRetention(probe);
+  // watermark not heeded), the passes while paused would delete the events' rows.
+  const retention = watermarkRetention();
   const events = Array.from({ length: 20 }, (_, i) => couponExpiredInsert(String(6_000_000 + i), firstDue + i, 25));
   const keys = new Set(events.map((e) => e.event.event_key));
   const rowsOfEvents = async () =>
@@ -321,8 +325,6 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
   const routed = await readRaw(topics);
   probe.start();
   try {
-    // Nothing confirmed yet: a pass deletes nothing.
-    await expect(retention.purgeOnce()).resolves.toBe(0);
     await waitFor('a first probe seen', () => (probe.confirmedAgeMs('main') !== undefined ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
     await fetch(`${connectorUrl()}/pause`, { method: 'PUT' });
     await waitFor('the lag to pass 2 s while paused', () => (probe.lagSeconds()['main']! > 2 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
@@ -335,14 +337,12 @@ test('retention deletes no event_outbox row the capture probe has not seen go pa
 
     await fetch(`${connectorUrl()}/resume`, { method: 'PUT' });
     await allOnTheWire(routed.seen, keys, 60_000);
-    // Once a probe written after them comes back, they are below the watermark and go.
-    const writtenAt = Date.now();
-    await waitFor('a probe written after the events seen', () => (probe.confirmedAgeMs('main')! < Date.now() - writtenAt ? true : undefined), {
+    // Once the connector's committed offset is past them (a probe of a later second acknowledged,
+    // its offset flushed), they are below the watermark and go.
+    await waitFor('their rows purged', async () => ((await retention.purgeOnce()) >= 0 && (await rowsOfEvents()) === 0 ? true : undefined), {
       timeoutMs: 30_000,
-      intervalMs: 50,
+      intervalMs: 250,
     });
-    await retention.purgeOnce();
-    expect(await rowsOfEvents()).toBe(0);
   } finally {
     await fetch(`${connectorUrl()}/resume`, { method: 'PUT' }).catch(() => undefined);
     await Promise.all([probe.stop(), routed.stop()]);
@@ -353,7 +353,7 @@ test('the connector lost its position (deleted, created again from scratch) afte
   const topics = await newTopics('recreated');
   const ids = await registerEventSchemas(registry, catalogue, topics, { registry: config.registry });
   const probe = await newProbe();
-  const retention = watermarkRetention(probe);
+  const retention = watermarkRetention();
   const events = Array.from({ length: 30 }, (_, i) => couponExpiredInsert(String(7_000_000 + i), firstDue + i, 25));
   const keys = new Set(events.map((e) => e.event.event_key));
   const routed = await readRaw(topics);
@@ -364,7 +364,7 @@ test('the connector lost its position (deleted, created again from scratch) afte
     await env.db.transaction((trx) => routerWriter(topics, ids)(trx, events));
     await retention.purgeOnce();
     // Its offsets gone with it: a new connector starts from a snapshot of the table, which
-    // retention kept (nothing of it was confirmed on the wire).
+    // retention kept (the old connector's committed offset was short of every event).
     await connector.remove();
     connector = await registerOutboxConnector(env.testDb.name);
     await allOnTheWire(routed.seen, keys, 90_000);
