@@ -7,7 +7,7 @@ import { groupIdOf } from '../roles';
 import type { Logger } from '../ops/logger';
 import { RetryPolicies } from '../runtime/retry-policy';
 import { retry } from '../runtime/retry';
-import type { EntityCatalogue } from '../core/entity-catalogue';
+import { databasesOf, type EntityCatalogue } from '../core/entity-catalogue';
 import { cdcTopics } from '../ingest/cdc-topics';
 
 /**
@@ -61,7 +61,7 @@ export async function topicsApply(
   await admin.connect();
   try {
     // Idempotent, so safe to try again: a topic created by the failed try counts as present.
-    const declared = [...declaredTopics(topology), ...cdcTopicDeclarations(config, catalogue)];
+    const declared = [...declaredTopics(topology, databasesOf(catalogue)), ...cdcTopicDeclarations(config, catalogue)];
     // Only the bucket lanes grow: a CDC or event topic's keys would move between partitions.
     const applyOptions = { growPartitions: (topic: string) => opts.growPartitions === true && isBucketLane(topology, topic), prefix: topology.prefix };
     const report = await retry(() => applyTopics(admin, declared, applyOptions), { policy: RetryPolicies.newTopics, what: 'applying the topics', logger });

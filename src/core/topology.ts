@@ -12,6 +12,9 @@
  *             < horizon, which keeps the `guard` topics behind the current one unwritten
  *   lead      how long before its bucket starts a coarser tier releases it
  *   due lane  one topic for entries whose time has already passed
+ *   waiting   one lane per database (`<prefix>.waiting.<database>`), read like the due lane: due
+ *             entries of a database that does not answer move there (hold/expirer-sink.ts), so
+ *             the ring and due partitions they came from are not held by one sick database
  *   shard     hash of the entity id: message key, partition (shard mod partitions), DB shard
  *
  * parseTopology checks each rule below and names every broken one at once, so an operator
@@ -21,8 +24,11 @@ import { z } from 'zod';
 import { ConfigError } from './errors';
 import { deepFreeze } from './deep-freeze';
 import { jsonDocument } from './json-document';
+import { MAIN_DATABASE } from './entity-catalogue';
 
 const DAY_MS = 86_400_000;
+/** `waiting.<database>`, the database named as TB_DATABASES names them (config-schema.ts), or main. */
+const WAITING_LANE = /^waiting\.[a-z0-9_]{1,16}$/;
 // Kafka's own limit and alphabet for topic names.
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;
 
@@ -217,6 +223,11 @@ export function dueTopic(topology: Pick<Topology, 'prefix'>): string {
   return `${topology.prefix}.due`;
 }
 
+/** The waiting lane of `database`: its due entries while it does not answer. */
+export function waitingTopic(topology: Pick<Topology, 'prefix'>, database: string): string {
+  return `${topology.prefix}.waiting.${database}`;
+}
+
 export function dlqTopic(topology: Pick<Topology, 'prefix'>): string {
   return `${topology.prefix}.dlq`;
 }
@@ -239,12 +250,13 @@ function topicConfig(retentionMs: number): Readonly<Record<string, string>> {
 }
 
 /**
- * Every topic the topology needs, for the CLI to create idempotently.
+ * Every topic the topology needs for the entities' `databases`, for the CLI to create idempotently.
  * Retention: a ring topic keeps a lap (ring × width: an entry is written at most one horizon
  * before its bucket and read by the bucket's end) plus the replay window; the due lane keeps
- * the replay window plus a day for consumers that were down.
+ * the replay window plus a day for consumers that were down; a waiting lane as long as the DLQ
+ * (it holds a database's work for as long as the database is away).
  */
-export function declaredTopics(topology: Topology): TopicDeclaration[] {
+export function declaredTopics(topology: Topology, databases: readonly string[] = [MAIN_DATABASE]): TopicDeclaration[] {
   const topics: TopicDeclaration[] = [];
   for (const tier of topology.tiers) {
     const config = topicConfig(tier.ring * tier.widthMs + topology.replayWindowMs);
@@ -253,6 +265,9 @@ export function declaredTopics(topology: Topology): TopicDeclaration[] {
     }
   }
   topics.push({ topic: dueTopic(topology), partitions: topology.due.partitions, config: topicConfig(topology.replayWindowMs + DAY_MS) });
+  for (const database of databases) {
+    topics.push({ topic: waitingTopic(topology, database), partitions: topology.due.partitions, config: topicConfig(topology.dlq.retentionMs) });
+  }
   topics.push({ topic: dlqTopic(topology), partitions: topology.dlq.partitions, config: topicConfig(topology.dlq.retentionMs) });
   topics.push({ topic: probeTopic(topology), partitions: 1, config: topicConfig(PROBE_RETENTION_MS) });
   for (const e of topology.events) topics.push({ topic: e.topic, partitions: e.partitions, config: topicConfig(e.retentionMs) });
@@ -277,7 +292,8 @@ export function parseTopic(topology: Topology, topic: string): ParsedTopic | und
   const head = `${topology.prefix}.`;
   if (!topic.startsWith(head)) return undefined;
   const rest = topic.slice(head.length);
-  if (rest === 'due') return { lane: 'due' };
+  // A waiting lane is read as the due lane: its entries were due when they were moved there.
+  if (rest === 'due' || WAITING_LANE.test(rest)) return { lane: 'due' };
   const match = /^([a-z0-9]+)\.([0-9]+)$/.exec(rest);
   if (match === null) return undefined;
   const [, name, digits] = match;

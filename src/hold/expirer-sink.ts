@@ -9,6 +9,9 @@
  *                           lasts (a database outage, a deadlock); never dropped (I3)
  *   missing table/column  → the same, for cutOverGraceMs (an online schema change's cut-over
  *                           makes the table missing for a moment); deterministic after that
+ *   database away         → (its breaker open, a statement past its deadline, a connection
+ *                           refused) the batch's entries move to their database's waiting lane
+ *                           and are done here; those read from that lane wait here as above
  *   deterministic failure → each entry of the batch is tried again alone, so one bad row cannot
  *                           hold up the rest; an entry that fails alone `maxAttempts` times is
  *                           parked (DLQ with the reason, counted) and done: its partition's
@@ -36,9 +39,10 @@ import { Clock, timerDelay } from '../core/clock';
 import { entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
-import { Backoff, backoffMs, classifyFailure, isSchemaInFlux } from '../runtime/retry-policy';
+import { Backoff, backoffMs, classifyFailure, isDatabaseAway, isSchemaInFlux } from '../runtime/retry-policy';
 import { batchesOf, ExpirerLanes, type Pending } from './expirer-lanes';
 import type { HeldMessage, HoldSink } from './hold-consumer';
+import { moveToWaiting, type WaitingLanes, type WaitingLog } from './waiting-lanes';
 import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../control/gate';
 
@@ -53,6 +57,7 @@ export type ExpirerObserver = Partial<{
   batch(entity: string, outcome: BatchOutcome): void;
   failed(entity: string, err: unknown): void;
   parked(entity: string, err: unknown): void;
+  movedToWaiting(entity: string, count: number): void;
 }>;
 
 /** Where an entry goes that keeps failing deterministically (the DLQ); it is done afterwards. */
@@ -81,6 +86,8 @@ export type ExpirerSinkOptions = Readonly<{
   observer?: ExpirerObserver;
   /** The operator's pause and throttle switches; none by default. */
   gate?: TransitionGate;
+  /** Where due entries of a database that is away go (hold/waiting-lanes.ts; none: they wait here, in memory). */
+  waiting?: WaitingLanes;
 }>;
 
 export class ExpirerSink implements HoldSink {
@@ -96,10 +103,13 @@ export class ExpirerSink implements HoldSink {
   private epoch = 0;
   private closed = false;
   private readonly transitions = new Map<string, Transition>();
+  /** Logs a database's first move to its waiting lane since its last good batch (hold/waiting-lanes.ts). */
+  private readonly waitingLog: WaitingLog;
 
   constructor(private readonly opts: ExpirerSinkOptions) {
     this.lanes = new ExpirerLanes(opts.catalogue);
     this.gate = opts.gate ?? openGate;
+    this.waitingLog = { logger: opts.logger, announced: new Set(), onMoved: (entity, n) => opts.observer?.movedToWaiting?.(entity, n) };
     // A resume or a new throttle can make work fireable that no timer waits for.
     this.unsubscribe = this.gate.onChange(() => {
       if (!this.closed) this.fire();
@@ -230,6 +240,7 @@ export class ExpirerSink implements HoldSink {
         batch[0]!.location,
       );
       this.opts.observer?.batch?.(entity, outcome);
+      this.waitingLog.announced.delete(database);
       const retry = new Map(outcome.notYetDue.map((n) => [n.entry.id, n.retryInMs]));
       const now = this.opts.clock.now();
       for (const p of batch) {
@@ -263,6 +274,12 @@ export class ExpirerSink implements HoldSink {
     const entity = transition.entity;
     const ref = transition.ref;
     const now = this.opts.clock.now();
+    if (isDatabaseAway(err) && this.opts.waiting !== undefined) {
+      const epoch = this.epoch;
+      batch = await moveToWaiting(this.opts.waiting, entity, batch, err, this.waitingLog);
+      // A rebalance while the append ran: what is left is re-read from the committed offsets.
+      if (batch.length === 0 || epoch !== this.epoch) return;
+    }
     if (classifyFailure(err) === 'retriable' || this.ridingOutSchemaChange(batch, err, now)) {
       // One wait for the whole batch, so it is retried as a batch: per-entry jitter would
       // scatter it into a crowd of tiny transactions against a database that is struggling.

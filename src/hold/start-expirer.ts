@@ -5,7 +5,8 @@
  */
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { Location, Transition } from '../core/entity-catalogue';
-import { dueTopic, ringTopics } from '../core/topology';
+import { dueTopic, ringTopics, waitingTopic } from '../core/topology';
+import { databasesOf } from '../core/entity-catalogue';
 import { Backoffs } from '../runtime/retry-policy';
 import { isReminderBatch } from '../expire/reminder-batch';
 import { createBreaker } from '../runtime/breaker';
@@ -18,6 +19,7 @@ import type { TransitionBatches } from '../expire/transition-batch';
 import type { BreakerState } from '../runtime/breaker';
 import { group, resource, type Group } from '../runtime/group';
 import { ExpirerSink } from './expirer-sink';
+import { waitingLanes } from './waiting-lanes';
 import { observeExpiryBatch } from './observe-expiry-batch';
 import { parkToDlq } from './park-to-dlq';
 import { startHoldStage, type HoldStageContext } from './start-hold-stage';
@@ -76,6 +78,7 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
     park: parkToDlq(ctx.dlqFor(role), PARK_AFTER_ATTEMPTS, ctx.catalogue),
     logger,
     gate: ctx.gate,
+    waiting: waitingLanes(ctx),
     observer: {
       batch: (entity, outcome) => {
         // A reminder batch transitions nothing; reminderObserver counts what it sent.
@@ -83,9 +86,12 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
       },
       failed: (entity) => ctx.metrics.batchFailures.inc({ entity }),
       parked: (entity) => ctx.metrics.parked.inc({ entity }),
+      movedToWaiting: (entity, count) => ctx.metrics.movedToWaiting.inc({ entity }, count),
     },
   });
-  const started = await startHoldStage(ctx, role, [...ringTopics(ctx.topology, tiersReadBy(role, ctx.topology)), dueTopic(ctx.topology)], sink, logger);
+  const waitingLaneTopics = databasesOf(ctx.catalogue).map((database) => waitingTopic(ctx.topology, database));
+  const topics = [...ringTopics(ctx.topology, tiersReadBy(role, ctx.topology)), dueTopic(ctx.topology), ...waitingLaneTopics];
+  const started = await startHoldStage(ctx, role, topics, sink, logger);
   // The breakers are shut down after the consumer stopped (reverse order).
   const expirer = group(role, { breakers: resource(async () => breakers.forEach((b) => b.shutdown())), [role]: started });
   await expirer.start();

@@ -37,6 +37,11 @@ export function expiryMetrics(registers: Registry[], sources: MetricSources, zer
       'Entries whose expiry failed deterministically on their own, parked in the DLQ (redrive them once fixed)',
     ),
     batchFailures: entityCounter(registers, 'timebucket_expiry_batch_failures_total', 'Expiry transactions that failed and were retried'),
+    movedToWaiting: entityCounter(
+      registers,
+      'timebucket_waiting_lane_moves_total',
+      "Due entries moved to their database's waiting lane (<prefix>.waiting.<database>) because the database was away",
+    ),
     eventsWritten: counter(
       registers,
       'timebucket_events_written_total',
@@ -52,7 +57,7 @@ export function expiryMetrics(registers: Registry[], sources: MetricSources, zer
   for (const entity of zeroed.entities) {
     for (const path of PATHS) family.transitions.inc({ entity, path }, 0);
     family.delay.zero({ entity });
-    for (const c of [family.notYetDue, family.stale, family.parked, family.batchFailures]) c.inc({ entity }, 0);
+    for (const c of [family.notYetDue, family.stale, family.parked, family.batchFailures, family.movedToWaiting]) c.inc({ entity }, 0);
   }
   return family;
 }

@@ -29,7 +29,7 @@ type Families = ReturnType<typeof families>;
 const SCRAPE_ORDER = [
   ...['transitions', 'delay', 'notYetDue', 'stale', 'parked'],
   ...['scannerCaught', 'scannerScanned', 'scannerPageFailures', 'scannerLastPass'],
-  ...['producerReplacements', 'breakerState', 'databaseUp', 'batchFailures', 'deadLetters', 'routed'],
+  ...['producerReplacements', 'breakerState', 'databaseUp', 'batchFailures', 'movedToWaiting', 'deadLetters', 'routed'],
   ...['forecastEntries', 'cascaded', 'rerouted', 'dueLag', 'heldPartitions', 'inMemory', 'largestPartitionInMemory'],
   ...['captureLag', 'captureProbeFailures', 'eventsWritten', 'missingSchemaIds', 'cdcLag', 'outboxPurged', 'retentionFailures'],
   ...['controlPaused', 'controlThrottle', 'remindersSent', 'remindersSkipped', 'reminderLateness', 'digestSize', 'controlPollFailures'],

@@ -93,6 +93,26 @@ export function isSchemaInFlux(err: unknown): boolean {
   return typeof errno === 'number' && SCHEMA_IN_FLUX_ERRNOS.has(errno);
 }
 
+/**
+ * Failures that say the database as a whole is away, not that one statement lost a race: its
+ * breaker open, a statement past its deadline, a connection refused or timed out, a database not
+ * answered since start. The expirer moves due entries that meet one to their database's waiting
+ * lane (hold/expirer-sink.ts); a lock wait or deadlock is a row's, and is waited out in place.
+ */
+const DATABASE_AWAY_CODES: ReadonlySet<string> = new Set([
+  'EOPENBREAKER',
+  'STATEMENT_DEADLINE',
+  'DATABASE_UNCHECKED',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+]);
+
+export function isDatabaseAway(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && DATABASE_AWAY_CODES.has(code);
+}
+
 export function classifyFailure(err: unknown): FailureKind {
   if (err instanceof TimebucketError) return err.retriable ? 'retriable' : 'deterministic';
   if (typeof err !== 'object' || err === null) return 'deterministic';

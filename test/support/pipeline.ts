@@ -19,7 +19,7 @@ import { logger, uniqueName } from './stack';
 import { withTimeout } from './wait-for';
 import { cdcTopics } from '../../src/ingest/cdc-topics';
 import { cdcTopicDeclarations } from '../../src/cli/topics-apply';
-import type { EntityCatalogue } from '../../src/core/entity-catalogue';
+import { databasesOf, type EntityCatalogue } from '../../src/core/entity-catalogue';
 import { loadEntities } from '../../src/ops/load-entities';
 import { defaultEntitiesPath } from './catalogue';
 import { schemasRegister } from '../../src/cli/schemas-register';
@@ -96,7 +96,7 @@ export async function createTestPipeline(
   await admin.connect();
   try {
     // Grown, for a test that raises a partition count under another pipeline's entries.
-    const declared = declaredTopics(topology);
+    const declared = declaredTopics(topology, databasesOf(catalogue));
     await applyTopics(admin, declared, { growPartitions: (topic) => isBucketLane(topology, topic) });
     await knownToEveryBroker(admin, new Map(declared.map((d) => [d.topic, d.partitions])));
     // The test's repartitioner starts at the current end of the CDC topics: a long-lived dev

@@ -5,6 +5,7 @@ import {
   dueTopic,
   horizonMs,
   parseTopic,
+  waitingTopic,
   parseTopology,
   partitionOfShard,
   ringIndex,
@@ -176,8 +177,8 @@ describe('declaredTopics', () => {
   const topics = declaredTopics(topology);
   const byName = new Map(topics.map((t) => [t.topic, t]));
 
-  test('every ring topic, the due lane, the DLQ, the capture-probe topic and the event topics, once each', () => {
-    expect(topics).toHaveLength(120 + 48 + 400 + 1 + 1 + 1 + 2);
+  test("every ring topic, the due lane, the main database's waiting lane, the DLQ, the capture-probe topic and the event topics, once each", () => {
+    expect(topics).toHaveLength(120 + 48 + 400 + 1 + 1 + 1 + 1 + 2);
     expect(byName.size).toBe(topics.length);
     const minuteNames = topics.filter((t) => t.topic.startsWith('tb.minute.')).map((t) => t.topic);
     expect(minuteNames).toEqual(Array.from({ length: 120 }, (_, i) => `tb.minute.${String(i).padStart(3, '0')}`));
@@ -207,6 +208,8 @@ describe('declaredTopics', () => {
     expect(byName.get('tb.day.123')).toMatchObject({ partitions: 4, config: { 'retention.ms': String(400 * DAY + DAY) } });
     expect(byName.get('tb.due')).toMatchObject({ partitions: 16, config: { 'retention.ms': String(2 * DAY) } });
     expect(byName.get('tb.dlq')).toMatchObject({ partitions: 1, config: { 'retention.ms': String(14 * DAY) } });
+    // A database's work while it is away: the due lane's partitions, kept as long as a dead letter.
+    expect(byName.get('tb.waiting.main')).toMatchObject({ partitions: 16, config: { 'retention.ms': String(14 * DAY) } });
     // Probes are read as they arrive (publish/capture-probe.ts): one partition, an hour.
     expect(byName.get('tb.outbox-probe')).toEqual({
       topic: 'tb.outbox-probe',
@@ -216,6 +219,11 @@ describe('declaredTopics', () => {
     expect(byName.get('timebucket.events.order-cancelled')).toMatchObject({ partitions: 8, config: { 'retention.ms': String(7 * DAY) } });
     for (const t of topics) expect(t.config['cleanup.policy']).toBe('delete');
   });
+});
+
+test("declaredTopics: a waiting lane for each of the entities' databases", () => {
+  const names = declaredTopics(parseTopology(productionJson, 'x'), ['main', 'shop_b']).map((t) => t.topic);
+  expect(names.filter((n) => n.includes('.waiting.'))).toEqual(['tb.waiting.main', 'tb.waiting.shop_b']);
 });
 
 describe('parseTopic', () => {
@@ -230,6 +238,11 @@ describe('parseTopic', () => {
     expect(parseTopic(topology, 'tb.prod.due')).toEqual({ lane: 'due' });
   });
 
+  test("a database's waiting lane is read as the due lane", () => {
+    expect(parseTopic(topology, waitingTopic(topology, 'shop_b'))).toEqual({ lane: 'due' });
+    expect(parseTopic(topology, 'tb.prod.waiting.main')).toEqual({ lane: 'due' });
+  });
+
   test.each([
     'tb.prod.dlq',
     'timebucket.events.coupon-expired',
@@ -240,6 +253,9 @@ describe('parseTopic', () => {
     'tb.prod.week.01',
     'tb.prod.minute.007.x',
     'other.due',
+    'tb.prod.waiting.',
+    'tb.prod.waiting.Shop',
+    'tb.prod.waiting.a.b',
   ])('%s is not a ring or due topic', (topic) => {
     expect(parseTopic(topology, topic)).toBeUndefined();
   });
