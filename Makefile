@@ -197,6 +197,8 @@ schemas-register: build
 # (TB_LOG_LEVEL=debug make run for more), this run's only. RUN_SPLIT sends each line starting with
 # `{` to RUN_LOG and every other line to the terminal, line by line; it ignores Ctrl-C, so the
 # run's last lines, written while it stops, still reach the file.
+# TB_CONNECT_URL: outbox retention deletes only what the stack's outbox connector has committed
+# (docs/operations.md, Retention); without it, it deletes nothing.
 # entities/demo.json is the shipped file with its reminders in seconds (3d, 1d, 30m would not
 # fire during a demo); TB_ENTITIES=entities/default.json make run for the shipped one.
 RUN_LOG := .stack/logs/run.log
@@ -212,4 +214,4 @@ run: install stack-up
 	@echo "schemas register: the event schemas"
 	@$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} node dist/cli/main.js schemas register | $(RUN_SPLIT)
 	@echo "run: every role, with the demo workload (Ctrl-C stops it; the stack stays up until make stack-down; logs: $(RUN_LOG))"
-	@$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} TB_LOG_LEVEL=$${TB_LOG_LEVEL:-info} node dist/cli/main.js run --demo | $(RUN_SPLIT)
+	@$(ENV) && TB_ENTITIES=$${TB_ENTITIES:-entities/demo.json} TB_LOG_LEVEL=$${TB_LOG_LEVEL:-info} TB_CONNECT_URL=$${TB_CONNECT_URL:-http://127.0.0.1:$$TB_CONNECT_PORT} node dist/cli/main.js run --demo | $(RUN_SPLIT)
