@@ -17,24 +17,19 @@ import { group, resource } from './runtime/group';
 import { dlqTopic, Topology } from './core/topology';
 import { openDatabases } from './db/databases';
 import { createKafka } from './kafka/client';
-import { createDlqWriter, type DlqWriter } from './kafka/dlq-writer';
-import type { Db } from './db/knex';
-import type { SchemaInfo } from './core/column-info';
+import { createDlqWriter } from './kafka/dlq-writer';
 import { firstPassLimitsFor } from './core/first-pass-guard';
 import { DeadLetterCodes, Roles, type DeadLetterStage, type Role } from './roles';
 import { createGuardedProducer } from './kafka/guarded-producer';
 import type { BreakerState } from './runtime/breaker';
-import { createTransitionBatches } from './expire/transition-batch';
-import { createReminderBatches, reminderObserver } from './expire/reminder-batch';
 import { checkAnsweringSchemas, schemaNamesOf } from './db/check-entity-schema';
-import { DatabaseWatch, holdUntilChecked, type DatabaseState } from './db/database-watch';
+import { DatabaseWatch, type DatabaseState } from './db/database-watch';
+import { FirstPassHolds, heldTablesByTransition, type HeldTransition } from './db/first-pass-holds';
+import { openTransitions } from './expire/open-transitions';
 import { TimebucketError } from './core/errors';
 import { assertShardsFit } from './core/router';
 import { startOutboxKeeper, type OutboxKeeperContext } from './publish/start-outbox-keeper';
-import { writesNoEvents } from './publish/outbox-writer';
-import { openOutboxWriter } from './publish/open-outbox-writer';
-import { deadLetterRejectedEvents } from './publish/dead-letter-events';
-import { derivedSchemasWaitingFor, eventTopics } from './core/event-catalogue';
+import { derivedSchemasWaitingFor } from './core/event-catalogue';
 import { startScanner, type ScannerContext } from './reconcile/start-scanner';
 import { startRepartitioner, type RepartitionerContext } from './ingest/start-repartitioner';
 import { startExpirer, type ExpirerContext } from './hold/start-expirer';
@@ -57,6 +52,8 @@ export type Running = Readonly<{
   control: () => SwitchSummary;
   /** Each database: answering, and its tables checked (for /readyz). */
   databases: () => Readonly<Record<string, DatabaseState>>;
+  /** The transitions held at a table because their first pass was refused (for /readyz). */
+  firstPassHeld: () => HeldTransition[];
   stop: () => Promise<void>;
 }>;
 
@@ -109,19 +106,20 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     failed: running.failed(),
     control: wired.control,
     databases: () => wired.watch.snapshot(),
+    firstPassHeld: () => wired.holds.list(),
     stop: () => running.stop(),
   };
 }
 
 /** config → adapters → stages: every part started in turn; what /readyz reads of them. */
-async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary; watch: DatabaseWatch }>> {
+async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary; watch: DatabaseWatch; holds: FirstPassHolds }>> {
   const { config, topology, opts, clock } = w;
   const instanceId = opts.instanceId ?? config.instanceId;
   const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
-  const { databases, tables, watch, metrics } = await watchDatabases(w);
+  const { databases, tables, watch, metrics, holds } = await watchDatabases(w);
   const db = databases.main;
   const { producer, dlqFor, onBreakerStateChange } = await openProducer(w, kafka, metrics);
-  const { batches, reminders } = await openTransitions(w, { db, pools: databases.pools, tables, watch, metrics, rejects: () => dlqFor('outbox') });
+  const { batches, reminders } = await openTransitions(w, { db, pools: databases.pools, tables, watch, holds, metrics, rejects: () => dlqFor('outbox') });
   // Read before any role starts: a restarted process must not fire what the operator paused.
   const control = await w.started('control switches', await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics }));
   const ctx: RoleContext = {
@@ -141,59 +139,21 @@ async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary;
     metrics,
     onBreakerStateChange,
     gate: control.gate,
+    firstPassHolds: holds,
   };
   for (const role of Roles) {
     if (!opts.roles.includes(role)) continue;
     await w.started(role, await starters[role](ctx));
   }
-  return { control: control.summary, watch };
-}
-
-/**
- * The transitions' and the reminders' batch transactions, held while their database is unchecked,
- * and the outbox writer of the events they write. Only the roles that run transitions write events
- * (encoded, so they need schema ids); an event that can never be published is dead-lettered in
- * its transaction (`rejects`, made only then: its dead-letter series exist only where it is).
- */
-async function openTransitions(
-  { config, topology, opts, clock, started }: Wiring,
-  inputs: Readonly<{ db: Db; pools: Readonly<Record<string, Db>>; tables: SchemaInfo; watch: DatabaseWatch; metrics: Metrics; rejects: () => DlqWriter }>,
-) {
-  const { db, pools, tables, watch, metrics } = inputs;
-  const outbox = opts.roles.some((r) => r === 'expirer' || r === 'scanner')
-    ? await openOutboxWriter({
-        config,
-        catalogue: opts.catalogue,
-        topology,
-        tables,
-        db,
-        logger: opts.logger,
-        rejected: deadLetterRejectedEvents(inputs.rejects(), eventTopics(opts.catalogue, topology), () => clock.now()),
-      })
-    : undefined;
-  if (outbox !== undefined) {
-    await started('outbox writer', resource(outbox.stop));
-    metrics.trackMissingSchemaIds(outbox.missingSchemaIds);
-  }
-  const writer = outbox?.writer ?? writesNoEvents;
-  const batches = holdUntilChecked(
-    createTransitionBatches(pools, opts.catalogue, { outbox: writer, onEventsWritten: (n) => metrics.eventsWritten.inc(n) }),
-    opts.catalogue,
-    watch,
-  );
-  const reminders = holdUntilChecked(
-    createReminderBatches(pools, opts.catalogue, { outbox: writer, observer: reminderObserver(metrics) }),
-    opts.catalogue,
-    watch,
-  );
-  return { batches, reminders };
+  return { control: control.summary, watch, holds };
 }
 
 /**
  * The database pools, the start-up check of the tables, the metrics and the database watch.
  * Before anything starts: a mapping that does not match the tables would fail every batch, and a
  * spread entity needs a shard per database at least. A database other than the main one that
- * does not answer is checked once it does; its batches wait until then.
+ * does not answer is checked once it does; its batches wait until then. A refused first pass
+ * stops no process: that transition is held at that table (db/first-pass-holds.ts).
  */
 async function watchDatabases({ config, topology, opts, started }: Wiring) {
   const databases = openDatabases(config, opts.catalogue, opts.logger);
@@ -202,11 +162,16 @@ async function watchDatabases({ config, topology, opts, started }: Wiring) {
     resource(() => databases.destroy()),
   );
   const schemaNames = schemaNamesOf(config.databases);
-  // The first-pass guard is the scanner's (core/first-pass-guard.ts): other roles start whatever is due.
+  // Guarded: every process that transitions (core/first-pass-guard.ts).
   const firstPass = firstPassLimitsFor(opts.roles, config.firstPass);
-  const { schema: tables, unchecked, errors } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames, firstPass);
+  const { schema: tables, unchecked, errors, held } = await checkAnsweringSchemas(databases.pools, opts.catalogue, schemaNames, firstPass);
   assertShardsFit(opts.catalogue, topology);
   const metrics = opts.metrics ?? createMetrics({ entities: opts.catalogue.entities.map((e) => e.name), transitions: opts.catalogue.transitions });
+  const holds = new FirstPassHolds((all) => {
+    for (const h of heldTablesByTransition(opts.catalogue, all)) metrics.firstPassHeld.set({ entity: h.entity, transition: h.transition }, h.tables);
+  });
+  holds.add(held);
+  if (held.length > 0) opts.logger.error({ held: held.map((h) => h.problem) }, 'first pass refused: those transitions are held, everything else runs');
   if (unchecked.length > 0) {
     opts.logger.warn(
       { databases: unchecked, errors },
@@ -230,11 +195,12 @@ async function watchDatabases({ config, topology, opts, started }: Wiring) {
     startErrors: errors,
     intervalMs: config.dbPingIntervalMs,
     firstPass,
+    holds,
     logger: opts.logger.child({ component: 'database-watch' }),
     onState: (database, state) => metrics.databaseUp.set({ database }, state.answering && state.checked ? 1 : 0),
   });
   await started('database watch', watch.loop);
-  return { databases, tables, watch, metrics };
+  return { databases, tables, watch, metrics, holds };
 }
 
 /** The guarded producer, connected, its breaker's gauge, and the DLQ writer of each stage over it. */

@@ -3,15 +3,23 @@
  * is healthy and not stopping, and every database it serves answers with its tables checked.
  * The body says what is not: each database (answering or not, since when, why), the switches,
  * a start-up still waiting for what it needs. A paused process is ready (ops/http-server.ts).
+ *
+ * A transition held because its first pass was refused (db/first-pass-holds.ts) leaves the process
+ * ready, as a paused one: it serves every other entity, and a pod taken out of service or a
+ * rollout stalled on it would not lift the hold (a restart with the flag or the mapping fixed
+ * does). `firstPassHeld` names each hold, its table and why; the metric and the alert page on it.
  */
 import type { SwitchSummary } from '../control/switch-state';
 import type { DatabaseState } from '../db/database-watch';
+import type { HeldTransition } from '../db/first-pass-holds';
 
 /** The parts of a running process that readiness reads (main.ts Running). */
 export type ReadinessSource = Readonly<{
   health: () => Readonly<{ ok: boolean }>;
   control: () => SwitchSummary;
   databases: () => Readonly<Record<string, DatabaseState>>;
+  /** Absent: none held (a source that cannot hold any). */
+  firstPassHeld?: () => readonly HeldTransition[];
 }>;
 
 /** `starting`: start-up is retrying: its failed attempts so far and the last one's error. */
@@ -33,6 +41,7 @@ export function processReadiness(running: ReadinessSource | undefined, phase: Pr
           { answering: d.answering, checked: d.checked, since: new Date(d.sinceMs).toISOString(), ...(d.error !== undefined && { error: d.error }) },
         ]),
       ),
+      firstPassHeld: running.firstPassHeld?.() ?? [],
     },
   };
 }

@@ -5,8 +5,10 @@
  * from-state; those already due go on the scanner's first pass, all of them within minutes.
  * When that is most of the rows with a due time, the likely cause is a mapping mistake (the
  * wrong column, a wrong unit the sample check did not catch, a status mapped the wrong way
- * round), and transitions cannot be taken back. So start-up (and `check`) refuse it, naming
- * the counts and the flag that allows it when the backlog is meant to go.
+ * round), and transitions cannot be taken back. So `check` refuses it, naming the counts and
+ * the flag that allows it when the backlog is meant to go, and every process that transitions
+ * holds that transition at that table (db/first-pass-holds.ts): none of its rows moves, from
+ * any path, while every other transition and role runs.
  *
  * Only a first pass: a cursor the scanner has completed a pass of before is not guarded, so a
  * restart after an outage (its rows all overdue) catches up without a flag. Small tables are
@@ -32,13 +34,14 @@ export type FirstPassLimits = Readonly<{
 export const DEFAULT_FIRST_PASS: FirstPassLimits = Object.freeze({ maxDueShare: 0.5, minDueRows: 10_000, allowLarge: false });
 
 /**
- * The limits a process checks at start: only one that runs the scanner makes a first pass. The
- * others are not guarded: an expirer started by the autoscaler in a hot minute meets a table
- * whose rows are due by design, and refusing it (exit 78) would keep the replicas the spike
- * asked for from starting (seen in bench/announced-hot-minute.ts).
+ * The limits a process checks at start: every process that transitions (the expirer, the
+ * scanner) is guarded, since either moves a table's due rows once their entries or pages reach
+ * it; the others move no row and read no counts. An expirer the autoscaler starts in a hot minute
+ * is guarded too, but a deployment whose scanner has completed a pass of each cursor is past its
+ * first pass, and a first pass held is not a crash loop: the other entities go on.
  */
 export function firstPassLimitsFor(roles: readonly string[], limits: FirstPassLimits): FirstPassLimits {
-  return roles.includes('scanner') ? limits : { ...limits, allowLarge: true };
+  return roles.includes('expirer') || roles.includes('scanner') ? limits : { ...limits, allowLarge: true };
 }
 
 /** The due count stops here: a COUNT over at most this many index entries. */

@@ -5,8 +5,9 @@
  *     epoch seconds declared as milliseconds read as January 1970, and every row would
  *     transition at once;
  *   - an integer status whose declared codes no row holds (core/status-codes-check.ts);
- *   - the scanner's first pass would not transition most of a table at once unless allowed
- *     (core/first-pass-guard.ts).
+ *   - the first pass would not transition most of a table at once unless allowed
+ *     (core/first-pass-guard.ts). Apart from the others: `run` holds that transition at that
+ *     table (db/first-pass-holds.ts) where every other problem stops it; `check` names them all.
  * Every statement is bounded (a LIMIT over an index) and goes through the database's own pool,
  * so a database is checked on its own: at start for those that answer, later for one that
  * did not (db/database-watch.ts), and by `timebucket check` one at a time.
@@ -32,7 +33,13 @@ export type DataCheckOptions = Readonly<{
   scannedCursors: ReadonlySet<string>;
 }>;
 
-/** Problems of the tables `catalogue` maps on `database`, read through `db` (that database's pool). */
+/** A transition at one table whose first pass is refused, and the line that says why. */
+export type FirstPassHold = Readonly<{ transition: Transition; location: Location; problem: string }>;
+
+/** What the data check found: the first passes refused apart from every other problem. */
+export type DataFindings = Readonly<{ problems: string[]; firstPass: FirstPassHold[] }>;
+
+/** Every problem of the tables `catalogue` maps on `database` as one list (`timebucket check`). */
 export async function entityDataProblems(
   db: Knex,
   catalogue: EntityCatalogue,
@@ -40,12 +47,25 @@ export async function entityDataProblems(
   schemaNames: Readonly<Record<string, string>>,
   opts: DataCheckOptions,
 ): Promise<string[]> {
+  const found = await entityDataFindings(db, catalogue, database, schemaNames, opts);
+  return [...found.problems, ...found.firstPass.map((h) => h.problem)];
+}
+
+/** The findings of the tables `catalogue` maps on `database`, read through `db` (that database's pool). */
+export async function entityDataFindings(
+  db: Knex,
+  catalogue: EntityCatalogue,
+  database: string,
+  schemaNames: Readonly<Record<string, string>>,
+  opts: DataCheckOptions,
+): Promise<DataFindings> {
   const here = catalogue.entities.flatMap((entity) => entity.locations.filter((l) => l.database === database).map((location) => ({ entity, location })));
-  if (here.length === 0) return [];
+  if (here.length === 0) return { problems: [], firstPass: [] };
   // The database clock decides due-ness (I2), as for the scanner: not this process's.
   const nowMs = await readDbNow(db);
   const cursorKeys = new Map(scanCursorsOf(catalogue).map((c) => [cursorId(c.transition, c.location, c.from), c.key]));
   const problems: string[] = [];
+  const firstPass: FirstPassHold[] = [];
   for (const { entity, location } of here) {
     const where = `${schemaNames[location.database] ?? location.database}.${location.table}`;
     const declared = entity.status.values;
@@ -69,10 +89,10 @@ export async function entityDataProblems(
         continue;
       }
       const problem = await firstPassProblemOf(db, entity, t, location, at, nowMs, opts, (from) => cursorKeys.get(cursorId(t, location, from)));
-      if (problem !== null) problems.push(problem);
+      if (problem !== null) firstPass.push({ transition: t, location, problem });
     }
   }
-  return problems;
+  return { problems, firstPass };
 }
 
 async function firstPassProblemOf(

@@ -4,6 +4,8 @@
  * fail on its first batch, or page the scanner through a filesort, must not start. Once a
  * database's tables match, its data is checked too (check-entity-data.ts): due values implausible
  * for their kind, status codes no row holds, a first pass that would transition most of a table.
+ * That last one alone does not stop the process: it is returned, and the process holds that
+ * transition at that table (db/first-pass-holds.ts) while every other entity and role runs.
  */
 import type { Knex } from 'knex';
 import type { EntityCatalogue } from '../core/entity-catalogue';
@@ -13,7 +15,7 @@ import type { SchemaInfo, TableInfo } from '../core/column-info';
 import { MAIN_DATABASE } from '../core/entity-catalogue';
 import { classifyFailure } from '../runtime/retry-policy';
 import { readTableSchema } from './sql/read-table-schema';
-import { entityDataProblems } from './check-entity-data';
+import { entityDataFindings, type FirstPassHold } from './check-entity-data';
 import { readScannedCursors } from './sql/read-scanned-cursors';
 import { DEFAULT_FIRST_PASS, type FirstPassLimits } from '../core/first-pass-guard';
 
@@ -37,7 +39,8 @@ export async function readEntitySchema(pools: Readonly<Record<string, Knex>>, ca
 
 /**
  * The data of `databases` (whose tables match the file) against the file, each through its own
- * pool; a ConfigError naming every problem. The scanner's cursors are read from the main database.
+ * pool; a ConfigError naming every problem but a refused first pass, which is returned to be held.
+ * The scanner's cursors are read from the main database.
  */
 export async function checkEntityData(
   pools: Readonly<Record<string, Knex>>,
@@ -45,17 +48,30 @@ export async function checkEntityData(
   schemaNames: Readonly<Record<string, string>>,
   databases: readonly string[],
   firstPass: FirstPassLimits,
-): Promise<void> {
+): Promise<FirstPassHold[]> {
   const main = pools[MAIN_DATABASE];
   const scannedCursors = main === undefined || firstPass.allowLarge ? new Set<string>() : await readScannedCursors(main);
   const problems: string[] = [];
-  for (const database of databases)
-    problems.push(...(await entityDataProblems(pools[database]!, catalogue, database, schemaNames, { firstPass, scannedCursors })));
+  const held: FirstPassHold[] = [];
+  for (const database of databases) {
+    const found = await entityDataFindings(pools[database]!, catalogue, database, schemaNames, { firstPass, scannedCursors });
+    problems.push(...found.problems);
+    held.push(...found.firstPass);
+  }
   if (problems.length > 0) throw new ConfigError(`the data of the tables ${catalogue.source} maps does not fit it: ${problems.join('; ')}`, { problems });
+  return held;
 }
 
-/** What start-up read: the tables of the databases that answered, and the ones that did not. */
-export type StartSchema = Readonly<{ schema: Map<string, TableInfo>; unchecked: readonly string[]; errors: Readonly<Record<string, string>> }>;
+/**
+ * What start-up read: the tables of the databases that answered, the ones that did not, and the
+ * transitions whose first pass the answering ones refused (`held`).
+ */
+export type StartSchema = Readonly<{
+  schema: Map<string, TableInfo>;
+  unchecked: readonly string[];
+  errors: Readonly<Record<string, string>>;
+  held: readonly FirstPassHold[];
+}>;
 
 /**
  * At start (`schemaNames`: each database's schema name on its server, for the messages;
@@ -95,14 +111,14 @@ export async function checkAnsweringSchemas(
       ? entitySchemaProblems(catalogue, schema, schemaNames)
       : answering.flatMap((d) => entitySchemaProblems(catalogue, schema, schemaNames, d));
   if (problems.length > 0) throw new ConfigError(`the entities file ${catalogue.source} does not match its databases: ${problems.join('; ')}`, { problems });
-  await checkEntityData(pools, catalogue, schemaNames, answering, firstPass);
-  return { schema, unchecked, errors };
+  const held = await checkEntityData(pools, catalogue, schemaNames, answering, firstPass);
+  return { schema, unchecked, errors, held };
 }
 
 /**
  * The tables of `database`, which did not answer at start, read and checked now, and added to
  * `schema`; a ConfigError as at start when they do not match (the tables of a set against the
- * others' too, once every database has been read).
+ * others' too, once every database has been read). Returns its transitions whose first pass is refused.
  */
 export async function checkDatabaseSchema(
   pools: Readonly<Record<string, Knex>>,
@@ -111,15 +127,16 @@ export async function checkDatabaseSchema(
   schema: Map<string, TableInfo>,
   database: string,
   firstPass: FirstPassLimits = DEFAULT_FIRST_PASS,
-): Promise<void> {
+): Promise<FirstPassHold[]> {
   const tables = await readEntitySchema(pools, catalogue, database);
   const merged = new Map([...schema, ...tables]);
   const complete = catalogue.entities.every((e) => e.locations.every((l) => merged.has(l.key)));
   const problems = complete ? entitySchemaProblems(catalogue, merged, schemaNames) : entitySchemaProblems(catalogue, merged, schemaNames, database);
   if (problems.length > 0)
     throw new ConfigError(`the entities file ${catalogue.source} does not match database '${database}': ${problems.join('; ')}`, { problems });
-  await checkEntityData(pools, catalogue, schemaNames, [database], firstPass);
+  const held = await checkEntityData(pools, catalogue, schemaNames, [database], firstPass);
   for (const [key, info] of tables) schema.set(key, info);
+  return held;
 }
 
 /** Database name → its schema name on its server. */

@@ -9,7 +9,8 @@
  * (its breaker opens, the hold stages' in-memory caps pause the partitions) and nothing of it
  * is parked: a batch run on tables nobody checked could fail on every row. A table that turns
  * out not to match is a ConfigError: the watch is FAILED and the process exits, as it would
- * have at start.
+ * have at start. A first pass refused there is held like one refused at start (db/first-pass-holds.ts):
+ * the hold is in place before the database counts as checked, so no batch of it runs before.
  *
  * The ping is a `SELECT 1` given PING_DEADLINE_MS: a frozen server is "not answering" then,
  * not after the statement deadline. A ping still in flight is not sent again, so a silent
@@ -22,6 +23,7 @@ import type { TableInfo } from '../core/column-info';
 import { TimebucketError } from '../core/errors';
 import { checkDatabaseSchema } from './check-entity-schema';
 import type { FirstPassLimits } from '../core/first-pass-guard';
+import type { FirstPassHolds } from './first-pass-holds';
 import type { Logger } from '../ops/logger';
 import { PollLoop } from '../runtime/poll-loop';
 
@@ -52,6 +54,8 @@ export type DatabaseWatchOptions = Readonly<{
   intervalMs: number;
   /** config.firstPass, for the data check of a database that answers late (db/check-entity-data.ts). */
   firstPass?: FirstPassLimits;
+  /** Where the transitions whose first pass a late check refuses are held. */
+  holds?: Pick<FirstPassHolds, 'add'>;
   logger: Logger;
   now?: () => number;
   onState?: (database: string, state: DatabaseState) => void;
@@ -106,7 +110,9 @@ export class DatabaseWatch {
     // The tables of a database that answers again, checked before its batches run.
     for (const [name, state] of this.states) {
       if (state.checked || !state.answering) continue;
-      await checkDatabaseSchema(this.opts.pools, this.opts.catalogue, this.opts.schemaNames, this.opts.schema, name, this.opts.firstPass);
+      const held = await checkDatabaseSchema(this.opts.pools, this.opts.catalogue, this.opts.schemaNames, this.opts.schema, name, this.opts.firstPass);
+      this.opts.holds?.add(held);
+      if (held.length > 0) this.opts.logger.error({ database: name, held: held.map((h) => h.problem) }, 'first pass refused: those transitions are held');
       this.set(name, { ...state, checked: true });
       this.opts.logger.info({ database: name }, 'database answers: its tables are checked, its batches run');
     }

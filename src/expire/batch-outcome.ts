@@ -8,6 +8,13 @@ export type BatchOutcome = Readonly<{
   notYetDue: ReadonlyArray<{ entry: ScheduledEntry; retryInMs: number }>;
   /** Nothing to do: already transitioned, no longer expirable, or superseded by a newer time. */
   stale: readonly ScheduledEntry[];
+  /**
+   * Not run: the transition's first pass is held at the batch's table (db/first-pass-holds.ts).
+   * Done, like stale, and nothing else: the compensation scanner, which reads every overdue row
+   * in the from-states, moves their rows once the hold is lifted. (`transitioned`, `notYetDue`
+   * and `stale` are empty then, and `dbNowMs` is the process's clock: no transaction ran.)
+   */
+  held?: readonly ScheduledEntry[];
   dbNowMs: number;
   /** A reminder batch's (expire/reminder-batch.ts): `transitioned` is empty, and nothing of it is a transition. */
   reminders?: true;

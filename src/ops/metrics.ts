@@ -7,7 +7,8 @@
  *
  * The families, by what they measure: metrics-transitions.ts (expirer, scanner, reminders),
  * metrics-rings.ts (repartitioner, hold stages), metrics-outbox.ts (capture, retention),
- * metrics-process.ts (connections, dead letters, control switches). Gauges read at scrape time
+ * metrics-process.ts (connections, dead letters, control switches), metrics-first-pass.ts (the
+ * first-pass hold). Gauges read at scrape time
  * what the stages registered (metric-sources.ts).
  */
 import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
@@ -16,6 +17,7 @@ import { expiryMetrics, reminderMetrics, scannerMetrics } from './metrics-transi
 import { holdMetrics, ingestMetrics } from './metrics-rings';
 import { outboxMetrics } from './metrics-outbox';
 import { connectionMetrics, controlMetrics } from './metrics-process';
+import { firstPassMetrics } from './metrics-first-pass';
 
 export type { ControlSource, HoldStatsSource } from './metric-sources';
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -33,6 +35,7 @@ const SCRAPE_ORDER = [
   ...['forecastEntries', 'cascaded', 'rerouted', 'dueLag', 'heldPartitions', 'inMemory', 'largestPartitionInMemory'],
   ...['captureLag', 'captureProbeFailures', 'eventsWritten', 'missingSchemaIds', 'cdcLag', 'outboxPurged', 'retentionFailures'],
   ...['controlPaused', 'controlThrottle', 'remindersSent', 'remindersSkipped', 'reminderLateness', 'digestSize', 'controlPollFailures'],
+  ...['firstPassHeld', 'firstPassHeldEntries'],
 ] as const satisfies ReadonlyArray<keyof Families>;
 
 // A family missing from SCRAPE_ORDER would be missing from /metrics: its key turns `never` here,
@@ -93,6 +96,7 @@ function families(sources: MetricSources, zeroed: SeriesAtZero) {
     ...outboxMetrics(none, sources),
     ...connectionMetrics(none),
     ...controlMetrics(none, sources),
+    ...firstPassMetrics(none, zeroed),
   };
 }
 

@@ -29,6 +29,10 @@
  * its rows stay overdue and the next pass reads them. A throttled entity's pages (of all its
  * transitions) go in slices of the tokens available, waiting for more in between.
  *
+ * A transition held at a table because its first pass was refused (db/first-pass-holds.ts) is
+ * not scanned there at all: no page of its cursors is claimed, so none of their passes completes
+ * and the guard is still armed at the next start. Once the hold is lifted its first pass runs.
+ *
  * Each cursor's loop is a PollLoop (runtime/poll-loop.ts). Lifecycle (runtime/lifecycle.ts): NEW →
  * RUNNING → STOPPING → STOPPED, or FAILED as soon as one cursor's loop is.
  */
@@ -60,6 +64,8 @@ export type ScannerOptions = Readonly<{
   logger: Logger;
   /** The operator's pause and throttle switches; none by default. */
   gate?: TransitionGate;
+  /** Whether the cursor's transition is held at its table (db/first-pass-holds.ts); none by default. */
+  held?: (cursor: ScanCursor) => boolean;
   observer?: Partial<{
     scanned: (cursor: ScanCursor, rows: number) => void;
     caught: (cursor: ScanCursor, outcome: BatchOutcome) => void;
@@ -75,6 +81,8 @@ export class CompensationScanner implements Component {
   private readonly pauseSleeps = new WakeableSleeps();
   private readonly gate: TransitionGate;
   private unsubscribe: () => void = () => undefined;
+  /** Held cursors already named in the log (once each). */
+  private readonly heldNamed = new Set<string>();
 
   constructor(private readonly opts: ScannerOptions) {
     if (!(opts.maxPagesPerSecond > 0)) throw new RangeError('maxPagesPerSecond must be > 0');
@@ -126,6 +134,12 @@ export class CompensationScanner implements Component {
 
   /** One page of the cursor's pass; returns the wait before the next (the rate limit, or the next pass). */
   private async tick(cursor: ScanCursor, ctx: TickContext): Promise<number> {
+    if (this.opts.held?.(cursor) === true) {
+      if (!this.heldNamed.has(cursor.key)) this.opts.logger.warn(where(cursor), 'first pass held: this cursor is not scanned until a restart lifts the hold');
+      this.heldNamed.add(cursor.key);
+      await this.sleep(this.opts.intervalMs, ctx);
+      return 0;
+    }
     if (this.paused(cursor)) {
       // Checked again at least every interval, and at once when a switch changes.
       await this.sleep(this.opts.intervalMs, ctx);

@@ -15,6 +15,7 @@ import { CompensationScanner } from './compensation-scanner';
 import type { Component } from '../runtime/lifecycle';
 import { scanPageClaim } from './sql/claim-scan-page';
 import { scanCursorsOf, type ScanCursor } from '../core/scan-cursors';
+import type { FirstPassHolds } from '../db/first-pass-holds';
 
 export type ScannerContext = Readonly<{
   config: Pick<Config, 'scanner'>;
@@ -29,6 +30,8 @@ export type ScannerContext = Readonly<{
   logger: Logger;
   metrics: Metrics;
   gate?: TransitionGate;
+  /** The transitions held at a table because their first pass was refused: their cursors are skipped. */
+  firstPassHolds?: Pick<FirstPassHolds, 'isHeld'>;
 }>;
 
 /** A cursor's loop FAILED fails the role (/healthz, exit 1). */
@@ -47,6 +50,7 @@ export async function startScanner(ctx: ScannerContext): Promise<Component> {
     clock: ctx.clock,
     logger: ctx.logger.child({ role: 'scanner' }),
     gate: ctx.gate,
+    held: (cursor) => ctx.firstPassHolds?.isHeld(cursor.transition, cursor.location) === true,
     observer: {
       scanned: (cursor, rows) => ctx.metrics.scannerScanned.inc({ entity: cursor.transition.entity }, rows),
       failed: (cursor) => ctx.metrics.scannerPageFailures.inc({ entity: cursor.transition.entity }),

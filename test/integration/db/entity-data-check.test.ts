@@ -3,7 +3,9 @@
  * column of epoch seconds declared epoch_ms is refused by `timebucket check` (exit 78) and at
  * start-up (startTimebucket, and `timebucket run` exits 78), with the kind to declare; integer
  * status codes no row holds are named; and a first pass that would transition most of a table
- * stops and asks for TB_ALLOW_LARGE_FIRST_PASS, unless the scanner has passed over it before.
+ * fails `check` asking for TB_ALLOW_LARGE_FIRST_PASS, unless the scanner has passed over it
+ * before, while a process that transitions starts and holds that transition there
+ * (db/first-pass-holds.ts; test/integration/reconcile/first-pass-hold.test.ts shows the hold).
  * Each test on a table of its own, in a database of this file's own.
  *
  * @mysql
@@ -18,6 +20,9 @@ import { parseEntityFile } from '../../../src/core/entity-file';
 import { ConfigError } from '../../../src/core/errors';
 import { DEFAULT_FIRST_PASS, type FirstPassLimits } from '../../../src/core/first-pass-guard';
 import { checkAnsweringSchemas } from '../../../src/db/check-entity-schema';
+import { grantServiceAccess } from '../../../src/db/apply-service-grants';
+import { revokeStatement } from '../../../src/db/sql/grant-statements';
+import { readGrantLedger } from '../../../src/db/sql/service-grant-ledger';
 import { startTimebucket } from '../../../src/main';
 import { loadEntities } from '../../../src/ops/load-entities';
 import { loadTopology } from '../../../src/ops/load-topology';
@@ -28,23 +33,23 @@ import { createTestPipeline } from '../../support/pipeline';
 
 let database: TestDatabase;
 
-// `check` runs as the service account, granted what the service needs on this database (its
-// privilege check reads the grants on this very database, which the owner's timebucket_test%
-// pattern is not).
+// `check` runs as the service account, granted by migrate's own code what the service needs on
+// this database for the entities file checked, and no more (check names any privilege wider
+// than that, a whole database's too).
 const serviceUser = process.env['TB_DB_SERVICE_USER'] ?? 'timebucket_app';
 const servicePassword = process.env['TB_DB_SERVICE_PASSWORD'] ?? 'svc-pw-7Qx2vL9k';
-const GRANTED = 'SELECT, INSERT, UPDATE, DELETE';
-const HOSTS = ['%', 'localhost'];
+const ACCOUNTS = ['%', 'localhost'].map((host) => ({ user: serviceUser, host }));
 
 beforeAll(async () => {
-  // Migrated: the scanner's cursors (scanner_cursors) and the account's own tables are there.
+  // Migrated: the scanner's cursors (scanner_cursors), the account's own tables and migrate's ledger of grants are there.
   database = await createTestDatabase('data-check');
-  for (const host of HOSTS) await database.db.raw(`GRANT ${GRANTED} ON \`${database.name}\`.* TO ?@?`, [serviceUser, host]);
 });
 
 afterAll(async () => {
-  // Grants outlive a dropped database: take them back.
-  for (const host of HOSTS) await database?.db.raw(`REVOKE ${GRANTED} ON \`${database.name}\`.* FROM ?@?`, [serviceUser, host]).catch(() => undefined);
+  // Grants outlive a dropped database: take back what the ledger says was granted.
+  for (const account of ACCOUNTS)
+    for (const item of (await readGrantLedger(database.db, account).catch(() => [])) ?? [])
+      await database.db.raw(revokeStatement(database.name, account, item)).catch(() => undefined);
   await database?.drop();
 });
 
@@ -101,23 +106,25 @@ async function secondsTable(table: string, rows: number): Promise<void> {
     await database.db.raw(`INSERT INTO ${table} (id, status, expire_at) VALUES (?, 'ACTIVE', UNIX_TIMESTAMP() + ? * 3600)`, [i, i]);
 }
 
+/** The problems start-up stops on, then the first passes it holds. */
 async function problemsOf(file: unknown, firstPass: FirstPassLimits = DEFAULT_FIRST_PASS): Promise<string[]> {
   try {
-    await checkAnsweringSchemas({ main: database.db }, parseEntityFile(file, 'wallet.json'), { main: database.name }, firstPass);
+    const { held } = await checkAnsweringSchemas({ main: database.db }, parseEntityFile(file, 'wallet.json'), { main: database.name }, firstPass);
+    return held.map((h) => h.problem);
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return (err as ConfigError).details['problems'] as string[];
   }
-  return [];
 }
 
 async function check(env: Record<string, string>) {
+  for (const account of ACCOUNTS) await grantServiceAccess(database.db, database.name, account, loadEntities(env['TB_ENTITIES']!));
   const run = spawnCli(['check'], { TB_LOG_LEVEL: 'warn', TB_DB_NAME: database.name, TB_DB_USER: serviceUser, TB_DB_PASSWORD: servicePassword, ...env });
   const { code } = await run.exited;
   return { code, out: run.stdout() };
 }
 
-/** What startTimebucket threw; a process it started after all (the check missed) is stopped and reported as such. */
+/** What startTimebucket threw; a process it started after all is stopped and reported with the first passes it held. */
 async function startOrError(config: Config, catalogue: EntityCatalogue): Promise<unknown> {
   return startTimebucket(config, loadTopology(config.topologyPath, catalogue), {
     roles: ['scanner'],
@@ -126,8 +133,9 @@ async function startOrError(config: Config, catalogue: EntityCatalogue): Promise
     instanceId: uniqueName('data-check'),
   }).then(
     async (running) => {
+      const held = running.firstPassHeld().map((h) => h.reason);
       await running.stop();
-      return 'started';
+      return { held };
     },
     (err: unknown) => err,
   );
@@ -186,7 +194,7 @@ test('integer status codes no row holds are named with the codes the rows do hol
   await expect(problemsOf(file)).resolves.toEqual([]);
 });
 
-test('a first pass that would transition most of a table stops and names TB_ALLOW_LARGE_FIRST_PASS; small, allowed or already scanned, it starts', async () => {
+test('a first pass that would transition most of a table fails `check` and is held at start, naming TB_ALLOW_LARGE_FIRST_PASS; small, allowed or already scanned, it is not', async () => {
   await database.db.raw(
     'CREATE TABLE t_backlog (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, expire_at DATETIME(3) NOT NULL, KEY idx_t_backlog_status_due (status, expire_at, id)) ENGINE=InnoDB',
   );
@@ -216,16 +224,15 @@ test('a first pass that would transition most of a table stops and names TB_ALLO
   expect((await check({ ...env, TB_ALLOW_LARGE_FIRST_PASS: 'true' })).code).toBe(0);
   const config = loadConfig({ ...process.env, ...env, TB_DB_NAME: database.name, TB_TOPOLOGY: 'topics/test.json' });
   const catalogue = loadEntities(config.entitiesPath);
-  expect(await startOrError(config, catalogue)).toMatchObject({
-    details: { problems: [expect.stringMatching(/the first pass would transition 30 of the 35 rows/)] },
-  });
+  // Start-up no longer stops on it (exit 78): it holds that transition there.
+  expect(await startOrError(config, catalogue)).toEqual({ held: [expect.stringMatching(/the first pass would transition 30 of the 35 rows/)] });
   // Once the scanner has completed a pass of the cursor, it is no first pass (a restart after an outage).
   await database.db.raw("INSERT INTO scanner_cursors (entity, last_pass_completed_at) VALUES ('wallet', NOW(3))");
   await expect(problemsOf(file, limits)).resolves.toEqual([]);
   expect((await check(env)).code).toBe(0);
 });
 
-test('only the scanner is guarded: an expirer started while most of a table is due (a hot minute, scaled up) starts', async () => {
+test('every process that transitions holds a large first pass and starts: the scanner and an expirer alike; a process that transitions nothing does not count', async () => {
   // No pass of the scanner on record (the test above completed one): this is a first pass.
   await database.db('scanner_cursors').delete();
   await database.db.raw(
@@ -237,13 +244,19 @@ test('only the scanner is guarded: an expirer started while most of a table is d
     entities: entitiesFile('t_hot', { column: 'expire_at', kind: 'datetime' }, { type: 'string' }, 'ACTIVE', 'EXPIRED'),
     env: { TB_DB_NAME: database.name, TB_FIRST_PASS_MIN_DUE_ROWS: '10' },
   });
+  const hot = {
+    transition: 'wallet.expired',
+    database: 'main',
+    table: 't_hot',
+    reason: expect.stringMatching(/the first pass would transition 30 of the 35 rows/),
+  };
   try {
-    await expect(pipeline.start(['scanner'])).rejects.toMatchObject({
-      details: { problems: [expect.stringMatching(/^wallet\.expired \(.*\.t_hot\): the first pass would transition 30 of the 35 rows/)] },
-    });
-    // Refused the same way before the guard was the scanner's alone: exit 78 in a crash loop while the spike waits.
-    const expirer = await pipeline.start(['expirer']);
-    expect(expirer.health().ok).toBe(true);
+    // Before, the scanner's process exited 78 while an expirer, not guarded, moved what the stream brought.
+    for (const roles of [['scanner'], ['expirer']] as const) {
+      const running = await pipeline.start(roles);
+      expect({ roles, ok: running.health().ok, held: running.firstPassHeld() }).toEqual({ roles, ok: true, held: [hot] });
+    }
+    expect((await pipeline.start(['cascader'])).firstPassHeld()).toEqual([]);
   } finally {
     await pipeline.stopAll();
   }

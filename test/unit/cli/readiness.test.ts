@@ -42,3 +42,16 @@ test('before start-up succeeded: not ready, saying why it is still waiting', () 
     details: { starting: { failedAttempts: 3, error: 'connect ECONNREFUSED 127.0.0.1:3306' } },
   });
 });
+
+test('a transition held for its first pass leaves the process ready (it serves the others) and is named with its table and why', () => {
+  const held = {
+    transition: 'wallet.expired',
+    database: 'main',
+    table: 't_wallet',
+    reason: 'wallet.expired (shop.t_wallet): the first pass would transition 40 of the 50 rows',
+  };
+  const r = processReadiness({ ...source({ main: up }), firstPassHeld: () => [held] }, joined);
+  expect(r.ready).toBe(true);
+  expect(r.details['firstPassHeld']).toEqual([held]);
+  expect(processReadiness(source({ main: up }), joined).details['firstPassHeld']).toEqual([]);
+});

@@ -167,3 +167,12 @@ test("an entity's last-pass time is the oldest of its cursors' last passes, once
   expect(single(coupon!, 5)).toBe(5);
   expect(single(order!, 7)).toBe(7);
 });
+
+test('a cursor whose transition is held for its first pass claims no page: no pass of it completes', async () => {
+  const held = jest.fn(() => true);
+  const h = harness([page(['1'], { passComplete: true })], { held });
+  await h.scanner.start();
+  await waitFor('the held cursor to be looked at', () => (held.mock.calls.length > 0 ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
+  await h.scanner.stop();
+  expect({ claims: h.claims.length, batches: h.batches, passes: h.passes }).toEqual({ claims: 0, batches: [], passes: [] });
+});
