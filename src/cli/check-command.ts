@@ -10,7 +10,9 @@
  *     (db/check-entity-data.ts): a bounded sample of each due column is plausible for its kind,
  *     integer status codes are the table's, and the scanner's first pass would not transition
  *     most of it at once (what `run` refuses to start on);
- *   - the account it runs as (run it as the service's account): it holds what the service needs;
+ *   - the account it runs as (run it as the service's account): it holds what the service needs,
+ *     and nothing more: each privilege wider than the file needs (globally, on the whole database,
+ *     on a table or column it does not need) is a problem of its own, with the REVOKE to run;
  *   - given --connect-url: a RUNNING connector captures each mapped table, with the filter the
  *     entities file implies (its status column and every from-state); and (router mode) a
  *     RUNNING connector publishes each database's event_outbox through the Outbox Event Router.
@@ -24,8 +26,8 @@ import { entitySchemaProblems } from '../core/entity-schema-check';
 import { createDb } from '../db/knex';
 import { readServerSettings, ServerSettings, serverSettingProblems } from '../db/sql/read-server-settings';
 import { TimebucketError } from '../core/errors';
-import { readOwnPrivileges } from '../db/sql/read-own-privileges';
-import { missingPrivileges } from '../db/privilege-check';
+import { currentAccount, readOwnPrivileges } from '../db/sql/read-own-privileges';
+import { describeWider, missingPrivileges, revokeWider, widerPrivileges, type WiderPrivilege } from '../db/privilege-check';
 import { mappedTableGrants, OWN_TABLE_GRANTS } from '../db/service-grants';
 import { connectorConfig } from '../ingest/connector-config';
 import { connectorProblems, outboxConnectorProblems, ConnectorView } from '../ingest/connector-check';
@@ -116,15 +118,25 @@ async function checkDatabase(
     if (schemaProblems.length === 0)
       problems.push(...(await entityDataProblems(db, catalogue, name, schemaNamesOf(config.databases), { firstPass: config.firstPass, scannedCursors })));
     const privileges = await readOwnPrivileges(db, database);
-    const missing = missingPrivileges([...mappedTableGrants(catalogue, schema, name), ...OWN_TABLE_GRANTS], privileges, database);
+    const needed = [...mappedTableGrants(catalogue, schema, name), ...OWN_TABLE_GRANTS];
+    const missing = missingPrivileges(needed, privileges, database);
     if (missing.length > 0) {
       problems.push(`the account ${target.user} lacks ${missing.join('; ')}: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${target.user}`);
     }
+    problems.push(...widerProblems(widerPrivileges(needed, privileges, database), await currentAccount(db)));
   } finally {
     await db.destroy();
   }
   if (connectors !== undefined) problems.push(...connectorsProblems(config, catalogue, name, server, connectors));
   return { name, database, server, problems };
+}
+
+/** Each privilege held beyond the file's needs, with the REVOKE to run (migrate revokes only what it granted itself). */
+function widerProblems(wider: readonly WiderPrivilege[], account: string): string[] {
+  return wider.map(
+    (w) =>
+      `the account ${account} holds ${describeWider(w)}, more than the entities file needs: revoke ${w.privileges.length > 1 ? 'them' : 'it'} (${revokeWider(w, account)})`,
+  );
 }
 
 /** The database's two connectors as Connect runs them against what the entities file implies (the CDC one's filter, the outbox router). */

@@ -3,13 +3,15 @@ import type { Logger } from '../ops/logger';
 import { databasesOf, type EntityCatalogue } from '../core/entity-catalogue';
 import { openDatabases } from '../db/databases';
 import { grantServiceAccess } from '../db/apply-service-grants';
+import { describeWider, revokeWider } from '../db/privilege-check';
 import { migrateLatest } from '../db/migrate-latest';
 
 /**
  * Every database the entities file names gets timebucket's tables (an entity's transitions write
  * their events into the outbox of the entity's own database, in the same transaction); the demo
  * tables only ever on the main one, and only locally. Then, with TB_DB_SERVICE_USER, each
- * database's grants, and the revokes of what an earlier entities file needed (db/apply-service-grants.ts).
+ * database's grants, and the revokes of what an earlier entities file needed (db/apply-service-grants.ts);
+ * a privilege wider than the file needs that migrate did not grant is reported, not revoked.
  */
 export async function migrate(config: Config, catalogue: EntityCatalogue, logger: Logger, opts: { down: boolean }): Promise<void> {
   const databases = openDatabases(config, catalogue, logger, { demoTables: config.env === 'local', migrate: true });
@@ -26,8 +28,21 @@ export async function migrate(config: Config, catalogue: EntityCatalogue, logger
       log.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database already up to date');
       const account = config.migrate.serviceAccount;
       if (account !== undefined) {
-        const { granted, revoked } = await grantServiceAccess(db, config.databases[name]!.database, account, catalogue, name);
-        log.info({ account: `${account.user}@${account.host}`, grants: granted, revoked }, 'service user granted what the service needs, and no more');
+        const { granted, revoked, notRevoked } = await grantServiceAccess(db, config.databases[name]!.database, account, catalogue, name);
+        const who = `${account.user}@${account.host}`;
+        log.info({ account: who, grants: granted, revoked }, 'service user granted what the service needs, and no more');
+        if (notRevoked === undefined) {
+          log.info(
+            { account: who },
+            'migrate cannot see the grants it did not make (the owner needs SELECT on the mysql schema to read them): run `timebucket check` as the service user, it names any privilege wider than needed',
+          );
+        } else if (notRevoked.length > 0) {
+          const sqlAccount = `'${account.user}'@'${account.host}'`;
+          log.warn(
+            { account: who, notRevoked: notRevoked.map(describeWider), revokeWith: notRevoked.map((w) => revokeWider(w, sqlAccount)) },
+            `the service user holds privileges wider than the entities file needs, which migrate did not grant and so does not revoke (they are a DBA's): ${notRevoked.map(describeWider).join('; ')}`,
+          );
+        }
       }
     }
   } finally {

@@ -24,6 +24,13 @@
  *   5. forget the revoked in the ledger
  * A REVOKE of a grant that is not there (an operator revoked it already; the account never had
  * the old whole-table SELECT) fails with 1147 on both servers and is skipped.
+ *
+ * What migrate did not grant it does not revoke: a privilege on the whole database or global
+ * (SELECT ON shop.*, which reads the personal data too), or on a table or column it never managed,
+ * is a DBA's. It reports them (`notRevoked`: each privilege wider than the file needs that the
+ * account still holds), for the DBA to revoke. It can see them only as a reader of the mysql
+ * schema (db/sql/read-own-privileges.ts): otherwise `notRevoked` is undefined and `timebucket
+ * check`, run as the account, names them.
  */
 import type { Knex } from 'knex';
 import { MAIN_DATABASE, type EntityCatalogue } from '../core/entity-catalogue';
@@ -31,6 +38,8 @@ import { readEntitySchema } from './check-entity-schema';
 import { forgetGrants, grantItems, itemKey, readGrantLedger, recordGrants, type GrantItem } from './sql/service-grant-ledger';
 import { mappedTableGrants, neededGrants, type DbAccount } from './service-grants';
 import { revokeStatement, serviceGrantStatements } from './sql/grant-statements';
+import { readOwnPrivileges } from './sql/read-own-privileges';
+import { widerPrivileges, type WiderPrivilege } from './privilege-check';
 
 /** ER_NONEXISTING_TABLE_GRANT: "There is no such grant defined for user … on table …". */
 const NO_SUCH_GRANT = 1147;
@@ -46,7 +55,8 @@ export function revokePlan(recorded: readonly GrantItem[], wanted: readonly Gran
   return { tableWide: excess.filter((i) => i.column === ''), columns: excess.filter((i) => i.column !== '') };
 }
 
-export type AppliedGrants = Readonly<{ granted: readonly string[]; revoked: readonly string[] }>;
+/** `notRevoked`: undefined when the owner cannot see the account's grants (see the header). */
+export type AppliedGrants = Readonly<{ granted: readonly string[]; revoked: readonly string[]; notRevoked: readonly WiderPrivilege[] | undefined }>;
 
 /**
  * Runs as the connected (owner) user, which needs GRANT OPTION on the database. `schemaName`:
@@ -82,7 +92,8 @@ export async function grantServiceAccess(
   for (const sql of granted) await db.raw(sql);
   revoked.push(...(await revoke(plan.columns)));
   await forgetGrants(db, account, [...plan.tableWide, ...plan.columns]);
-  return { granted, revoked };
+  const held = await readOwnPrivileges(db, schemaName, account);
+  return { granted, revoked, notRevoked: held.listed === false ? undefined : widerPrivileges(needed, held, schemaName) };
 }
 
 /** false: there was nothing to revoke. */

@@ -47,8 +47,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Grants outlive a dropped database: take back what the ledger says was granted.
-  for (const account of ACCOUNTS)
-    for (const item of (await readGrantLedger(database.db, account).catch(() => [])) ?? [])
+  for (const account of database ? ACCOUNTS : [])
+    for (const item of await readGrantLedger(database.db, account).catch(() => []))
       await database.db.raw(revokeStatement(database.name, account, item)).catch(() => undefined);
   await database?.drop();
 });
