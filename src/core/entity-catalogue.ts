@@ -136,6 +136,8 @@ export type Entity = Readonly<{
   /** The distinct databases of `locations`, in file order. */
   databases: readonly string[];
   idColumn: string;
+  /** How late its transitions may be (the entities file's latenessBudgetSeconds, default 120 s): pacing never holds a due row longer. */
+  latenessBudgetMs: number;
   status: Readonly<{ column: string; type: StatusType; values: readonly StatusValue[] | null }>;
   transitions: readonly Transition[];
 }>;

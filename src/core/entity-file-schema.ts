@@ -136,6 +136,9 @@ const tableText = z
 const databaseName = z.string().regex(NAME, 'a database connection name: lower-case letters, digits and _ (at most 16); main is TB_DB_*');
 const LocationSchema = z.object({ database: databaseName, table: tableText }).strict();
 
+/** The lateness budget of an entity that declares none: the seeds' P99 < 2 min. */
+export const DEFAULT_LATENESS_BUDGET_SECONDS = 120;
+
 const EntitySchema = z
   .object({
     name: lowerName,
@@ -146,6 +149,9 @@ const EntitySchema = z
     id: identifier,
     status: z.object({ column: identifier, type: z.enum(['string', 'integer']), values: z.array(statusValue).min(1).optional() }).strict(),
     transitions: z.array(TransitionSchema).min(1, 'an entity needs at least one transition'),
+    // How late a transition of this entity may be (core/pacer.ts): pacing never holds a due row
+    // longer. Default 120 s, the seeds' P99 < 2 min.
+    latenessBudgetSeconds: z.number().int().min(1).max(86_400).default(DEFAULT_LATENESS_BUDGET_SECONDS),
   })
   .strict();
 

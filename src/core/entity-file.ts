@@ -66,6 +66,7 @@ function build(file: RawFile, source: string): EntityCatalogue {
     locations: locationsOf(e),
     databases: [...new Set(rawLocations(e).map((l) => l.database))],
     idColumn: e.id,
+    latenessBudgetMs: e.latenessBudgetSeconds * 1_000,
     status: { column: e.status.column, type: e.status.type, values: e.status.values ?? null },
     transitions: e.transitions.map((t): Transition => {
       const event = eventSpec('transition', t.event, e.name, t.name);

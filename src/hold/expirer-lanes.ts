@@ -5,6 +5,7 @@
  */
 import { entityNames, entityOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { TransitionGate } from '../control/gate';
+import type { Backlog } from '../core/pacer';
 import { FireQueue } from './fire-queue';
 import type { HeldMessage } from './hold-consumer';
 
@@ -29,7 +30,15 @@ export type Pending = {
 };
 
 /** The entries of one entity on one database: a paused entity's lanes wait, a full database's too. */
-type Lane = Readonly<{ entity: string; database: string; queue: FireQueue<Pending> }>;
+type Lane = Readonly<{ entity: string; database: string; budgetMs: number; queue: FireQueue<Pending> }>;
+
+/**
+ * Rows a database may take now, by its pacer (hold/database-pacing.ts): Infinity when unpaced.
+ * `msUntilAllowed` as the gate's: 0 when a row may go, else how long until `wanted` may.
+ */
+export type DatabasePace = Readonly<{ allowance(database: string): number; msUntilAllowed(database: string, wanted: number): number }>;
+
+const unpaced: DatabasePace = { allowance: () => Number.POSITIVE_INFINITY, msUntilAllowed: () => 0 };
 
 const laneKey = (entity: string, database: string) => `${entity}\u0000${database}`;
 
@@ -43,7 +52,10 @@ export class ExpirerLanes {
     this.entities = entityNames(catalogue);
     this.lanes = new Map(
       this.entities.flatMap((e) =>
-        entityOf(catalogue, e).databases.map((database) => [laneKey(e, database), { entity: e, database, queue: new FireQueue<Pending>() }] as const),
+        entityOf(catalogue, e).databases.map(
+          (database) =>
+            [laneKey(e, database), { entity: e, database, budgetMs: entityOf(catalogue, e).latenessBudgetMs, queue: new FireQueue<Pending>() }] as const,
+        ),
       ),
     );
     this.databases = [...new Set([...this.lanes.values()].map((l) => l.database))];
@@ -63,6 +75,22 @@ export class ExpirerLanes {
     return n;
   }
 
+  /**
+   * The due entries waiting for `database`, and the oldest of them by the share of its entity's
+   * budget already used (the pacer's floor). Counting walks the due part of each lane: about once a second.
+   */
+  backlogOf(database: string, now: number): Backlog {
+    let dueRows = 0;
+    let oldest: { at: number; budgetMs: number } | undefined;
+    for (const lane of this.lanes.values()) {
+      const head = lane.queue.peekAt();
+      if (lane.database !== database || head === undefined || head > now) continue;
+      dueRows += lane.queue.countDue(now);
+      if (oldest === undefined || (now - head) / lane.budgetMs > (now - oldest.at) / oldest.budgetMs) oldest = { at: head, budgetMs: lane.budgetMs };
+    }
+    return oldest === undefined ? { dueRows } : { dueRows, oldestDueAtMs: oldest.at, budgetMs: oldest.budgetMs };
+  }
+
   /** Queues `p` in its entity's lane on its database, to fire at `at`. */
   push(at: number, p: Pending): void {
     this.lanes.get(laneKey(p.transition.entity, p.location.database))!.queue.push(at, p);
@@ -76,14 +104,14 @@ export class ExpirerLanes {
   /**
    * The earliest time something may fire: a paused entity never, a throttled one once it has
    * tokens for `maxBatchSize` rows, a database with every slot busy (`freeOn`) not until one of its
-   * batches ends.
+   * batches ends, a paced one once its pacer has tokens for `maxBatchSize` rows.
    */
-  nextFireAt(now: number, gate: TransitionGate, freeOn: (database: string) => number, maxBatchSize: number): number | undefined {
+  nextFireAt(now: number, gate: TransitionGate, freeOn: (database: string) => number, maxBatchSize: number, pace = unpaced): number | undefined {
     let next: number | undefined;
     for (const { entity, database, queue } of this.lanes.values()) {
       const head = queue.peekAt();
       if (head === undefined || gate.paused(entity) || freeOn(database) <= 0) continue;
-      const at = head > now ? head : now + gate.msUntilAllowed(entity, maxBatchSize);
+      const at = head > now ? head : now + Math.max(gate.msUntilAllowed(entity, maxBatchSize), pace.msUntilAllowed(database, maxBatchSize));
       next = next === undefined ? at : Math.min(next, at);
     }
     return next;
@@ -92,14 +120,15 @@ export class ExpirerLanes {
   /**
    * Due entries, earliest first across the lanes as one queue would give them, skipping a
    * paused entity, taking no more of a throttled one than its tokens allow and no more for a
-   * database than its free slots' batches (`free`: database → free slots). Taken a run at a
+   * database than its free slots' batches (`free`: database → free slots) and its pacer's tokens
+   * (the lower of the operator's throttle and the pacer wins). Taken a run at a
    * time: from the lane whose head is earliest, everything up to the next lane's head (or now)
    * in one pop, so a released hot minute of one entity costs one pass over the queues, not one
    * per entry.
    */
-  popDue(now: number, free: ReadonlyMap<string, number>, gate: TransitionGate, maxBatchSize: number): Pending[] {
+  popDue(now: number, free: ReadonlyMap<string, number>, gate: TransitionGate, maxBatchSize: number, pace = unpaced): Pending[] {
     const allowance = new Map(this.entities.map((e) => [e, gate.paused(e) ? 0 : gate.allowance(e)]));
-    const room = new Map([...free].map(([database, slots]) => [database, slots * maxBatchSize]));
+    const room = new Map([...free].map(([database, slots]) => [database, Math.min(slots * maxBatchSize, Math.floor(pace.allowance(database)))]));
     const out: Pending[] = [];
     for (;;) {
       let pick: Lane | undefined;

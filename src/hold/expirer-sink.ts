@@ -29,7 +29,9 @@
  * due, and once a partition reaches its in-memory cap the hold consumer stops reading it:
  * back-pressure, nothing lost. On resume everything due fires. A throttled entity sends no more
  * rows than its token bucket allows: batches are cut to the tokens available, and it waits for a
- * batch's worth of tokens rather than firing rows one at a time.
+ * batch's worth of tokens rather than firing rows one at a time. Each database's pacer
+ * (hold/database-pacing.ts, from its health and the lateness budgets) cuts its batches the same
+ * way; the lower of the two wins. Neither ever reorders nor fires a row before its due time.
  *
  * The lanes (which entries may fire, and when) and the batching are hold/expirer-lanes.ts's; this
  * file runs the batches and decides what a failure means.
@@ -45,6 +47,7 @@ import type { HeldMessage, HoldSink } from './hold-consumer';
 import { moveToWaiting, type WaitingLanes, type WaitingLog } from './waiting-lanes';
 import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../control/gate';
+import type { DatabasePacing } from './database-pacing';
 
 /**
  * One batch of one transition (createTransitionBatches(…).run with the path bound), or of one
@@ -88,6 +91,8 @@ export type ExpirerSinkOptions = Readonly<{
   gate?: TransitionGate;
   /** Where due entries of a database that is away go (hold/waiting-lanes.ts; none: they wait here, in memory). */
   waiting?: WaitingLanes;
+  /** Each database's pacer (hold/database-pacing.ts): rows go no faster than it allows; none: unpaced. */
+  pacing?: DatabasePacing;
 }>;
 
 export class ExpirerSink implements HoldSink {
@@ -111,9 +116,11 @@ export class ExpirerSink implements HoldSink {
     this.gate = opts.gate ?? openGate;
     this.waitingLog = { logger: opts.logger, announced: new Set(), onMoved: (entity, n) => opts.observer?.movedToWaiting?.(entity, n) };
     // A resume or a new throttle can make work fireable that no timer waits for.
-    this.unsubscribe = this.gate.onChange(() => {
+    const wake = () => {
       if (!this.closed) this.fire();
-    });
+    };
+    const unsubscribe = [this.gate.onChange(wake), opts.pacing?.attach({ backlogOf: (database, now) => this.lanes.backlogOf(database, now), wake })];
+    this.unsubscribe = () => unsubscribe.forEach((u) => u?.());
   }
 
   /** Entries waiting in memory (for metrics and tests). */
@@ -191,7 +198,7 @@ export class ExpirerSink implements HoldSink {
 
   /** The earliest time something may fire (ExpirerLanes.nextFireAt); run() fires when a batch ends. */
   private nextFireAt(): number | undefined {
-    return this.lanes.nextFireAt(this.opts.clock.now(), this.gate, (database) => this.freeOn(database), this.opts.maxBatchSize);
+    return this.lanes.nextFireAt(this.opts.clock.now(), this.gate, (database) => this.freeOn(database), this.opts.maxBatchSize, this.opts.pacing);
   }
 
   private fire(): void {
@@ -202,7 +209,7 @@ export class ExpirerSink implements HoldSink {
     }
     if (free.size > 0) {
       const now = this.opts.clock.now();
-      const batches = batchesOf(this.lanes.popDue(now, free, this.gate, this.opts.maxBatchSize), this.opts.maxBatchSize);
+      const batches = batchesOf(this.lanes.popDue(now, free, this.gate, this.opts.maxBatchSize, this.opts.pacing), this.opts.maxBatchSize);
       // Several entities or transitions (or entries tried alone) can make more batches than a database's free slots: the rest wait.
       const started: Pending[][] = [];
       for (const batch of batches) {
@@ -216,6 +223,7 @@ export class ExpirerSink implements HoldSink {
       const taken = new Map<string, number>();
       for (const batch of started) taken.set(batch[0]!.transition.entity, (taken.get(batch[0]!.transition.entity) ?? 0) + batch.length);
       for (const entity of this.lanes.entities) this.gate.consume(entity, taken.get(entity) ?? 0);
+      for (const batch of started) this.opts.pacing?.consume(batch[0]!.location.database, batch.length);
       for (const batch of started) void this.run(batch);
     }
     // A database with every slot busy fires again when one of its batches ends.
@@ -229,6 +237,7 @@ export class ExpirerSink implements HoldSink {
     const database = batch[0]!.location.database;
     this.running.set(database, (this.running.get(database) ?? 0) + 1);
     this.runningEntries += batch.length;
+    const startedAt = this.opts.clock.now();
     try {
       const outcome = await this.opts.expireBatch(
         transition,
@@ -240,6 +249,8 @@ export class ExpirerSink implements HoldSink {
         batch[0]!.location,
       );
       this.opts.observer?.batch?.(entity, outcome);
+      // Its commit latency, for the pacer's signal (core/pacer.ts): from the start to the commit.
+      this.opts.pacing?.observeBatch(database, batch.length, this.opts.clock.now() - startedAt);
       this.waitingLog.announced.delete(database);
       const retry = new Map(outcome.notYetDue.map((n) => [n.entry.id, n.retryInMs]));
       const now = this.opts.clock.now();

@@ -1,0 +1,142 @@
+/**
+ * The pacer on injected signals and an injected clock: unpaced while healthy, backs off on a
+ * rising signal (and names it), recovers once it falls, never below what the lateness budget
+ * needs, and unlimited once the oldest due row is about to run out of budget.
+ */
+import { DEFAULT_PACER_SETTINGS, Pacer, type Backlog, type PacerView } from '../../../src/core/pacer';
+
+function harness(settings = DEFAULT_PACER_SETTINGS) {
+  let now = 1_700_000_000_000;
+  const clock = { now: () => now };
+  const pacer = new Pacer(settings, clock);
+  /** One second: `rows` committed in batches of 500 taking `latencyMs` each, then an adjustment. */
+  const second = (o: { rows?: number; latencyMs?: number; backlog?: Backlog } = {}): PacerView => {
+    const rows = o.rows ?? 5_000;
+    for (let sent = 0; sent < rows; sent += 500) {
+      now += 1_000 / Math.ceil(rows / 500);
+      pacer.observeBatch(Math.min(500, rows - sent), o.latencyMs ?? 100);
+    }
+    if (rows === 0) now += 1_000;
+    return pacer.adjust(o.backlog ?? { dueRows: 0 });
+  };
+  return { pacer, second, now: () => now };
+}
+
+test('a database that shows no signal is never paced: an idle drain runs as fast as it can', () => {
+  const h = harness();
+  h.pacer.observeSignals({ threadsRunning: 5, historyListLength: 300 });
+  for (let s = 0; s < 30; s += 1) {
+    const v = h.second({ rows: 5_000, latencyMs: 100 + (s % 3) * 50 });
+    expect(v).toMatchObject({ rate: Number.POSITIVE_INFINITY, state: 'healthy' });
+    expect(v.limitedBy).toBeUndefined();
+  }
+});
+
+test('Threads_running over its threshold cuts the rate from what the database took, further each second it stays over, and names the signal', () => {
+  const h = harness();
+  h.second();
+  h.pacer.observeSignals({ threadsRunning: 40 });
+  const first = h.second({ rows: 5_000 });
+  expect(first).toMatchObject({ state: 'backing-off', limitedBy: 'threads_running' });
+  expect(first.rate).toBeCloseTo(5_000 * 0.7, 0);
+  const second = h.second({ rows: 3_500 });
+  expect(second.rate).toBeLessThan(first.rate);
+  expect(second.limitedBy).toBe('threads_running');
+  for (let s = 0; s < 30; s += 1) h.second({ rows: 100 });
+  expect(h.pacer.current.rate).toBe(DEFAULT_PACER_SETTINGS.minRate);
+});
+
+test('once the signal falls the rate climbs back step by step, and the database is unpaced again', () => {
+  const h = harness();
+  h.second();
+  h.pacer.observeSignals({ historyListLength: 150_000 });
+  const cut = h.second({ rows: 5_000 });
+  expect(cut.limitedBy).toBe('history_list');
+  h.pacer.observeSignals({ historyListLength: 2_000 });
+  const rates: number[] = [];
+  let view = h.pacer.current;
+  for (let s = 0; s < 40 && view.state !== 'healthy'; s += 1) {
+    view = h.second({ rows: Math.min(5_000, Math.floor(view.rate)) });
+    rates.push(view.rate);
+    if (view.state !== 'healthy') expect(view).toMatchObject({ state: 'backing-off', limitedBy: 'history_list' });
+  }
+  expect(rates.length).toBeGreaterThan(3); // additive: not back at once
+  expect(rates.slice(0, -1)).toEqual([...rates.slice(0, -1)].sort((a, b) => a - b));
+  expect(view).toMatchObject({ rate: Number.POSITIVE_INFINITY, state: 'healthy' });
+  expect(view.limitedBy).toBeUndefined();
+});
+
+test('commit latency far above its quiet baseline backs off; the same latency from the start is the baseline', () => {
+  const steady = harness();
+  for (let s = 0; s < 10; s += 1) expect(steady.second({ latencyMs: 900 }).state).toBe('healthy');
+
+  const h = harness();
+  for (let s = 0; s < 5; s += 1) h.second({ latencyMs: 100 });
+  let v = h.second({ latencyMs: 100 });
+  for (let s = 0; s < 5 && v.state === 'healthy'; s += 1) v = h.second({ latencyMs: 1_000 });
+  expect(v).toMatchObject({ state: 'backing-off', limitedBy: 'commit_latency' });
+});
+
+test('a slower batch within the factor of its baseline is not a signal', () => {
+  const h = harness();
+  for (let s = 0; s < 5; s += 1) h.second({ latencyMs: 200 });
+  for (let s = 0; s < 10; s += 1) expect(h.second({ latencyMs: 380 }).state).toBe('healthy');
+});
+
+test('replica lag is a signal when given', () => {
+  const h = harness();
+  h.second();
+  h.pacer.observeSignals({ threadsRunning: 3, replicaLagMs: 2_500 });
+  expect(h.second()).toMatchObject({ state: 'backing-off', limitedBy: 'replica_lag' });
+});
+
+test('the worst signal over its threshold is the one named', () => {
+  const h = harness();
+  h.second();
+  h.pacer.observeSignals({ threadsRunning: 30, historyListLength: 400_000 });
+  expect(h.second().limitedBy).toBe('history_list');
+});
+
+test('the budget is the floor: a backlog is spread over the planned share of its budget, and the state says the budget sets the rate', () => {
+  const h = harness();
+  h.second();
+  h.pacer.observeSignals({ threadsRunning: 100 });
+  for (let s = 0; s < 30; s += 1) h.second({ rows: 50 });
+  expect(h.pacer.current.rate).toBe(DEFAULT_PACER_SETTINGS.minRate);
+  const oldestDueAtMs = h.now();
+  const backlog = { dueRows: 90_000, oldestDueAtMs, budgetMs: 120_000 };
+  const v = h.second({ rows: 0, backlog });
+  // 90,000 rows by 90 s after the oldest's due time (3/4 of 120 s), 1 s of which has gone.
+  expect(v.budgetRate).toBeCloseTo(90_000 / 89, 0);
+  expect(v).toMatchObject({ state: 'budget-bound', limitedBy: 'threads_running', rate: v.budgetRate });
+  expect(v.healthRate).toBe(DEFAULT_PACER_SETTINGS.minRate);
+  expect(v.budgetUsed).toBeCloseTo(1 / 120, 3);
+});
+
+test('the budget needs more as the oldest row ages, and lifts the limit once less than a second of its plan is left', () => {
+  const h = harness();
+  h.second();
+  h.pacer.observeSignals({ threadsRunning: 100 });
+  const oldestDueAtMs = h.now();
+  const needs: number[] = [];
+  let v: PacerView;
+  do {
+    v = h.second({ rows: 50, backlog: { dueRows: 10_000, oldestDueAtMs, budgetMs: 120_000 } });
+    needs.push(v.budgetRate);
+  } while (v.rate !== Number.POSITIVE_INFINITY && needs.length < 200);
+  expect(needs.length).toBeGreaterThan(60);
+  expect(needs.slice(0, -1)).toEqual([...needs.slice(0, -1)].sort((a, b) => a - b));
+  expect(v).toMatchObject({ rate: Number.POSITIVE_INFINITY, state: 'budget-bound' });
+  // Lifted before the plan's end (90 s), far inside the budget (120 s).
+  expect(h.now() - oldestDueAtMs).toBeLessThanOrEqual(90_000);
+});
+
+test('a backlog the health rate already covers is not budget-bound; no due rows need nothing', () => {
+  const h = harness();
+  h.second();
+  h.pacer.observeSignals({ threadsRunning: 30 });
+  const v = h.second({ rows: 5_000, backlog: { dueRows: 100, oldestDueAtMs: h.now(), budgetMs: 120_000 } });
+  expect(v.state).toBe('backing-off');
+  expect(v.rate).toBe(v.healthRate);
+  expect(h.second({ rows: 100, backlog: { dueRows: 0 } }).budgetRate).toBe(0);
+});
