@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 
-export const WorkloadNames = ['hot', 'steady', 'mixed'] as const;
+export const WorkloadNames = ['hot', 'steady', 'mixed', 'isolation'] as const;
+/** What `make bench` runs unless WORKLOADS says otherwise: isolation is asked for by name. */
+const DEFAULT_WORKLOADS = ['hot', 'steady', 'mixed'] as const;
 export type WorkloadName = (typeof WorkloadNames)[number];
 export const ContenderNames = ['raw', 'poller', 'scanner', 'stream'] as const;
 export type ContenderName = (typeof ContenderNames)[number];
@@ -25,7 +27,7 @@ const EnvSchema = z.object({
   N: z.coerce.number().int().min(1).default(1_000_000),
   R: z.coerce.number().int().min(1).default(5_000),
   M: z.coerce.number().positive().default(2),
-  WORKLOADS: list(WorkloadNames).default(WorkloadNames.join(',')),
+  WORKLOADS: list(WorkloadNames).default(DEFAULT_WORKLOADS.join(',')),
   CONTENDERS: list(ContenderNames).default(ContenderNames.join(',')),
   // The naive poller (seed 003, solution 1): a cron every minute, 50 s at most per run.
   POLL_INTERVAL_S: z.coerce.number().positive().default(60),
@@ -48,6 +50,11 @@ const EnvSchema = z.object({
   STALL_S: z.coerce.number().positive().default(300),
   TIMEOUT_S: z.coerce.number().positive().default(3_600),
   BENCH_RESULTS_DIR: z.string().min(1).optional(),
+  // isolation: the open-loop foreground (lib/foreground.ts): requests a second, its users, and
+  // how long it runs alone (before the contender starts) for its baseline.
+  FOREGROUND_RATE: z.coerce.number().positive().max(5_000).default(200),
+  FOREGROUND_USERS: z.coerce.number().int().min(1).default(1_000),
+  FOREGROUND_ALONE_S: z.coerce.number().positive().default(20),
 });
 
 export type BenchParams = Readonly<{
@@ -67,6 +74,7 @@ export type BenchParams = Readonly<{
   stallS: number;
   timeoutS: number;
   resultsDir: string | undefined;
+  foreground: Readonly<{ rate: number; users: number; aloneS: number }>;
   preset: 'full' | 'smoke';
 }>;
 
@@ -104,6 +112,7 @@ export function readParams(env: NodeJS.ProcessEnv): BenchParams {
     stallS: e.STALL_S,
     timeoutS: e.TIMEOUT_S,
     resultsDir: e.BENCH_RESULTS_DIR,
+    foreground: { rate: e.FOREGROUND_RATE, users: e.FOREGROUND_USERS, aloneS: e.FOREGROUND_ALONE_S },
     preset,
   };
 }

@@ -159,6 +159,7 @@ export function markdownTable(results: BenchResults): string {
     '',
     ...lines,
     '',
+    ...foregroundTable(results.runs),
     ...ratioLines,
     ...(poller ? [`- poller: a scan every ${poller.interval_s} s (seed 003's cron), T in the middle of its period`] : []),
     ...(scanner
@@ -171,3 +172,18 @@ export function markdownTable(results: BenchResults): string {
     '',
   ].join('\n');
 }
+
+/** isolation: the foreground's latency per phase, each request counted from its scheduled start. */
+function foregroundTable(runs: readonly RunResult[]): string[] {
+  const rows = runs.flatMap((r) =>
+    (r.foreground ?? []).map(
+      (p) =>
+        `| ${[r.workload, r.contender, p.phase, num(p.seconds, 1), num(p.all.count), num(p.all.errors), ms(p.all.p50_ms), ms(p.all.p99_ms), ms(p.all.p999_ms), ms(p.all.max_ms)].join(' | ')} |`,
+    ),
+  );
+  if (rows.length === 0) return [];
+  const header = ['workload', 'contender', 'foreground phase', 's', 'requests', 'errors', 'P50', 'P99', 'P99.9', 'max'];
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows, ''];
+}
+
+const ms = (x: number) => `${x.toFixed(1)} ms`;

@@ -26,6 +26,7 @@ import type { BenchParams, WorkloadName } from './params';
 import { RunResult, ProcessFigures, resultOf } from './run-result';
 import { planWorkload, verifyIds, WorkloadPlan, WriteReport } from './workload';
 import { settle } from '../lib/settle';
+import { Foreground } from '../lib/foreground';
 
 export type Harness = Readonly<{ params: BenchParams; config: Config; serverDb: Db; logDir: string }>;
 
@@ -46,6 +47,8 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
   const stack = stackProcesses();
   const stackCpuBefore = stack.map((p) => cpuSeconds(p.pid));
   const samples: Moments = {};
+  // isolation: the application's own traffic on the same tables, alone first, then beside the run.
+  const foreground = workload === 'isolation' ? await foregroundAlone(h, target.db) : undefined;
   try {
     running = await contender.start({ params: h.params, config: h.config, workload, db: target.db, dbName: target.name, logPrefix: `${h.logDir}/${workload}` });
     const alignToMs = contender.name === 'poller' ? h.params.pollIntervalS * 1000 : undefined;
@@ -69,7 +72,10 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       notes.push(`rows still being written ${((written.doneAtMs - plan.startRefMs) / 1000).toFixed(1)} s after T: raise LEAD_S`);
     if (written.maxWriterLagMs > 1_000) notes.push(`the steady writer fell up to ${(written.maxWriterLagMs / 1000).toFixed(1)} s behind its schedule`);
     const pids = [...running.children.map((c) => ({ name: c.name, pid: c.process.pid ?? -1 })), ...stack];
-    await waitForProgress(h.params, running, total, plan, { pids, samples });
+    // Started after the rows are in: its inserts would break the run's consecutive ids (verifyIds).
+    foreground?.start('before T');
+    await waitForProgress(h.params, running, total, plan, { pids, samples, phase: (name) => foreground?.phase(name) });
+    const foregroundReport = (await foreground?.stop()) ?? null;
     const reads = readsBetween(readsBefore, await rowsReadByCounter(h.serverDb));
     const binlogBytes = (await binlogBytesWritten(h.serverDb)) - binlogBefore;
     const processes = measureProcesses(running, stack, stackCpuBefore);
@@ -97,11 +103,13 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       notes,
       error: null,
       cost,
+      foreground: foregroundReport,
     });
   } catch (err) {
     log(`${workload} × ${contender.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     const processes = running === undefined ? [] : measureProcesses(running, stack, stackCpuBefore);
     await stop().catch(() => undefined);
+    const foregroundReport = (await foreground?.stop().catch(() => null)) ?? null;
     const figures: RunFigures | null = plan && written ? await readFigures(target.db, plan, written, outboxBefore, decode).catch(() => null) : null;
     return resultOf({
       workload,
@@ -116,9 +124,11 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       processes,
       notes: [],
       error: err instanceof Error ? err.message : String(err),
+      foreground: foregroundReport,
     });
   } finally {
     await stop().catch(() => undefined);
+    await foreground?.stop().catch(() => undefined);
     await target.drop().catch((err: unknown) => log(`could not drop ${target.name}: ${String(err)}`));
   }
 }
@@ -148,7 +158,7 @@ async function waitForProgress(
   running: RunningContender,
   total: number,
   plan: WorkloadPlan,
-  cost: Readonly<{ pids: readonly NamedPid[]; samples: Moments }>,
+  cost: Readonly<{ pids: readonly NamedPid[]; samples: Moments; phase?: (name: string) => void }>,
 ): Promise<void> {
   const started = Date.now();
   const { samples } = cost;
@@ -158,15 +168,18 @@ async function waitForProgress(
   let lastLog = 0;
   for (;;) {
     const seen = running.progress();
-    if (samples.t === undefined && Date.now() >= plan.startRefMs) samples.t = takeSample(cost.pids);
+    if (samples.t === undefined && Date.now() >= plan.startRefMs) {
+      samples.t = takeSample(cost.pids);
+      cost.phase?.('drain');
+    }
     // The last transition: the contender's progress, or for the stream its expirers' counters.
     if (samples.t !== undefined && samples.lastTransition === undefined) {
       if (running.transitions === undefined) {
-        if (seen >= total) samples.lastTransition = takeSample(cost.pids);
+        if (seen >= total) samples.lastTransition = lastTransition(cost);
       } else if (Date.now() - lastTransitionsRead >= 500) {
         // Twice a second: each read is a /metrics scrape of every expirer, which costs it CPU.
         lastTransitionsRead = Date.now();
-        if ((await running.transitions().catch(() => 0)) >= total) samples.lastTransition = takeSample(cost.pids);
+        if ((await running.transitions().catch(() => 0)) >= total) samples.lastTransition = lastTransition(cost);
       }
     }
     if (seen >= total) {
@@ -210,6 +223,31 @@ function measureProcesses(running: RunningContender, stack: ReturnType<typeof st
   });
   return [...own, ...shared];
 }
+
+/** The sample at the last transition, where the foreground's drain phase ends. */
+function lastTransition(cost: Readonly<{ pids: readonly NamedPid[]; phase?: (name: string) => void }>): CostSample {
+  cost.phase?.('after');
+  return takeSample(cost.pids);
+}
+
+/**
+ * The foreground (lib/foreground.ts) on the run's database, its users' wallets seeded, run alone
+ * for FOREGROUND_ALONE_S before the contender starts: its baseline, in phase 'alone'. Returned
+ * stopped, to start again beside the run.
+ */
+async function foregroundAlone(h: Harness, db: Db): Promise<Foreground> {
+  const { rate, users, aloneS } = h.params.foreground;
+  const foreground = new Foreground({ db, rate, users, userBase: FOREGROUND_USER_BASE });
+  await foreground.seed(5);
+  log(`foreground: ${rate} requests/s over ${users} users, alone for ${aloneS} s`);
+  foreground.start('alone');
+  await sleep(aloneS * 1000);
+  await foreground.stop();
+  return foreground;
+}
+
+/** The foreground's users: far from any run's tag (1e9 … 2e9), so a run's rows are still told apart by user_id. */
+const FOREGROUND_USER_BASE = 3_000_000_000;
 
 /** CPU samples at T, at the last transition seen and at the last event seen (cost.ts). */
 type Moments = { t?: CostSample; lastTransition?: CostSample; lastEvent?: CostSample };

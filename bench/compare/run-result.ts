@@ -3,6 +3,7 @@
  * JSON lines). Times are seconds, delays milliseconds; null where a figure does not apply
  * (events for contenders that publish nothing) or could not be measured (a failed run).
  */
+import type { PhaseReport } from '../lib/foreground';
 import { loadavg } from 'node:os';
 import type { DelaySummary } from '../lib/percentiles';
 import type { EventsSeen } from './contender';
@@ -51,6 +52,11 @@ export type RunResult = Readonly<{
   exactness: Exactness | null;
   /** The machine's 1-minute load average as the run ended: how busy it was besides the run. */
   load_average_1m: number;
+  /**
+   * isolation: the application's foreground latencies (lib/foreground.ts), by phase: alone
+   * (before the contender started), before T, drain (T → the last transition), after.
+   */
+  foreground: readonly PhaseReport[] | null;
   notes: readonly string[];
 }>;
 
@@ -68,6 +74,7 @@ export function resultOf(r: {
   notes: string[];
   error: string | null;
   cost?: RunCost;
+  foreground?: readonly PhaseReport[] | null;
 }): RunResult {
   const { plan, figures } = r;
   const since = (ms: number | null | undefined, ref: number | undefined) =>
@@ -105,6 +112,7 @@ export function resultOf(r: {
     cost: r.cost ?? null,
     exactness: figures?.exactness ?? null,
     load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
+    foreground: r.foreground ?? null,
     notes: r.notes,
   };
 }

@@ -56,7 +56,8 @@ export function planWorkload(name: WorkloadName, params: BenchParams, opts: { no
   const tag = randomInt(1_000_000_000, 2_000_000_000);
   if (name === 'steady') return planSteady(params, tag, opts.nowMs);
   const t = dueInstant(opts.nowMs + opts.leadS * 1000, opts.alignToMs);
-  if (name === 'hot') {
+  // isolation: the hot minute, with the application's foreground beside it (run-one.ts).
+  if (name === 'hot' || name === 'isolation') {
     return {
       name,
       tag,
