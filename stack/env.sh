@@ -18,6 +18,18 @@ TB_DB_FLAVOUR="${TB_DB_FLAVOUR:-mariadb}"
 TB_DB_SERVERS="${TB_DB_SERVERS:-2}"
 TB_STACK_DB_PORT="${TB_STACK_DB_PORT:-13306}"
 TB_STACK_DB2_PORT="${TB_STACK_DB2_PORT:-$((TB_STACK_DB_PORT + 1))}"
+# An asynchronous GTID replica of server 1 (stack/lib/replica.sh), on either flavour: 1 makes
+# `make stack-up` start it. Off by default: it is a third server (its memory, and a dump of server 1
+# to seed it), which `make run` does not need; the test of the replica-lag reader starts it itself
+# (`stack/stack.sh replica up`), and `make stack-down` stops it either way.
+TB_STACK_REPLICA="${TB_STACK_REPLICA:-0}"
+TB_STACK_REPLICA_PORT="${TB_STACK_REPLICA_PORT:-$((TB_STACK_DB_PORT + 2))}"
+# Its replication account (REPLICATION SLAVE only), and the account of the service's replica-lag
+# reader, which `timebucket migrate` grants SELECT on timebucket_heartbeat alone (TB_DB_REPLICA_USER).
+TB_STACK_REPL_USER="${TB_STACK_REPL_USER:-timebucket_repl}"
+TB_STACK_REPL_PASSWORD="${TB_STACK_REPL_PASSWORD:-repl-pw-Zt5mW3qe}"
+TB_STACK_REPLICA_READER_USER="${TB_STACK_REPLICA_READER_USER:-timebucket_replica_reader}"
+TB_STACK_REPLICA_READER_PASSWORD="${TB_STACK_REPLICA_READER_PASSWORD:-reader-pw-Lc8sN4vy}"
 # MySQL comes from Debian's sid suite, in a tree of its own made once by debootstrap and shared
 # by every checkout (stack/lib/mysql-tree.sh), from the mirror this machine's apt uses.
 TB_MYSQL_TREE="${TB_MYSQL_TREE:-${XDG_CACHE_HOME:-$HOME/.cache}/timebucket/mysql-sid}"
@@ -84,4 +96,5 @@ export TB_ROOT TB_STACK_HOME TB_STACK_LIB TB_STACK_DB_PORT TB_STACK_DB2_PORT TB_
   TB_REGISTRY_PORT TB_DB_NAME TB_DB_USER TB_DB_PASSWORD TB_DB_SERVICE_USER TB_DB_SERVICE_PASSWORD TB_CDC_USER TB_CDC_PASSWORD TB_CDC_TOPIC_PREFIX \
   TB_APICURIO_VERSION TB_START_TIMEOUT_SECONDS TB_TOOLS_BIN \
   TB_STACK_KAFKA_SASL_PORT TB_STACK_KAFKA_SASL_USER TB_STACK_KAFKA_SASL_PASSWORD TB_STACK_KAFKA_SASL_BROKERS \
-  TB_STACK_TLS_DIR TB_STACK_TLS_KEYSTORE_PASSWORD TB_STACK_DB_TLS_USER TB_STACK_DB_TLS_PASSWORD
+  TB_STACK_TLS_DIR TB_STACK_TLS_KEYSTORE_PASSWORD TB_STACK_DB_TLS_USER TB_STACK_DB_TLS_PASSWORD \
+  TB_STACK_REPLICA TB_STACK_REPLICA_PORT TB_STACK_REPL_USER TB_STACK_REPL_PASSWORD TB_STACK_REPLICA_READER_USER TB_STACK_REPLICA_READER_PASSWORD
