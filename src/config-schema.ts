@@ -95,6 +95,12 @@ export const EnvSchema = z.object({
     ),
   // The local stack's second MariaDB server (stack/env.sh): the local default of TB_DB_<N>_PORT.
   TB_STACK_DB2_PORT: port.default(13307),
+  // The local stack's replica of server 1 (stack/env.sh): the local default of TB_DB_REPLICA_PORT.
+  TB_STACK_REPLICA_PORT: port.default(13308),
+  // How often each expirer process writes its heartbeat row on every database that has a replica
+  // (TB_DB_REPLICA_HOST, TB_DB_<N>_REPLICA_HOST: config-replicas.ts), and reads it back on the
+  // replica: the resolution of the replica lag it measures (db/replica-heartbeat.ts).
+  TB_REPLICA_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(50).max(10_000).default(250),
   TB_REGISTRY_PORT: port.default(18081),
   // At most 990: ce_dataschema (VARCHAR(1024)) holds it plus /schemas/ids/<id>.
   TB_REGISTRY_URL: z.string().url().max(990).optional(),

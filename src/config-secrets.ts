@@ -1,6 +1,6 @@
 /**
  * Secrets from files, as Kubernetes mounts them: TB_DB_PASSWORD_FILE (and the other names in
- * SECRET_FILE_VARIABLES, and each TB_DATABASES database's user and password) is read, its
+ * SECRET_FILE_VARIABLES, and each TB_DATABASES database's user and password, and its replica's) is read, its
  * trailing newline dropped, in place of the variable. A file's content never appears in a message.
  */
 import { readFileSync } from 'node:fs';
@@ -10,6 +10,8 @@ import { splitList } from './config-schema';
 export const SECRET_FILE_VARIABLES = [
   'TB_DB_USER',
   'TB_DB_PASSWORD',
+  'TB_DB_REPLICA_USER',
+  'TB_DB_REPLICA_PASSWORD',
   'TB_KAFKA_SASL_USERNAME',
   'TB_KAFKA_SASL_PASSWORD',
   'TB_REGISTRY_USERNAME',
@@ -21,7 +23,12 @@ export function withSecretFiles(given: Record<string, string | undefined>): { en
   const env = { ...given };
   const problems: string[] = [];
   // Each database of TB_DATABASES has its own user and password, which may come from files too.
-  const perDatabase = splitList(given['TB_DATABASES'] ?? '').flatMap((n) => [`TB_DB_${n.toUpperCase()}_USER`, `TB_DB_${n.toUpperCase()}_PASSWORD`]);
+  const perDatabase = splitList(given['TB_DATABASES'] ?? '').flatMap((n) => [
+    `TB_DB_${n.toUpperCase()}_USER`,
+    `TB_DB_${n.toUpperCase()}_PASSWORD`,
+    `TB_DB_${n.toUpperCase()}_REPLICA_USER`,
+    `TB_DB_${n.toUpperCase()}_REPLICA_PASSWORD`,
+  ]);
   for (const name of [...SECRET_FILE_VARIABLES, ...perDatabase]) {
     const path = given[`${name}_FILE`];
     if (path === undefined || path === '') continue;

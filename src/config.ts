@@ -42,6 +42,7 @@ import {
   type NamedDatabase,
   type Tls,
 } from './config-connections';
+import { replicasOf } from './config-replicas';
 
 export { ConfigParts, PRODUCTION_REQUIRED, type ConfigPart } from './config-schema';
 export type { BasicAuth, DbConnection, KafkaSasl, NamedDatabase, Tls } from './config-connections';
@@ -54,6 +55,8 @@ export type Config = Readonly<{
   db: DbConnection;
   /** Every database by name (core/entity-catalogue.ts Location.database), `main` = db. */
   databases: Readonly<Record<string, NamedDatabase>>;
+  /** The replica of each database that has one, by name (config-replicas.ts), and how often its heartbeat beats. */
+  replicas: Readonly<{ byDatabase: Readonly<Record<string, DbConnection>>; heartbeatIntervalMs: number }>;
   /** url: never with credentials (they move to auth), so it may be logged and put in headers. */
   registry: Readonly<{ url: string; auth: BasicAuth | undefined }>;
   /** CDC topics are `<topicPrefix>.<database>.<table>` (Debezium's naming): see ingest/cdc-topics.ts. */
@@ -110,7 +113,8 @@ type CheckedEnv = Readonly<{
   dbTls: Tls;
   kafkaTls: Tls;
   registry: { url: string | undefined; auth: BasicAuth | undefined };
-  extraDatabases: ReturnType<typeof extraDatabasesOf>;
+  databases: Record<string, NamedDatabase>;
+  replicas: Record<string, DbConnection>;
   usesKafka: boolean;
 }>;
 
@@ -140,23 +144,25 @@ function checkEnv(
   const registry = registryOf(env, problems);
   const extraDatabases = parsed.success ? extraDatabasesOf(env, parsed.data, uses.includes('db'), problems) : [];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
-  return { ok: true, e: parsed.data, dbTls: dbTls!, kafkaTls: kafkaTls!, registry: registry!, extraDatabases, usesKafka };
+  const databases = databasesOf(parsed.data, dbTls!, extraDatabases);
+  const replicas = replicasOf(env, parsed.data, databases, problems);
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, e: parsed.data, dbTls: dbTls!, kafkaTls: kafkaTls!, registry: registry!, databases, replicas, usesKafka };
 }
 
-function configOf({ e, dbTls, kafkaTls, registry, extraDatabases, usesKafka }: CheckedEnv): Config {
+function configOf({ e, dbTls, kafkaTls, registry, databases, replicas, usesKafka }: CheckedEnv): Config {
   const sasl: KafkaSasl | undefined =
     e.TB_KAFKA_SASL_MECHANISM === undefined || !usesKafka
       ? undefined
       : { mechanism: e.TB_KAFKA_SASL_MECHANISM, username: e.TB_KAFKA_SASL_USERNAME!, password: e.TB_KAFKA_SASL_PASSWORD! };
   const brokers = splitList(e.TB_KAFKA_BROKERS ?? `127.0.0.1:${e.TB_KAFKA_PORT}`);
   const db = dbConnectionOf(e, dbTls);
-  const databases: Record<string, NamedDatabase> = { main: { ...db, name: 'main', cdcTopicPrefix: e.TB_CDC_TOPIC_PREFIX } };
-  for (const x of extraDatabases) databases[x.name] = { ...db, ...x };
   return deepFreeze({
     env: e.TB_ENV,
     kafka: { brokers, clientId: e.TB_KAFKA_CLIENT_ID, requestTimeoutMs: e.TB_KAFKA_REQUEST_TIMEOUT_MS, retries: e.TB_KAFKA_RETRIES, ssl: kafkaTls, sasl },
     db,
     databases,
+    replicas: { byDatabase: replicas, heartbeatIntervalMs: e.TB_REPLICA_HEARTBEAT_INTERVAL_MS },
     registry: { url: registry.url ?? `http://127.0.0.1:${e.TB_REGISTRY_PORT}/apis/ccompat/v7`, auth: registry.auth },
     cdc: {
       topicPrefix: e.TB_CDC_TOPIC_PREFIX,
@@ -193,6 +199,14 @@ function configOf({ e, dbTls, kafkaTls, registry, extraDatabases, usesKafka }: C
     instanceId: e.TB_INSTANCE_ID ?? defaultInstanceId(),
     instanceIdGiven: e.TB_INSTANCE_ID !== undefined,
   });
+}
+
+/** Every database by name: `main` and those of TB_DATABASES, which take what they do not set from it. */
+function databasesOf(e: ParsedEnv, tls: Tls, extra: ReturnType<typeof extraDatabasesOf>): Record<string, NamedDatabase> {
+  const db = dbConnectionOf(e, tls);
+  const databases: Record<string, NamedDatabase> = { main: { ...db, name: 'main', cdcTopicPrefix: e.TB_CDC_TOPIC_PREFIX } };
+  for (const x of extra) databases[x.name] = { ...db, ...x };
+  return databases;
 }
 
 /** The main database's connection; the other databases take what they do not set from it. */

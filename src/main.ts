@@ -38,6 +38,9 @@ import type { Logger } from './ops/logger';
 import type { HealthCheck } from './ops/http-server';
 import { createMetrics, Metrics } from './ops/metrics';
 import { startControl } from './control/start-control';
+import type { Db } from './db/knex';
+import { replicaHeartbeat } from './db/replica-heartbeat';
+import { trackReplicaLag } from './ops/metrics-replica';
 import type { SwitchSummary } from './control/switch-state';
 
 /** The process's group (runtime/group.ts) as `timebucket run` reads it (cli/run.ts, cli/readiness.ts). */
@@ -122,6 +125,7 @@ async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary;
   const { batches, reminders } = await openTransitions(w, { db, pools: databases.pools, tables, watch, holds, metrics, rejects: () => dlqFor('outbox') });
   // Read before any role starts: a restarted process must not fire what the operator paused.
   const control = await w.started('control switches', await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics }));
+  if (opts.roles.includes('expirer')) await startReplicaHeartbeat(w, databases.pools, metrics, instanceId);
   const ctx: RoleContext = {
     config,
     topology,
@@ -239,6 +243,19 @@ async function openProducer({ topology, opts, started }: Wiring, kafka: Kafka, m
     });
   };
   return { producer, dlqFor, onBreakerStateChange };
+}
+
+/**
+ * The expirer's heartbeat on each database with a replica configured (TB_DB_REPLICA_*), and the
+ * replicas' lag it measures (db/replica-heartbeat.ts, timebucket_replica_lag_seconds).
+ */
+async function startReplicaHeartbeat({ config, opts, clock, started }: Wiring, pools: Readonly<Record<string, Db>>, metrics: Metrics, writer: string) {
+  const replicas = config.replicas.byDatabase;
+  if (Object.keys(replicas).length === 0) return undefined;
+  const { heartbeatIntervalMs: intervalMs } = config.replicas;
+  const heartbeat = await started('replica heartbeat', replicaHeartbeat({ primaries: pools, replicas, writer, intervalMs, clock, logger: opts.logger }));
+  trackReplicaLag(metrics.registry, heartbeat.lags);
+  return heartbeat;
 }
 
 /**

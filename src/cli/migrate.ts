@@ -5,6 +5,7 @@ import { openDatabases } from '../db/databases';
 import { grantServiceAccess } from '../db/apply-service-grants';
 import { describeWider, revokeWider } from '../db/privilege-check';
 import { migrateLatest } from '../db/migrate-latest';
+import { grantHeartbeatReader } from '../db/sql/grant-heartbeat-reader';
 
 /**
  * Every database the entities file names gets timebucket's tables (an entity's transitions write
@@ -12,6 +13,8 @@ import { migrateLatest } from '../db/migrate-latest';
  * tables only ever on the main one, and only locally. Then, with TB_DB_SERVICE_USER, each
  * database's grants, and the revokes of what an earlier entities file needed (db/apply-service-grants.ts);
  * a privilege wider than the file needs that migrate did not grant is reported, not revoked.
+ * With a replica configured (TB_DB_REPLICA_USER), its reader account gets SELECT on
+ * timebucket_heartbeat, its only privilege (the grant replicates).
  */
 export async function migrate(config: Config, catalogue: EntityCatalogue, logger: Logger, opts: { down: boolean }): Promise<void> {
   const databases = openDatabases(config, catalogue, logger, { demoTables: config.env === 'local', migrate: true });
@@ -26,6 +29,11 @@ export async function migrate(config: Config, catalogue: EntityCatalogue, logger
       }
       const applied = await migrateLatest(db, { logger: log });
       log.info({ applied }, applied.length > 0 ? 'migrations applied' : 'database already up to date');
+      const replica = config.replicas.byDatabase[name];
+      if (replica !== undefined) {
+        const statement = await grantHeartbeatReader(db, config.databases[name]!.database, { user: replica.user, host: '%' });
+        log.info({ statement }, 'replica reader granted SELECT on timebucket_heartbeat, and nothing more');
+      }
       const account = config.migrate.serviceAccount;
       if (account !== undefined) {
         const { granted, revoked, notRevoked } = await grantServiceAccess(db, config.databases[name]!.database, account, catalogue, name);

@@ -36,6 +36,8 @@ export const OWN_TABLE_GRANTS: readonly TableGrant[] = [
   { table: 'event_schema_ids', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
   { table: 'scanner_cursors', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
   { table: 'control_switches', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
+  // The expirer's heartbeat, an upsert of its own row (db/sql/write-heartbeat.ts) that reads nothing.
+  { table: 'timebucket_heartbeat', privileges: ['INSERT', 'UPDATE'] },
 ];
 
 type EntityColumns = { read: Set<string>; write: Set<string> };

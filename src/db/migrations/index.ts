@@ -3,7 +3,7 @@
  * TypeScript sources under test and from compiled JavaScript in production.
  *
  * timebucket owns only its own tables (event_outbox, event_schema_ids, scanner_cursors,
- * control_switches, service_grants; the polling relay's outbox and outbox_poison were dropped in 20270101). The demo tables `coupons` and `orders` are created only for the local stack
+ * control_switches, service_grants, timebucket_heartbeat; the polling relay's outbox and outbox_poison were dropped in 20270101). The demo tables `coupons` and `orders` are created only for the local stack
  * (`demoTables`, on unless TB_ENV=production): in production the entities file maps the team's
  * own tables, which timebucket never creates, alters or drops. The demo migration stays in the
  * list either way, a no-op when off, so a database that once ran it keeps a valid history and a
@@ -32,6 +32,7 @@ import * as addCouponReminderColumns from './20261225000000-add-coupon-reminder-
 import * as widenEventOutboxHeaders from './20261230000000-widen-event-outbox-headers';
 import * as dropRelayOutbox from './20270101000000-drop-relay-outbox';
 import * as createServiceGrants from './20270201000000-create-service-grants';
+import * as createHeartbeat from './20270301000000-create-heartbeat';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -48,6 +49,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261230000000-widen-event-outbox-headers', widenEventOutboxHeaders],
   ['20270101000000-drop-relay-outbox', dropRelayOutbox],
   ['20270201000000-create-service-grants', createServiceGrants],
+  ['20270301000000-create-heartbeat', createHeartbeat],
 ];
 
 /** The migrations of the demo tables: no-ops in production. */
