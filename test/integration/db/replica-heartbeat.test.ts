@@ -3,7 +3,8 @@
  * started here when the stack runs none, and stopped again afterwards): `migrate` creates
  * timebucket_heartbeat and grants the replica reader SELECT on it and nothing else; the writer's
  * beats reach the replica and the lag is measured; the replica's SQL thread stopped makes the lag
- * rise, started again makes it fall. Its own database on server 1, which replicates like any other.
+ * rise, started again makes it fall; the expirer role runs the heartbeat and exports the lag when
+ * a replica is configured (main.ts). Its own database on server 1, which replicates like any other.
  *
  * @mysql
  * @lane isolated
@@ -19,6 +20,7 @@ import { replicaHeartbeat, type ReplicaHeartbeat } from '../../../src/db/replica
 import { readHeartbeat } from '../../../src/db/sql/read-heartbeat';
 import { trackReplicaLag } from '../../../src/ops/metrics-replica';
 import { defaultCatalogue } from '../../support/catalogue';
+import { createTestPipeline } from '../../support/pipeline';
 import { logger } from '../../support/stack';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
@@ -100,4 +102,23 @@ test('the writer’s beats reach the replica; its lag is measured and exported; 
   }
   await waitFor('the lag back under 1 s with the SQL thread running', () => (lag() !== undefined && lag()! < 1_000 ? true : undefined), { timeoutMs: 60_000 });
   expect(lag()).toBeLessThan(risen);
+}, 180_000);
+
+test('the expirer role, with a replica configured, beats on the primary and exports its replica’s lag', async () => {
+  const pipeline = await createTestPipeline({ env: { TB_DB_NAME: testDb.name, TB_DB_REPLICA_PORT: String(config.replicas.byDatabase['main']!.port) } });
+  try {
+    await pipeline.start(['expirer']);
+    const sample = /timebucket_replica_lag_seconds\{database="main"\} \d/;
+    await waitFor('the replica lag of main in the metrics', async () =>
+      sample.test(await pipeline.metrics.registry.getSingleMetricAsString('timebucket_replica_lag_seconds')) ? true : undefined,
+    );
+    // Its own row beside the test's writer, on the replica too.
+    const others = async () => {
+      const [rows] = (await onReplica.raw('SELECT writer FROM timebucket_heartbeat WHERE writer <> ?', [WRITER])) as [Array<{ writer: string }>];
+      return rows.length > 0 ? rows : undefined;
+    };
+    expect(await waitFor("the expirer's own row on the replica", others)).toHaveLength(1);
+  } finally {
+    await pipeline.stopAll();
+  }
 }, 180_000);
