@@ -182,8 +182,16 @@ function foregroundTable(runs: readonly RunResult[]): string[] {
     ),
   );
   if (rows.length === 0) return [];
+  const replicas = runs.flatMap((r) =>
+    r.replica === null
+      ? []
+      : [
+          `- ${r.workload} × ${r.contender}, the replica: lag max ${num(r.replica.lag_max_ms)} ms, P99 ${num(r.replica.lag_p99_ms)} ms (${r.replica.lag_samples} samples); ` +
+            `${r.replica.stale_rows} rows read ACTIVE there after the primary had expired them, in ${r.replica.replica_reads} wallet reads`,
+        ],
+  );
   const header = ['workload', 'contender', 'foreground phase', 's', 'requests', 'errors', 'P50', 'P99', 'P99.9', 'max'];
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows, ''];
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows, '', ...replicas, ...(replicas.length > 0 ? [''] : [])];
 }
 
 const ms = (x: number) => `${x.toFixed(1)} ms`;

@@ -27,6 +27,8 @@ import { RunResult, ProcessFigures, resultOf } from './run-result';
 import { planWorkload, verifyIds, WorkloadPlan, WriteReport } from './workload';
 import { settle } from '../lib/settle';
 import { Foreground } from '../lib/foreground';
+import { ReplicaWatch } from '../lib/replica-watch';
+import { createDb } from '../../src/db/knex';
 
 export type Harness = Readonly<{ params: BenchParams; config: Config; serverDb: Db; logDir: string }>;
 
@@ -49,6 +51,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
   const samples: Moments = {};
   // isolation: the application's own traffic on the same tables, alone first, then beside the run.
   const foreground = workload === 'isolation' ? await foregroundAlone(h, target.db) : undefined;
+  let replica: ReplicaWatch | undefined;
   try {
     running = await contender.start({ params: h.params, config: h.config, workload, db: target.db, dbName: target.name, logPrefix: `${h.logDir}/${workload}` });
     const alignToMs = contender.name === 'poller' ? h.params.pollIntervalS * 1000 : undefined;
@@ -74,8 +77,11 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     const pids = [...running.children.map((c) => ({ name: c.name, pid: c.process.pid ?? -1 })), ...stack];
     // Started after the rows are in: its inserts would break the run's consecutive ids (verifyIds).
     foreground?.start('before T');
+    replica = foreground === undefined ? undefined : replicaWatchOf(h, target, plan.tag);
+    replica?.start();
     await waitForProgress(h.params, running, total, plan, { pids, samples, phase: (name) => foreground?.phase(name) });
     const foregroundReport = (await foreground?.stop()) ?? null;
+    const replicaReport = (await replica?.stop()) ?? null;
     const reads = readsBetween(readsBefore, await rowsReadByCounter(h.serverDb));
     const binlogBytes = (await binlogBytesWritten(h.serverDb)) - binlogBefore;
     const processes = measureProcesses(running, stack, stackCpuBefore);
@@ -104,6 +110,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       error: null,
       cost,
       foreground: foregroundReport,
+      replica: replicaReport,
     });
   } catch (err) {
     log(`${workload} × ${contender.name} failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -129,6 +136,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
   } finally {
     await stop().catch(() => undefined);
     await foreground?.stop().catch(() => undefined);
+    await replica?.close().catch(() => undefined);
     await target.drop().catch((err: unknown) => log(`could not drop ${target.name}: ${String(err)}`));
   }
 }
@@ -244,6 +252,16 @@ async function foregroundAlone(h: Harness, db: Db): Promise<Foreground> {
   await sleep(aloneS * 1000);
   await foreground.stop();
   return foreground;
+}
+
+/**
+ * isolation, when the stack runs its replica (TB_STACK_REPLICA=1): what a reader of it sees
+ * (lib/replica-watch.ts), on the run's database there, through the owner's account (replicated).
+ */
+function replicaWatchOf(h: Harness, target: { name: string; db: Db }, tag: number): ReplicaWatch | undefined {
+  if (process.env['TB_STACK_REPLICA'] !== '1') return undefined;
+  const port = Number(process.env['TB_STACK_REPLICA_PORT'] ?? h.config.db.port + 2);
+  return new ReplicaWatch({ primary: target.db, replica: createDb({ ...h.config.db, port, database: target.name }), tag });
 }
 
 /** The foreground's users: far from any run's tag (1e9 … 2e9), so a run's rows are still told apart by user_id. */

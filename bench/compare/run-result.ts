@@ -4,6 +4,7 @@
  * (events for contenders that publish nothing) or could not be measured (a failed run).
  */
 import type { PhaseReport } from '../lib/foreground';
+import type { ReplicaReport } from '../lib/replica-watch';
 import { loadavg } from 'node:os';
 import type { DelaySummary } from '../lib/percentiles';
 import type { EventsSeen } from './contender';
@@ -57,6 +58,8 @@ export type RunResult = Readonly<{
    * (before the contender started), before T, drain (T → the last transition), after.
    */
   foreground: readonly PhaseReport[] | null;
+  /** isolation with the stack's replica: its lag and the stale rows a reader of it saw (lib/replica-watch.ts). */
+  replica: ReplicaReport | null;
   notes: readonly string[];
 }>;
 
@@ -75,6 +78,7 @@ export function resultOf(r: {
   error: string | null;
   cost?: RunCost;
   foreground?: readonly PhaseReport[] | null;
+  replica?: ReplicaReport | null;
 }): RunResult {
   const { plan, figures } = r;
   const since = (ms: number | null | undefined, ref: number | undefined) =>
@@ -113,6 +117,7 @@ export function resultOf(r: {
     exactness: figures?.exactness ?? null,
     load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
     foreground: r.foreground ?? null,
+    replica: r.replica ?? null,
     notes: r.notes,
   };
 }
