@@ -5,7 +5,7 @@
  *   timebucket ctl resume   --what <entity>|scanner [--reason <text>]
  *   timebucket ctl throttle --what <entity> --per-second <n> [--reason <text>]   (0 lifts it)
  *   timebucket ctl unthrottle --what <entity> [--reason <text>]
- *   timebucket ctl status [--json]
+ *   timebucket ctl status [--json]      (the switches, and each running expirer's pacers)
  *
  * The entities are those of the entities file (TB_ENTITIES), checked once it is loaded (so not
  * listed as commander choices). A row left by an entity since removed from the file is shown
@@ -28,6 +28,7 @@ import type { Setup, SetupCommand } from './command-setup';
 import { readSwitches, setPaused, setThrottle, SwitchChange, SwitchRead } from '../control/sql/switch-store';
 import { Switch, SwitchName, switchNamesOf, throttleNamesOf } from '../control/switch-state';
 import { ConfigError } from '../core/errors';
+import { pacerLines, readPacers } from './pacer-status';
 
 type ChangeOptions = { what: SwitchName; reason?: string; by?: string };
 /** Which names a command accepts: every switch, or the throttleable ones. */
@@ -60,16 +61,20 @@ export function registerCtlCommands(program: SetupCommand): void {
 
   ctl
     .command('status')
-    .description('print every switch with who changed it, when (UTC) and why')
+    .description("print every switch with who changed it, when (UTC) and why, and each running expirer's pacers")
     .option('--json', 'print one JSON object')
     .actionWith(CTL, async ({ config, catalogue, logger }, opts: { json?: boolean }) => {
       const names = namesOf(catalogue, 'switches');
-      const read = await withDb(config, logger, (db) => readSwitches(db, config.groupPrefix, names));
+      const [read, pacers] = await withDb(
+        config,
+        logger,
+        async (db) => [await readSwitches(db, config.groupPrefix, names), await readPacers(db, config.groupPrefix)] as const,
+      );
       const switches = [...read.switches.values()];
       console.log(
         opts.json === true
-          ? JSON.stringify({ scope: config.groupPrefix, switches: switches.map(asJson), ignored: read.unknown })
-          : statusText(config.groupPrefix, switches, read.unknown),
+          ? JSON.stringify({ scope: config.groupPrefix, switches: switches.map(asJson), ignored: read.unknown, pacers })
+          : [statusText(config.groupPrefix, switches, read.unknown), ...pacerLines(pacers)].join('\n'),
       );
     });
 }

@@ -38,6 +38,9 @@ export const OWN_TABLE_GRANTS: readonly TableGrant[] = [
   { table: 'control_switches', privileges: ['SELECT', 'INSERT', 'UPDATE'] },
   // The expirer's heartbeat, an upsert of its own row (db/sql/write-heartbeat.ts) that reads nothing.
   { table: 'timebucket_heartbeat', privileges: ['INSERT', 'UPDATE'] },
+  // The pacers' state for `ctl status` (control/sql/pacer-state-store.ts): upserted, read, and
+  // deleted by the instance that wrote it when it stops.
+  { table: 'pacer_state', privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] },
 ];
 
 type EntityColumns = { read: Set<string>; write: Set<string> };

@@ -33,6 +33,7 @@ import * as widenEventOutboxHeaders from './20261230000000-widen-event-outbox-he
 import * as dropRelayOutbox from './20270101000000-drop-relay-outbox';
 import * as createServiceGrants from './20270201000000-create-service-grants';
 import * as createHeartbeat from './20270301000000-create-heartbeat';
+import * as createPacerState from './20270401000000-create-pacer-state';
 
 type Migration = { up: (knex: Knex) => Promise<void>; down: (knex: Knex) => Promise<void> };
 
@@ -50,6 +51,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20270101000000-drop-relay-outbox', dropRelayOutbox],
   ['20270201000000-create-service-grants', createServiceGrants],
   ['20270301000000-create-heartbeat', createHeartbeat],
+  ['20270401000000-create-pacer-state', createPacerState],
 ];
 
 /** The migrations of the demo tables: no-ops in production. */
