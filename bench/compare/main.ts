@@ -17,14 +17,14 @@ import type { Contender } from './contender';
 import { poller } from './contenders/poller';
 import { raw } from './contenders/raw';
 import { scanner } from './contenders/scanner';
-import { stream } from './contenders/stream';
+import { paced, stream } from './contenders/stream';
 import { ContenderName, readParams } from './params';
 import { markdownTable, ratiosOf, writeResults } from './report';
 import { runOne } from './run-one';
 import type { RunResult } from './run-result';
 
 const BASELINE_S = 5;
-const CONTENDERS: Readonly<Record<ContenderName, Contender>> = { raw, poller, scanner, stream };
+const CONTENDERS: Readonly<Record<ContenderName, Contender>> = { raw, poller, scanner, stream, paced };
 
 async function main(): Promise<number> {
   const params = readParams(process.env);

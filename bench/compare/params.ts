@@ -9,7 +9,9 @@ export const WorkloadNames = ['hot', 'steady', 'mixed', 'isolation'] as const;
 /** What `make bench` runs unless WORKLOADS says otherwise: isolation is asked for by name. */
 const DEFAULT_WORKLOADS = ['hot', 'steady', 'mixed'] as const;
 export type WorkloadName = (typeof WorkloadNames)[number];
-export const ContenderNames = ['raw', 'poller', 'scanner', 'stream'] as const;
+export const ContenderNames = ['raw', 'poller', 'scanner', 'stream', 'paced'] as const;
+/** What `make bench` runs unless CONTENDERS says otherwise: `paced` (the stream with pacing on) is asked for by name. */
+const DEFAULT_CONTENDERS = ['raw', 'poller', 'scanner', 'stream'] as const;
 export type ContenderName = (typeof ContenderNames)[number];
 
 const list = <T extends string>(names: readonly [T, ...T[]]) =>
@@ -28,7 +30,7 @@ const EnvSchema = z.object({
   R: z.coerce.number().int().min(1).default(5_000),
   M: z.coerce.number().positive().default(2),
   WORKLOADS: list(WorkloadNames).default(DEFAULT_WORKLOADS.join(',')),
-  CONTENDERS: list(ContenderNames).default(ContenderNames.join(',')),
+  CONTENDERS: list(ContenderNames).default(DEFAULT_CONTENDERS.join(',')),
   // The naive poller (seed 003, solution 1): a cron every minute, 50 s at most per run.
   POLL_INTERVAL_S: z.coerce.number().positive().default(60),
   POLL_MAX_RUN_S: z.coerce.number().positive().default(50),

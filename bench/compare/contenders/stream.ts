@@ -32,84 +32,91 @@ function processes(expirers: number): ReadonlyArray<readonly [string, string]> {
   return [['repartitioner', 'repartitioner'], ...expirerNames.map((n) => [n, 'expirer'] as const), ['cascader+outbox-keeper', 'cascader,outbox-keeper']];
 }
 
-export const stream: Contender = {
-  name: 'stream',
-  needsCdc: true,
-  async start(ctx) {
-    const prefix = `tbbench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-    const mixed = ctx.workload === 'mixed';
-    const { topology, path } = writeStreamTopology(prefix, mixed ? { shards: 16, partitions: ctx.params.mixedPartitions } : {});
-    // kafkajs's complaints while the new topics get leaders go to the run's log, not stdout.
-    const kafka = createKafka(
-      ctx.config.kafka,
-      createLogger('warn', { bench: prefix }, pino.destination({ dest: `${ctx.logPrefix}-stream-admin.log`, sync: true })),
-      '-bench',
-    );
-    const admin = kafka.admin();
-    await admin.connect();
-    const topics = declaredTopics(topology);
-    const PROCESSES = processes(ctx.params.expirers);
-    const children: Child[] = [];
-    const ports: number[] = [];
-    let follower: Awaited<ReturnType<typeof followEvents>> | undefined;
-    const cleanUp = async () => {
-      await Promise.all(children.map((c) => c.stop()));
-      await follower?.stop().catch(() => undefined);
-      await deleteRunState(
-        admin,
-        prefix,
-        topics.map((t) => t.topic),
-        ctx.config.registry,
-        topology.events.map((e) => e.topic),
+/** The stream with its expirers' pacing off (TB_PACING=off: as fast as the database lets it). */
+export const stream: Contender = streamContender('stream', 'off');
+/** The stream with pacing on at its defaults (core/pacer.ts): what a deployment runs. */
+export const paced: Contender = streamContender('paced', 'on');
+
+function streamContender(name: 'stream' | 'paced', pacing: 'on' | 'off'): Contender {
+  return {
+    name,
+    needsCdc: true,
+    async start(ctx) {
+      const prefix = `tbbench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+      const mixed = ctx.workload === 'mixed';
+      const { topology, path } = writeStreamTopology(prefix, mixed ? { shards: 16, partitions: ctx.params.mixedPartitions } : {});
+      // kafkajs's complaints while the new topics get leaders go to the run's log, not stdout.
+      const kafka = createKafka(
+        ctx.config.kafka,
+        createLogger('warn', { bench: prefix }, pino.destination({ dest: `${ctx.logPrefix}-stream-admin.log`, sync: true })),
+        '-bench',
       );
-      await admin.disconnect();
-      rmSync(path, { force: true });
-    };
-    try {
-      log(`stream: creating ${topics.length} topics under ${prefix}`);
-      await applyTopics(admin, topics);
-      // The deployment's `schemas register` Job: the expirers read the saved ids.
-      await registerSchemas({ ...process.env, TB_TOPOLOGY: path }, topology);
-      log(`stream: topics ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
-      await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(ctx.config.cdc, 'coupons'), cdcTopicOf(ctx.config.cdc, 'orders')]);
-      const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn' };
-      ports.length = 0;
-      for (const [name, roles] of PROCESSES) {
-        const port = await freePort();
-        ports.push(port);
-        const instance = `${prefix}-${name.replace('+', '-')}`.slice(0, 48);
-        children.push(startRoles(name, roles, { ...env, TB_HTTP_PORT: String(port), TB_INSTANCE_ID: instance }, `${ctx.logPrefix}-${name}.log`));
-      }
-      // Rows written before every consumer owns its partitions would measure group start-up.
-      await Promise.all(children.map((c, i) => waitReady(c, ports[i]!)));
-      follower = await followEvents(
-        kafka,
-        `${prefix}.bench-events`,
-        topology.events.map((e) => e.topic),
-      );
-    } catch (err) {
-      await cleanUp().catch(() => undefined);
-      throw err;
-    }
-    const events = follower;
-    return {
-      children,
-      onRows: (rows) => events.sawRows(rows.entity, rows.firstId, rows.dueMs.length),
-      progress: () => events.seen().count,
-      events: () => events.seen(),
-      transitions: async () => {
-        let n = 0;
-        for (const [i, [, roles]] of PROCESSES.entries()) {
-          if (roles !== 'expirer') continue;
-          const scrape = await scrapeMetrics(ports[i]!);
-          for (const [key, value] of scrape) if (key.startsWith('timebucket_transitions_total')) n += value;
+      const admin = kafka.admin();
+      await admin.connect();
+      const topics = declaredTopics(topology);
+      const PROCESSES = processes(ctx.params.expirers);
+      const children: Child[] = [];
+      const ports: number[] = [];
+      let follower: Awaited<ReturnType<typeof followEvents>> | undefined;
+      const cleanUp = async () => {
+        await Promise.all(children.map((c) => c.stop()));
+        await follower?.stop().catch(() => undefined);
+        await deleteRunState(
+          admin,
+          prefix,
+          topics.map((t) => t.topic),
+          ctx.config.registry,
+          topology.events.map((e) => e.topic),
+        );
+        await admin.disconnect();
+        rmSync(path, { force: true });
+      };
+      try {
+        log(`stream: creating ${topics.length} topics under ${prefix}`);
+        await applyTopics(admin, topics);
+        // The deployment's `schemas register` Job: the expirers read the saved ids.
+        await registerSchemas({ ...process.env, TB_TOPOLOGY: path }, topology);
+        log(`stream: topics ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
+        await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(ctx.config.cdc, 'coupons'), cdcTopicOf(ctx.config.cdc, 'orders')]);
+        const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn', TB_PACING: pacing };
+        ports.length = 0;
+        for (const [name, roles] of PROCESSES) {
+          const port = await freePort();
+          ports.push(port);
+          const instance = `${prefix}-${name.replace('+', '-')}`.slice(0, 48);
+          children.push(startRoles(name, roles, { ...env, TB_HTTP_PORT: String(port), TB_INSTANCE_ID: instance }, `${ctx.logPrefix}-${name}.log`));
         }
-        return n;
-      },
-      stop: cleanUp,
-    };
-  },
-};
+        // Rows written before every consumer owns its partitions would measure group start-up.
+        await Promise.all(children.map((c, i) => waitReady(c, ports[i]!)));
+        follower = await followEvents(
+          kafka,
+          `${prefix}.bench-events`,
+          topology.events.map((e) => e.topic),
+        );
+      } catch (err) {
+        await cleanUp().catch(() => undefined);
+        throw err;
+      }
+      const events = follower;
+      return {
+        children,
+        onRows: (rows) => events.sawRows(rows.entity, rows.firstId, rows.dueMs.length),
+        progress: () => events.seen().count,
+        events: () => events.seen(),
+        transitions: async () => {
+          let n = 0;
+          for (const [i, [, roles]] of PROCESSES.entries()) {
+            if (roles !== 'expirer') continue;
+            const scrape = await scrapeMetrics(ports[i]!);
+            for (const [key, value] of scrape) if (key.startsWith('timebucket_transitions_total')) n += value;
+          }
+          return n;
+        },
+        stop: cleanUp,
+      };
+    },
+  };
+}
 
 /** Best effort: a leftover topic or group is untidy, not wrong, so failures are only logged. */
 export async function deleteRunState(
