@@ -182,6 +182,15 @@ function foregroundTable(runs: readonly RunResult[]): string[] {
     ),
   );
   if (rows.length === 0) return [];
+  const ratios = runs.flatMap((r) => {
+    const of = (phase: string) => r.foreground?.find((p) => p.phase === phase)?.all;
+    const alone = of('alone');
+    const drain = of('drain');
+    if (alone === undefined || drain === undefined) return [];
+    return [
+      `- ${r.workload} × ${r.contender}: foreground P99 during the drain ${ms(drain.p99_ms)} = ${alone.p99_ms === 0 ? '–' : num(drain.p99_ms / alone.p99_ms, 2)} × alone (${ms(alone.p99_ms)}); ${drain.errors} errors`,
+    ];
+  });
   const replicas = runs.flatMap((r) =>
     r.replica === null
       ? []
@@ -191,7 +200,8 @@ function foregroundTable(runs: readonly RunResult[]): string[] {
         ],
   );
   const header = ['workload', 'contender', 'foreground phase', 's', 'requests', 'errors', 'P50', 'P99', 'P99.9', 'max'];
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows, '', ...replicas, ...(replicas.length > 0 ? [''] : [])];
+  const lines = [...ratios, ...replicas];
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows, '', ...lines, ...(lines.length > 0 ? [''] : [])];
 }
 
 const ms = (x: number) => `${x.toFixed(1)} ms`;
