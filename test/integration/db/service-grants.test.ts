@@ -179,7 +179,14 @@ test("a column grant revoked under the service (an operator's slip, a grants rol
 
 test('SELECT on the columns the statements read only: the whole-table SELECT an older migrate granted is gone', async () => {
   const own = await readOwnPrivileges(service, owner.name);
-  expect([...own.tables.keys()].sort()).toEqual(['control_switches', 'event_outbox', 'event_schema_ids', 'pacer_state', 'scanner_cursors', 'timebucket_heartbeat']);
+  expect([...own.tables.keys()].sort()).toEqual([
+    'control_switches',
+    'event_outbox',
+    'event_schema_ids',
+    'pacer_state',
+    'scanner_cursors',
+    'timebucket_heartbeat',
+  ]);
   const columns = (table: string, privilege: string) =>
     [...own.columns]
       .filter(([k, ps]) => k.startsWith(`${table}.`) && ps.has(privilege))
