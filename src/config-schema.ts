@@ -3,6 +3,7 @@
  * parts a command may need, and the rules across fields. Read by loadConfig (config.ts) alone.
  */
 import { z } from 'zod';
+import { DEFAULT_PACER_SETTINGS } from './core/pacer';
 
 const port = z.coerce.number().int().min(1).max(65535);
 
@@ -125,6 +126,18 @@ export const EnvSchema = z.object({
   // 2000: a hot minute of 1M coupons drained in 109 s with it, 129 s with 500 (an early hot-minute bench).
   TB_EXPIRER_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(2_000),
   TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  // Pacing per database (core/pacer.ts; docs/operations.md, "Pacing per database"): the expirer sends each
+  // database rows only as fast as its health allows (Threads_running, InnoDB's history list, the
+  // batches' commit latency against their quiet baseline, replica lag), and never slower than the
+  // entities' lateness budgets need. The defaults are core/pacer.ts's, each justified there.
+  TB_PACING: z.enum(['on', 'off']).default('on'),
+  // How often each database's signals are read and its rate adjusted: a status read a second.
+  TB_PACING_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  TB_PACING_MAX_THREADS_RUNNING: z.coerce.number().int().min(1).default(DEFAULT_PACER_SETTINGS.threadsRunning),
+  TB_PACING_MAX_HISTORY_LIST_LENGTH: z.coerce.number().int().min(1).default(DEFAULT_PACER_SETTINGS.historyListLength),
+  TB_PACING_MAX_REPLICA_LAG_MS: z.coerce.number().int().min(1).default(DEFAULT_PACER_SETTINGS.replicaLagMs),
+  TB_PACING_COMMIT_LATENCY_FACTOR: z.coerce.number().min(1.1).max(1_000).default(DEFAULT_PACER_SETTINGS.commitLatencyFactor),
+  TB_PACING_MIN_ROWS_PER_SECOND: z.coerce.number().min(1).default(DEFAULT_PACER_SETTINGS.minRate),
   TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
   TB_COMMIT_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
   // How often each outbox-keeper process writes a capture probe into each event_outbox

@@ -18,6 +18,7 @@ import type { z } from 'zod';
 import { ConfigError } from './core/errors';
 import { deepFreeze } from './core/deep-freeze';
 import type { FirstPassLimits } from './core/first-pass-guard';
+import { DEFAULT_PACER_SETTINGS, type PacerSettings } from './core/pacer';
 import {
   ConfigParts,
   EnvSchema,
@@ -70,6 +71,8 @@ export type Config = Readonly<{
   entitiesPath: string;
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
+  /** Pacing per database (TB_PACING*): off leaves every database unpaced. */
+  pacing: Readonly<{ enabled: boolean; intervalMs: number; settings: PacerSettings }>;
   /**
    * retentionMs: event_outbox rows kept at least this long, and until the outbox connector's
    * committed offset is past them (0: for ever); connectUrl: Connect's REST API, where that offset is read.
@@ -181,6 +184,18 @@ function configOf({ e, dbTls, kafkaTls, registry, databases, replicas, usesKafka
       concurrency: e.TB_EXPIRER_CONCURRENCY,
       maxInMemoryPerPartition: e.TB_MAX_IN_MEMORY_PER_PARTITION,
       commitIntervalMs: e.TB_COMMIT_INTERVAL_MS,
+    },
+    pacing: {
+      enabled: e.TB_PACING === 'on',
+      intervalMs: e.TB_PACING_INTERVAL_MS,
+      settings: {
+        ...DEFAULT_PACER_SETTINGS,
+        threadsRunning: e.TB_PACING_MAX_THREADS_RUNNING,
+        historyListLength: e.TB_PACING_MAX_HISTORY_LIST_LENGTH,
+        replicaLagMs: e.TB_PACING_MAX_REPLICA_LAG_MS,
+        commitLatencyFactor: e.TB_PACING_COMMIT_LATENCY_FACTOR,
+        minRate: e.TB_PACING_MIN_ROWS_PER_SECOND,
+      },
     },
     publish: { probeIntervalMs: e.TB_OUTBOX_PROBE_INTERVAL_MS, retentionMs: e.TB_OUTBOX_RETENTION_MS, connectUrl: e.TB_CONNECT_URL },
     scanner: {

@@ -90,10 +90,16 @@ export type PacerView = Readonly<{
 }>;
 
 /** Batches are compared with batches of about their size: a size class per power of two. */
-type LatencyClass = { baseline: number; recent: number; at: number };
+type LatencyClass = { baseline: number; recent: number; at: number; samples: number };
 
-/** A baseline follows a faster batch at once and a slower one at this fraction per batch: load does not become the norm. */
+/**
+ * A baseline moves half way to a faster batch (one lucky batch is not the norm) and towards a
+ * slower one by this fraction per batch (load does not become the norm): a low percentile, roughly.
+ */
+const BASELINE_FALL = 0.5;
 const BASELINE_RISE = 0.002;
+/** A class's latency is a signal once it has seen this many batches: its baseline is then more than one sample. */
+const MIN_SAMPLES = 5;
 const RECENT_WEIGHT = 0.3;
 /** From the cut's starting rate back to it in 20 adjustments (about 20 s). */
 const RECOVERY_STEPS = 20;
@@ -129,10 +135,11 @@ export class Pacer {
     const c = this.latency.get(key);
     const now = this.clock.now();
     if (c === undefined) {
-      this.latency.set(key, { baseline: latencyMs, recent: latencyMs, at: now });
+      this.latency.set(key, { baseline: latencyMs, recent: latencyMs, at: now, samples: 1 });
       return;
     }
-    c.baseline = latencyMs < c.baseline ? latencyMs : c.baseline + (latencyMs - c.baseline) * BASELINE_RISE;
+    c.baseline += (latencyMs - c.baseline) * (latencyMs < c.baseline ? BASELINE_FALL : BASELINE_RISE);
+    c.samples += 1;
     c.recent = c.recent + (latencyMs - c.recent) * RECENT_WEIGHT;
     c.at = now;
   }
@@ -150,7 +157,7 @@ export class Pacer {
     if (historyListLength !== undefined) out.history_list = historyListLength / s.historyListLength;
     if (replicaLagMs !== undefined) out.replica_lag = replicaLagMs / s.replicaLagMs;
     for (const c of this.latency.values()) {
-      if (c.at < this.lastAdjustAt) continue;
+      if (c.at < this.lastAdjustAt || c.samples < MIN_SAMPLES) continue;
       const limit = Math.max(c.baseline * s.commitLatencyFactor, c.baseline + s.commitLatencyFloorMs);
       out.commit_latency = Math.max(out.commit_latency ?? 0, c.recent / limit);
     }

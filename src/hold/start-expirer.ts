@@ -1,7 +1,8 @@
 /**
  * Wires the expirer role: a circuit breaker per database around the expiry and reminder
- * transactions, the expirer sink (fire each entry at its own time, in batches, parked after
- * failing alone) and a hold consumer over the finest ring and the due lane.
+ * transactions, each database's pacer (hold/database-pacing.ts, TB_PACING), the expirer sink
+ * (fire each entry at its own time, in batches, parked after failing alone) and a hold consumer
+ * over the finest ring and the due lane.
  */
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { Location, Transition } from '../core/entity-catalogue';
@@ -23,6 +24,9 @@ import { waitingLanes } from './waiting-lanes';
 import { observeExpiryBatch } from './observe-expiry-batch';
 import { parkToDlq } from './park-to-dlq';
 import { startHoldStage, type HoldStageContext } from './start-hold-stage';
+import { createDatabasePacing, type DatabasePacing } from './database-pacing';
+import { pacerSignalReader } from '../db/pacer-signals';
+import { recordPacing } from '../ops/metrics-pacing';
 
 /** Expiry retries: jittered, up to 5 s apart; a deterministic failure parks after 3 tries alone. */
 const PARK_AFTER_ATTEMPTS = 3;
@@ -36,7 +40,7 @@ const CUT_OVER_GRACE_MS = 30_000;
 
 export type ExpirerContext = HoldStageContext &
   Readonly<{
-    config: Pick<Config, 'expirer'>;
+    config: Pick<Config, 'expirer' | 'pacing'>;
     /** A pool per database (config.databases): a breaker for each. */
     dbs: Readonly<Record<string, Knex>>;
     /** The expiry transaction of every transition, its SQL built once (main.ts shares it with the scanner). */
@@ -66,6 +70,7 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
       return [name, breaker] as const;
     }),
   );
+  const pacing = ctx.config.pacing.enabled ? startPacing(ctx, logger) : undefined;
   const sink = new ExpirerSink({
     catalogue: ctx.catalogue,
     expireBatch: (transition, entries, location) => breakers.get(location.database)!.fire(transition, entries, location),
@@ -79,6 +84,7 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
     logger,
     gate: ctx.gate,
     waiting: waitingLanes(ctx),
+    ...(pacing !== undefined && { pacing }),
     observer: {
       batch: (entity, outcome) => {
         // A reminder batch transitions nothing; reminderObserver counts what it sent.
@@ -96,4 +102,20 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
   const expirer = group(role, { breakers: resource(async () => breakers.forEach((b) => b.shutdown())), [role]: started });
   await expirer.start();
   return expirer;
+}
+
+/** Each database's pacer (TB_PACING=on): fed by its server's signals, seen in the metrics. */
+function startPacing(ctx: ExpirerContext, logger: ExpirerContext['logger']): DatabasePacing {
+  const databases = Object.keys(ctx.dbs);
+  const pacing = createDatabasePacing({
+    databases,
+    settings: ctx.config.pacing.settings,
+    clock: ctx.clock,
+    intervalMs: ctx.config.pacing.intervalMs,
+    readSignals: pacerSignalReader(ctx.dbs, logger),
+    onView: (database, view) => recordPacing(ctx.metrics, database, view),
+    logger,
+  });
+  for (const [database, view] of pacing.views()) recordPacing(ctx.metrics, database, view);
+  return pacing;
 }

@@ -3,13 +3,13 @@
  * global one), so tests and several pipelines in one process do not mix their numbers.
  * Labels are bounded: entity (the entities file's, a handful), path (3), lane/tier (a handful),
  * stage (3), code (a handful), what (the control switches: the entities and the scanner),
- * position (the forecast's: one per topic of a tier's ring).
+ * position (the forecast's: one per topic of a tier's ring), database (the configured ones).
  *
  * The families, by what they measure: metrics-transitions.ts (expirer, scanner, reminders),
  * metrics-rings.ts (repartitioner, hold stages), metrics-outbox.ts (capture, retention),
  * metrics-process.ts (connections, dead letters, control switches), metrics-first-pass.ts (the
- * first-pass hold). Gauges read at scrape time
- * what the stages registered (metric-sources.ts).
+ * first-pass hold), metrics-pacing.ts (the expirer's pacer per database). Gauges read at scrape
+ * time what the stages registered (metric-sources.ts).
  */
 import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
 import type { ControlSource, HoldStatsSource, MetricSources, SeriesAtZero } from './metric-sources';
@@ -18,6 +18,7 @@ import { holdMetrics, ingestMetrics } from './metrics-rings';
 import { outboxMetrics } from './metrics-outbox';
 import { connectionMetrics, controlMetrics } from './metrics-process';
 import { firstPassMetrics } from './metrics-first-pass';
+import { pacingMetrics } from './metrics-pacing';
 
 export type { ControlSource, HoldStatsSource } from './metric-sources';
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -36,6 +37,7 @@ const SCRAPE_ORDER = [
   ...['captureLag', 'captureProbeFailures', 'eventsWritten', 'missingSchemaIds', 'cdcLag', 'outboxPurged', 'retentionFailures'],
   ...['controlPaused', 'controlThrottle', 'remindersSent', 'remindersSkipped', 'reminderLateness', 'digestSize', 'controlPollFailures'],
   ...['firstPassHeld', 'firstPassHeldEntries'],
+  ...['pacingRate', 'pacingState', 'pacingLimitedBy', 'pacingBudgetUsed'],
 ] as const satisfies ReadonlyArray<keyof Families>;
 
 // A family missing from SCRAPE_ORDER would be missing from /metrics: its key turns `never` here,
@@ -97,6 +99,7 @@ function families(sources: MetricSources, zeroed: SeriesAtZero) {
     ...connectionMetrics(none),
     ...controlMetrics(none, sources),
     ...firstPassMetrics(none, zeroed),
+    ...pacingMetrics(none),
   };
 }
 
