@@ -42,6 +42,8 @@ import type { Db } from './db/knex';
 import { replicaHeartbeat } from './db/replica-heartbeat';
 import { trackReplicaLag } from './ops/metrics-replica';
 import type { SwitchSummary } from './control/switch-state';
+import type { PacerView } from './core/pacer';
+import type { PacingBoard } from './hold/database-pacing';
 
 /** The process's group (runtime/group.ts) as `timebucket run` reads it (cli/run.ts, cli/readiness.ts). */
 export type Running = Readonly<{
@@ -57,6 +59,8 @@ export type Running = Readonly<{
   databases: () => Readonly<Record<string, DatabaseState>>;
   /** The transitions held at a table because their first pass was refused (for /readyz). */
   firstPassHeld: () => HeldTransition[];
+  /** The expirer's pacer of each database (for /readyz); empty without the expirer role or with TB_PACING=off. */
+  pacing: () => ReadonlyMap<string, PacerView>;
   stop: () => Promise<void>;
 }>;
 
@@ -110,12 +114,13 @@ export async function startTimebucket(config: Config, topology: Topology, opts: 
     control: wired.control,
     databases: () => wired.watch.snapshot(),
     firstPassHeld: () => wired.holds.list(),
+    pacing: () => wired.pacingBoard.views?.() ?? new Map(),
     stop: () => running.stop(),
   };
 }
 
 /** config → adapters → stages: every part started in turn; what /readyz reads of them. */
-async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary; watch: DatabaseWatch; holds: FirstPassHolds }>> {
+async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary; watch: DatabaseWatch; holds: FirstPassHolds; pacingBoard: PacingBoard }>> {
   const { config, topology, opts, clock } = w;
   const instanceId = opts.instanceId ?? config.instanceId;
   const kafka = createKafka(config.kafka, opts.logger, `-${instanceId}`);
@@ -125,7 +130,8 @@ async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary;
   const { batches, reminders } = await openTransitions(w, { db, pools: databases.pools, tables, watch, holds, metrics, rejects: () => dlqFor('outbox') });
   // Read before any role starts: a restarted process must not fire what the operator paused.
   const control = await w.started('control switches', await startControl({ config, db, catalogue: opts.catalogue, clock, logger: opts.logger, metrics }));
-  if (opts.roles.includes('expirer')) await startReplicaHeartbeat(w, databases.pools, metrics, instanceId);
+  const heartbeat = opts.roles.includes('expirer') ? await startReplicaHeartbeat(w, databases.pools, metrics, instanceId) : undefined;
+  const pacingBoard: PacingBoard = {};
   const ctx: RoleContext = {
     config,
     topology,
@@ -144,12 +150,14 @@ async function wire(w: Wiring): Promise<Readonly<{ control: () => SwitchSummary;
     onBreakerStateChange,
     gate: control.gate,
     firstPassHolds: holds,
+    pacingBoard,
+    ...(heartbeat !== undefined && { replicaLagMs: heartbeat.lagMs }),
   };
   for (const role of Roles) {
     if (!opts.roles.includes(role)) continue;
     await w.started(role, await starters[role](ctx));
   }
-  return { control: control.summary, watch, holds };
+  return { control: control.summary, watch, holds, pacingBoard };
 }
 
 /**

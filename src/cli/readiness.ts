@@ -2,7 +2,7 @@
  * What /readyz answers for `timebucket run`. Ready: every consumer joined its group, the process
  * is healthy and not stopping, and every database it serves answers with its tables checked.
  * The body says what is not: each database (answering or not, since when, why), the switches,
- * a start-up still waiting for what it needs. A paused process is ready (ops/http-server.ts).
+ * a start-up still waiting for what it needs; and each database's pacer. A paused process is ready (ops/http-server.ts).
  *
  * A transition held because its first pass was refused (db/first-pass-holds.ts) leaves the process
  * ready, as a paused one: it serves every other entity, and a pod taken out of service or a
@@ -12,6 +12,7 @@
 import type { SwitchSummary } from '../control/switch-state';
 import type { DatabaseState } from '../db/database-watch';
 import type { HeldTransition } from '../db/first-pass-holds';
+import type { PacerView } from '../core/pacer';
 
 /** The parts of a running process that readiness reads (main.ts Running). */
 export type ReadinessSource = Readonly<{
@@ -20,6 +21,8 @@ export type ReadinessSource = Readonly<{
   databases: () => Readonly<Record<string, DatabaseState>>;
   /** Absent: none held (a source that cannot hold any). */
   firstPassHeld?: () => readonly HeldTransition[];
+  /** The expirer's pacer of each database; absent or empty: none (no expirer, TB_PACING=off). */
+  pacing?: () => ReadonlyMap<string, PacerView>;
 }>;
 
 /** `starting`: start-up is retrying: its failed attempts so far and the last one's error. */
@@ -42,6 +45,17 @@ export function processReadiness(running: ReadinessSource | undefined, phase: Pr
         ]),
       ),
       firstPassHeld: running.firstPassHeld?.() ?? [],
+      pacing: Object.fromEntries([...(running.pacing?.() ?? [])].map(([database, v]) => [database, pacingDetail(v)])),
     },
   };
+}
+
+/**
+ * A pacer as /readyz shows it: its state, the signal holding it back, the rate (null: unpaced;
+ * JSON has no Infinity) and the share of the budget the oldest due row has used. Pacing never
+ * makes a process unready: budget-bound, it is doing what the budget asks.
+ */
+function pacingDetail(v: PacerView): Record<string, unknown> {
+  const rate = (r: number) => (Number.isFinite(r) ? Math.round(r) : null);
+  return { state: v.state, limitedBy: v.limitedBy ?? null, rowsPerSecond: rate(v.rate), budgetUsed: Math.round(v.budgetUsed * 1_000) / 1_000 };
 }

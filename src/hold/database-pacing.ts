@@ -29,6 +29,12 @@ export type DatabasePacing = DatabasePace &
     views(): ReadonlyMap<string, PacerView>;
   }>;
 
+/**
+ * Where the process reads its expirer's pacers (/readyz): the expirer role sets `views` when it
+ * starts with pacing on; unset, there is none to show.
+ */
+export type PacingBoard = { views?: () => ReadonlyMap<string, PacerView> };
+
 export type DatabasePacingOptions = Readonly<{
   databases: readonly string[];
   settings: PacerSettings;

@@ -24,7 +24,7 @@ import { waitingLanes } from './waiting-lanes';
 import { observeExpiryBatch } from './observe-expiry-batch';
 import { parkToDlq } from './park-to-dlq';
 import { startHoldStage, type HoldStageContext } from './start-hold-stage';
-import { createDatabasePacing, type DatabasePacing } from './database-pacing';
+import { createDatabasePacing, type DatabasePacing, type PacingBoard } from './database-pacing';
 import { pacerSignalReader } from '../db/pacer-signals';
 import { recordPacing } from '../ops/metrics-pacing';
 
@@ -50,6 +50,10 @@ export type ExpirerContext = HoldStageContext &
     /** The operator's pause and throttle switches (control/gate.ts). */
     gate: TransitionGate;
     onBreakerStateChange: (name: string, state: BreakerState) => void;
+    /** Each database's replica lag by the heartbeat (db/replica-heartbeat.ts), a pacing signal; absent: no replica configured. */
+    replicaLagMs?: (database: string) => number | undefined;
+    /** Where /readyz reads the pacers (main.ts). */
+    pacingBoard?: PacingBoard;
   }>;
 
 export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
@@ -113,9 +117,11 @@ function startPacing(ctx: ExpirerContext, logger: ExpirerContext['logger']): Dat
     clock: ctx.clock,
     intervalMs: ctx.config.pacing.intervalMs,
     readSignals: pacerSignalReader(ctx.dbs, logger),
+    ...(ctx.replicaLagMs !== undefined && { replicaLagMs: ctx.replicaLagMs }),
     onView: (database, view) => recordPacing(ctx.metrics, database, view),
     logger,
   });
   for (const [database, view] of pacing.views()) recordPacing(ctx.metrics, database, view);
+  if (ctx.pacingBoard !== undefined) ctx.pacingBoard.views = pacing.views;
   return pacing;
 }

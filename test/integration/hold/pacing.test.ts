@@ -14,6 +14,7 @@
  * @lane isolated
  */
 import { bucketRecord, byTopic } from '../../../src/core/bucket-record';
+import { processReadiness } from '../../../src/cli/readiness';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { createDb, type Db } from '../../../src/db/knex';
 import { pacerSignalReader } from '../../../src/db/pacer-signals';
@@ -57,6 +58,7 @@ const catalogue = parseEntityFile(entities, 'pacing entities');
 
 let db: TestDatabase;
 let pipeline: TestPipeline;
+let running: Awaited<ReturnType<TestPipeline['start']>>;
 let sleepers: Db | undefined;
 
 beforeAll(async () => {
@@ -72,7 +74,7 @@ beforeAll(async () => {
     entities,
     env: { TB_DB_NAME: db.name, TB_PACING: 'on', TB_PACING_MAX_THREADS_RUNNING: String(THRESHOLD), TB_EXPIRER_CONCURRENCY: '1', TB_EXPIRER_BATCH_SIZE: '500' },
   });
-  await pipeline.start(['expirer']);
+  running = await pipeline.start(['expirer']);
 });
 
 /** Ends this file's sleeping statements (its own database's connections only), so their pool can close. */
@@ -131,6 +133,9 @@ test('under a raised Threads_running the pacer backs off on it, the budget sets 
     { timeoutMs: 30_000, intervalMs: 200 },
   );
   expect(await metricSum(gauge('timebucket_pacing_state'), { database: 'main', state: 'healthy' })).toBe(0);
+  // /readyz says so, and stays ready.
+  const readiness = processReadiness(running, { joined: true, stopping: false });
+  expect(readiness.details['pacing']).toMatchObject({ main: { state: 'backing-off', limitedBy: 'threads_running' } });
 
   await burst(ROWS);
   const seen = new Set<string>();

@@ -55,3 +55,17 @@ test('a transition held for its first pass leaves the process ready (it serves t
   expect(r.details['firstPassHeld']).toEqual([held]);
   expect(processReadiness(source({ main: up }), joined).details['firstPassHeld']).toEqual([]);
 });
+
+test("each database's pacer is in the body, budget-bound or not the process stays ready; unpaced shows no rate", () => {
+  const pacing = new Map([
+    ['main', { rate: Number.POSITIVE_INFINITY, healthRate: Number.POSITIVE_INFINITY, budgetRate: 0, state: 'healthy' as const, budgetUsed: 0 }],
+    ['shop_b', { rate: 812.4, healthRate: 50, budgetRate: 812.4, state: 'budget-bound' as const, limitedBy: 'threads_running' as const, budgetUsed: 0.41234 }],
+  ]);
+  const r = processReadiness({ ...source({ main: up, shop_b: up }), pacing: () => pacing }, joined);
+  expect(r.ready).toBe(true);
+  expect(r.details['pacing']).toEqual({
+    main: { state: 'healthy', limitedBy: null, rowsPerSecond: null, budgetUsed: 0 },
+    shop_b: { state: 'budget-bound', limitedBy: 'threads_running', rowsPerSecond: 812, budgetUsed: 0.412 },
+  });
+  expect(processReadiness(source({ main: up }), joined).details['pacing']).toEqual({});
+});

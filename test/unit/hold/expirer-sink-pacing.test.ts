@@ -27,7 +27,7 @@ function catalogueWith(couponBudgetS?: number) {
   return parseEntityFile(file, 'entities/default.json');
 }
 
-function harness(o: { couponBudgetS?: number; maxBatchSize?: number } = {}) {
+function harness(o: { couponBudgetS?: number; maxBatchSize?: number; replicaLagMs?: () => number | undefined } = {}) {
   let signals: ServerSignals = { threadsRunning: 3, historyListLength: 10 };
   const views: PacerView[] = [];
   const switches = fakeSwitches();
@@ -37,6 +37,7 @@ function harness(o: { couponBudgetS?: number; maxBatchSize?: number } = {}) {
     clock,
     intervalMs: 1_000,
     readSignals: async () => signals,
+    ...(o.replicaLagMs !== undefined && { replicaLagMs: o.replicaLagMs }),
     onView: (_database, view) => views.push(view),
     logger: createLogger('silent'),
   });
@@ -143,4 +144,18 @@ test('a signal that falls lets the database go unpaced again', async () => {
   burst(h, 3_000, Date.now());
   await jest.advanceTimersByTimeAsync(30); // the burst's last rows are due 29 ms from now
   expect(h.sent()).toHaveLength(3_001);
+});
+
+test("a replica's lag by the heartbeat is a signal: over its threshold the database backs off on replica_lag, and recovers once it falls", async () => {
+  let lag: number | undefined = 200;
+  const h = harness({ replicaLagMs: () => lag });
+  h.take('warm', T0);
+  await jest.advanceTimersByTimeAsync(3_000);
+  expect(h.views.at(-1)!.state).toBe('healthy');
+  lag = 4_000;
+  await jest.advanceTimersByTimeAsync(2_000);
+  expect(h.views.at(-1)).toMatchObject({ state: 'backing-off', limitedBy: 'replica_lag' });
+  lag = undefined; // unknown (no answer from the replica): no signal
+  await jest.advanceTimersByTimeAsync(30_000);
+  expect(h.views.at(-1)).toMatchObject({ state: 'healthy' });
 });
