@@ -7,7 +7,7 @@
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { Location, Transition } from '../core/entity-catalogue';
 import { dueTopic, ringTopics, waitingTopic } from '../core/topology';
-import { databasesOf } from '../core/entity-catalogue';
+import { databasesOf, MAIN_DATABASE } from '../core/entity-catalogue';
 import { Backoffs } from '../runtime/retry-policy';
 import { isReminderBatch } from '../expire/reminder-batch';
 import { createBreaker } from '../runtime/breaker';
@@ -21,6 +21,7 @@ import type { BreakerState } from '../runtime/breaker';
 import { group, resource, type Group } from '../runtime/group';
 import { ExpirerSink } from './expirer-sink';
 import { waitingLanes } from './waiting-lanes';
+import { pacerStatePublisher } from '../control/pacer-state-publisher';
 import { observeExpiryBatch } from './observe-expiry-batch';
 import { parkToDlq } from './park-to-dlq';
 import { startHoldStage, type HoldStageContext } from './start-hold-stage';
@@ -40,7 +41,7 @@ const CUT_OVER_GRACE_MS = 30_000;
 
 export type ExpirerContext = HoldStageContext &
   Readonly<{
-    config: Pick<Config, 'expirer' | 'pacing'>;
+    config: Pick<Config, 'expirer' | 'pacing' | 'groupPrefix' | 'instanceId'>;
     /** A pool per database (config.databases): a breaker for each. */
     dbs: Readonly<Record<string, Knex>>;
     /** The expiry transaction of every transition, its SQL built once (main.ts shares it with the scanner). */
@@ -102,11 +103,31 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
   const waitingLaneTopics = databasesOf(ctx.catalogue).map((database) => waitingTopic(ctx.topology, database));
   const topics = [...ringTopics(ctx.topology, tiersReadBy(role, ctx.topology)), dueTopic(ctx.topology), ...waitingLaneTopics];
   const started = await startHoldStage(ctx, role, topics, sink, logger);
-  // The breakers are shut down after the consumer stopped (reverse order).
-  const expirer = group(role, { breakers: resource(async () => breakers.forEach((b) => b.shutdown())), [role]: started });
+  // The breakers are shut down after the consumer stopped (reverse order); the pacers' rows for
+  // `ctl status` are deleted first.
+  const expirer = group(role, {
+    breakers: resource(async () => breakers.forEach((b) => b.shutdown())),
+    [role]: started,
+    ...(pacing !== undefined && { 'pacer state': pacerStateOf(ctx, pacing, logger) }),
+  });
   await expirer.start();
   return expirer;
 }
+
+/** The pacers as `timebucket ctl status` shows them: published to the main database every 5 s (control/pacer-state-publisher.ts). */
+function pacerStateOf(ctx: ExpirerContext, pacing: DatabasePacing, logger: ExpirerContext['logger']): Group {
+  return pacerStatePublisher({
+    db: ctx.dbs[MAIN_DATABASE]!,
+    scope: ctx.config.groupPrefix,
+    instance: ctx.config.instanceId,
+    views: () => pacing.views(),
+    intervalMs: PACER_STATE_INTERVAL_MS,
+    logger,
+  });
+}
+
+/** How often an expirer refreshes its pacers' rows: well inside `ctl status`'s 30 s freshness. */
+const PACER_STATE_INTERVAL_MS = 5_000;
 
 /** Each database's pacer (TB_PACING=on): fed by its server's signals, seen in the metrics. */
 function startPacing(ctx: ExpirerContext, logger: ExpirerContext['logger']): DatabasePacing {

@@ -189,13 +189,15 @@ test('pause holds every due coupon on both instances while orders cancel; resume
       },
     );
     expect(await metric(i, 'timebucket_control_paused', { what: 'order' })).toBe(0);
-    // (The body names the databases too: its one answers.)
+    // (The body names the databases too: its one answers; no first pass held; its pacer, idle, healthy and unlimited.)
     expect(await readyz(i)).toEqual({
       status: 200,
       body: {
         ready: true,
         control: { known: true, paused: ['coupon'], throttled: {} },
         databases: { main: expect.objectContaining({ answering: true, checked: true }) },
+        firstPassHeld: [],
+        pacing: { main: { state: 'healthy', limitedBy: null, rowsPerSecond: null, budgetUsed: 0 } },
       },
     });
     expect(switchChanges(i)).toContainEqual(
@@ -236,7 +238,11 @@ test('pause holds every due coupon on both instances while orders cancel; resume
   expect(status).toMatch(new RegExp(`^control switches of scope ${scope.replace(/\./g, '\\.')} `));
   expect(status).toMatch(/\ncoupon\s+PAUSED\s+no throttle\s+changed \S+Z by \S+ \(reason: integration test\)/);
   expect(status).toMatch(/\norder\s+running\s+no throttle\s+never changed/);
-  const json = JSON.parse(await ctl(['status', '--json'])) as { scope: string; switches: Array<Record<string, unknown>> };
+  // Beside the switches, each instance's pacer of the database (pacing is on by default), refreshed every 5 s.
+  expect(status).toMatch(/\npacers \(rows a second each expirer takes per database;/);
+  for (const i of instances) expect(status).toMatch(new RegExp(`\\n {2}main +\\S+ +\\S.*; ctl-${i.name}-${process.pid}, [0-9.]+ s ago`));
+  const json = JSON.parse(await ctl(['status', '--json'])) as { scope: string; switches: Array<Record<string, unknown>>; pacers: Array<{ instance: string }> };
+  expect(json.pacers.map((p) => p.instance).sort()).toEqual(instances.map((i) => `ctl-${i.name}-${process.pid}`).sort());
   expect(json.scope).toBe(scope);
   expect(json.switches[0]).toMatchObject({ what: 'coupon', paused: true, perSecond: null, reason: 'integration test', updatedAt: expect.stringMatching(/Z$/) });
 
