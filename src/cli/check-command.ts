@@ -28,7 +28,7 @@ import { readServerSettings, ServerSettings, serverSettingProblems } from '../db
 import { TimebucketError } from '../core/errors';
 import { currentAccount, readOwnPrivileges } from '../db/sql/read-own-privileges';
 import { describeWider, missingPrivileges, revokeWider, widerPrivileges, type WiderPrivilege } from '../db/privilege-check';
-import { mappedTableGrants, OWN_TABLE_GRANTS } from '../db/service-grants';
+import { mappedTableGrants, optionalGlobalGrants, OWN_TABLE_GRANTS } from '../db/service-grants';
 import { connectorConfig } from '../ingest/connector-config';
 import { connectorProblems, outboxConnectorProblems, ConnectorView } from '../ingest/connector-check';
 import { connectorName } from '../ingest/connector-names';
@@ -123,7 +123,7 @@ async function checkDatabase(
     if (missing.length > 0) {
       problems.push(`the account ${target.user} lacks ${missing.join('; ')}: run \`timebucket migrate\` as the owner with TB_DB_SERVICE_USER=${target.user}`);
     }
-    problems.push(...widerProblems(widerPrivileges(needed, privileges, database), await currentAccount(db)));
+    problems.push(...widerProblems(widerPrivileges(needed, privileges, database, optionalGlobalGrants(config.pacing)), await currentAccount(db)));
   } finally {
     await db.destroy();
   }

@@ -3,6 +3,7 @@ import type { Logger } from '../ops/logger';
 import { databasesOf, type EntityCatalogue } from '../core/entity-catalogue';
 import { openDatabases } from '../db/databases';
 import { grantServiceAccess } from '../db/apply-service-grants';
+import { optionalGlobalGrants } from '../db/service-grants';
 import { describeWider, revokeWider } from '../db/privilege-check';
 import { migrateLatest } from '../db/migrate-latest';
 import { grantHeartbeatReader } from '../db/sql/grant-heartbeat-reader';
@@ -36,7 +37,14 @@ export async function migrate(config: Config, catalogue: EntityCatalogue, logger
       }
       const account = config.migrate.serviceAccount;
       if (account !== undefined) {
-        const { granted, revoked, notRevoked } = await grantServiceAccess(db, config.databases[name]!.database, account, catalogue, name);
+        const { granted, revoked, notRevoked } = await grantServiceAccess(
+          db,
+          config.databases[name]!.database,
+          account,
+          catalogue,
+          name,
+          optionalGlobalGrants(config.pacing),
+        );
         const who = `${account.user}@${account.host}`;
         log.info({ account: who, grants: granted, revoked }, 'service user granted what the service needs, and no more');
         if (notRevoked === undefined) {

@@ -69,6 +69,7 @@ export async function grantServiceAccess(
   account: DbAccount,
   catalogue: EntityCatalogue,
   database: string = MAIN_DATABASE,
+  allowedGlobal: readonly string[] = [],
 ): Promise<AppliedGrants> {
   const schema = await readEntitySchema({ [database]: db }, catalogue, database);
   const needed = neededGrants(catalogue, schema, database);
@@ -93,7 +94,7 @@ export async function grantServiceAccess(
   revoked.push(...(await revoke(plan.columns)));
   await forgetGrants(db, account, [...plan.tableWide, ...plan.columns]);
   const held = await readOwnPrivileges(db, schemaName, account);
-  return { granted, revoked, notRevoked: held.listed === false ? undefined : widerPrivileges(needed, held, schemaName) };
+  return { granted, revoked, notRevoked: held.listed === false ? undefined : widerPrivileges(needed, held, schemaName, allowedGlobal) };
 }
 
 /** false: there was nothing to revoke. */

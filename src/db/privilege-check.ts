@@ -43,14 +43,15 @@ export type WiderPrivilege = Readonly<{ level: 'global' | 'database' | 'table' |
  * it. A privilege held on the database or globally lets the account read every column, the
  * personal data too.
  */
-export function widerPrivileges(needed: readonly TableGrant[], own: OwnPrivileges, database: string): WiderPrivilege[] {
+/** `allowedGlobal`: global privileges an optional feature in use reads with (service-grants.ts optionalGlobalGrants). */
+export function widerPrivileges(needed: readonly TableGrant[], own: OwnPrivileges, database: string, allowedGlobal: readonly string[] = []): WiderPrivilege[] {
   const out = new Map<string, { level: WiderPrivilege['level']; privileges: string[]; object: string }>();
   const add = (level: WiderPrivilege['level'], privilege: string, object: string) => {
     const key = `${level}\u0000${object}`;
     if (!out.has(key)) out.set(key, { level, privileges: [], object });
     out.get(key)!.privileges.push(privilege);
   };
-  for (const privilege of own.global) if (privilege !== 'USAGE') add('global', privilege, '*.*');
+  for (const privilege of own.global) if (privilege !== 'USAGE' && !allowedGlobal.includes(privilege)) add('global', privilege, '*.*');
   for (const g of own.schemaGrants ?? [...own.schema].map((privilege) => ({ schema: database, privilege }))) add('database', g.privilege, `${g.schema}.*`);
   const tableWide = (table: string) => needed.filter((g) => g.table === table).flatMap((g) => g.privileges);
   for (const [table, privileges] of own.tables) for (const p of privileges) if (!tableWide(table).includes(p)) add('table', p, `${database}.${table}`);

@@ -43,6 +43,17 @@ export const OWN_TABLE_GRANTS: readonly TableGrant[] = [
   { table: 'pacer_state', privileges: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] },
 ];
 
+/**
+ * Global privileges an operator may grant for an optional signal, not counted by `check` or
+ * `migrate` as wider than needed while that signal is in use. PROCESS: MySQL needs it to read
+ * InnoDB's history list length (information_schema.INNODB_METRICS) for the expirer's pacer
+ * (docs/operations.md, Pacing per database); MariaDB reads it from a status variable without.
+ * `migrate` never grants it.
+ */
+export function optionalGlobalGrants(pacing: Readonly<{ enabled: boolean }>): readonly string[] {
+  return pacing.enabled ? ['PROCESS'] : [];
+}
+
 type EntityColumns = { read: Set<string>; write: Set<string> };
 
 /** Per entity, the columns the service's statements read and write (the header's list). */
