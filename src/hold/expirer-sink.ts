@@ -34,17 +34,18 @@
  * way; the lower of the two wins. Neither ever reorders nor fires a row before its due time.
  *
  * The lanes (which entries may fire, and when) and the batching are hold/expirer-lanes.ts's; this
- * file runs the batches and decides what a failure means.
+ * file runs the batches; what a failure means is hold/expirer-failures.ts's.
  */
 import { batchKindOf } from '../core/bucket-entry';
 import { Clock, timerDelay } from '../core/clock';
 import { entityOf, locationOf, transitionOf, type EntityCatalogue, type Location, type Transition } from '../core/entity-catalogue';
 import type { ScheduledEntry } from '../core/expiry-plan';
 import type { BatchOutcome } from '../expire/batch-outcome';
-import { Backoff, backoffMs, classifyFailure, isDatabaseAway, isSchemaInFlux } from '../runtime/retry-policy';
+import type { Backoff } from '../runtime/retry-policy';
+import { retryOrPark, type FailureContext } from './expirer-failures';
 import { batchesOf, ExpirerLanes, type Pending } from './expirer-lanes';
 import type { HeldMessage, HoldSink } from './hold-consumer';
-import { moveToWaiting, type WaitingLanes, type WaitingLog } from './waiting-lanes';
+import type { WaitingLanes, WaitingLog } from './waiting-lanes';
 import type { Logger } from '../ops/logger';
 import { openGate, TransitionGate } from '../control/gate';
 import type { DatabasePacing } from './database-pacing';
@@ -110,11 +111,14 @@ export class ExpirerSink implements HoldSink {
   private readonly transitions = new Map<string, Transition>();
   /** Logs a database's first move to its waiting lane since its last good batch (hold/waiting-lanes.ts). */
   private readonly waitingLog: WaitingLog;
+  /** What retryOrPark needs of the sink (hold/expirer-failures.ts). */
+  private readonly failures: FailureContext;
 
   constructor(private readonly opts: ExpirerSinkOptions) {
     this.lanes = new ExpirerLanes(opts.catalogue);
     this.gate = opts.gate ?? openGate;
     this.waitingLog = { logger: opts.logger, announced: new Set(), onMoved: (entity, n) => opts.observer?.movedToWaiting?.(entity, n) };
+    this.failures = { opts, epoch: () => this.epoch, waitingLog: this.waitingLog, requeue: (at, p) => this.requeue(at, p) };
     // A resume or a new throttle can make work fireable that no timer waits for.
     const wake = () => {
       if (!this.closed) this.fire();
@@ -261,80 +265,11 @@ export class ExpirerSink implements HoldSink {
       }
     } catch (err) {
       this.opts.observer?.failed?.(entity, err);
-      if (epoch === this.epoch) await this.retryOrPark(transition, batch, err);
+      if (epoch === this.epoch) await retryOrPark(this.failures, transition, batch, err);
     } finally {
       this.running.set(database, this.running.get(database)! - 1);
       this.runningEntries -= batch.length;
       this.fire();
-    }
-  }
-
-  /**
-   * A missing table or unknown column is waited out as a whole batch for cutOverGraceMs from the
-   * batch's first such failure (a cut-over's moment); after that it is believed and handled as
-   * any deterministic failure.
-   */
-  private ridingOutSchemaChange(batch: Pending[], err: unknown, now: number): boolean {
-    if (!isSchemaInFlux(err)) return false;
-    let since = now;
-    for (const p of batch) since = Math.min(since, (p.inFluxSince ??= now));
-    return now - since < this.opts.cutOverGraceMs;
-  }
-
-  private async retryOrPark(transition: Transition, batch: Pending[], err: unknown): Promise<void> {
-    const entity = transition.entity;
-    const ref = transition.ref;
-    const now = this.opts.clock.now();
-    if (isDatabaseAway(err) && this.opts.waiting !== undefined) {
-      const epoch = this.epoch;
-      batch = await moveToWaiting(this.opts.waiting, entity, batch, err, this.waitingLog);
-      // A rebalance while the append ran: what is left is re-read from the committed offsets.
-      if (batch.length === 0 || epoch !== this.epoch) return;
-    }
-    if (classifyFailure(err) === 'retriable' || this.ridingOutSchemaChange(batch, err, now)) {
-      // One wait for the whole batch, so it is retried as a batch: per-entry jitter would
-      // scatter it into a crowd of tiny transactions against a database that is struggling.
-      // Waiting counts only towards the backoff, never towards parking (failuresAlone).
-      const waits = Math.max(...batch.map((p) => (p.waits += 1)));
-      const at = now + backoffMs(waits, this.opts.backoff, this.opts.random);
-      // An open breaker was logged once when it opened; each call it turns away is not news.
-      const breakerOpen = (err as { code?: unknown } | null)?.code === 'EOPENBREAKER';
-      this.opts.logger[breakerOpen ? 'debug' : 'warn'](
-        { err, entity, transition: ref, table: batch[0]!.location.key, size: batch.length, waits },
-        isSchemaInFlux(err) ? 'expiry batch failed on a missing table or column (a schema change cut-over?); will retry' : 'expiry batch failed; will retry',
-      );
-      for (const p of batch) this.requeue(at, p);
-      return;
-    }
-    if (batch.length > 1 || !batch[0]!.alone) {
-      // Which entry the failure belongs to is unknown: each is tried again on its own.
-      this.opts.logger.warn(
-        { err, entity, transition: ref, size: batch.length },
-        'expiry batch failed deterministically; its entries are tried again one by one',
-      );
-      for (const p of batch) {
-        p.alone = true;
-        this.requeue(now, p);
-      }
-      return;
-    }
-    const p = batch[0]!;
-    p.failuresAlone += 1;
-    if (p.failuresAlone < this.opts.maxAttempts) {
-      this.requeue(now + backoffMs(p.failuresAlone, this.opts.backoff, this.opts.random), p);
-      return;
-    }
-    try {
-      await this.opts.park(p.msg, err);
-      this.opts.observer?.parked?.(entity, err);
-      this.opts.logger.error(
-        { err, entity, transition: ref, id: p.msg.entry.id, topic: p.msg.topic, partition: p.msg.partition, offset: p.msg.offset },
-        'entry parked in the DLQ after failing alone; redrive it once the cause is fixed',
-      );
-      p.done();
-    } catch (parkErr) {
-      this.opts.logger.warn({ err: parkErr, id: p.msg.entry.id }, 'parking failed; the entry stays and is tried again');
-      this.requeue(now + backoffMs(p.failuresAlone, this.opts.backoff, this.opts.random), p);
     }
   }
 }
