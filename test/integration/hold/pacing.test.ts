@@ -29,8 +29,8 @@ import { waitFor } from '../../support/wait-for';
 const BUDGET_S = 40;
 const ROWS = 3_000;
 /** Threads_running at or above this is overload for this pipeline; the sleepers alone reach it. */
-const THRESHOLD = 8;
-const SLEEPERS = 10;
+const THRESHOLD = 5;
+const SLEEPERS = 6;
 
 const entities = {
   entities: [
