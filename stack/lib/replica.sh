@@ -4,7 +4,9 @@
 # stack's CA either way (caching_sha2_password then needs no RSA key exchange). `make stack-up`
 # starts it when TB_STACK_REPLICA=1; `stack/stack.sh replica up` starts it alone (the integration
 # test of the replica-lag reader does, when the stack runs none). Read-only; its own port
-# (TB_STACK_REPLICA_PORT), datadir .stack/data/<name>, socket, logs and server id 100 + source.
+# (TB_STACK_REPLICA_PORT), datadir .stack/data/<name>-<flavour> (kept per flavour, as the servers'
+# are: a stack switched to the other flavour starts a replica of its own), socket, logs and server
+# id 100 + source.
 #
 # Seeding: a replica of a server that already holds data (every stack that has been used) starts
 # from a dump of the whole source taken in one consistent snapshot (--single-transaction) with the
@@ -22,6 +24,7 @@ replica_source() { echo "${TB_STACK_REPLICA_SOURCE:-1}"; }
 replica_name() { if (($(replica_source) == 1)); then echo replica; else echo "replica-$(replica_source)"; fi; }
 replica_flavour() { db_flavour "$(replica_source)"; }
 replica_sock() { echo "$TB_STACK_HOME/run/$(replica_name).sock"; }
+replica_data() { echo "$TB_STACK_HOME/data/$(replica_name)-$(replica_flavour)"; }
 
 # replica_source_client ARGS...: root on the source server, over its socket.
 replica_source_client() {
@@ -49,14 +52,14 @@ replica_config() {
 
 # The replica of server $(replica_source) (stack/lib/replica.sh): its own files and server id; read-only.
 [$section]
-datadir=$TB_STACK_HOME/data/$name
+datadir=$(replica_data)
 port=$TB_STACK_REPLICA_PORT
 socket=$(replica_sock)
 pid-file=$TB_STACK_HOME/run/$name.own.pid
 log-error=$TB_STACK_HOME/logs/$name-error.log
 tmpdir=$TB_STACK_HOME/tmp/$name
 server_id=$((100 + $(replica_source)))
-log_bin=$TB_STACK_HOME/data/$name-binlog/binlog
+log_bin=$(replica_data)-binlog/binlog
 read_only=ON
 CNF
 }
@@ -115,7 +118,7 @@ replica_seed() {
       START REPLICA;" || die "could not start replicating on $(replica_name)"
   fi
   rm -f "$dump"
-  touch "$TB_STACK_HOME/data/$(replica_name)/.timebucket-seeded"
+  touch "$(replica_data)/.timebucket-seeded"
 }
 
 # replica_start: initialise, launch and seed the replica once; start it again (it resumes) after.
@@ -126,7 +129,7 @@ replica_start() {
   if [[ $(replica_flavour) == mariadb ]]; then mariadb_healthy "$(replica_source)"; else mysql_healthy "$(replica_source)"; fi ||
     die "$name needs server $(replica_source) up (make stack-up first)"
   replica_config "$cnf"
-  local data="$TB_STACK_HOME/data/$name"
+  local data; data=$(replica_data)
   # A datadir whose seeding did not finish is made again.
   [[ -f "$data/.timebucket-seeded" ]] || rm -rf "$data" "$data-binlog"
   mkdir -p "$data-binlog" "$TB_STACK_HOME/run" "$TB_STACK_HOME/logs" "$TB_STACK_HOME/tmp/$name"
