@@ -207,11 +207,25 @@ function dueStates(entity: Entity): string[] {
   return [...new Set(entity.transitions.flatMap((t) => t.from.map(String)))];
 }
 
+/**
+ * Where the schema history lives, and of what: the captured databases' tables only. By default
+ * Debezium's snapshot reads the structure of every database on the server, so a database dropped
+ * (or renamed) elsewhere on it while the snapshot lists and reads them fails the snapshot with
+ * "Unknown database" and kills the task for good (seen: another database of the same server
+ * dropped during an outbox connector's first snapshot). A connector's databases are the entities
+ * file's on that server: it never captures another (DBZ-6712 made the snapshot honour this).
+ */
 export function historyConfig(history: ConnectorConfigOptions['history']): Record<string, string> {
+  const captured = { 'schema.history.internal.store.only.captured.databases.ddl': 'true' };
   if (history.kind === 'file') {
-    return { 'schema.history.internal': 'io.debezium.storage.file.history.FileSchemaHistory', 'schema.history.internal.file.filename': history.path };
+    return {
+      'schema.history.internal': 'io.debezium.storage.file.history.FileSchemaHistory',
+      'schema.history.internal.file.filename': history.path,
+      ...captured,
+    };
   }
   return {
+    ...captured,
     'schema.history.internal': 'io.debezium.storage.kafka.history.KafkaSchemaHistory',
     'schema.history.internal.kafka.bootstrap.servers': history.brokers.join(','),
     'schema.history.internal.kafka.topic': history.topic,

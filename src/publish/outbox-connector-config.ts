@@ -95,6 +95,8 @@ export function outboxConnectorConfig(opts: OutboxConnectorOptions): Readonly<{ 
     'producer.override.linger.ms': '5',
     'producer.override.batch.size': '262144',
     ...historyConfig(opts.history),
+    // It only ever captures event_outbox: no other table's structure is read or kept.
+    'schema.history.internal.store.only.captured.tables.ddl': 'true',
   };
   return { name: opts.name, config };
 }

@@ -179,8 +179,9 @@ describe('a table set over two databases (examples/shop/entities-split.json)', (
 describe('the schema history on a secured cluster', () => {
   const kafka = { kind: 'kafka', brokers: ['k1:9094'], topic: 'tbcdc.schema-history.shop' } as const;
 
-  test('plaintext: the brokers and the topic, no client security', () => {
+  test('plaintext: the brokers and the topic, no client security; the captured databases only', () => {
     expect(historyConfig(kafka)).toEqual({
+      'schema.history.internal.store.only.captured.databases.ddl': 'true',
       'schema.history.internal': 'io.debezium.storage.kafka.history.KafkaSchemaHistory',
       'schema.history.internal.kafka.bootstrap.servers': 'k1:9094',
       'schema.history.internal.kafka.topic': 'tbcdc.schema-history.shop',
