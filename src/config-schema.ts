@@ -127,8 +127,9 @@ export const EnvSchema = z.object({
   TB_EXPIRER_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(2_000),
   TB_EXPIRER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   // Pacing per database (core/pacer.ts; docs/operations.md, "Pacing per database"): the expirer sends each
-  // database rows only as fast as its health allows (Threads_running, InnoDB's history list, the
-  // batches' commit latency against their quiet baseline, replica lag), and never slower than the
+  // database rows only as fast as its health allows (a probe statement's latency and the batches'
+  // commit latency against their quiet baselines, Threads_running, InnoDB's history list, replica
+  // lag), and never slower than the
   // entities' lateness budgets need. The defaults are core/pacer.ts's, each justified there.
   TB_PACING: z.enum(['on', 'off']).default('on'),
   // How often each database's signals are read and its rate adjusted: a status read a second.
@@ -138,6 +139,12 @@ export const EnvSchema = z.object({
   TB_PACING_MAX_REPLICA_LAG_MS: z.coerce.number().int().min(1).default(DEFAULT_PACER_SETTINGS.replicaLagMs),
   TB_PACING_COMMIT_LATENCY_FACTOR: z.coerce.number().min(1.1).max(1_000).default(DEFAULT_PACER_SETTINGS.commitLatencyFactor),
   TB_PACING_MIN_ROWS_PER_SECOND: z.coerce.number().min(1).default(DEFAULT_PACER_SETTINGS.minRate),
+  TB_PACING_START_ROWS_PER_SECOND: z.coerce.number().min(1).default(DEFAULT_PACER_SETTINGS.startRate),
+  TB_PACING_PROBE_LATENCY_FACTOR: z.coerce.number().min(1.1).max(1_000).default(DEFAULT_PACER_SETTINGS.probeLatencyFactor),
+  TB_PACING_PROBE_LATENCY_FLOOR_MS: z.coerce.number().min(0).max(60_000).default(DEFAULT_PACER_SETTINGS.probeLatencyFloorMs),
+  // The pause between two probes of a database (db/latency-probe.ts): ten a second give each
+  // adjustment a median of ten, for one `SELECT 1` each on a connection of the probe's own.
+  TB_PACING_PROBE_INTERVAL_MS: z.coerce.number().int().min(10).max(10_000).default(100),
   TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
   TB_COMMIT_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
   // How often each outbox-keeper process writes a capture probe into each event_outbox

@@ -72,7 +72,7 @@ export type Config = Readonly<{
   groupPrefix: string;
   expirer: Readonly<{ batchSize: number; concurrency: number; maxInMemoryPerPartition: number; commitIntervalMs: number }>;
   /** Pacing per database (TB_PACING*): off leaves every database unpaced. */
-  pacing: Readonly<{ enabled: boolean; intervalMs: number; settings: PacerSettings }>;
+  pacing: Readonly<{ enabled: boolean; intervalMs: number; settings: PacerSettings; probeIntervalMs: number }>;
   /**
    * retentionMs: event_outbox rows kept at least this long, and until the outbox connector's
    * committed offset is past them (0: for ever); connectUrl: Connect's REST API, where that offset is read.
@@ -195,7 +195,11 @@ function configOf({ e, dbTls, kafkaTls, registry, databases, replicas, usesKafka
         replicaLagMs: e.TB_PACING_MAX_REPLICA_LAG_MS,
         commitLatencyFactor: e.TB_PACING_COMMIT_LATENCY_FACTOR,
         minRate: e.TB_PACING_MIN_ROWS_PER_SECOND,
+        startRate: e.TB_PACING_START_ROWS_PER_SECOND,
+        probeLatencyFactor: e.TB_PACING_PROBE_LATENCY_FACTOR,
+        probeLatencyFloorMs: e.TB_PACING_PROBE_LATENCY_FLOOR_MS,
       },
+      probeIntervalMs: e.TB_PACING_PROBE_INTERVAL_MS,
     },
     publish: { probeIntervalMs: e.TB_OUTBOX_PROBE_INTERVAL_MS, retentionMs: e.TB_OUTBOX_RETENTION_MS, connectUrl: e.TB_CONNECT_URL },
     scanner: {

@@ -1,4 +1,5 @@
 /** What the harness needs of a contender: start it, hand it the rows, follow it, stop it. */
+import type { PacingReport } from './contenders/pacing-watch';
 import type { Config } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import type { Child } from '../lib/children';
@@ -44,6 +45,8 @@ export type RunningContender = Readonly<{
   events?: () => EventsSeen;
   /** The stream only (its progress counts events): transitions so far, from its expirers' /metrics. */
   transitions?: () => Promise<number>;
+  /** The stream only: what its pacers did since it started (contenders/pacing-watch.ts). */
+  pacing?: () => PacingReport;
   stop: () => Promise<void>;
 }>;
 

@@ -199,8 +199,18 @@ function foregroundTable(runs: readonly RunResult[]): string[] {
             `${r.replica.stale_rows} rows read ACTIVE there after the primary had expired them, in ${r.replica.replica_reads} wallet reads`,
         ],
   );
+  const pacing = runs.flatMap((r) => {
+    if (r.pacing === null || r.pacing.samples === 0) return [];
+    const seconds = (o: Readonly<Record<string, number>>) =>
+      Object.entries(o)
+        .map(([k, v]) => `${k} ${v} s`)
+        .join(', ') || 'none';
+    return [
+      `- ${r.workload} × ${r.contender}, its pacers (${r.pacing.samples} samples): states ${seconds(r.pacing.states)}; held back by ${seconds(r.pacing.limitedBy)}; lowest rate ${r.pacing.minRate === null ? 'never paced' : `${num(r.pacing.minRate)} rows/s`}`,
+    ];
+  });
   const header = ['workload', 'contender', 'foreground phase', 's', 'requests', 'errors', 'P50', 'P99', 'P99.9', 'max'];
-  const lines = [...ratios, ...replicas];
+  const lines = [...ratios, ...replicas, ...pacing];
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows, '', ...lines, ...(lines.length > 0 ? [''] : [])];
 }
 

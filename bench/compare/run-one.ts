@@ -26,7 +26,7 @@ import type { BenchParams, WorkloadName } from './params';
 import { RunResult, ProcessFigures, resultOf } from './run-result';
 import { planWorkload, verifyIds, WorkloadPlan, WriteReport } from './workload';
 import { settle } from '../lib/settle';
-import { Foreground } from '../lib/foreground';
+import { ForegroundProcess } from '../lib/foreground-process';
 import { ReplicaWatch } from '../lib/replica-watch';
 import { createDb } from '../../src/db/knex';
 
@@ -50,7 +50,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
   const stackCpuBefore = stack.map((p) => cpuSeconds(p.pid));
   const samples: Moments = {};
   // isolation: the application's own traffic on the same tables, alone first, then beside the run.
-  const foreground = workload === 'isolation' ? await foregroundAlone(h, target.db) : undefined;
+  const foreground = workload === 'isolation' ? await foregroundAlone(h, target.name) : undefined;
   let replica: ReplicaWatch | undefined;
   try {
     running = await contender.start({ params: h.params, config: h.config, workload, db: target.db, dbName: target.name, logPrefix: `${h.logDir}/${workload}` });
@@ -81,6 +81,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     replica?.start();
     await waitForProgress(h.params, running, total, plan, { pids, samples, phase: (name) => foreground?.phase(name) });
     const foregroundReport = (await foreground?.stop()) ?? null;
+    const pacing = running.pacing?.() ?? null;
     const replicaReport = (await replica?.stop()) ?? null;
     const reads = readsBetween(readsBefore, await rowsReadByCounter(h.serverDb));
     const binlogBytes = (await binlogBytesWritten(h.serverDb)) - binlogBefore;
@@ -111,6 +112,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
       cost,
       foreground: foregroundReport,
       replica: replicaReport,
+      pacing,
     });
   } catch (err) {
     log(`${workload} × ${contender.name} failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -136,6 +138,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
   } finally {
     await stop().catch(() => undefined);
     await foreground?.stop().catch(() => undefined);
+    await foreground?.close().catch(() => undefined);
     await replica?.close().catch(() => undefined);
     await target.drop().catch((err: unknown) => log(`could not drop ${target.name}: ${String(err)}`));
   }
@@ -239,14 +242,17 @@ function lastTransition(cost: Readonly<{ pids: readonly NamedPid[]; phase?: (nam
 }
 
 /**
- * The foreground (lib/foreground.ts) on the run's database, its users' wallets seeded, run alone
+ * The foreground (lib/foreground.ts, in a process of its own: lib/foreground-process.ts) on the run's database, its users' wallets seeded, run alone
  * for FOREGROUND_ALONE_S before the contender starts: its baseline, in phase 'alone'. Returned
  * stopped, to start again beside the run.
  */
-async function foregroundAlone(h: Harness, db: Db): Promise<Foreground> {
+async function foregroundAlone(h: Harness, dbName: string): Promise<ForegroundProcess> {
   const { rate, users, aloneS } = h.params.foreground;
-  const foreground = new Foreground({ db, rate, users, userBase: FOREGROUND_USER_BASE });
-  await foreground.seed(5);
+  const foreground = new ForegroundProcess({ dbName, rate, users, userBase: FOREGROUND_USER_BASE, logFile: `${h.logDir}/isolation-foreground.log` });
+  await foreground.seed(5).catch(async (err: unknown) => {
+    await foreground.close();
+    throw err;
+  });
   log(`foreground: ${rate} requests/s over ${users} users, alone for ${aloneS} s`);
   foreground.start('alone');
   await sleep(aloneS * 1000);

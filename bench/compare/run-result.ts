@@ -5,6 +5,7 @@
  */
 import type { PhaseReport } from '../lib/foreground';
 import type { ReplicaReport } from '../lib/replica-watch';
+import type { PacingReport } from './contenders/pacing-watch';
 import { loadavg } from 'node:os';
 import type { DelaySummary } from '../lib/percentiles';
 import type { EventsSeen } from './contender';
@@ -60,6 +61,8 @@ export type RunResult = Readonly<{
   foreground: readonly PhaseReport[] | null;
   /** isolation with the stack's replica: its lag and the stale rows a reader of it saw (lib/replica-watch.ts). */
   replica: ReplicaReport | null;
+  /** The stream's pacers during the run: seconds per state and per limiting signal (contenders/pacing-watch.ts). */
+  pacing: PacingReport | null;
   notes: readonly string[];
 }>;
 
@@ -79,6 +82,7 @@ export function resultOf(r: {
   cost?: RunCost;
   foreground?: readonly PhaseReport[] | null;
   replica?: ReplicaReport | null;
+  pacing?: PacingReport | null;
 }): RunResult {
   const { plan, figures } = r;
   const since = (ms: number | null | undefined, ref: number | undefined) =>
@@ -118,6 +122,7 @@ export function resultOf(r: {
     load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
     foreground: r.foreground ?? null,
     replica: r.replica ?? null,
+    pacing: r.pacing ?? null,
     notes: r.notes,
   };
 }

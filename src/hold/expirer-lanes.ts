@@ -35,10 +35,16 @@ type Lane = Readonly<{ entity: string; database: string; budgetMs: number; queue
 /**
  * Rows a database may take now, by its pacer (hold/database-pacing.ts): Infinity when unpaced.
  * `msUntilAllowed` as the gate's: 0 when a row may go, else how long until `wanted` may.
+ * `batchLimit`: the most rows one fire sends it (Infinity when unpaced): a paced database gets
+ * its rate in small batches often, not a second's worth at once.
  */
-export type DatabasePace = Readonly<{ allowance(database: string): number; msUntilAllowed(database: string, wanted: number): number }>;
+export type DatabasePace = Readonly<{
+  allowance(database: string): number;
+  msUntilAllowed(database: string, wanted: number): number;
+  batchLimit(database: string): number;
+}>;
 
-const unpaced: DatabasePace = { allowance: () => Number.POSITIVE_INFINITY, msUntilAllowed: () => 0 };
+const unpaced: DatabasePace = { allowance: () => Number.POSITIVE_INFINITY, msUntilAllowed: () => 0, batchLimit: () => Number.POSITIVE_INFINITY };
 
 const laneKey = (entity: string, database: string) => `${entity}\u0000${database}`;
 
@@ -111,7 +117,10 @@ export class ExpirerLanes {
     for (const { entity, database, queue } of this.lanes.values()) {
       const head = queue.peekAt();
       if (head === undefined || gate.paused(entity) || freeOn(database) <= 0) continue;
-      const at = head > now ? head : now + Math.max(gate.msUntilAllowed(entity, maxBatchSize), pace.msUntilAllowed(database, maxBatchSize));
+      const at =
+        head > now
+          ? head
+          : now + Math.max(gate.msUntilAllowed(entity, maxBatchSize), pace.msUntilAllowed(database, Math.min(maxBatchSize, pace.batchLimit(database))));
       next = next === undefined ? at : Math.min(next, at);
     }
     return next;
@@ -121,14 +130,17 @@ export class ExpirerLanes {
    * Due entries, earliest first across the lanes as one queue would give them, skipping a
    * paused entity, taking no more of a throttled one than its tokens allow and no more for a
    * database than its free slots' batches (`free`: database → free slots) and its pacer's tokens
-   * (the lower of the operator's throttle and the pacer wins). Taken a run at a
+   * (the lower of the operator's throttle and the pacer wins; a paced database one small batch
+   * per fire, its `batchLimit`). Taken a run at a
    * time: from the lane whose head is earliest, everything up to the next lane's head (or now)
    * in one pop, so a released hot minute of one entity costs one pass over the queues, not one
    * per entry.
    */
   popDue(now: number, free: ReadonlyMap<string, number>, gate: TransitionGate, maxBatchSize: number, pace = unpaced): Pending[] {
     const allowance = new Map(this.entities.map((e) => [e, gate.paused(e) ? 0 : gate.allowance(e)]));
-    const room = new Map([...free].map(([database, slots]) => [database, Math.min(slots * maxBatchSize, Math.floor(pace.allowance(database)))]));
+    const room = new Map(
+      [...free].map(([database, slots]) => [database, Math.min(slots * maxBatchSize, pace.batchLimit(database), Math.floor(pace.allowance(database)))]),
+    );
     const out: Pending[] = [];
     for (;;) {
       let pick: Lane | undefined;

@@ -57,7 +57,14 @@ export interface HoldSink {
   close(): void;
 }
 
-export type HoldStats = Readonly<{ heldPartitions: number; inMemory: number; largestPartitionInMemory: number; dueLag: number }>;
+export type HoldStats = Readonly<{
+  heldPartitions: number;
+  inMemory: number;
+  largestPartitionInMemory: number;
+  dueLag: number;
+  /** The part of dueLag not yet read: unread messages of partitions that are not held (past the memory cap, or not fetched yet). */
+  unreadDue: number;
+}>;
 
 export type HoldConsumerOptions = Readonly<{
   consumer: Consumer;
@@ -148,7 +155,13 @@ export class HoldConsumer extends ConsumerBase {
       if (p.heldUntil !== undefined) heldPartitions += 1;
       else if (!byBucket || p.lastBucketStartMs <= now) unreadReleased += Math.max(0, p.highWatermark - p.nextOffset);
     }
-    return { heldPartitions, inMemory, largestPartitionInMemory, dueLag: unreadReleased + this.opts.sink.dueCount(now) + this.opts.reroute.dueCount(now) };
+    return {
+      heldPartitions,
+      inMemory,
+      largestPartitionInMemory,
+      dueLag: unreadReleased + this.opts.sink.dueCount(now) + this.opts.reroute.dueCount(now),
+      unreadDue: unreadReleased,
+    };
   }
 
   async start(): Promise<void> {

@@ -28,6 +28,8 @@ import { startHoldStage, type HoldStageContext } from './start-hold-stage';
 import { createDatabasePacing, type DatabasePacing, type PacingBoard } from './database-pacing';
 import { pacerSignalReader } from '../db/pacer-signals';
 import { recordPacing } from '../ops/metrics-pacing';
+import { latencyProbe } from '../db/latency-probe';
+import type { Component } from '../runtime/lifecycle';
 
 /** Expiry retries: jittered, up to 5 s apart; a deterministic failure parks after 3 tries alone. */
 const PARK_AFTER_ATTEMPTS = 3;
@@ -41,7 +43,7 @@ const CUT_OVER_GRACE_MS = 30_000;
 
 export type ExpirerContext = HoldStageContext &
   Readonly<{
-    config: Pick<Config, 'expirer' | 'pacing' | 'groupPrefix' | 'instanceId'>;
+    config: Pick<Config, 'expirer' | 'pacing' | 'groupPrefix' | 'instanceId' | 'databases'>;
     /** A pool per database (config.databases): a breaker for each. */
     dbs: Readonly<Record<string, Knex>>;
     /** The expiry transaction of every transition, its SQL built once (main.ts shares it with the scanner). */
@@ -75,7 +77,9 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
       return [name, breaker] as const;
     }),
   );
-  const pacing = ctx.config.pacing.enabled ? startPacing(ctx, logger) : undefined;
+  // Due entries the consumer has not read yet (past the memory cap) count in the budget's backlog.
+  const consumer: { unreadDue: () => number } = { unreadDue: () => 0 };
+  const pacing = ctx.config.pacing.enabled ? startPacing(ctx, logger, () => consumer.unreadDue()) : undefined;
   const sink = new ExpirerSink({
     catalogue: ctx.catalogue,
     expireBatch: (transition, entries, location) => breakers.get(location.database)!.fire(transition, entries, location),
@@ -102,13 +106,13 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
   });
   const waitingLaneTopics = databasesOf(ctx.catalogue).map((database) => waitingTopic(ctx.topology, database));
   const topics = [...ringTopics(ctx.topology, tiersReadBy(role, ctx.topology)), dueTopic(ctx.topology), ...waitingLaneTopics];
-  const started = await startHoldStage(ctx, role, topics, sink, logger);
+  const started = await startHoldStage(ctx, role, topics, sink, logger, (stage) => (consumer.unreadDue = () => stage.stats().unreadDue));
   // The breakers are shut down after the consumer stopped (reverse order); the pacers' rows for
   // `ctl status` are deleted first.
   const expirer = group(role, {
     breakers: resource(async () => breakers.forEach((b) => b.shutdown())),
     [role]: started,
-    ...(pacing !== undefined && { 'pacer state': pacerStateOf(ctx, pacing, logger) }),
+    ...(pacing !== undefined && { 'pacer state': pacerStateOf(ctx, pacing, logger), 'latency probe': latencyProbeOf(ctx, pacing, logger) }),
   });
   await expirer.start();
   return expirer;
@@ -126,17 +130,31 @@ function pacerStateOf(ctx: ExpirerContext, pacing: DatabasePacing, logger: Expir
   });
 }
 
+/** Each paced database's probe (db/latency-probe.ts), its answers into its pacer. */
+function latencyProbeOf(ctx: ExpirerContext, pacing: DatabasePacing, logger: ExpirerContext['logger']): Component {
+  const databases = Object.fromEntries(Object.keys(ctx.dbs).flatMap((d) => (ctx.config.databases[d] === undefined ? [] : [[d, ctx.config.databases[d]]])));
+  return latencyProbe({
+    databases,
+    intervalMs: ctx.config.pacing.probeIntervalMs,
+    // A probe slower than a few adjustments is a database away, not a slow one.
+    timeoutMs: Math.max(5_000, 5 * ctx.config.pacing.intervalMs),
+    onSample: (database, latencyMs) => pacing.observeProbe(database, latencyMs),
+    logger,
+  });
+}
+
 /** How often an expirer refreshes its pacers' rows: well inside `ctl status`'s 30 s freshness. */
 const PACER_STATE_INTERVAL_MS = 5_000;
 
 /** Each database's pacer (TB_PACING=on): fed by its server's signals, seen in the metrics. */
-function startPacing(ctx: ExpirerContext, logger: ExpirerContext['logger']): DatabasePacing {
+function startPacing(ctx: ExpirerContext, logger: ExpirerContext['logger'], unreadDue: () => number): DatabasePacing {
   const databases = Object.keys(ctx.dbs);
   const pacing = createDatabasePacing({
     databases,
     settings: ctx.config.pacing.settings,
     clock: ctx.clock,
     intervalMs: ctx.config.pacing.intervalMs,
+    unreadDue,
     readSignals: pacerSignalReader(ctx.dbs, logger),
     ...(ctx.replicaLagMs !== undefined && { replicaLagMs: ctx.replicaLagMs }),
     onView: (database, view) => recordPacing(ctx.metrics, database, view),

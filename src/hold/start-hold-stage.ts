@@ -23,6 +23,8 @@ export async function startHoldStage(
   topics: string[],
   sink: ExpirerSink | CascaderSink,
   logger: Logger,
+  /** Told the consumer once it runs (the expirer's pacing reads its unread due entries). */
+  onConsumer?: (stage: Pick<HoldConsumer, 'stats'>) => void,
 ): Promise<Group> {
   // Only for the due-lag metric of partitions paused at the memory cap (HoldConsumer.fetchEnds).
   const admin = ctx.kafka.admin();
@@ -61,6 +63,7 @@ export async function startHoldStage(
     throw err;
   }
   ctx.metrics.trackHold(role, () => stage.stats());
+  onConsumer?.(stage);
   return started;
 }
 

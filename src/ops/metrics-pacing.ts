@@ -3,7 +3,7 @@
  * database may take, the state its pacer is in and the signal that holds it back, and how much of
  * the lateness budget its oldest due row has used. Built unregistered (`registers` is empty);
  * createMetrics registers them in the scrape order. Labels bounded: database (the configured
- * ones, set by the expirer role when it starts), state (3), signal (4).
+ * ones, set by the expirer role when it starts), state (4), signal (5).
  */
 import { Gauge, type Registry } from 'prom-client';
 import { PACER_SIGNALS, PACER_STATES, type PacerView } from '../core/pacer';
@@ -18,13 +18,13 @@ export function pacingMetrics(registers: Registry[]) {
     }),
     pacingState: new Gauge({
       name: 'timebucket_pacing_state',
-      help: "1 for the pacer's state (healthy, backing-off, budget-bound: the lateness budget, not health, sets the rate), 0 for the others",
+      help: "1 for the pacer's state (healthy; starting: a drain's rate doubling each second; backing-off; budget-bound: the lateness budget, not health, sets the rate), 0 for the others",
       labelNames: ['database', 'state'] as const,
       registers,
     }),
     pacingLimitedBy: new Gauge({
       name: 'timebucket_pacing_limited_by',
-      help: '1 for the signal holding the rate back (commit_latency, threads_running, history_list, replica_lag), 0 for the others; all 0 when healthy',
+      help: '1 for the signal holding the rate back (probe_latency, commit_latency, threads_running, history_list, replica_lag), 0 for the others; all 0 when healthy',
       labelNames: ['database', 'signal'] as const,
       registers,
     }),

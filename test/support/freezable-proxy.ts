@@ -8,6 +8,9 @@
  * accepted but never answered: statements and handshakes hang until their own deadlines.
  * Thawed, every connection that lived through the freeze is ended (its bytes were lost, so it is
  * out of step with its server; a pool reconnects) and new connections go through.
+ *
+ * Held, the server's answers wait in the proxy and are all delivered on release: a database
+ * that answers late but loses nothing (a stalled host), for signals that measure how late.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -15,11 +18,16 @@ export type FreezableProxy = Readonly<{
   port: number;
   freeze: () => void;
   thaw: () => void;
+  hold: () => void;
+  release: () => void;
   close: () => Promise<void>;
 }>;
 
 export async function startFreezableProxy(target: { host: string; port: number }): Promise<FreezableProxy> {
   let frozen = false;
+  let held = false;
+  /** Answers held back, in order, per client socket. */
+  const waiting: Array<readonly [Socket, Buffer]> = [];
   const open = new Set<Socket>();
   const track = (s: Socket) => {
     open.add(s);
@@ -37,7 +45,9 @@ export async function startFreezableProxy(target: { host: string; port: number }
     track(upstream);
     const pipe = (from: Socket, to: Socket) =>
       from.on('data', (chunk: Buffer) => {
-        if (!frozen) to.write(chunk);
+        if (frozen) return;
+        if (held && to === client) waiting.push([to, chunk]);
+        else to.write(chunk);
       });
     pipe(client, upstream);
     pipe(upstream, client);
@@ -59,6 +69,13 @@ export async function startFreezableProxy(target: { host: string; port: number }
       frozen = false;
       // A stream whose bytes were dropped is out of step with its server: end it.
       for (const s of open) s.destroy();
+    },
+    hold: () => {
+      held = true;
+    },
+    release: () => {
+      held = false;
+      for (const [to, chunk] of waiting.splice(0)) if (!to.destroyed) to.write(chunk);
     },
     close: async () => {
       for (const s of open) s.destroy();

@@ -25,6 +25,7 @@ import { followEvents } from './event-follower';
 import { writeStreamTopology } from './stream-topology';
 import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
 import { registerSchemas } from '../../lib/register-schemas';
+import { watchPacing } from './pacing-watch';
 
 /** The processes, as deployed: name → roles; `expirers` expirer processes share the rings' partitions. */
 function processes(expirers: number): ReadonlyArray<readonly [string, string]> {
@@ -78,7 +79,16 @@ function streamContender(name: 'stream' | 'paced', pacing: 'on' | 'off'): Conten
         await registerSchemas({ ...process.env, TB_TOPOLOGY: path }, topology);
         log(`stream: topics ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
         await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(ctx.config.cdc, 'coupons'), cdcTopicOf(ctx.config.cdc, 'orders')]);
-        const env = { ...process.env, TB_TOPOLOGY: path, TB_GROUP_PREFIX: prefix, TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn', TB_PACING: pacing };
+        const env = {
+          ...process.env,
+          TB_TOPOLOGY: path,
+          TB_GROUP_PREFIX: prefix,
+          TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn',
+          TB_PACING: pacing,
+          // The stack's replica, where it runs: the expirers write the heartbeat and read its lag
+          // (a pacing signal when pacing is on), as a deployment with a replica configured does.
+          ...(process.env['TB_STACK_REPLICA'] === '1' && process.env['TB_DB_REPLICA_HOST'] === undefined && { TB_DB_REPLICA_HOST: '127.0.0.1' }),
+        };
         ports.length = 0;
         for (const [name, roles] of PROCESSES) {
           const port = await freePort();
@@ -98,7 +108,9 @@ function streamContender(name: 'stream' | 'paced', pacing: 'on' | 'off'): Conten
         throw err;
       }
       const events = follower;
+      const pacingWatch = watchPacing(ports.filter((_, i) => PROCESSES[i]![1] === 'expirer'));
       return {
+        pacing: () => pacingWatch.stop(),
         children,
         onRows: (rows) => events.sawRows(rows.entity, rows.firstId, rows.dueMs.length),
         progress: () => events.seen().count,
@@ -112,7 +124,10 @@ function streamContender(name: 'stream' | 'paced', pacing: 'on' | 'off'): Conten
           }
           return n;
         },
-        stop: cleanUp,
+        stop: async () => {
+          pacingWatch.stop();
+          await cleanUp();
+        },
       };
     },
   };

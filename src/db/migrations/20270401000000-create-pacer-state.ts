@@ -6,7 +6,7 @@
  * an instance that died (status shows only fresh ones).
  *
  * - `rate`, `health_rate`, `budget_rate`: rows a second; NULL is unlimited (unpaced).
- * - `state`: healthy, backing-off or budget-bound; `limited_by`: the signal that holds it back.
+ * - `state`: healthy, starting, backing-off or budget-bound; `limited_by`: the signal that holds it back.
  * - `budget_used`: the oldest due row's lateness as a share of its entity's budget.
  * - `updated_at`: the database clock (UTC), as every other timestamp of the service's tables.
  */

@@ -1,11 +1,15 @@
 /**
- * The pacer on injected signals and an injected clock: unpaced while healthy, backs off on a
- * rising signal (and names it), recovers once it falls, never below what the lateness budget
- * needs, and unlimited once the oldest due row is about to run out of budget.
+ * The pacer on injected signals and an injected clock: a drain starts at the start rate and
+ * doubles while healthy, then runs unpaced; it backs off on a rising signal (and names it),
+ * recovers once it falls, never below what the lateness budget needs, and unlimited once the
+ * oldest due row is about to run out of budget.
  */
 import { DEFAULT_PACER_SETTINGS, Pacer, type Backlog, type PacerView } from '../../../src/core/pacer';
 
-function harness(settings = DEFAULT_PACER_SETTINGS) {
+/** The signal tests start unpaced, as a drain already past its start is. */
+const STARTED = { ...DEFAULT_PACER_SETTINGS, startRate: Number.POSITIVE_INFINITY };
+
+function harness(settings = STARTED) {
   let now = 1_700_000_000_000;
   const clock = { now: () => now };
   const pacer = new Pacer(settings, clock);
@@ -22,7 +26,7 @@ function harness(settings = DEFAULT_PACER_SETTINGS) {
   return { pacer, second, now: () => now };
 }
 
-test('a database that shows no signal is never paced: an idle drain runs as fast as it can', () => {
+test('a database that shows no signal is never backed off: a drain runs as fast as it can once started', () => {
   const h = harness();
   h.pacer.observeSignals({ threadsRunning: 5, historyListLength: 300 });
   for (let s = 0; s < 30; s += 1) {
@@ -30,6 +34,101 @@ test('a database that shows no signal is never paced: an idle drain runs as fast
     expect(v).toMatchObject({ rate: Number.POSITIVE_INFINITY, state: 'healthy' });
     expect(v.limitedBy).toBeUndefined();
   }
+});
+
+test('a drain on a quiet database starts at the start rate, doubles each second while healthy, and is unpaced once the rate no longer holds it back', () => {
+  const h = harness(DEFAULT_PACER_SETTINGS);
+  const start = DEFAULT_PACER_SETTINGS.startRate;
+  expect(h.second({ rows: 0 })).toMatchObject({ state: 'healthy', rate: start });
+  const capacity = 11_000; // what the database takes at most
+  const backlog = { dueRows: 150_000 };
+  const views: PacerView[] = [];
+  let v = h.pacer.current;
+  for (let s = 0; s < 12 && !(v.rate === Number.POSITIVE_INFINITY); s += 1) {
+    v = h.second({ rows: Math.min(capacity, v.rate), backlog });
+    views.push(v);
+  }
+  expect(views.map((x) => x.rate)).toEqual([start, 2 * start, 4 * start, 8 * start, 16 * start, 32 * start, Number.POSITIVE_INFINITY]);
+  expect(views.slice(0, -1).every((x) => x.state === 'starting')).toBe(true);
+  expect(v).toMatchObject({ state: 'healthy' });
+  // Stays unpaced while it drains; five quiet seconds later the next drain starts gently again.
+  expect(h.second({ rows: capacity, backlog }).rate).toBe(Number.POSITIVE_INFINITY);
+  for (let s = 0; s < 6; s += 1) v = h.second({ rows: 0 });
+  expect(v).toMatchObject({ state: 'healthy', rate: start });
+});
+
+test('a drain that meets a signal while it starts backs off from what the database took', () => {
+  const h = harness(DEFAULT_PACER_SETTINGS);
+  const backlog = { dueRows: 150_000 };
+  let v = h.second({ rows: 0, backlog });
+  v = h.second({ rows: v.rate, backlog });
+  expect(v).toMatchObject({ state: 'starting', rate: 2_000 });
+  h.pacer.observeSignals({ threadsRunning: 60 });
+  v = h.second({ rows: 2_000, backlog });
+  expect(v).toMatchObject({ state: 'backing-off', limitedBy: 'threads_running', rate: 1_400 });
+});
+
+test("a second's probe tail far above its quiet baseline backs off; the probes during the expirer's own work never become the baseline", () => {
+  const h = harness();
+  const probes = (ms: number, n = 10) => {
+    for (let i = 0; i < n; i += 1) h.pacer.observeProbe(ms + (i % 3) * 0.05);
+  };
+  // Quiet: a baseline of about 0.3 ms.
+  for (let s = 0; s < 5; s += 1) {
+    probes(0.3);
+    h.second({ rows: 0 });
+  }
+  // The expirer works and the answers slow to 0.9 ms (within max(4 × 0.3, 0.3 + 1) = 1.3 ms): no signal, however long.
+  let v = h.pacer.current;
+  for (let s = 0; s < 60; s += 1) {
+    h.pacer.working();
+    probes(0.9);
+    v = h.second({ rows: 5_000 });
+    expect(v.state).toBe('healthy');
+  }
+  // Answers at 5 ms: over, and named.
+  h.pacer.working();
+  probes(5);
+  v = h.second({ rows: 5_000 });
+  expect(v).toMatchObject({ state: 'backing-off', limitedBy: 'probe_latency' });
+});
+
+test('one stray slow probe in ten is not a signal, two are; a second with too few probes says nothing', () => {
+  const h = harness();
+  for (let s = 0; s < 5; s += 1) {
+    for (let i = 0; i < 10; i += 1) h.pacer.observeProbe(0.3);
+    h.second({ rows: 0 });
+  }
+  for (let s = 0; s < 10; s += 1) {
+    h.pacer.working();
+    for (let i = 0; i < 10; i += 1) h.pacer.observeProbe(i === s ? 40 : 0.35);
+    expect(h.second({ rows: 5_000 }).state).toBe('healthy');
+  }
+  for (let i = 0; i < 4; i += 1) h.pacer.observeProbe(50);
+  expect(h.second({ rows: 5_000 }).state).toBe('healthy');
+  for (let i = 0; i < 10; i += 1) h.pacer.observeProbe(i < 2 ? 40 : 0.35);
+  expect(h.second({ rows: 5_000 })).toMatchObject({ state: 'backing-off', limitedBy: 'probe_latency' });
+});
+
+test('slower probes on a quiet database become its baseline: a server that is slower for good is not a signal for ever', () => {
+  const h = harness();
+  for (let s = 0; s < 5; s += 1) {
+    for (let i = 0; i < 10; i += 1) h.pacer.observeProbe(0.3);
+    h.second({ rows: 0 });
+  }
+  // The application's own load doubles the answers to 3 ms, the expirer idle: over at first ...
+  for (let i = 0; i < 10; i += 1) h.pacer.observeProbe(3);
+  expect(h.second({ rows: 0 }).limitedBy).toBe('probe_latency');
+  // ... the norm a minute later.
+  let v = h.pacer.current;
+  for (let s = 0; s < 60; s += 1) {
+    for (let i = 0; i < 10; i += 1) h.pacer.observeProbe(3);
+    v = h.second({ rows: 0 });
+  }
+  for (let i = 0; i < 10; i += 1) h.pacer.observeProbe(3);
+  h.pacer.working();
+  expect(h.second({ rows: 5_000 }).limitedBy).toBeUndefined();
+  expect(v.state).not.toBe('backing-off');
 });
 
 test('Threads_running over its threshold cuts the rate from what the database took, further each second it stays over, and names the signal', () => {
@@ -56,9 +155,10 @@ test('once the signal falls the rate climbs back step by step, and the database 
   const rates: number[] = [];
   let view = h.pacer.current;
   for (let s = 0; s < 40 && view.state !== 'healthy'; s += 1) {
-    view = h.second({ rows: Math.min(5_000, Math.floor(view.rate)) });
+    view = h.second({ rows: Math.min(5_000, Math.floor(view.rate)), backlog: { dueRows: 50_000 } });
     rates.push(view.rate);
-    if (view.state !== 'healthy') expect(view).toMatchObject({ state: 'backing-off', limitedBy: 'history_list' });
+    if (view.state === 'backing-off') expect(view.limitedBy).toBe('history_list');
+    else if (view.state !== 'healthy') expect(view.state).toBe('starting'); // back at the ceiling, probing upwards
   }
   expect(rates.length).toBeGreaterThan(3); // additive: not back at once
   expect(rates.slice(0, -1)).toEqual([...rates.slice(0, -1)].sort((a, b) => a - b));

@@ -1,8 +1,9 @@
 /**
  * The expirer under its databases' pacers (hold/database-pacing.ts): a database whose signals are
  * over their thresholds takes its rows slower, still earliest due first, never before due, and
- * every row within its entity's lateness budget; unpaced it fires as before; the operator's
- * throttle still caps it (the lower wins).
+ * every row within its entity's lateness budget; a burst on a quiet database starts at the start
+ * rate in small batches and doubles; unpaced it fires as before; the operator's throttle still
+ * caps it (the lower wins).
  */
 import type { Transition } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
@@ -27,13 +28,16 @@ function catalogueWith(couponBudgetS?: number) {
   return parseEntityFile(file, 'entities/default.json');
 }
 
-function harness(o: { couponBudgetS?: number; maxBatchSize?: number; replicaLagMs?: () => number | undefined } = {}) {
+/** Most tests start unpaced, as a drain already past its start does; the start has its own test. */
+const STARTED = { ...DEFAULT_PACER_SETTINGS, startRate: Number.POSITIVE_INFINITY };
+
+function harness(o: { couponBudgetS?: number; maxBatchSize?: number; replicaLagMs?: () => number | undefined; settings?: typeof DEFAULT_PACER_SETTINGS } = {}) {
   let signals: ServerSignals = { threadsRunning: 3, historyListLength: 10 };
   const views: PacerView[] = [];
   const switches = fakeSwitches();
   const pacing = createDatabasePacing({
     databases: ['main'],
-    settings: DEFAULT_PACER_SETTINGS,
+    settings: o.settings ?? STARTED,
     clock,
     intervalMs: 1_000,
     readSignals: async () => signals,
@@ -86,6 +90,25 @@ test('healthy: a burst fires as it did unpaced, all at its due time', async () =
   await jest.advanceTimersByTimeAsync(2_100);
   expect(h.sent()).toHaveLength(2_000);
   expect(h.views.at(-1)).toMatchObject({ state: 'healthy', rate: Number.POSITIVE_INFINITY });
+});
+
+test('a burst on a quiet database starts at the start rate, in batches of a tenth of a second, doubles while healthy, and starts gently again once quiet', async () => {
+  const h = harness({ settings: DEFAULT_PACER_SETTINGS, maxBatchSize: 2_000 });
+  await jest.advanceTimersByTimeAsync(3_000);
+  const dues = burst(h, 20_000, Date.now() + 100);
+  await jest.advanceTimersByTimeAsync(1_100);
+  // The first second: about the start rate (1,000), in batches of about 100 rows.
+  const first = h.sent().length;
+  expect(first).toBeGreaterThanOrEqual(900);
+  expect(first).toBeLessThanOrEqual(2_100); // the bucket starts with a second saved up
+  expect(Math.max(...h.calls.map((c) => c.ids.length))).toBeLessThanOrEqual(100);
+  expect(h.views.at(-1)).toMatchObject({ state: 'starting' });
+  await jest.advanceTimersByTimeAsync(15_000);
+  expect(h.views.some((v) => v.state === 'starting' && v.rate >= 4_000)).toBe(true);
+  expect(h.sent()).toEqual([...dues.keys()]); // all of them, once each, earliest due first
+  for (const c of h.calls) for (const due of c.dues) expect(c.at).toBeGreaterThanOrEqual(due);
+  // Drained and quiet since: the next burst starts gently again.
+  expect(h.views.at(-1)).toMatchObject({ state: 'healthy', rate: DEFAULT_PACER_SETTINGS.startRate });
 });
 
 test('Threads_running over its threshold slows a burst down; it still goes earliest due first, none early, each within its budget', async () => {
