@@ -8,9 +8,9 @@
  * less than half the rate, the rate is not what holds the drain back and the database is
  * unpaced. While any signal is over its threshold the rate is cut by `decrease` each adjustment
  * (the first cut starts from the rows a second the database was actually taking); while none
- * is, it climbs back by a twentieth of that starting rate each adjustment (AIMD, as Vitess's
- * transaction throttler does), and from there doubles again. Quiet for QUIET_MS, the next drain
- * starts at `startRate` again.
+ * is, it climbs by a twentieth of that starting rate each adjustment (AIMD, as Vitess's
+ * transaction throttler does) for the rest of the drain, unpaced once it no longer binds. Quiet
+ * for QUIET_MS with no signal over, the next drain starts at `startRate` again.
  *
  * The budget is the floor, and the floor wins (I-budget): the rate is at least what the due rows
  * waiting need to be done by the oldest one's due time plus `budgetHeadroom` of its budget, and
@@ -140,7 +140,7 @@ export class Pacer {
   /**
    * armed: idle, a drain will start at the start rate; starting: the rate doubles each second
    * while no signal is over; unpaced: the rate no longer held the drain back; recovering: after
-   * a cut, back up step by step to the ceiling.
+   * a cut, up by a step a second, for the rest of the drain.
    */
   private phase: 'armed' | 'starting' | 'unpaced' | 'recovering' = 'armed';
   private wasBusy = false;
@@ -243,9 +243,10 @@ export class Pacer {
       this.limitedBy = worst;
       this.phase = 'recovering';
     } else if (this.phase === 'recovering') {
-      this.healthRate += this.ceiling / RECOVERY_STEPS;
-      // Back where the first cut started: from there it probes upwards as a drain's start does.
-      if (this.healthRate >= this.ceiling) [this.healthRate, this.phase, this.limitedBy] = [this.ceiling, 'starting', undefined];
+      // Additive for the rest of the drain, past the ceiling too (TCP's congestion avoidance: a
+      // doubling from there overshoots into the next cut); unpaced once the rate no longer binds.
+      if (busy && this.wasBusy && taken < this.healthRate * NOT_BINDING) [this.healthRate, this.phase, this.limitedBy] = [Number.POSITIVE_INFINITY, 'unpaced', undefined];
+      else this.healthRate += this.ceiling / RECOVERY_STEPS;
     } else if (this.phase !== 'unpaced' && busy) {
       // A second with due rows waiting in full behind it: the rate doubles, unless the database
       // took well under it (the pacer is not what holds the drain back): then unpaced.
@@ -258,7 +259,7 @@ export class Pacer {
     // Quiet for a while with no signal: the next drain starts at the start rate again.
     if (busy || worst !== undefined) this.quietSince = undefined;
     else if (this.quietSince === undefined) this.quietSince = now;
-    else if (now - this.quietSince >= QUIET_MS && (this.phase === 'starting' || this.phase === 'unpaced')) {
+    else if (now - this.quietSince >= QUIET_MS && this.phase !== 'armed') {
       [this.healthRate, this.phase, this.limitedBy] = [Math.max(s.startRate, s.minRate), 'armed', undefined];
     }
     this.wasBusy = busy;

@@ -182,3 +182,29 @@ test("a replica's lag by the heartbeat is a signal: over its threshold the datab
   await jest.advanceTimersByTimeAsync(30_000);
   expect(h.views.at(-1)).toMatchObject({ state: 'healthy' });
 });
+
+test("due entries the consumer has not read yet (past its memory cap) count in the budget's backlog", async () => {
+  const budgetOf = async (unread: number) => {
+    const views: PacerView[] = [];
+    const pacing = createDatabasePacing({
+      databases: ['main'],
+      settings: STARTED,
+      clock,
+      intervalMs: 1_000,
+      readSignals: async () => ({ threadsRunning: 80 }),
+      unreadDue: () => unread,
+      onView: (_database, view) => views.push(view),
+      logger: createLogger('silent'),
+    });
+    const oldestDueAtMs = Date.now();
+    const stop = pacing.attach({ backlogOf: () => ({ dueRows: 1_000, oldestDueAtMs, budgetMs: 120_000 }), wake: () => undefined });
+    await jest.advanceTimersByTimeAsync(2_000);
+    stop();
+    return views.at(-1)!;
+  };
+  const inMemoryOnly = await budgetOf(0);
+  const withUnread = await budgetOf(49_000);
+  // 50,000 rows in all need fifty times the rate of the 1,000 in memory.
+  expect(withUnread.budgetRate / inMemoryOnly.budgetRate).toBeCloseTo(50, 0);
+  expect(withUnread).toMatchObject({ state: 'budget-bound' });
+});
