@@ -160,6 +160,8 @@ export function markdownTable(results: BenchResults): string {
     ...lines,
     '',
     ...foregroundTable(results.runs),
+    ...pacingLines(results.runs),
+    ...earliestLines(results.runs),
     ...ratioLines,
     ...(poller ? [`- poller: a scan every ${poller.interval_s} s (seed 003's cron), T in the middle of its period`] : []),
     ...(scanner
@@ -199,8 +201,25 @@ function foregroundTable(runs: readonly RunResult[]): string[] {
             `${r.replica.stale_rows} rows read ACTIVE there after the primary had expired them, in ${r.replica.replica_reads} wallet reads`,
         ],
   );
-  const pacing = runs.flatMap((r) => {
-    if (r.pacing === null || r.pacing.samples === 0) return [];
+  const header = ['workload', 'contender', 'foreground phase', 's', 'requests', 'errors', 'P50', 'P99', 'P99.9', 'max'];
+  const lines = [...ratios, ...replicas];
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows, '', ...lines, ...(lines.length > 0 ? [''] : [])];
+}
+
+/** Each run's earliest transition against its row's due time (by the database's clocks): none early is the invariant. */
+function earliestLines(runs: readonly RunResult[]): string[] {
+  const lines = runs.flatMap((r) => {
+    const min = r.delay_ms?.min;
+    if (min === undefined) return [];
+    return [`- ${r.workload} × ${r.contender}: earliest transition ${num(min)} ms after its due time${min < 0 ? ' — EARLY' : ', none early'}`];
+  });
+  return lines.length === 0 ? [] : [...lines, ''];
+}
+
+/** The stream's pacers per run (contenders/pacing-watch.ts): seconds per state and per limiting signal. */
+function pacingLines(runs: readonly RunResult[]): string[] {
+  const lines = runs.flatMap((r) => {
+    if (!r.pacing || r.pacing.samples === 0) return [];
     const seconds = (o: Readonly<Record<string, number>>) =>
       Object.entries(o)
         .map(([k, v]) => `${k} ${v} s`)
@@ -209,9 +228,7 @@ function foregroundTable(runs: readonly RunResult[]): string[] {
       `- ${r.workload} × ${r.contender}, its pacers (${r.pacing.samples} samples): states ${seconds(r.pacing.states)}; held back by ${seconds(r.pacing.limitedBy)}; lowest rate ${r.pacing.minRate === null ? 'never paced' : `${num(r.pacing.minRate)} rows/s`}`,
     ];
   });
-  const header = ['workload', 'contender', 'foreground phase', 's', 'requests', 'errors', 'P50', 'P99', 'P99.9', 'max'];
-  const lines = [...ratios, ...replicas, ...pacing];
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows, '', ...lines, ...(lines.length > 0 ? [''] : [])];
+  return lines.length === 0 ? [] : [...lines, ''];
 }
 
 const ms = (x: number) => `${x.toFixed(1)} ms`;

@@ -105,7 +105,13 @@ export function resultOf(r: {
     transitions,
     transitions_per_second: transitions === null ? null : perSecond(transitions, figures!.lastTransitionAtMs),
     delay_ms: figures?.delayMs
-      ? { p50: round3(figures.delayMs.p50), p95: round3(figures.delayMs.p95), p99: round3(figures.delayMs.p99), max: round3(figures.delayMs.max) }
+      ? {
+          min: round3(figures.delayMs.min),
+          p50: round3(figures.delayMs.p50),
+          p95: round3(figures.delayMs.p95),
+          p99: round3(figures.delayMs.p99),
+          max: round3(figures.delayMs.max),
+        }
       : null,
     first_transition_s: since(figures?.firstTransitionAtMs, plan?.startRefMs),
     last_transition_s: since(figures?.lastTransitionAtMs, plan?.endRefMs),

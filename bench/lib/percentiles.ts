@@ -6,11 +6,12 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-export type DelaySummary = Readonly<{ p50: number; p95: number; p99: number; max: number }>;
+/** min: the earliest; a negative delay would be a row transitioned before its due time. */
+export type DelaySummary = Readonly<{ min: number; p50: number; p95: number; p99: number; max: number }>;
 
 /** Sorts in place (a Float64Array sorts numerically, and needs an eighth of an array's memory). */
 export function summarize(values: Float64Array): DelaySummary | null {
   if (values.length === 0) return null;
   values.sort();
-  return { p50: percentile(values, 50), p95: percentile(values, 95), p99: percentile(values, 99), max: values[values.length - 1]! };
+  return { min: values[0]!, p50: percentile(values, 50), p95: percentile(values, 95), p99: percentile(values, 99), max: values[values.length - 1]! };
 }

@@ -8,7 +8,7 @@
  * less than half the rate, the rate is not what holds the drain back and the database is
  * unpaced. While any signal is over its threshold the rate is cut by `decrease` each adjustment
  * (the first cut starts from the rows a second the database was actually taking); while none
- * is, it climbs by a twentieth of that starting rate each adjustment (AIMD, as Vitess's
+ * is, it climbs by a tenth of the rate the last cut left each adjustment (AIMD, as Vitess's
  * transaction throttler does) for the rest of the drain, unpaced once it no longer binds. Quiet
  * for QUIET_MS with no signal over, the next drain starts at `startRate` again.
  *
@@ -124,8 +124,8 @@ const BASELINE_RISE = 0.002;
 /** A class's latency is a signal once it has seen this many batches: its baseline is then more than one sample. */
 const MIN_SAMPLES = 5;
 const RECENT_WEIGHT = 0.3;
-/** From the cut's starting rate back to it in 20 adjustments (about 20 s). */
-const RECOVERY_STEPS = 20;
+/** After a cut the rate climbs by this share of the rate the cut left, each adjustment: back to where it was cut in about 4 s. */
+const RECOVERY_SHARE = 0.1;
 /** A database that took less than this share of its rate, with due rows waiting, is not held back by it. */
 const NOT_BINDING = 0.5;
 /** The probes of a database the expirer has sent nothing for this long are quiet: its baseline may rise to them. */
@@ -145,8 +145,8 @@ export class Pacer {
   private phase: 'armed' | 'starting' | 'unpaced' | 'recovering' = 'armed';
   private wasBusy = false;
   private quietSince: number | undefined;
-  /** The rows a second the database took when the first cut started: recovery climbs back to it. */
-  private ceiling = 0;
+  /** The climb per adjustment after a cut: a share of the rate the last cut left. */
+  private step = 0;
   private limitedBy: PacerSignal | undefined;
   private signals: ServerSignals = {};
   private readonly latency = new Map<number, LatencyClass>();
@@ -236,17 +236,19 @@ export class Pacer {
       if (ratio >= worstRatio) [worst, worstRatio] = [signal, ratio];
     }
     if (worst !== undefined) {
-      if (this.phase !== 'recovering') this.ceiling = Math.max(taken, s.minRate);
       // From what the database takes, not from a limit it never reached (a budget-bound rate above it aside).
       const from = Math.min(this.healthRate, Math.max(taken, s.minRate));
       this.healthRate = Math.max(s.minRate, from * s.decrease);
+      this.step = Math.max(1, this.healthRate * RECOVERY_SHARE);
       this.limitedBy = worst;
       this.phase = 'recovering';
     } else if (this.phase === 'recovering') {
-      // Additive for the rest of the drain, past the ceiling too (TCP's congestion avoidance: a
-      // doubling from there overshoots into the next cut); unpaced once the rate no longer binds.
-      if (busy && this.wasBusy && taken < this.healthRate * NOT_BINDING) [this.healthRate, this.phase, this.limitedBy] = [Number.POSITIVE_INFINITY, 'unpaced', undefined];
-      else this.healthRate += this.ceiling / RECOVERY_STEPS;
+      // Additive for the rest of the drain (TCP's congestion avoidance: doubling again overshoots
+      // into the next cut, and a step sized by the first cut's rate climbs too fast from a low
+      // one); unpaced once the rate no longer binds.
+      if (busy && this.wasBusy && taken < this.healthRate * NOT_BINDING)
+        [this.healthRate, this.phase, this.limitedBy] = [Number.POSITIVE_INFINITY, 'unpaced', undefined];
+      else this.healthRate += this.step;
     } else if (this.phase !== 'unpaced' && busy) {
       // A second with due rows waiting in full behind it: the rate doubles, unless the database
       // took well under it (the pacer is not what holds the drain back): then unpaced.
