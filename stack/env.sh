@@ -30,6 +30,14 @@ TB_STACK_REPL_USER="${TB_STACK_REPL_USER:-timebucket_repl}"
 TB_STACK_REPL_PASSWORD="${TB_STACK_REPL_PASSWORD:-repl-pw-Zt5mW3qe}"
 TB_STACK_REPLICA_READER_USER="${TB_STACK_REPLICA_READER_USER:-timebucket_replica_reader}"
 TB_STACK_REPLICA_READER_PASSWORD="${TB_STACK_REPLICA_READER_PASSWORD:-reader-pw-Lc8sN4vy}"
+# With the stack's replica on, it is the service's replica of the main database, as a deployment
+# configures one (TB_DB_REPLICA_HOST; its port and reader account default to the stack's,
+# src/config-replicas.ts): `migrate` grants the reader, the expirers beat the heartbeat and pace
+# by its lag. Set only then: a replica configured where none runs would be a lag never known.
+if [ "$TB_STACK_REPLICA" = 1 ] && [ -z "${TB_DB_REPLICA_HOST:-}" ]; then
+  TB_DB_REPLICA_HOST=127.0.0.1
+  export TB_DB_REPLICA_HOST
+fi
 # MySQL comes from Debian's sid suite, in a tree of its own made once by debootstrap and shared
 # by every checkout (stack/lib/mysql-tree.sh), from the mirror this machine's apt uses.
 TB_MYSQL_TREE="${TB_MYSQL_TREE:-${XDG_CACHE_HOME:-$HOME/.cache}/timebucket/mysql-sid}"

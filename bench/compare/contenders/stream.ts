@@ -84,10 +84,9 @@ function streamContender(name: 'stream' | 'paced', pacing: 'on' | 'off'): Conten
           TB_TOPOLOGY: path,
           TB_GROUP_PREFIX: prefix,
           TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn',
+          // The stack's replica, where it runs, is configured by stack/env.sh (TB_DB_REPLICA_HOST):
+          // its lag is then a pacing signal, as in a deployment with a replica.
           TB_PACING: pacing,
-          // The stack's replica, where it runs: the expirers write the heartbeat and read its lag
-          // (a pacing signal when pacing is on), as a deployment with a replica configured does.
-          ...(process.env['TB_STACK_REPLICA'] === '1' && process.env['TB_DB_REPLICA_HOST'] === undefined && { TB_DB_REPLICA_HOST: '127.0.0.1' }),
         };
         ports.length = 0;
         for (const [name, roles] of PROCESSES) {
