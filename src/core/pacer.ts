@@ -110,6 +110,9 @@ export type PacerView = Readonly<{
   limitedBy?: PacerSignal;
   /** The oldest due row's lateness as a share of its budget (0 without due rows). */
   budgetUsed: number;
+  /** The latency probe's tail in the last adjustment's window and its quiet baseline (ms); absent before enough probes. */
+  probeTailMs?: number;
+  probeBaselineMs?: number;
 }>;
 
 /** Batches are compared with batches of about their size: a size class per power of two. */
@@ -265,6 +268,7 @@ export class Pacer {
       [this.healthRate, this.phase, this.limitedBy] = [Math.max(s.startRate, s.minRate), 'armed', undefined];
     }
     this.wasBusy = busy;
+    const probeTailMs = this.probeTail();
     this.learnProbeBaseline(now);
     this.rows = 0;
     this.probes = [];
@@ -281,7 +285,16 @@ export class Pacer {
             : 'backing-off';
     const used =
       backlog.dueRows > 0 && backlog.oldestDueAtMs !== undefined && backlog.budgetMs ? Math.max(0, now - backlog.oldestDueAtMs) / backlog.budgetMs : 0;
-    this.view = { rate, healthRate: this.healthRate, budgetRate, state, budgetUsed: used, ...(this.limitedBy !== undefined && { limitedBy: this.limitedBy }) };
+    this.view = {
+      rate,
+      healthRate: this.healthRate,
+      budgetRate,
+      state,
+      budgetUsed: used,
+      ...(this.limitedBy !== undefined && { limitedBy: this.limitedBy }),
+      ...(probeTailMs !== undefined && { probeTailMs }),
+      ...(this.probeBaseline !== undefined && { probeBaselineMs: this.probeBaseline }),
+    };
     return this.view;
   }
 

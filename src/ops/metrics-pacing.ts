@@ -3,7 +3,7 @@
  * database may take, the state its pacer is in and the signal that holds it back, and how much of
  * the lateness budget its oldest due row has used. Built unregistered (`registers` is empty);
  * createMetrics registers them in the scrape order. Labels bounded: database (the configured
- * ones, set by the expirer role when it starts), state (4), signal (5).
+ * ones, set by the expirer role when it starts), state (4), signal (5), stat (2).
  */
 import { Gauge, type Registry } from 'prom-client';
 import { PACER_SIGNALS, PACER_STATES, type PacerView } from '../core/pacer';
@@ -28,6 +28,12 @@ export function pacingMetrics(registers: Registry[]) {
       labelNames: ['database', 'signal'] as const,
       registers,
     }),
+    pacingProbe: new Gauge({
+      name: 'timebucket_pacing_probe_seconds',
+      help: "The latency probe's answers (SELECT 1, db/latency-probe.ts): the tail of the last second's (the 90th percentile) and its quiet baseline",
+      labelNames: ['database', 'stat'] as const,
+      registers,
+    }),
     pacingBudgetUsed: new Gauge({
       name: 'timebucket_pacing_budget_used_ratio',
       help: "The oldest due row waiting for the database: its lateness as a share of its entity's lateness budget (0 when none waits)",
@@ -45,4 +51,6 @@ export function recordPacing(m: PacingFamilies, database: string, view: PacerVie
   for (const state of PACER_STATES) m.pacingState.set({ database, state }, view.state === state ? 1 : 0);
   for (const signal of PACER_SIGNALS) m.pacingLimitedBy.set({ database, signal }, view.limitedBy === signal ? 1 : 0);
   m.pacingBudgetUsed.set({ database }, view.budgetUsed);
+  if (view.probeTailMs !== undefined) m.pacingProbe.set({ database, stat: 'tail' }, view.probeTailMs / 1_000);
+  if (view.probeBaselineMs !== undefined) m.pacingProbe.set({ database, stat: 'baseline' }, view.probeBaselineMs / 1_000);
 }

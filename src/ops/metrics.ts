@@ -37,7 +37,7 @@ const SCRAPE_ORDER = [
   ...['captureLag', 'captureProbeFailures', 'eventsWritten', 'missingSchemaIds', 'cdcLag', 'outboxPurged', 'retentionFailures'],
   ...['controlPaused', 'controlThrottle', 'remindersSent', 'remindersSkipped', 'reminderLateness', 'digestSize', 'controlPollFailures'],
   ...['firstPassHeld', 'firstPassHeldEntries'],
-  ...['pacingRate', 'pacingState', 'pacingLimitedBy', 'pacingBudgetUsed'],
+  ...['pacingRate', 'pacingState', 'pacingLimitedBy', 'pacingBudgetUsed', 'pacingProbe'],
 ] as const satisfies ReadonlyArray<keyof Families>;
 
 // A family missing from SCRAPE_ORDER would be missing from /metrics: its key turns `never` here,

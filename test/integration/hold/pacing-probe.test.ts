@@ -3,8 +3,8 @@
  * a proxy this file holds (db/latency-probe.ts's connection with the rest), so for 1.5 s the
  * server answers nothing and then everything at once, as a stalled host does. The probe's answers
  * come late, each timed from its scheduled start, and the pacer backs off on them and names the
- * signal (timebucket_pacing_limited_by{signal="probe_latency"}); once they are quick again it
- * climbs back. The probe's thread, its samples into the database's pacer and the metric are the
+ * signal (timebucket_pacing_limited_by{signal="probe_latency"}, its tail in
+ * timebucket_pacing_probe_seconds); once they are quick again it climbs back. The probe's thread, its samples into the database's pacer and the metric are the
  * service's own; only the stall is the test's.
  *
  * @lane isolated
@@ -27,6 +27,7 @@ beforeAll(async () => {
     env: { TB_DB_NAME: db.name, TB_DB_HOST: '127.0.0.1', TB_DB_PORT: String(proxy.port), TB_PACING: 'on', TB_PACING_PROBE_INTERVAL_MS: '50' },
   });
   await pipeline.start(['expirer']);
+  console.log('PORTS', proxy.port, pipeline.config.db.port, JSON.stringify(pipeline.config.databases['main']?.port));
 });
 
 afterAll(async () => {
@@ -40,12 +41,11 @@ const gauge = (name: string) => pipeline.metrics.registry.getSingleMetric(name) 
 const limitedByProbe = async () => (await metricSum(gauge('timebucket_pacing_limited_by'), { database: 'main', signal: 'probe_latency' })) === 1;
 
 test('a database whose answers stall makes the pacer back off on probe_latency, and it climbs back once they are quick again', async () => {
+  // The probe answers (its connection is up and its baseline learnt) before the stall.
   await waitFor(
-    'the pacer to be healthy',
-    async () => ((await metricSum(gauge('timebucket_pacing_state'), { database: 'main', state: 'healthy' })) === 1 ? true : undefined),
-    {
-      timeoutMs: 30_000,
-    },
+    "the probe's baseline",
+    async () => ((await metricSum(gauge('timebucket_pacing_probe_seconds'), { database: 'main', stat: 'baseline' })) > 0 ? true : undefined),
+    { timeoutMs: 30_000 },
   );
   proxy.hold();
   // The stall's length (the fault itself, not a synchronisation).
@@ -53,6 +53,9 @@ test('a database whose answers stall makes the pacer back off on probe_latency, 
   proxy.release();
   await waitFor('the pacer to back off on probe_latency', async () => ((await limitedByProbe()) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
   expect(await metricSum(gauge('timebucket_pacing_state'), { database: 'main', state: 'backing-off' })).toBe(1);
+  // The late answers were the tail of a second: far above the baseline.
+  const tail = await metricSum(gauge('timebucket_pacing_probe_seconds'), { database: 'main', stat: 'tail' });
+  expect(tail).toBeGreaterThan(0.2);
   // Quick answers again: no signal holds it back (recovered, or recovering on none).
   await waitFor('the probe signal to clear', async () => ((await limitedByProbe()) ? undefined : true), { timeoutMs: 60_000, intervalMs: 250 });
 });
