@@ -189,7 +189,8 @@ test('pause holds every due coupon on both instances while orders cancel; resume
       },
     );
     expect(await metric(i, 'timebucket_control_paused', { what: 'order' })).toBe(0);
-    // (The body names the databases too: its one answers; no first pass held; its pacer, idle, healthy and unlimited.)
+    // (The body names the databases too: its one answers; no first pass held; its pacer, idle and
+    // healthy, at the rate a drain would start at, TB_PACING_START_ROWS_PER_SECOND.)
     expect(await readyz(i)).toEqual({
       status: 200,
       body: {
@@ -197,7 +198,7 @@ test('pause holds every due coupon on both instances while orders cancel; resume
         control: { known: true, paused: ['coupon'], throttled: {} },
         databases: { main: expect.objectContaining({ answering: true, checked: true }) },
         firstPassHeld: [],
-        pacing: { main: { state: 'healthy', limitedBy: null, rowsPerSecond: null, budgetUsed: 0 } },
+        pacing: { main: { state: 'healthy', limitedBy: null, rowsPerSecond: 1_000, budgetUsed: 0 } },
       },
     });
     expect(switchChanges(i)).toContainEqual(
