@@ -40,6 +40,22 @@ export type Db = Knex;
  * `logger` receives knex's own warnings (a connection lost during an outage, deprecations) as
  * structured logs; without one they are dropped (tests' pools), never printed to the console.
  */
+/**
+ * Where and as whom mysql2 connects to `db`, for the pools here and for the latency probe's own
+ * connection (db/latency-probe.ts). The server's certificate is always verified when TLS is on:
+ * encryption without verification would let anything in the path pose as the database.
+ */
+export function driverConnection(db: Pick<Config['db'], 'host' | 'port' | 'user' | 'password' | 'tls'>) {
+  return {
+    host: db.host,
+    port: db.port,
+    user: db.user,
+    password: db.password,
+    charset: 'utf8mb4',
+    ...(db.tls.enabled && { ssl: { rejectUnauthorized: true, ...(db.tls.ca !== undefined && { ca: db.tls.ca }) } }),
+  };
+}
+
 /** demoTables: whether migrations create the demo coupons/orders (db/migrations/index.ts); the local default. */
 /** statementTimeoutMs: every statement's deadline on this pool (db/statement-deadline.ts), the connection's `statementTimeoutMs` unless given (migrate's DDL). */
 export function createDb(db: Config['db'], opts: { database?: string | null; logger?: Logger; demoTables?: boolean; statementTimeoutMs?: number } = {}): Db {
@@ -55,22 +71,15 @@ export function createDb(db: Config['db'], opts: { database?: string | null; log
       debug: () => undefined,
     },
     connection: {
-      host: db.host,
-      port: db.port,
-      user: db.user,
-      password: db.password,
+      ...driverConnection(db),
       database,
       timezone: 'Z',
       dateStrings: false,
       supportBigNumbers: true,
-      charset: 'utf8mb4',
       // Statements prepared per connection (the event_outbox insert, one per batch size:
       // publish/sql/insert-event-outbox.ts), the least recently used closed beyond this: the
       // server's max_prepared_stmt_count (16,382 by default) is shared by every connection.
       maxPreparedStatements: 8,
-      // The server's certificate is always verified when TLS is on: encryption without
-      // verification would let anything in the path pose as the database.
-      ...(db.tls.enabled && { ssl: { rejectUnauthorized: true, ...(db.tls.ca !== undefined && { ca: db.tls.ca }) } }),
     },
     pool: {
       min: 0,

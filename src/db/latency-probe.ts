@@ -18,6 +18,7 @@ import type { DbConnection } from '../config';
 import type { Logger } from '../ops/logger';
 import { resource } from '../runtime/group';
 import type { Component } from '../runtime/lifecycle';
+import { driverConnection } from './knex';
 
 export type LatencyProbeOptions = Readonly<{
   /** The databases to probe, by name: the service's connection to each. */
@@ -129,16 +130,7 @@ export function latencyProbe(opts: LatencyProbeOptions): Component {
   );
 }
 
-/** The pool's connection settings (db/knex.ts), as the worker's mysql2 takes them. */
+/** The pool's connection settings (db/knex.ts), with a deadline for the connection's set-up. */
 function connectionOptions(c: DbConnection): Record<string, unknown> {
-  return {
-    host: c.host,
-    port: c.port,
-    user: c.user,
-    password: c.password,
-    database: c.database,
-    charset: 'utf8mb4',
-    connectTimeout: 10_000,
-    ...(c.tls.enabled && { ssl: { rejectUnauthorized: true, ...(c.tls.ca !== undefined && { ca: c.tls.ca }) } }),
-  };
+  return { ...driverConnection(c), database: c.database, connectTimeout: 10_000 };
 }
