@@ -206,14 +206,13 @@ export class Pacer {
   }
 
   /** Each signal's value over its threshold (≥ 1: over); latency only from classes with a batch since the last adjustment. */
-  pressure(): Partial<Record<PacerSignal, number>> {
+  pressure(tail = this.probeTail()): Partial<Record<PacerSignal, number>> {
     const s = this.settings;
     const out: Partial<Record<PacerSignal, number>> = {};
     const { threadsRunning, historyListLength, replicaLagMs } = this.signals;
     if (threadsRunning !== undefined) out.threads_running = threadsRunning / s.threadsRunning;
     if (historyListLength !== undefined) out.history_list = historyListLength / s.historyListLength;
     if (replicaLagMs !== undefined) out.replica_lag = replicaLagMs / s.replicaLagMs;
-    const tail = this.probeTail();
     if (tail !== undefined && this.probeBaseline !== undefined) {
       const limit = Math.max(this.probeBaseline * s.probeLatencyFactor, this.probeBaseline + s.probeLatencyFloorMs);
       out.probe_latency = tail / limit;
@@ -233,9 +232,10 @@ export class Pacer {
     const elapsedS = Math.max(now - this.lastAdjustAt, 1) / 1_000;
     const taken = this.rows / elapsedS;
     const busy = backlog.dueRows > 0;
+    const probeTailMs = this.probeTail();
     let worst: PacerSignal | undefined;
     let worstRatio = 1;
-    for (const [signal, ratio] of Object.entries(this.pressure()) as Array<[PacerSignal, number]>) {
+    for (const [signal, ratio] of Object.entries(this.pressure(probeTailMs)) as Array<[PacerSignal, number]>) {
       if (ratio >= worstRatio) [worst, worstRatio] = [signal, ratio];
     }
     if (worst !== undefined) {
@@ -268,8 +268,7 @@ export class Pacer {
       [this.healthRate, this.phase, this.limitedBy] = [Math.max(s.startRate, s.minRate), 'armed', undefined];
     }
     this.wasBusy = busy;
-    const probeTailMs = this.probeTail();
-    this.learnProbeBaseline(now);
+    this.learnProbeBaseline(now, probeTailMs);
     this.rows = 0;
     this.probes = [];
     const budgetRate = this.budgetRate(backlog, now, Math.max(now - this.lastAdjustAt, 1_000));
@@ -315,8 +314,7 @@ export class Pacer {
    * (its own load, and what it leaves behind in the binlog readers, never becomes the norm; the
    * application's own busy hour does).
    */
-  private learnProbeBaseline(now: number): void {
-    const tail = this.probeTail();
+  private learnProbeBaseline(now: number, tail: number | undefined): void {
     if (tail === undefined) return;
     if (this.probeBaseline === undefined) this.probeBaseline = tail;
     else if (tail < this.probeBaseline) this.probeBaseline += (tail - this.probeBaseline) * BASELINE_FALL;

@@ -101,6 +101,8 @@ export function createDatabasePacing(opts: DatabasePacingOptions): DatabasePacin
   const adjust = (source: Readonly<{ backlogOf(database: string, now: number): Backlog }>): boolean => {
     let raised = false;
     const now = opts.clock.now();
+    /** Read once per adjustment, and only if a database has due rows waiting. */
+    let unreadDue: number | undefined;
     for (const [database, pacer] of pacers) {
       // A read still in flight from the last adjustment is slow: no signal until one comes in time.
       if (reading.has(database)) signals.delete(database);
@@ -108,7 +110,7 @@ export function createDatabasePacing(opts: DatabasePacingOptions): DatabasePacin
       pacer.observeSignals({ ...signals.get(database), ...(lag !== undefined && { replicaLagMs: lag }) });
       const before = bucketOf(database)?.ratePerSecond ?? Number.POSITIVE_INFINITY;
       const backlog = source.backlogOf(database, now);
-      const unread = backlog.dueRows > 0 ? (opts.unreadDue?.() ?? 0) : 0;
+      const unread = backlog.dueRows > 0 ? (unreadDue ??= opts.unreadDue?.() ?? 0) : 0;
       const view = pacer.adjust(unread > 0 ? { ...backlog, dueRows: backlog.dueRows + unread } : backlog);
       if (view.rate === Number.POSITIVE_INFINITY) buckets.delete(database);
       else {

@@ -146,22 +146,30 @@ export class HoldConsumer extends ConsumerBase {
     let heldPartitions = 0;
     let inMemory = 0;
     let largestPartitionInMemory = 0;
-    let unreadReleased = 0;
     const now = this.opts.clock.now();
-    const byBucket = this.opts.dueFrom === 'bucket';
     for (const p of this.partitions.values()) {
       inMemory += p.tracker.inFlight;
       largestPartitionInMemory = Math.max(largestPartitionInMemory, p.tracker.inFlight);
       if (p.heldUntil !== undefined) heldPartitions += 1;
-      else if (!byBucket || p.lastBucketStartMs <= now) unreadReleased += Math.max(0, p.highWatermark - p.nextOffset);
     }
+    const unreadDue = this.unreadDue(now);
     return {
       heldPartitions,
       inMemory,
       largestPartitionInMemory,
-      dueLag: unreadReleased + this.opts.sink.dueCount(now) + this.opts.reroute.dueCount(now),
-      unreadDue: unreadReleased,
+      dueLag: unreadDue + this.opts.sink.dueCount(now) + this.opts.reroute.dueCount(now),
+      unreadDue,
     };
+  }
+
+  /** Unread messages of partitions that are not held (the expirer's pacing counts them in its budget). */
+  unreadDue(now = this.opts.clock.now()): number {
+    const byBucket = this.opts.dueFrom === 'bucket';
+    let unread = 0;
+    for (const p of this.partitions.values()) {
+      if (p.heldUntil === undefined && (!byBucket || p.lastBucketStartMs <= now)) unread += Math.max(0, p.highWatermark - p.nextOffset);
+    }
+    return unread;
   }
 
   async start(): Promise<void> {

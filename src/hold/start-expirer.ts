@@ -106,7 +106,7 @@ export async function startExpirer(ctx: ExpirerContext): Promise<Group> {
   });
   const waitingLaneTopics = databasesOf(ctx.catalogue).map((database) => waitingTopic(ctx.topology, database));
   const topics = [...ringTopics(ctx.topology, tiersReadBy(role, ctx.topology)), dueTopic(ctx.topology), ...waitingLaneTopics];
-  const started = await startHoldStage(ctx, role, topics, sink, logger, (stage) => (consumer.unreadDue = () => stage.stats().unreadDue));
+  const started = await startHoldStage(ctx, role, topics, sink, logger, (stage) => (consumer.unreadDue = () => stage.unreadDue()));
   // The breakers are shut down after the consumer stopped (reverse order); the pacers' rows for
   // `ctl status` are deleted first.
   const expirer = group(role, {

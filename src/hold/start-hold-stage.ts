@@ -24,7 +24,7 @@ export async function startHoldStage(
   sink: ExpirerSink | CascaderSink,
   logger: Logger,
   /** Told the consumer once it runs (the expirer's pacing reads its unread due entries). */
-  onConsumer?: (stage: Pick<HoldConsumer, 'stats'>) => void,
+  onConsumer?: (stage: Pick<HoldConsumer, 'unreadDue'>) => void,
 ): Promise<Group> {
   // Only for the due-lag metric of partitions paused at the memory cap (HoldConsumer.fetchEnds).
   const admin = ctx.kafka.admin();
