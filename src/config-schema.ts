@@ -142,8 +142,8 @@ export const EnvSchema = z.object({
   TB_PACING_START_ROWS_PER_SECOND: z.coerce.number().min(1).default(DEFAULT_PACER_SETTINGS.startRate),
   TB_PACING_PROBE_LATENCY_FACTOR: z.coerce.number().min(1.1).max(1_000).default(DEFAULT_PACER_SETTINGS.probeLatencyFactor),
   TB_PACING_PROBE_LATENCY_FLOOR_MS: z.coerce.number().min(0).max(60_000).default(DEFAULT_PACER_SETTINGS.probeLatencyFloorMs),
-  // The pause between two probes of a database (db/latency-probe.ts): ten a second give each
-  // adjustment a median of ten, for one `SELECT 1` each on a connection of the probe's own.
+  // How often a database is probed (db/latency-probe.ts): ten a second give each adjustment a
+  // tail of ten answers, for one `SELECT 1` each on a connection of the probe's own.
   TB_PACING_PROBE_INTERVAL_MS: z.coerce.number().int().min(10).max(10_000).default(100),
   TB_MAX_IN_MEMORY_PER_PARTITION: z.coerce.number().int().min(1).default(20_000),
   TB_COMMIT_INTERVAL_MS: z.coerce.number().int().min(10).default(500),

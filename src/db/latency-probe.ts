@@ -23,7 +23,7 @@ import { driverConnection } from './knex';
 export type LatencyProbeOptions = Readonly<{
   /** The databases to probe, by name: the service's connection to each. */
   databases: Readonly<Record<string, DbConnection>>;
-  /** The pause between one probe's answer and the next probe, per database. */
+  /** A probe is scheduled every intervalMs per database, whether or not the last one has answered. */
   intervalMs: number;
   /** A probe not answered within this is a failure (and its connection is opened again). */
   timeoutMs: number;
@@ -39,7 +39,7 @@ type ProbeMessage = Readonly<{ database: string; latencyMs: number }> | Readonly
  * probes are sent on a schedule (every intervalMs), whether or not the last one has answered, and
  * each one's latency counts from its scheduled start: a database that stalls shows as slow
  * answers, not as fewer of them (a probe that waited for the last answer would send three in a
- * second to a server that takes 300 ms, and three are too few for a median). At most
+ * second to a server that takes 300 ms, and three are too few for a tail). At most
  * maxOutstanding wait on the connection; one scheduled beyond that is skipped. A new connection
  * answers once before its answers are samples (the first includes its set-up).
  */
@@ -58,8 +58,9 @@ for (const [database, options] of Object.entries(targets)) {
   };
   const open = () => {
     conn = mysql.createConnection(options);
-    conn.on('error', reopen);
     const c = conn;
+    // An error of a connection already replaced must not close its successor.
+    c.on('error', () => { if (conn === c) reopen(); });
     c.query('SELECT 1', (err) => {
       if (err) { parentPort.postMessage({ database, error: String(err.message || err) }); if (conn === c) reopen(); }
       else if (conn === c) ready = true;
