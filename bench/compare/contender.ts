@@ -8,7 +8,7 @@ import type { WrittenRows } from './workload';
 
 export type ContenderContext = Readonly<{
   params: BenchParams;
-  /** The configuration from the environment; TB_DB_NAME is the captured database. */
+  /** The configuration from the environment (TB_DB_NAME: the stack's database, not the run's). */
   config: Config;
   /** Started before the workload is planned: its T must leave room for the start-up. */
   workload: WorkloadName;
@@ -52,7 +52,7 @@ export type RunningContender = Readonly<{
 
 export type Contender = Readonly<{
   name: ContenderName;
-  /** The stream needs Debezium, which captures TB_DB_NAME only; the others get a database of their own. */
+  /** The stream reads its rows through Debezium (connectors of its own): its T must leave room for the capture. */
   needsCdc: boolean;
   start: (ctx: ContenderContext) => Promise<RunningContender>;
 }>;

@@ -1,9 +1,11 @@
 /**
- * `make bench`: timebucket side by side with the alternatives, on the same rows, one run.
- * Every workload (hot, steady, mixed) against every contender (raw, poller, scanner, stream),
- * one after the other on the local stack; see bench/README.md for what each figure means and
- * how it is measured. Writes bench/results/<ISO timestamp>.json and prints a Markdown table on
- * stdout (progress on stderr). Exit code 1 if any run failed or was not exact.
+ * `make bench`: timebucket side by side with the alternatives, on the same rows. Every workload
+ * (hot, steady, mixed) against every contender (raw, poller, scanner, stream), one after the
+ * other on the local stack, in RUNS rounds (default 3) whose contender order alternates; each
+ * run on a database of its own (the stream's captured by connectors of its own), the stack's
+ * connectors paused meanwhile. See bench/README.md for what each figure means and how it is
+ * measured. Writes bench/results/<ISO timestamp>.json and prints a Markdown table on stdout
+ * (progress on stderr): the medians of the rounds first. Exit code 1 if any run failed or was not exact.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +21,9 @@ import { raw } from './contenders/raw';
 import { scanner } from './contenders/scanner';
 import { paced, stream } from './contenders/stream';
 import { ContenderName, readParams } from './params';
-import { markdownTable, ratiosOf, writeResults } from './report';
+import { markdownTable, summaryOf, writeResults } from './report';
+import { pauseAllConnectors } from '../lib/connect-rest';
+import { roundOrder } from './repeats';
 import { runOne } from './run-one';
 import type { RunResult } from './run-result';
 
@@ -42,10 +46,25 @@ async function main(): Promise<number> {
     await sleep(BASELINE_S * 1000);
     const baseline = { seconds: BASELINE_S, rows_examined_per_second: Math.round(((await rowsRead(serverDb)) - before) / BASELINE_S) };
     log(`baseline: ${baseline.rows_examined_per_second} rows examined per second with no bench running`);
-    log(`bench ${params.preset}: workloads ${params.workloads.join(',')} × contenders ${params.contenders.join(',')}; logs in ${logDir}`);
+    log(
+      `bench ${params.preset}: workloads ${params.workloads.join(',')} × contenders ${params.contenders.join(',')} × ${params.runs} rounds; logs in ${logDir}`,
+    );
     const runs: RunResult[] = [];
-    for (const workload of params.workloads) {
-      for (const name of params.contenders) runs.push(await runOne({ params, config, serverDb, logDir }, workload, CONTENDERS[name]));
+    const resume = await pauseAllConnectors();
+    // An interrupted bench still leaves the stack's pipeline running.
+    const onSignal = () => void resume().finally(() => process.exit(130));
+    process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+    try {
+      for (let round = 1; round <= params.runs; round++) {
+        // Alternating: a machine that warms up (or heats up) over the bench favours no contender.
+        const order = roundOrder(params.contenders, round);
+        for (const workload of params.workloads) {
+          for (const name of order) runs.push(await runOne({ params, config, serverDb, logDir }, workload, CONTENDERS[name], round));
+        }
+      }
+    } finally {
+      await resume();
+      process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     }
     const results = {
       bench: 'compare' as const,
@@ -72,16 +91,19 @@ async function main(): Promise<number> {
         stream: {
           topology: 'topics/local.json, own prefix',
           expirer_processes: params.expirers,
+          captured_database: "the run's own, with CDC and outbox connectors of its own; the stack's connectors paused during the bench",
           mixed_shards: 16,
           mixed_partitions: params.mixedPartitions ?? 'as local.json (4)',
         },
+        runs: params.runs,
+        order: 'alternating: CONTENDERS in odd rounds, reversed in even ones',
         stall_s: params.stallS,
         timeout_s: params.timeoutS,
       },
       machine,
       baseline,
       runs,
-      ratios: ratiosOf(params, runs),
+      ...summaryOf(params, runs),
     };
     const file = writeResults(resultsDir, results);
     console.log(markdownTable(results));

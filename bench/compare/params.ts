@@ -46,6 +46,8 @@ const EnvSchema = z.object({
   MIXED_PARTITIONS: z.coerce.number().int().min(1).optional(),
   // stream: expirer processes (scale-out); each takes a share of the rings' partitions.
   EXPIRERS: z.coerce.number().int().min(1).max(16).default(1),
+  // Rounds: every contender runs once per round, the order alternating (compare/repeats.ts); medians are quoted.
+  RUNS: z.coerce.number().int().min(1).max(9).default(3),
   // Before each run, at most this long waiting for the machine to be quiet again (lib/settle.ts); 0: no wait.
   SETTLE_S: z.coerce.number().min(0).default(180),
   // A run with no progress this long, or not done within TIMEOUT_S, is recorded as failed.
@@ -72,6 +74,7 @@ export type BenchParams = Readonly<{
   scanner: Readonly<{ graceMs: number; intervalMs: number; maxPagesPerSecond: number }>;
   mixedPartitions: number | undefined;
   expirers: number;
+  runs: number;
   settleS: number;
   stallS: number;
   timeoutS: number;
@@ -91,6 +94,7 @@ const SMOKE: Readonly<Record<string, string>> = {
   STALL_S: '60',
   TIMEOUT_S: '120',
   SETTLE_S: '0',
+  RUNS: '1',
 };
 
 export function readParams(env: NodeJS.ProcessEnv): BenchParams {
@@ -110,6 +114,7 @@ export function readParams(env: NodeJS.ProcessEnv): BenchParams {
     scanner: { graceMs: e.SCANNER_GRACE_MS, intervalMs: e.SCANNER_INTERVAL_MS, maxPagesPerSecond: e.SCANNER_PPS },
     mixedPartitions: e.MIXED_PARTITIONS,
     expirers: e.EXPIRERS,
+    runs: e.RUNS,
     settleS: e.SETTLE_S,
     stallS: e.STALL_S,
     timeoutS: e.TIMEOUT_S,

@@ -5,9 +5,12 @@ import { join } from 'node:path';
 import type { MachineInfo } from '../lib/machine';
 import type { BenchParams, WorkloadName } from './params';
 import type { RunResult } from './run-result';
+import { formatSpread, mediansOf, spreadOf, type ContenderMedians, type Spread } from './repeats';
 
 export type Ratios = Readonly<{
   workload: WorkloadName;
+  /** The round (1…RUNS) whose runs these ratios compare. */
+  round: number;
   /** stream transitions/s ÷ raw transitions/s: how much of the machine's SQL ceiling the stream reaches. */
   stream_over_raw_throughput: number | null;
   /** poller P99 delay ÷ stream P99 delay: how much later the naive poller's slowest rows are. */
@@ -29,10 +32,47 @@ export type BenchResults = Readonly<{
   /** Rows examined per second with no bench running, measured first: the noise under that figure. */
   baseline: Readonly<{ seconds: number; rows_examined_per_second: number }>;
   runs: readonly RunResult[];
+  /** Per workload and round. */
   ratios: readonly Ratios[];
+  /** Per workload and contender over the rounds (repeats.ts). */
+  medians: readonly ContenderMedians[];
+  /** Per workload: each ratio's median over the rounds, and its spread. */
+  ratio_medians: readonly RatioMedians[];
 }>;
 
-export function ratiosOf(params: BenchParams, runs: readonly RunResult[]): Ratios[] {
+export type RatioMedians = Readonly<{ workload: WorkloadName } & { [K in Exclude<keyof Ratios, 'workload' | 'round'>]: Spread | null }>;
+
+/** Each ratio's median over the rounds. */
+export function ratioMediansOf(ratios: readonly Ratios[]): RatioMedians[] {
+  const workloads = [...new Set(ratios.map((r) => r.workload))];
+  return workloads.map((workload) => {
+    const of = ratios.filter((r) => r.workload === workload);
+    const pick = (k: Exclude<keyof Ratios, 'workload' | 'round'>) => spreadOf(of.map((r) => r[k]));
+    return {
+      workload,
+      stream_over_raw_throughput: pick('stream_over_raw_throughput'),
+      poller_p99_over_stream_p99: pick('poller_p99_over_stream_p99'),
+      stream_over_raw_machine_cpu: pick('stream_over_raw_machine_cpu'),
+      stream_publish_tail_share: pick('stream_publish_tail_share'),
+      stream_minus_raw_p99_ms: pick('stream_minus_raw_p99_ms'),
+    };
+  });
+}
+
+/** Everything the results file derives from the runs: ratios per round, their medians, each contender's medians. */
+export function summaryOf(params: BenchParams, runs: readonly RunResult[]): Pick<BenchResults, 'ratios' | 'medians' | 'ratio_medians'> {
+  const rounds = [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b);
+  const ratios = rounds.flatMap((round) =>
+    ratiosOf(
+      params,
+      runs.filter((r) => r.round === round),
+    ).map((x) => ({ ...x, round })),
+  );
+  return { ratios, medians: mediansOf(runs), ratio_medians: ratioMediansOf(ratios) };
+}
+
+/** The ratios of one round's runs (the round is set by summaryOf). */
+export function ratiosOf(params: BenchParams, runs: readonly RunResult[]): Array<Omit<Ratios, 'round'>> {
   const find = (w: WorkloadName, c: string) => runs.find((r) => r.workload === w && r.contender === c && r.ok);
   const ratio = (a: number | null | undefined, b: number | null | undefined) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 1000) / 1000);
   return params.workloads.map((w) => ({
@@ -86,6 +126,7 @@ export function markdownTable(results: BenchResults): string {
   const header = [
     'workload',
     'contender',
+    'round',
     'exact',
     'transitions/s',
     'delay P50',
@@ -116,6 +157,7 @@ export function markdownTable(results: BenchResults): string {
       `| ${[
         r.workload,
         r.contender,
+        r.round,
         r.ok ? 'yes' : r.error ? `FAILED: ${r.error}` : 'NO',
         num(r.transitions_per_second),
         delay(r.delay_ms?.p50),
@@ -145,10 +187,10 @@ export function markdownTable(results: BenchResults): string {
       ].join(' | ')} |`,
     );
   }
-  const ratioLines = results.ratios.map(
+  const ratioLines = results.ratio_medians.map(
     (x) =>
-      `- ${x.workload}: stream/raw throughput ${num(x.stream_over_raw_throughput, 2)}; machine CPU per transition T → last transition, stream/raw ${num(x.stream_over_raw_machine_cpu, 2)}; ` +
-      `publish tail / drain ${num(x.stream_publish_tail_share, 2)}; P99 stream − raw ${num(x.stream_minus_raw_p99_ms)} ms; poller P99 / stream P99 ${num(x.poller_p99_over_stream_p99, 1)}`,
+      `- ${x.workload}, median over rounds: stream/raw throughput ${formatSpread(x.stream_over_raw_throughput, 2)}; machine CPU per transition T → last transition, stream/raw ${formatSpread(x.stream_over_raw_machine_cpu, 2)}; ` +
+      `publish tail / drain ${formatSpread(x.stream_publish_tail_share, 2)}; P99 stream − raw ${formatSpread(x.stream_minus_raw_p99_ms)} ms; poller P99 / stream P99 ${formatSpread(x.poller_p99_over_stream_p99, 1)}`,
   );
   const m = results.machine;
   const notes = results.runs.flatMap((r) => r.notes.map((n) => `- ${r.workload} × ${r.contender}: ${n}`));
@@ -157,6 +199,7 @@ export function markdownTable(results: BenchResults): string {
   return [
     `### timebucket side by side — ${results.started_at} (${m.cores} cores, ${m.ram_gb} GB, node ${m.node}, ${m.git_commit?.slice(0, 10) ?? 'no commit'})`,
     '',
+    ...mediansTable(results.medians),
     ...lines,
     '',
     ...foregroundTable(results.runs),
@@ -232,3 +275,51 @@ function pacingLines(runs: readonly RunResult[]): string[] {
 }
 
 const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+/**
+ * The medians of the rounds, first: what to quote. CPU per transition from T to the last
+ * transition, by process (the database server, Connect, Kafka, the contender's own), and what
+ * the machine spent that no listed process accounts for.
+ */
+function mediansTable(medians: readonly ContenderMedians[]): string[] {
+  if (medians.every((m) => m.runs <= 1)) return [];
+  const header = [
+    'workload',
+    'contender',
+    'ok / runs',
+    'transitions/s',
+    'delay P99 ms',
+    'machine CPU µs / transition',
+    'by process, µs / transition',
+    'unaccounted µs',
+    'publish tail s',
+  ];
+  const rows = medians.map((m) => {
+    const byProcess = Object.entries(m.cpu_us_per_transition)
+      .filter(([, s]) => s !== null && s.median >= 1)
+      .sort(([, a], [, b]) => b!.median - a!.median)
+      .map(([name, s]) => `${name} ${formatSpread(s)}`)
+      .join('; ');
+    return `| ${[
+      m.workload,
+      m.contender,
+      `${m.ok} / ${m.runs}`,
+      formatSpread(m.transitions_per_second),
+      formatSpread(m.delay_p99_ms),
+      formatSpread(m.machine_cpu_us_per_transition),
+      byProcess || '–',
+      formatSpread(m.unaccounted_cpu_us_per_transition),
+      formatSpread(m.publish_tail_s, 1),
+    ].join(' | ')} |`;
+  });
+  return [
+    `Medians of the rounds (min–max, spread = (max − min) / median):`,
+    '',
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows,
+    '',
+    'Every run:',
+    '',
+  ];
+}

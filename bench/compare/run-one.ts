@@ -32,12 +32,10 @@ import { createDb } from '../../src/db/knex';
 
 export type Harness = Readonly<{ params: BenchParams; config: Config; serverDb: Db; logDir: string }>;
 
-export async function runOne(h: Harness, workload: WorkloadName, contender: Contender): Promise<RunResult> {
-  log(`── ${workload} × ${contender.name}`);
+export async function runOne(h: Harness, workload: WorkloadName, contender: Contender, round = 1): Promise<RunResult> {
+  log(`── ${workload} × ${contender.name}${h.params.runs > 1 ? ` (round ${round} of ${h.params.runs})` : ''}`);
   const settleNotes = await settleBefore(h);
-  const target = contender.needsCdc
-    ? { name: h.config.db.database, db: h.serverDb, drop: async () => undefined }
-    : await createBenchDatabase(h.config, `${workload}_${contender.name}`);
+  const target = await createBenchDatabase(h.config, `${workload}_${contender.name}`);
   let running: RunningContender | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= running?.stop() ?? Promise.resolve());
@@ -99,6 +97,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     return resultOf({
       workload,
       contender: contender.name,
+      round,
       database: target.name,
       plan,
       written,
@@ -123,6 +122,7 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     return resultOf({
       workload,
       contender: contender.name,
+      round,
       database: target.name,
       plan,
       written,

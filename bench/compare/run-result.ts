@@ -27,6 +27,8 @@ export type ProcessFigures = Readonly<{
 export type RunResult = Readonly<{
   workload: WorkloadName;
   contender: ContenderName;
+  /** Which round of RUNS (1-based): each round runs every contender once, the order alternating. */
+  round: number;
   database: string;
   ok: boolean;
   error: string | null;
@@ -69,6 +71,7 @@ export type RunResult = Readonly<{
 export function resultOf(r: {
   workload: WorkloadName;
   contender: ContenderName;
+  round: number;
   database: string;
   plan: WorkloadPlan | undefined;
   written: WriteReport | undefined;
@@ -95,6 +98,7 @@ export function resultOf(r: {
   return {
     workload: r.workload,
     contender: r.contender,
+    round: r.round,
     database: r.database,
     ok: r.error === null && figures?.exactness.ok === true,
     error: r.error,

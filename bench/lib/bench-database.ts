@@ -1,8 +1,9 @@
 /**
  * A database of one bench run's own, `<TB_DB_NAME>_test_bench_<label>_<random>` (the stack
- * grants `<db>_test%` to the application user), migrated, dropped by `drop()`. Debezium captures
- * only TB_DB_NAME, so rows written here cost no CDC work: a contender that does not need the
- * stream is measured without the binlog capture's load on top.
+ * grants `<db>_test%` to the application user), migrated, dropped by `drop()`. Only the stream
+ * captures its database (connectors of its own, lib/bench-capture.ts; the stack's own connectors
+ * are paused for the bench): a contender that does not need the stream is measured without the
+ * binlog capture's load on top.
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../src/config';

@@ -15,11 +15,9 @@ import type { EntityCatalogue } from '../../src/core/entity-catalogue';
 import { connectorConfig } from '../../src/ingest/connector-config';
 import { outboxConnectorConfig } from '../../src/publish/outbox-connector-config';
 import { config, uniqueName } from './stack';
-import { waitFor } from './wait-for';
+import { deleteConnector, putConnector } from '../../bench/lib/connect-rest';
 import { secondServer } from './test-database';
 import { stackFlavour } from './stack-flavour';
-
-const connectUrl = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}`;
 
 export type TestConnector = Readonly<{ name: string; topicPrefix: string; config: Readonly<Record<string, string>>; remove: () => Promise<void> }>;
 
@@ -116,43 +114,4 @@ export async function registerOutboxConnector(database: string, opts: { server?:
   return connector;
 }
 
-/**
- * PUT (create or update), then a bounded wait until the connector and its task are RUNNING. A
- * worker that has just (re)started can close the connection or answer 409 (rebalancing) or 5xx
- * while it joins: the PUT is tried again until the deadline; a 4xx other than 409 is an error.
- */
-export async function putConnector(name: string, body: Readonly<Record<string, string>>): Promise<void> {
-  const refused = await waitFor(
-    `connector ${name} accepted by Connect`,
-    async () => {
-      const put = await fetch(`${connectUrl}/connectors/${name}/config`, {
-        method: 'PUT',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000),
-      });
-      if (put.ok) return null;
-      const text = await put.text();
-      // A refusal is final (a bad config): reported now, not retried to the deadline.
-      return put.status !== 409 && put.status < 500 ? `HTTP ${put.status} ${text}` : undefined;
-    },
-    { timeoutMs: 90_000, intervalMs: 500 },
-  );
-  if (refused !== null) throw new Error(`registering connector ${name}: ${refused}`);
-  await waitFor(
-    `connector ${name} and its task RUNNING`,
-    async () => {
-      const res = await fetch(`${connectUrl}/connectors/${name}/status`, { signal: AbortSignal.timeout(5_000) });
-      if (!res.ok) return undefined;
-      const status = (await res.json()) as { connector: { state: string }; tasks: Array<{ state: string; trace?: string }> };
-      const failed = [status.connector, ...status.tasks].find((s) => s.state === 'FAILED');
-      if (failed !== undefined) throw new Error(`connector ${name} FAILED: ${(failed as { trace?: string }).trace?.slice(0, 800) ?? ''}`);
-      return status.connector.state === 'RUNNING' && status.tasks.length > 0 && status.tasks.every((t) => t.state === 'RUNNING') ? true : undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 500 },
-  );
-}
-
-export async function deleteConnector(name: string): Promise<void> {
-  await fetch(`${connectUrl}/connectors/${name}`, { method: 'DELETE', signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
-}
+export { deleteConnector, putConnector } from '../../bench/lib/connect-rest';

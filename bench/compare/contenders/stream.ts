@@ -1,11 +1,11 @@
 /**
- * stream: timebucket as deployed. CDC (Debezium on the captured database) → repartitioner →
- * rings → expirer → event_outbox → outbox connector → event topics, the roles in separate processes
- * (repartitioner; EXPIRERS expirers, default 1; cascader + outbox-keeper), on a topology, topics and consumer groups of the
- * run's own. The repartitioner's new group is pinned at the current end of the CDC topics
- * before anything is written, so it reads exactly the run's changes (plus whatever else writes
- * to the captured database meanwhile). Progress: the events read back from the event topics.
- * Afterwards the run's topics, groups and schema subjects are deleted.
+ * stream: timebucket as deployed. CDC (Debezium) → repartitioner → rings → expirer →
+ * event_outbox → outbox connector → event topics, the roles in separate processes
+ * (repartitioner; EXPIRERS expirers, default 1; cascader + outbox-keeper), on a topology, topics,
+ * consumer groups and captured database of the run's own: the run's database gets its own CDC
+ * and outbox connectors (lib/bench-capture.ts), so the run reads exactly its own changes and
+ * leaves nothing in the stack's pipeline. Progress: the events read back from the event topics.
+ * Afterwards the run's connectors, topics, groups and schema subjects are deleted.
  */
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
@@ -13,7 +13,6 @@ import { rmSync } from 'node:fs';
 import { declaredTopics } from '../../../src/core/topology';
 import { createKafka } from '../../../src/kafka/client';
 import { applyTopics } from '../../../src/kafka/topics-apply';
-import { pinNewGroupToEnd } from '../../../src/kafka/pin-group-start';
 import { createLogger } from '../../../src/ops/logger';
 import { registryAuthHeaders } from '../../../src/publish/schema-registry';
 import type { Config } from '../../../src/config';
@@ -23,7 +22,8 @@ import { scrapeMetrics } from '../../lib/metrics-text';
 import type { Contender } from '../contender';
 import { followEvents } from './event-follower';
 import { writeStreamTopology } from './stream-topology';
-import { cdcTopicOf } from '../../../src/ingest/cdc-topics';
+import { loadEntities } from '../../../src/ops/load-entities';
+import { planBenchCapture } from '../../lib/bench-capture';
 import { registerSchemas } from '../../lib/register-schemas';
 import { watchPacing } from './pacing-watch';
 
@@ -54,7 +54,14 @@ function streamContender(name: 'stream' | 'paced', pacing: 'on' | 'off'): Conten
       );
       const admin = kafka.admin();
       await admin.connect();
-      const topics = declaredTopics(topology);
+      const capture = await planBenchCapture({
+        config: ctx.config,
+        catalogue: loadEntities(ctx.config.entitiesPath),
+        db: ctx.db,
+        dbName: ctx.dbName,
+        topicPrefix: prefix,
+      });
+      const topics = [...declaredTopics(topology), ...capture.cdcTopics];
       const PROCESSES = processes(ctx.params.expirers);
       const children: Child[] = [];
       const ports: number[] = [];
@@ -62,6 +69,7 @@ function streamContender(name: 'stream' | 'paced', pacing: 'on' | 'off'): Conten
       const cleanUp = async () => {
         await Promise.all(children.map((c) => c.stop()));
         await follower?.stop().catch(() => undefined);
+        await capture.remove();
         await deleteRunState(
           admin,
           prefix,
@@ -76,11 +84,12 @@ function streamContender(name: 'stream' | 'paced', pacing: 'on' | 'off'): Conten
         log(`stream: creating ${topics.length} topics under ${prefix}`);
         await applyTopics(admin, topics);
         // The deployment's `schemas register` Job: the expirers read the saved ids.
-        await registerSchemas({ ...process.env, TB_TOPOLOGY: path }, topology);
-        log(`stream: topics ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
-        await pinNewGroupToEnd(admin, `${prefix}.repartitioner`, [cdcTopicOf(ctx.config.cdc, 'coupons'), cdcTopicOf(ctx.config.cdc, 'orders')]);
+        await registerSchemas({ ...process.env, ...capture.env, TB_TOPOLOGY: path }, topology);
+        await capture.start();
+        log(`stream: topics and connectors ready; starting ${PROCESSES.map(([n]) => n).join(', ')}`);
         const env = {
           ...process.env,
+          ...capture.env,
           TB_TOPOLOGY: path,
           TB_GROUP_PREFIX: prefix,
           TB_LOG_LEVEL: process.env['TB_LOG_LEVEL'] ?? 'warn',
