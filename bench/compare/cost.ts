@@ -8,7 +8,9 @@
  *
  * CPU-µs per transition = CPU seconds in the phase × 10^6 / transitions of the run. The machine's
  * figure (from /proc/stat) also holds what no listed process did; its idle share says how much
- * of the 2 cores the run left unused.
+ * of the 2 cores the run left unused. The bench's own process (BENCH_PROCESS: the harness, which
+ * for the stream reads every event back from Kafka) is listed, and `machine_less_bench` is the
+ * machine without it: what the system under test and its stack cost.
  */
 import { cpuSeconds, machineCpuSeconds } from '../lib/proc';
 import type { NamedPid } from '../lib/stack-processes';
@@ -23,9 +25,14 @@ export type PhaseCost = Readonly<{
   processes_cpu_us_per_transition: number;
   /** The machine's busy CPU (everything on it), per transition. */
   machine_cpu_us_per_transition: number | null;
+  /** The same without the bench's own process (BENCH_PROCESS). */
+  machine_less_bench_cpu_us_per_transition: number | null;
   /** Share of the machine's CPU left idle in the phase, 0..1. */
   machine_idle_share: number | null;
 }>;
+
+/** The harness's own process among the sampled ones. */
+export const BENCH_PROCESS = 'bench';
 
 export type RunCost = Readonly<{ expire: PhaseCost | null; publish: PhaseCost | null; publish_tail_s: number | null }>;
 
@@ -51,6 +58,7 @@ export function phaseCost(from: CostSample | undefined, to: CostSample | undefin
     cpu_us_per_transition: perProcess,
     processes_cpu_us_per_transition: us(total),
     machine_cpu_us_per_transition: busy === null ? null : us(busy),
+    machine_less_bench_cpu_us_per_transition: busy === null ? null : us(busy) - (perProcess[BENCH_PROCESS] ?? 0),
     machine_idle_share: busy === null || idle === null || busy + idle <= 0 ? null : Math.round((idle / (busy + idle)) * 1000) / 1000,
   };
 }

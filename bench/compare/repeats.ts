@@ -38,6 +38,8 @@ export type ContenderMedians = Readonly<{
   delay_p99_ms: Spread | null;
   /** T → the last transition: the machine's CPU per transition, and each process's (by name). */
   machine_cpu_us_per_transition: Spread | null;
+  /** The same without the bench's own process (cost.ts BENCH_PROCESS). */
+  machine_less_bench_cpu_us_per_transition: Spread | null;
   cpu_us_per_transition: Readonly<Record<string, Spread | null>>;
   /** The machine's CPU no listed process accounts for (kernel threads, interrupts, other processes). */
   unaccounted_cpu_us_per_transition: Spread | null;
@@ -62,6 +64,7 @@ export function mediansOf(runs: readonly RunResult[]): ContenderMedians[] {
       transitions_per_second: spreadOf(ok.map((r) => r.transitions_per_second)),
       delay_p99_ms: spreadOf(ok.map((r) => r.delay_ms?.p99)),
       machine_cpu_us_per_transition: spreadOf(expire.map((c) => c?.machine_cpu_us_per_transition)),
+      machine_less_bench_cpu_us_per_transition: spreadOf(expire.map((c) => c?.machine_less_bench_cpu_us_per_transition)),
       cpu_us_per_transition: Object.fromEntries(names.map((n) => [n, spreadOf(expire.map((c) => c?.cpu_us_per_transition[n]))])),
       unaccounted_cpu_us_per_transition: spreadOf(
         expire.map((c) =>

@@ -16,7 +16,7 @@ import { createBenchDatabase } from '../lib/bench-database';
 import { binlogBytesWritten, dbNowMs, readsBetween, rowsReadByCounter } from '../lib/db-server';
 import { log, sleep } from '../lib/log';
 import { cpuSeconds, memoryMb } from '../lib/proc';
-import { phaseCost, takeSample, type CostSample, type RunCost } from './cost';
+import { BENCH_PROCESS, phaseCost, takeSample, type CostSample, type RunCost } from './cost';
 import type { NamedPid } from '../lib/stack-processes';
 import { stackProcesses } from '../lib/stack-processes';
 import type { Contender, RunningContender } from './contender';
@@ -72,7 +72,9 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
     if (plan.name !== 'steady' && written.doneAtMs > plan.startRefMs)
       notes.push(`rows still being written ${((written.doneAtMs - plan.startRefMs) / 1000).toFixed(1)} s after T: raise LEAD_S`);
     if (written.maxWriterLagMs > 1_000) notes.push(`the steady writer fell up to ${(written.maxWriterLagMs / 1000).toFixed(1)} s behind its schedule`);
-    const pids = [...running.children.map((c) => ({ name: c.name, pid: c.process.pid ?? -1 })), ...stack];
+    // The harness itself (BENCH_PROCESS): the measuring instrument, shown apart from the machine's
+    // unaccounted CPU. For the stream it reads every event back from Kafka, as a subscriber would.
+    const pids = [...running.children.map((c) => ({ name: c.name, pid: c.process.pid ?? -1 })), ...stack, { name: BENCH_PROCESS, pid: process.pid }];
     // Started after the rows are in: its inserts would break the run's consecutive ids (verifyIds).
     foreground?.start('before T');
     replica = foreground === undefined ? undefined : replicaWatchOf(h, target, plan.tag);
