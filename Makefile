@@ -146,7 +146,7 @@ bench-announced: build stack-up migrate
 # naive poller, the compensation scanner alone, the stream), every workload, RUNS rounds (the
 # contenders' order alternating), on a fresh stack; writes bench/results/<ISO timestamp>.json and
 # prints a Markdown table, the rounds' medians first. See bench/README.md.
-#   make bench [N=1000000] [R=5000] [M=2] [RUNS=3] [WORKLOADS=hot,steady,mixed] [CONTENDERS=raw,poller,scanner,stream]
+#   make bench [N=1000000] [R=5000] [M=2] [RUNS=3] [WARMUP=1] [WORKLOADS=hot,steady,mixed] [CONTENDERS=raw,poller,scanner,stream]
 # N defaults to 1,000,000 here (the N ?= above is the other benches' default).
 BENCH_N = $(if $(filter command line environment,$(origin N)),$(N),1000000)
 R ?= 5000
@@ -155,9 +155,10 @@ WORKLOADS ?= hot,steady,mixed
 CONTENDERS ?= raw,poller,scanner,stream
 POLL_INTERVAL_S ?= 60
 RUNS ?= 3
+WARMUP ?= 1
 bench: node-deps bench-stack migrate topics-apply
 	npx tsc -p tsconfig.bench.json
-	$(ENV) && N=$(BENCH_N) R=$(R) M=$(M) WORKLOADS=$(WORKLOADS) CONTENDERS=$(CONTENDERS) POLL_INTERVAL_S=$(POLL_INTERVAL_S) RUNS=$(RUNS) \
+	$(ENV) && N=$(BENCH_N) R=$(R) M=$(M) WORKLOADS=$(WORKLOADS) CONTENDERS=$(CONTENDERS) POLL_INTERVAL_S=$(POLL_INTERVAL_S) RUNS=$(RUNS) WARMUP=$(WARMUP) \
 	  node dist-bench/bench/compare/main.js
 
 # A stack restarted clean for `make bench` (its data removed, downloads kept): every bench starts

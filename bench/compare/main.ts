@@ -1,7 +1,7 @@
 /**
  * `make bench`: timebucket side by side with the alternatives, on the same rows. Every workload
  * (hot, steady, mixed) against every contender (raw, poller, scanner, stream), one after the
- * other on the local stack, in RUNS rounds (default 3) whose contender order alternates; each
+ * other on the local stack, after a warm-up round (WARMUP), in RUNS rounds (default 3) whose contender order alternates; each
  * run on a database of its own (the stream's captured by connectors of its own), the stack's
  * connectors paused meanwhile. See bench/README.md for what each figure means and how it is
  * measured. Writes bench/results/<ISO timestamp>.json and prints a Markdown table on stdout
@@ -55,6 +55,14 @@ async function main(): Promise<number> {
     const onSignal = () => void resume().finally(() => process.exit(130));
     process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
     try {
+      if (params.warmup) {
+        // Round 0: not in the medians (repeats.ts), its runs kept in the results as what they were.
+        const warm = { ...params, n: Math.max(1_000, Math.round(params.n / 5)) };
+        log(`warm-up: every contender once on ${warm.n} rows, not counted`);
+        for (const workload of params.workloads) {
+          for (const name of params.contenders) runs.push(await runOne({ params: warm, config, serverDb, logDir }, workload, CONTENDERS[name], 0));
+        }
+      }
       for (let round = 1; round <= params.runs; round++) {
         // Alternating: a machine that warms up (or heats up) over the bench favours no contender.
         const order = roundOrder(params.contenders, round);
@@ -96,6 +104,7 @@ async function main(): Promise<number> {
           mixed_partitions: params.mixedPartitions ?? 'as local.json (4)',
         },
         runs: params.runs,
+        warmup: params.warmup ? 'round 0: every contender once on a fifth of N (at least 1,000), not in the medians' : 'none',
         order: 'alternating: CONTENDERS in odd rounds, reversed in even ones',
         stall_s: params.stallS,
         timeout_s: params.timeoutS,

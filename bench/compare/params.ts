@@ -48,6 +48,9 @@ const EnvSchema = z.object({
   EXPIRERS: z.coerce.number().int().min(1).max(16).default(1),
   // Rounds: every contender runs once per round, the order alternating (compare/repeats.ts); medians are quoted.
   RUNS: z.coerce.number().int().min(1).max(9).default(3),
+  // Before round 1, each contender once on a fifth of the rows (at least 1,000), not counted: a
+  // stack just started runs its first minutes cold (JIT, buffer pool, new log segments). 0: none.
+  WARMUP: z.coerce.number().int().min(0).max(1).default(1),
   // Before each run, at most this long waiting for the machine to be quiet again (lib/settle.ts); 0: no wait.
   SETTLE_S: z.coerce.number().min(0).default(180),
   // A run with no progress this long, or not done within TIMEOUT_S, is recorded as failed.
@@ -75,6 +78,7 @@ export type BenchParams = Readonly<{
   mixedPartitions: number | undefined;
   expirers: number;
   runs: number;
+  warmup: boolean;
   settleS: number;
   stallS: number;
   timeoutS: number;
@@ -95,6 +99,7 @@ const SMOKE: Readonly<Record<string, string>> = {
   TIMEOUT_S: '120',
   SETTLE_S: '0',
   RUNS: '1',
+  WARMUP: '0',
 };
 
 export function readParams(env: NodeJS.ProcessEnv): BenchParams {
@@ -115,6 +120,7 @@ export function readParams(env: NodeJS.ProcessEnv): BenchParams {
     mixedPartitions: e.MIXED_PARTITIONS,
     expirers: e.EXPIRERS,
     runs: e.RUNS,
+    warmup: e.WARMUP === 1,
     settleS: e.SETTLE_S,
     stallS: e.STALL_S,
     timeoutS: e.TIMEOUT_S,

@@ -64,14 +64,16 @@ export function ratioMediansOf(ratios: readonly Ratios[]): RatioMedians[] {
 
 /** Everything the results file derives from the runs: ratios per round, their medians, each contender's medians. */
 export function summaryOf(params: BenchParams, runs: readonly RunResult[]): Pick<BenchResults, 'ratios' | 'medians' | 'ratio_medians'> {
-  const rounds = [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b);
+  // Round 0 is the warm-up: kept in runs[], in no median.
+  const counted = runs.filter((r) => r.round >= 1);
+  const rounds = [...new Set(counted.map((r) => r.round))].sort((a, b) => a - b);
   const ratios = rounds.flatMap((round) =>
     ratiosOf(
       params,
-      runs.filter((r) => r.round === round),
+      counted.filter((r) => r.round === round),
     ).map((x) => ({ ...x, round })),
   );
-  return { ratios, medians: mediansOf(runs), ratio_medians: ratioMediansOf(ratios) };
+  return { ratios, medians: mediansOf(counted), ratio_medians: ratioMediansOf(ratios) };
 }
 
 /** The ratios of one round's runs (the round is set by summaryOf). */

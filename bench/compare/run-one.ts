@@ -33,7 +33,8 @@ import { createDb } from '../../src/db/knex';
 export type Harness = Readonly<{ params: BenchParams; config: Config; serverDb: Db; logDir: string }>;
 
 export async function runOne(h: Harness, workload: WorkloadName, contender: Contender, round = 1): Promise<RunResult> {
-  log(`── ${workload} × ${contender.name}${h.params.runs > 1 ? ` (round ${round} of ${h.params.runs})` : ''}`);
+  const which = round === 0 ? ' (warm-up, not counted)' : h.params.runs > 1 ? ` (round ${round} of ${h.params.runs})` : '';
+  log(`── ${workload} × ${contender.name}${which}`);
   const settleNotes = await settleBefore(h);
   const target = await createBenchDatabase(h.config, `${workload}_${contender.name}`);
   let running: RunningContender | undefined;

@@ -27,7 +27,7 @@ export type ProcessFigures = Readonly<{
 export type RunResult = Readonly<{
   workload: WorkloadName;
   contender: ContenderName;
-  /** Which round of RUNS (1-based): each round runs every contender once, the order alternating. */
+  /** Which round of RUNS (1-based): each round runs every contender once, the order alternating; 0 the warm-up. */
   round: number;
   database: string;
   ok: boolean;
