@@ -53,10 +53,22 @@ const utf8 = new TextEncoder();
 export function shardOf(entityId: string, shards: number): number {
   if (!Number.isSafeInteger(shards) || shards < 1) throw new RangeError(`shards must be a positive integer, got ${shards}`);
   let hash = FNV_OFFSET_BASIS;
+  // Ids are decimal text: ASCII, where each char code is its UTF-8 byte. Hashed off the string,
+  // not a Uint8Array allocated per entry (the expirer's and the repartitioner's hot path).
+  for (let i = 0; i < entityId.length; i++) {
+    const code = entityId.charCodeAt(i);
+    if (code > 0x7f) return utf8Hash(entityId) % shards;
+    hash = Math.imul(hash ^ code, FNV_PRIME) >>> 0;
+  }
+  return hash % shards;
+}
+
+function utf8Hash(entityId: string): number {
+  let hash = FNV_OFFSET_BASIS;
   for (const byte of utf8.encode(entityId)) {
     hash = Math.imul(hash ^ byte, FNV_PRIME) >>> 0;
   }
-  return hash % shards;
+  return hash;
 }
 
 /**

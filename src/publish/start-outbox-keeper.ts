@@ -57,7 +57,8 @@ export async function startOutboxKeeper(ctx: OutboxKeeperContext): Promise<Group
     topic: probeTopic(ctx.topology),
     // A group per process: each process sees every probe and tracks its own.
     group: groupId,
-    newConsumer: () => ctx.kafka.consumer({ groupId, maxWaitTimeInMs: 250 }),
+    // A probe record ends the broker's wait at once: the wait only sets how often an idle topic is asked.
+    newConsumer: () => ctx.kafka.consumer({ groupId, maxWaitTimeInMs: 1_000 }),
     intervalMs: ctx.config.publish.probeIntervalMs,
     stallMs: ctx.config.consumer.stallMs,
     clock: ctx.clock,

@@ -125,6 +125,12 @@ describe('shardOf', () => {
     expect(shardOf('1', 16)).toBe(12);
     expect(shardOf('42', 16)).toBe(3);
     expect(shardOf('1234567890123', 16)).toBe(12);
+    expect(shardOf('18446744073709551615', 2 ** 32)).toBe(2259203060);
+  });
+
+  test('hashes the UTF-8 bytes of a key that is not ASCII (the fast path is for decimal ids only)', () => {
+    expect(shardOf('coupé-7', 2 ** 32)).toBe(1181566970);
+    expect(shardOf('€', 2 ** 32)).toBe(697271083);
   });
 
   test('is within range', () => {
