@@ -50,7 +50,7 @@ async function main(): Promise<number> {
       `bench ${params.preset}: workloads ${params.workloads.join(',')} × contenders ${params.contenders.join(',')} × ${params.runs} rounds; logs in ${logDir}`,
     );
     const runs: RunResult[] = [];
-    const resume = await pauseAllConnectors();
+    const resume = params.pauseConnectors ? await pauseAllConnectors() : async () => undefined;
     // An interrupted bench still leaves the stack's pipeline running.
     const onSignal = () => void resume().finally(() => process.exit(130));
     process.once('SIGINT', onSignal).once('SIGTERM', onSignal);

@@ -51,6 +51,9 @@ const EnvSchema = z.object({
   // Before round 1, each contender once on a fifth of the rows (at least 1,000), not counted: a
   // stack just started runs its first minutes cold (JIT, buffer pool, new log segments). 0: none.
   WARMUP: z.coerce.number().int().min(0).max(1).default(1),
+  // Pause the stack's own connectors for the bench (resumed at its end): they would only read the
+  // runs' binlog to drop it. 0 (the smoke preset): left alone, for a stack other tests are using.
+  PAUSE_CONNECTORS: z.coerce.number().int().min(0).max(1).default(1),
   // Before each run, at most this long waiting for the machine to be quiet again (lib/settle.ts); 0: no wait.
   SETTLE_S: z.coerce.number().min(0).default(180),
   // A run with no progress this long, or not done within TIMEOUT_S, is recorded as failed.
@@ -79,6 +82,7 @@ export type BenchParams = Readonly<{
   expirers: number;
   runs: number;
   warmup: boolean;
+  pauseConnectors: boolean;
   settleS: number;
   stallS: number;
   timeoutS: number;
@@ -100,6 +104,7 @@ const SMOKE: Readonly<Record<string, string>> = {
   SETTLE_S: '0',
   RUNS: '1',
   WARMUP: '0',
+  PAUSE_CONNECTORS: '0',
 };
 
 export function readParams(env: NodeJS.ProcessEnv): BenchParams {
@@ -121,6 +126,7 @@ export function readParams(env: NodeJS.ProcessEnv): BenchParams {
     expirers: e.EXPIRERS,
     runs: e.RUNS,
     warmup: e.WARMUP === 1,
+    pauseConnectors: e.PAUSE_CONNECTORS === 1,
     settleS: e.SETTLE_S,
     stallS: e.STALL_S,
     timeoutS: e.TIMEOUT_S,

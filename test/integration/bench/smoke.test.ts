@@ -8,6 +8,12 @@
  *
  * The harness's output goes to .stack/reports/logs/smoke.test.ts.log; its results and the
  * contenders' logs to a temporary directory, not bench/results.
+ *
+ * Every run has a database of its own (the stream's captured by connectors of its own), and the
+ * smoke preset leaves the stack's connectors running (PAUSE_CONNECTORS=0): it disturbs no other
+ * file. (The pause itself: pause-connectors.test.ts.)
+ *
+ * @lane isolated
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -165,14 +171,12 @@ test('every contender transitioned every row exactly once, on every workload', (
   }
 });
 
-test("each stream run captured a database of its own, and the stack's connectors run again afterwards", async () => {
+test('each stream run captured a database of its own through connectors of its own, deleted afterwards', async () => {
   const streamRuns = results.runs.filter((r) => r.contender === 'stream');
+  expect(streamRuns).toHaveLength(WORKLOADS.length);
   // Not the stack's captured database: the `make run` pipeline never sees a bench's rows.
   for (const r of streamRuns) expect(r['database']).toMatch(new RegExp(`^${process.env['TB_DB_NAME'] ?? 'timebucket'}_test_bench_`));
   const connect = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}`;
-  const statuses = (await (await fetch(`${connect}/connectors?expand=status`)).json()) as Record<string, { status: { connector: { state: string } } }>;
-  // The runs' connectors are deleted; the stack's (paused for the bench) are RUNNING again.
-  expect(Object.keys(statuses).filter((name) => name.startsWith('tbbench'))).toEqual([]);
-  expect(Object.keys(statuses).length).toBeGreaterThan(0);
-  for (const [name, s] of Object.entries(statuses)) expect({ name, state: s.status.connector.state }).toEqual({ name, state: 'RUNNING' });
+  const names = (await (await fetch(`${connect}/connectors`)).json()) as string[];
+  expect(names.filter((name) => name.startsWith('tbbench'))).toEqual([]);
 });
