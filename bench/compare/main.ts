@@ -51,6 +51,7 @@ async function main(): Promise<number> {
     );
     const runs: RunResult[] = [];
     const resume = params.pauseConnectors ? await pauseAllConnectors() : async () => undefined;
+    if (params.pauseConnectors) log("the stack's own connectors are paused until the bench ends");
     // An interrupted bench still leaves the stack's pipeline running.
     const onSignal = () => void resume().finally(() => process.exit(130));
     process.once('SIGINT', onSignal).once('SIGTERM', onSignal);

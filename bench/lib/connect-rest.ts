@@ -81,7 +81,6 @@ export async function pauseAllConnectors(): Promise<() => Promise<void>> {
   if (!res.ok) throw new Error(`GET /connectors: HTTP ${res.status}`);
   const names = (await res.json()) as string[];
   for (const name of names) await changeState(name, 'pause', 'PAUSED');
-  log(`paused the stack's connectors (${names.join(', ')}) for the bench`);
   return async () => {
     for (const name of names) await changeState(name, 'resume', 'RUNNING').catch((err: unknown) => log(`could not resume ${name}: ${String(err)}`));
   };
