@@ -47,7 +47,16 @@ beforeAll(async () => {
   producer = kafka.producer();
   await Promise.all([admin.connect(), producer.connect()]);
   // Polls every 500 ms: a switch lands within a second.
-  pipeline = await createTestPipeline({ env: { TB_DB_NAME: testDb.name, TB_CONTROL_POLL_MS: '500' } });
+  pipeline = await createTestPipeline({
+    env: {
+      TB_DB_NAME: testDb.name,
+      TB_CONTROL_POLL_MS: '500',
+      // This file reads an idle pacer's state in /readyz. On a machine shared with two other
+      // lanes the latency probe can find the database slow and back the idle pacer off (seen in
+      // a rehearsal: backing-off, 60 rows/s); that reaction is hold/pacing-probe.test.ts's subject.
+      TB_PACING_PROBE_LATENCY_FACTOR: '1000',
+    },
+  });
   scope = pipeline.env['TB_GROUP_PREFIX']!;
   for (const name of ['a', 'b']) {
     const port = await freePort();
