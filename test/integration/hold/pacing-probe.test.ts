@@ -27,7 +27,6 @@ beforeAll(async () => {
     env: { TB_DB_NAME: db.name, TB_DB_HOST: '127.0.0.1', TB_DB_PORT: String(proxy.port), TB_PACING: 'on', TB_PACING_PROBE_INTERVAL_MS: '50' },
   });
   await pipeline.start(['expirer']);
-  console.log('PORTS', proxy.port, pipeline.config.db.port, JSON.stringify(pipeline.config.databases['main']?.port));
 });
 
 afterAll(async () => {
