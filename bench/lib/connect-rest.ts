@@ -3,28 +3,10 @@
  * connector and wait until it and its task run, delete one, pause and resume the ones already
  * there. Shared by the bench (a captured database of each run's own) and the integration tests.
  */
-import { log, sleep } from './log';
+import { log } from './log';
+import { waitFor } from './wait-for';
 
 export const connectUrl = `http://127.0.0.1:${process.env['TB_CONNECT_PORT'] ?? '18083'}`;
-
-/** Polls `check` until it returns a value, or throws after `timeoutMs` naming what was awaited. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() >= deadline) {
-      const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
-    }
-    await sleep(500);
-  }
-}
 
 type ConnectorStatus = Readonly<{ connector: { state: string }; tasks: ReadonlyArray<{ state: string; trace?: string }> }>;
 
@@ -39,7 +21,7 @@ async function status(name: string): Promise<ConnectorStatus | undefined> {
  * while it joins: the PUT is tried again until the deadline; a 4xx other than 409 is an error.
  */
 export async function putConnector(name: string, body: Readonly<Record<string, string>>): Promise<void> {
-  const refused = await until(
+  const refused = await waitFor(
     `connector ${name} accepted by Connect`,
     async () => {
       const put = await fetch(`${connectUrl}/connectors/${encodeURIComponent(name)}/config`, {
@@ -53,10 +35,10 @@ export async function putConnector(name: string, body: Readonly<Record<string, s
       // A refusal is final (a bad config): reported now, not retried to the deadline.
       return put.status !== 409 && put.status < 500 ? `HTTP ${put.status} ${text}` : undefined;
     },
-    90_000,
+    { timeoutMs: 90_000, intervalMs: 500 },
   );
   if (refused !== null) throw new Error(`registering connector ${name}: ${refused}`);
-  await until(`connector ${name} and its task RUNNING`, () => runningOrFailed(name), 60_000);
+  await waitFor(`connector ${name} and its task RUNNING`, () => runningOrFailed(name), { timeoutMs: 60_000, intervalMs: 500 });
 }
 
 async function runningOrFailed(name: string): Promise<true | undefined> {
@@ -89,12 +71,12 @@ export async function pauseAllConnectors(): Promise<() => Promise<void>> {
 async function changeState(name: string, action: 'pause' | 'resume', state: string): Promise<void> {
   const res = await fetch(`${connectUrl}/connectors/${encodeURIComponent(name)}/${action}`, { method: 'PUT', signal: AbortSignal.timeout(10_000) });
   if (!res.ok && res.status !== 202) throw new Error(`PUT /connectors/${name}/${action}: HTTP ${res.status}`);
-  await until(
+  await waitFor(
     `connector ${name} ${state}`,
     async () => {
       const s = await status(name);
       return s !== undefined && s.connector.state === state && s.tasks.every((t) => t.state === state) ? true : undefined;
     },
-    60_000,
+    { timeoutMs: 60_000, intervalMs: 500 },
   );
 }
