@@ -50,7 +50,7 @@ export function batchKindOf(entry: Readonly<{ remind?: ReminderOf }>): BatchKind
 }
 
 /** Why a fire point got no entry or, at fire time, no event (timebucket_reminders_skipped_total). */
-export const ReminderSkips = ['past', 'no_user', 'bad_user', 'moved', 'not_expirable', 'due_passed', 'reconfigured'] as const;
+export const ReminderSkips = ['past', 'no_user', 'bad_user', 'moved', 'not_expirable', 'due_passed', 'superseded', 'reconfigured'] as const;
 export type ReminderSkip = (typeof ReminderSkips)[number];
 export type SkipCounter = (reason: ReminderSkip, transition: Transition) => void;
 

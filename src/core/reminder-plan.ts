@@ -5,6 +5,8 @@
  *   row gone, or not in a from-state        → skipped: not_expirable
  *   row due at another time                 → skipped: moved (its new due time has entries of its own)
  *   row's due time passed                   → skipped: due_passed (a reminder is never sent after it)
+ *   the row's next fire point passed        → skipped: superseded (that reminder says more, and
+ *                                             this one, read late, would reach subscribers after it)
  *   otherwise                               → sent
  *
  * A digest instead reads the users' rows of its window (expire/sql/read-digest-rows.ts), so its
@@ -24,7 +26,18 @@ export type ReminderPlan = Readonly<{
   notYetDue: ReadonlyArray<Readonly<{ entry: ReminderEntry; retryInMs: number }>>;
 }>;
 
-export function planReminders(entries: readonly ReminderEntry[], rows: readonly ReadRow[], dbNowMs: number): ReminderPlan {
+/**
+ * `firePointsMs`: the transition's undigested fire points (`beforeMs`, any order). Entries of one
+ * row reach the expirer on different partitions (an overdue fire point on the due topic, the next
+ * one on a ring), so a late one may fire after its successor: passed the next fire point by the
+ * database clock, it is skipped, and a row's reminders are sent in fire-point order.
+ */
+export function planReminders(
+  entries: readonly ReminderEntry[],
+  rows: readonly ReadRow[],
+  dbNowMs: number,
+  firePointsMs: readonly number[] = [],
+): ReminderPlan {
   const byId = new Map(rows.map((r) => [r.id, r]));
   const send: Array<{ entry: ReminderEntry; row: ReadRow }> = [];
   const skipped: Array<{ entry: ReminderEntry; reason: ReminderSkip }> = [];
@@ -37,7 +50,15 @@ export function planReminders(entries: readonly ReminderEntry[], rows: readonly 
     }
     const row = byId.get(entry.id);
     const reason: ReminderSkip | undefined =
-      row === undefined ? 'not_expirable' : row.expireAtMs !== entry.remind.dueAtMs ? 'moved' : row.expireAtMs <= dbNowMs ? 'due_passed' : undefined;
+      row === undefined
+        ? 'not_expirable'
+        : row.expireAtMs !== entry.remind.dueAtMs
+          ? 'moved'
+          : row.expireAtMs <= dbNowMs
+            ? 'due_passed'
+            : row.expireAtMs - nextFirePoint(firePointsMs, entry.remind.beforeMs) <= dbNowMs
+              ? 'superseded'
+              : undefined;
     if (reason !== undefined || row === undefined) {
       skipped.push({ entry, reason: reason ?? 'not_expirable' });
       continue;
@@ -49,6 +70,13 @@ export function planReminders(entries: readonly ReminderEntry[], rows: readonly 
     send.push({ entry, row });
   }
   return { send, skipped, notYetDue };
+}
+
+/** The fire point after `beforeMs` (the largest smaller one), or 0: the due time itself. */
+function nextFirePoint(firePointsMs: readonly number[], beforeMs: number): number {
+  let next = 0;
+  for (const b of firePointsMs) if (b < beforeMs && b > next) next = b;
+  return next;
 }
 
 /** The digests a batch asks for: per fire point and window, the users to read. */

@@ -16,7 +16,16 @@
  */
 import type { Knex } from 'knex';
 import { batchKindOf, reminderMatches, type ReminderSkip } from '../core/bucket-entry';
-import { entityOf, locationOf, MAIN_DATABASE, type EntityCatalogue, type EventSpec, type Location, type Transition } from '../core/entity-catalogue';
+import {
+  entityOf,
+  isDigested,
+  locationOf,
+  MAIN_DATABASE,
+  type EntityCatalogue,
+  type EventSpec,
+  type Location,
+  type Transition,
+} from '../core/entity-catalogue';
 import { digestEvents, reminderEvent, type ExpiryPath } from '../core/events';
 import { planDigests, planReminders, type ReminderEntry } from '../core/reminder-plan';
 import type { BatchOutcome } from './batch-outcome';
@@ -130,7 +139,7 @@ async function remind(
   const dbNowMs = await readDbNow(trx);
   const ready = entries.filter((e) => e.expireAtMs <= dbNowMs);
   const rows = await read.run(trx, [...new Set(ready.map((e) => e.id))]);
-  const plan = planReminders(entries, rows, dbNowMs);
+  const plan = planReminders(entries, rows, dbNowMs, undigestedFirePoints(t));
   const spec = t.reminders!.event!;
   const inserts: OutboxInsert[] = plan.send.map(({ entry, row }) => ({
     event: reminderEvent(t, spec, row, { occurredAtMs: dbNowMs, path, beforeMs: entry.remind.beforeMs }),
@@ -141,6 +150,11 @@ async function remind(
   const skipped = new Map<ReminderSkip, number>();
   for (const s of plan.skipped) skipped.set(s.reason, (skipped.get(s.reason) ?? 0) + 1);
   return { dbNowMs, notYetDue: plan.notYetDue, lateness: plan.send.map((s) => dbNowMs - s.entry.expireAtMs), skipped, digests: [] };
+}
+
+/** The transition's fire points sent one row at a time (a digested one is another event, on its own topic). */
+function undigestedFirePoints(t: Transition): number[] {
+  return t.reminders!.beforeMs.filter((b) => !isDigested(t, b));
 }
 
 async function digest(

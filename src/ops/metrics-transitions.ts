@@ -98,7 +98,7 @@ export function reminderMetrics(registers: Registry[], zeroed: SeriesAtZero) {
     }),
     remindersSkipped: new Counter({
       name: 'timebucket_reminders_skipped_total',
-      help: 'Fire points that sent nothing: past when the row appeared, no user, moved, no longer expirable, due time passed',
+      help: 'Fire points that sent nothing: past when the row appeared, no user, moved, no longer expirable, due time passed, next fire point passed (superseded), reconfigured',
       labelNames: ['entity', 'transition', 'reason'] as const,
       registers,
     }),

@@ -90,25 +90,33 @@ test('each fire point once, in order, before the expiry; a moved due time, a use
     intervalMs: 200,
   });
   // Reminders are published on their own topic: no order with the expiries' across topics.
-  await waitFor('the reminders published', () => (reminders(plain).length + reminders(moved).length + reminders(late).length >= 8 ? true : undefined), {
-    timeoutMs: 20_000,
-    intervalMs: 200,
-  });
+  // The late coupon's 2 s fire point may be superseded: its change can reach the rings after that
+  // point, whose entry then goes to the due topic while the 1 s one waits on a ring; read after
+  // the 1 s point has passed, it is skipped rather than published after it.
+  const superseded = async () => (await pipeline.metrics.remindersSkipped.get()).values.find((v) => v.labels['reason'] === 'superseded')?.value ?? 0;
+  await waitFor(
+    'the reminders published',
+    async () => (reminders(plain).length + reminders(moved).length + reminders(late).length + (await superseded()) >= 8 ? true : undefined),
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
 
   const sent = (id: number) => reminders(id).map((e) => n(e.value['remind_before_ms']));
   expect(sent(plain)).toEqual([3_000, 2_000, 1_000]);
   expect(sent(moved)).toEqual([3_000, 2_000, 1_000]);
-  expect(sent(late)).toEqual([2_000, 1_000]);
+  expect([[2_000, 1_000], [1_000]]).toContainEqual(sent(late));
+  expect(await superseded()).toBe(2 - sent(late).length);
   expect(sent(used)).toEqual([]);
 
   for (const id of [plain, moved, late]) {
     const expiry = expired(id)[0]!;
     const due = n(expiry.value['due_at']);
     for (const r of reminders(id)) {
-      // For the due time the row has, never before its fire point, never after the due time (database clock).
+      // For the due time the row has, never before its fire point, never after the next one (the
+      // due time for the last) by the database clock.
+      const before = n(r.value['remind_before_ms']);
       expect(n(r.value['due_at'])).toBe(due);
-      expect(n(r.value['occurred_at'])).toBeGreaterThanOrEqual(due - n(r.value['remind_before_ms']));
-      expect(n(r.value['occurred_at'])).toBeLessThan(due);
+      expect(n(r.value['occurred_at'])).toBeGreaterThanOrEqual(due - before);
+      expect(n(r.value['occurred_at'])).toBeLessThan(due - (before - 1_000));
       expect(n(r.value['occurred_at'])).toBeLessThanOrEqual(n(expiry.value['occurred_at']));
       expect(r.headers['event_key']).toBe(`coupon-expired-remind-${id}-${due}-${n(r.value['remind_before_ms'])}`);
     }
@@ -123,7 +131,7 @@ test('each fire point once, in order, before the expiry; a moved due time, a use
   const byReason = Object.fromEntries(skipped.values.map((v) => [v.labels['reason'], v.value]));
   expect(byReason).toMatchObject({ not_expirable: 3, moved: 3, past: 1 });
   const sentTotal = (await pipeline.metrics.remindersSent.get()).values.reduce((s, v) => s + v.value, 0);
-  expect(sentTotal).toBe(8);
+  expect(sentTotal).toBe(6 + sent(late).length);
   expect(events.undecodable).toEqual([]);
 
   // The stream has caught up: what a reader of the effective view sees is what the table holds.

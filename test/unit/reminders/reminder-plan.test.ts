@@ -45,6 +45,22 @@ describe('planReminders: sent only for a row still in a from-state, at the same 
     expect(plan.notYetDue).toEqual([{ entry: entry('5', { beforeMs: HOUR }), retryInMs: T - HOUR - now }]);
   });
 
+  test("a fire point read after the row's next one has passed is superseded: a row's reminders are sent in fire-point order", () => {
+    const points = [DAY, HOUR, 60_000];
+    const day = entry('1');
+    const hour = entry('1', { beforeMs: HOUR });
+    // Just before the next fire point: still sent.
+    expect(planReminders([day], [row('1')], T - HOUR - 1, points).send).toHaveLength(1);
+    // At it, and after: the day's reminder is skipped, the hour's sent.
+    const at = planReminders([day, hour], [row('1')], T - HOUR, points);
+    expect(at.skipped.map((s) => [s.entry.remind.beforeMs, s.reason])).toEqual([[DAY, 'superseded']]);
+    expect(at.send.map((s) => s.entry.remind.beforeMs)).toEqual([HOUR]);
+    // The last fire point is superseded only by the due time (due_passed).
+    expect(planReminders([entry('1', { beforeMs: 60_000 })], [row('1')], T - 1, points).send).toHaveLength(1);
+    // Without the fire points given, nothing is superseded.
+    expect(planReminders([day], [row('1')], T - 1).send).toHaveLength(1);
+  });
+
   test('the same reminder twice in one batch is one event', () => {
     expect(planReminders([entry('1'), entry('1')], [row('1')], now).send).toHaveLength(1);
   });
