@@ -140,6 +140,25 @@ export type Entity = Readonly<{
   latenessBudgetMs: number;
   status: Readonly<{ column: string; type: StatusType; values: readonly StatusValue[] | null }>;
   transitions: readonly Transition[];
+  /** Where its rows go once long past their last transition; null when the file declares no archive. */
+  archive: Archive | null;
+}>;
+
+/**
+ * An entity's archive (issue 44): rows in one of `finalStates` whose `since` column is more than
+ * `afterMs` old move, a page at a time through `index` (status, since, id) on the hot table, to
+ * the archive table of their hot table, on the same database. No final state is a from-state of
+ * any transition or effect (entity-file-checks.ts): nothing timebucket expires is ever archived.
+ * `budgetMs`: how long a backlog may take to move.
+ */
+export type Archive = Readonly<{
+  finalStates: readonly StatusValue[];
+  since: Readonly<{ column: string; kind: DueKind }>;
+  afterMs: number;
+  budgetMs: number;
+  index: string;
+  /** Each hot table (the entity's locations, in order) and its archive table. */
+  tables: ReadonlyArray<Readonly<{ hot: Location; archive: Location }>>;
 }>;
 
 export type EntityCatalogue = Readonly<{

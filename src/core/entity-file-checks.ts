@@ -10,9 +10,12 @@ import { standardFieldNames } from './event-catalogue';
 import { parseDurationMs } from './duration';
 import type { StatusValue } from './entity-catalogue';
 import {
+  IDENTIFIER,
   TABLE_SET,
+  archiveTableOf,
   expandTables,
   rawLocations,
+  type RawArchive,
   type RawEntity,
   type RawFile,
   type RawLocation,
@@ -43,6 +46,9 @@ export function crossFieldProblems(file: RawFile): Problem[] {
     });
   });
   problems.push(...effectCycleProblems(file));
+  file.entities.forEach((e, i) => {
+    if (e.archive !== undefined) archiveProblems(file, e, e.archive, ['entities', i, 'archive'], add);
+  });
   return problems;
 }
 
@@ -52,7 +58,8 @@ function entityProblems(file: RawFile, add: Add): Map<string, RawEntity> {
   const tables = new Set<string>();
   file.entities.forEach((e, i) => {
     // The operator's switches name entities and 'scanner' side by side (timebucket ctl).
-    if (e.name === 'scanner') add(['entities', i, 'name'], "'scanner' is the compensation scanner's switch; name the entity otherwise");
+    if (e.name === 'scanner' || e.name === 'archiver')
+      add(['entities', i, 'name'], `'${e.name}' is the ${e.name === 'scanner' ? 'compensation scanner' : 'archiver'}'s switch; name the entity otherwise`);
     if (names.has(e.name)) add(['entities', i, 'name'], `duplicate entity '${e.name}'`);
     names.set(e.name, e);
     if ((e.table === undefined) === (e.locations === undefined)) {
@@ -140,6 +147,53 @@ function effectCycleProblems(file: RawFile): Problem[] {
   };
   for (const name of edges.keys()) walk(name, name, [name]);
   return problems;
+}
+
+/**
+ * An archive's states final (none a from-state of this entity's transitions or of an effect on
+ * it: a row timebucket may still move is never archived), its since column neither the id nor the
+ * status, its durations positive, and one archive table per hot table that is none of the file's
+ * mapped tables.
+ */
+function archiveProblems(file: RawFile, e: RawEntity, a: RawArchive, ap: Path, add: Add): void {
+  valueProblems(e, a.finalStates, [...ap, 'finalStates'], add);
+  const moving = new Set<StatusValue>([
+    ...e.transitions.flatMap((t) => t.from),
+    ...file.entities.flatMap((other) => other.transitions.flatMap((t) => t.effects.filter((fx) => fx.entity === e.name).flatMap((fx) => fx.from))),
+  ]);
+  a.finalStates.forEach((v, k) => {
+    if (moving.has(v))
+      add([...ap, 'finalStates', k], `${JSON.stringify(v)} is a from-state of a transition or effect: its rows may still move, never archived`);
+  });
+  if (new Set(a.finalStates).size !== a.finalStates.length) add([...ap, 'finalStates'], 'a final state is listed twice');
+  if (a.since.column === e.id || a.since.column === e.status.column)
+    add([...ap, 'since', 'column'], `the since column cannot be the ${a.since.column === e.id ? 'id' : 'status'} column`);
+  for (const field of ['after', 'budget'] as const) {
+    const ms = parseDurationMs(a[field]);
+    if (typeof ms === 'string') add([...ap, field], ms);
+    else if (ms <= 0) add([...ap, field], `${JSON.stringify(a[field])}: more than 0`);
+  }
+  const hot = tablesOf(e);
+  if (hot.length > 1 && !a.table.includes('{table}'))
+    return add([...ap, 'table'], `'${e.name}' has ${hot.length} tables: write the archive's name with {table} (e.g. {table}_archive), one per hot table`);
+  const mapped = new Set(file.entities.flatMap((other) => tablesOf(other).map((t) => `${t.database}.${t.table}`)));
+  const seen = new Set<string>();
+  for (const h of hot) {
+    const table = archiveTableOf(a.table, h.table);
+    const key = `${h.database}.${table}`;
+    if (!IDENTIFIER.test(table)) add([...ap, 'table'], `'${table}' (for ${h.table}) is not a plain SQL identifier (letters, digits and _; at most 64)`);
+    else if (mapped.has(key)) add([...ap, 'table'], `'${key}' is a mapped table: the archive is a table of its own`);
+    else if (seen.has(key)) add([...ap, 'table'], `'${key}' is the archive of two tables`);
+    seen.add(key);
+  }
+}
+
+/** An entity's tables, a set expanded (a set that does not expand is entityProblems's to name). */
+function tablesOf(e: RawEntity): Array<{ database: string; table: string }> {
+  return rawLocations(e).flatMap((loc) => {
+    const tables = expandTables(loc.table);
+    return typeof tables === 'string' ? [] : tables.map((table) => ({ database: loc.database, table }));
+  });
 }
 
 function valueProblems(e: RawEntity, values: readonly StatusValue[] | undefined, path: Path, add: Add, declaring = false): void {

@@ -136,6 +136,25 @@ const tableText = z
 const databaseName = z.string().regex(NAME, 'a database connection name: lower-case letters, digits and _ (at most 16); main is TB_DB_*');
 const LocationSchema = z.object({ database: databaseName, table: tableText }).strict();
 
+/**
+ * Where an entity's rows go once they are long past their last transition (issue 44, the seeds'
+ * archive): rows in one of `finalStates` whose `since` column is older than `after` move to
+ * `table` on the same database, paged through `index` (status, since, id). `table` is a name, or
+ * a template with `{table}` (one archive per hot table: `{table}_archive`). `budget`: the time a
+ * backlog may take to move, the mover being the database's lowest-priority work.
+ */
+const ArchiveSchema = z
+  .object({
+    finalStates: z.array(statusValue).min(1),
+    since: z.object({ column: identifier, kind: dueKind }).strict(),
+    after: z.string().min(1).max(32).default('30d'),
+    // The name after {table} is replaced is checked (entity-file-checks.ts), not the template's.
+    table: z.string().min(1).max(128),
+    index: identifier,
+    budget: z.string().min(1).max(32).default('6h'),
+  })
+  .strict();
+
 /** The lateness budget of an entity that declares none: the seeds' P99 < 2 min. */
 export const DEFAULT_LATENESS_BUDGET_SECONDS = 120;
 
@@ -152,6 +171,7 @@ const EntitySchema = z
     // How late a transition of this entity may be (core/pacer.ts): pacing never holds a due row
     // longer. Default 120 s, the seeds' P99 < 2 min.
     latenessBudgetSeconds: z.number().int().min(1).max(86_400).default(DEFAULT_LATENESS_BUDGET_SECONDS),
+    archive: ArchiveSchema.optional(),
   })
   .strict();
 
@@ -162,6 +182,12 @@ export type RawEntity = z.output<typeof EntitySchema>;
 export type RawTransition = RawEntity['transitions'][number];
 export type RawReminders = z.output<typeof RemindersSchema>;
 export type RawAssignment = z.output<typeof AssignmentSchema>;
+export type RawArchive = z.output<typeof ArchiveSchema>;
+
+/** The archive table of each hot table: `{table}` in the template replaced by the hot table's name. */
+export function archiveTableOf(template: string, hotTable: string): string {
+  return template.split('{table}').join(hotTable);
+}
 
 export type RawLocation = Readonly<{ database: string; table: string }>;
 

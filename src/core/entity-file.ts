@@ -18,6 +18,7 @@ import { deepFreeze } from './deep-freeze';
 import { jsonDocument } from './json-document';
 import { parseDurationMs } from './duration';
 import {
+  type Archive,
   type Assignment,
   type DueKind,
   type Effect,
@@ -30,7 +31,17 @@ import {
   type Reminders,
   type Transition,
 } from './entity-catalogue';
-import { FileSchema, expandTables, rawLocations, type RawAssignment, type RawEntity, type RawFile, type RawReminders } from './entity-file-schema';
+import {
+  FileSchema,
+  archiveTableOf,
+  expandTables,
+  rawLocations,
+  type RawArchive,
+  type RawAssignment,
+  type RawEntity,
+  type RawFile,
+  type RawReminders,
+} from './entity-file-schema';
 import { crossFieldProblems, type Path } from './entity-file-checks';
 
 export { IDENTIFIER, MAX_REMINDERS, expandTables } from './entity-file-schema';
@@ -84,6 +95,7 @@ function build(file: RawFile, source: string): EntityCatalogue {
         reminders: t.reminders === undefined ? null : reminders(t.reminders, e.name, t.name),
       };
     }),
+    archive: e.archive === undefined ? null : archive(e.archive, locationsOf(e)),
   }));
   const transitions = entities.flatMap((e) => e.transitions);
   const events = transitions.flatMap((t) => [
@@ -133,6 +145,20 @@ function reminders(r: RawReminders, entity: string, transition: string): Reminde
     beforeMs,
     event,
     digest: { beforeMs: ms(d.before ?? r.before), userColumn: d.user, index: d.index, windowMs: parseDurationMs(d.window) as number, event: digestEvent },
+  };
+}
+
+function archive(a: RawArchive, hot: readonly Location[]): Archive {
+  return {
+    finalStates: a.finalStates,
+    since: { column: a.since.column, kind: a.since.kind as DueKind },
+    afterMs: parseDurationMs(a.after) as number,
+    budgetMs: parseDurationMs(a.budget) as number,
+    index: a.index,
+    tables: hot.map((h) => {
+      const table = archiveTableOf(a.table, h.table);
+      return { hot: h, archive: { database: h.database, table, key: `${h.database}.${table}` } };
+    }),
   };
 }
 
