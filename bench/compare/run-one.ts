@@ -151,7 +151,13 @@ export async function runOne(h: Harness, workload: WorkloadName, contender: Cont
 async function settleBefore(h: Harness): Promise<string[]> {
   if (h.params.settleS <= 0) return [];
   const s = await settle(h.serverDb, { maxS: h.params.settleS });
-  const state = `${s.idleShare === null ? '' : `${Math.round(s.idleShare * 100)} % idle`}${s.historyLength === null ? '' : `, InnoDB history ${s.historyLength}`}`;
+  const state = [
+    s.idleShare === null ? '' : `${Math.round(s.idleShare * 100)} % idle`,
+    s.historyLength === null ? '' : `InnoDB history ${s.historyLength}`,
+    s.dirtyShare === null ? '' : `${(s.dirtyShare * 100).toFixed(1)} % of the buffer pool dirty`,
+  ]
+    .filter((part) => part !== '')
+    .join(', ');
   log(`${s.quiet ? 'quiet' : 'still busy'} after ${s.waitedS} s (${state})`);
   return s.quiet ? [] : [`the machine was still busy when the run started, after waiting ${s.waitedS} s (SETTLE_S): ${state}`];
 }
