@@ -10,6 +10,7 @@
  *   charset     CHARACTER_SET_NAME for character types, else null
  *   autoUpdated the server sets it on every update (ON UPDATE CURRENT_TIMESTAMP): an UPDATE
  *               grant must name it too
+ *   autoIncrement  AUTO_INCREMENT: an archive's id must not be (core/archive-schema-check.ts)
  */
 export type ColumnInfo = Readonly<{
   name: string;
@@ -19,6 +20,7 @@ export type ColumnInfo = Readonly<{
   maxChars: number | null;
   charset: string | null;
   autoUpdated?: boolean;
+  autoIncrement?: boolean;
 }>;
 
 /** An index: its name and its columns in order (the primary key is named PRIMARY). */

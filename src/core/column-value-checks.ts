@@ -1,11 +1,11 @@
 /**
  * What a column can hold: whether a declared value (a status, an assigned value) is stored as
- * is (no truncation, no conversion), and which column types an assignment, a due time or an
- * event's payload needs. Pure: the columns come in as information_schema describes them
+ * is (no truncation, no conversion), and which column types an assignment, a due or since time
+ * or an event's payload needs; a column's type as two servers compare it. Pure: the columns come in as information_schema describes them
  * (core/column-info.ts); the entities' schema check (core/entity-schema-check.ts) asks.
  */
 import type { ColumnInfo, TableInfo } from './column-info';
-import type { Assignment, StatusValue } from './entity-catalogue';
+import type { Assignment, DueKind, StatusValue } from './entity-catalogue';
 
 export const INTEGER = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
 export const CHARACTER = new Set(['char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum']);
@@ -72,4 +72,36 @@ export function assignmentProblems(at: string, table: TableInfo, set: readonly A
 function enumValues(columnType: string): string[] {
   const body = /^enum\((.*)\)$/is.exec(columnType)?.[1] ?? '';
   return [...body.matchAll(/'((?:[^']|'')*)'/g)].map((m) => m[1]!.replace(/''/g, "'"));
+}
+
+/**
+ * A column's type as two servers that agree on it print it: an integer's display width dropped.
+ * MariaDB prints `bigint(20) unsigned` where MySQL 8.0.19 and later print `bigint unsigned` for
+ * the same DDL (a set over one server of each is what a move between them looks like), and a
+ * width changes nothing a value can hold.
+ */
+export function comparableType(c: ColumnInfo): string {
+  return INTEGER.has(c.dataType) ? c.columnType.replace(/^(\w+)\(\d+\)/, '$1') : c.columnType;
+}
+
+/**
+ * A column holding a time of `kind`: a due column, an archive's since column. `role` names it in
+ * the message.
+ */
+export function timeColumnProblems(at: string, table: TableInfo, column: string, kind: DueKind, role: 'due' | 'since'): string[] {
+  const due = table.columns.get(column);
+  if (due === undefined) return [`${at}: ${role} column ${column} does not exist`];
+  if (kind === 'datetime' && !DATETIME.has(due.dataType))
+    return [`${at}: ${role} column ${due.name} is ${due.columnType}; kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`];
+  if (role === 'due' && kind === 'datetime' && /^datetime\(([4-6])\)/i.test(due.columnType)) {
+    // Debezium encodes DATETIME(4-6) in µs (MicroTimestamp), and the schema-less CDC JSON the stack
+    // configures cannot say so: the decoder would read µs as ms. TIMESTAMP(n) arrives as ISO text.
+    return [
+      `${at}: ${role} column ${due.name} is ${due.columnType}; use DATETIME(0) to DATETIME(3) or TIMESTAMP (microsecond DATETIME is not decoded exactly from schema-less CDC)`,
+    ];
+  }
+  if (kind !== 'datetime' && due.dataType !== 'bigint' && !(kind === 'epoch_s' && INTEGER.has(due.dataType))) {
+    return [`${at}: ${role} column ${due.name} is ${due.columnType}; kind ${kind} needs ${kind === 'epoch_ms' ? 'BIGINT' : 'an integer type'}`];
+  }
+  return [];
 }

@@ -10,7 +10,8 @@
  * database's schema name for the messages and the CREATE INDEX to run.
  */
 import type { ColumnInfo, SchemaInfo, TableInfo } from './column-info';
-import { assignmentProblems, CHARACTER, DATETIME, INTEGER, PAYLOAD, valueProblems } from './column-value-checks';
+import { archiveProblems } from './archive-schema-check';
+import { assignmentProblems, CHARACTER, comparableType, INTEGER, PAYLOAD, timeColumnProblems, valueProblems } from './column-value-checks';
 import type { Entity, EntityCatalogue, Location, Transition } from './entity-catalogue';
 
 /** `only`: check the tables of that database alone (`timebucket check` reads one database at a time). */
@@ -25,7 +26,7 @@ export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaI
 }
 
 /** `<schema>.<table>` of a location, as the server names it (the connection name when unknown). */
-function qualified(location: Location, schemaNames: Readonly<Record<string, string>>): string {
+export function qualified(location: Location, schemaNames: Readonly<Record<string, string>>): string {
   return `${schemaNames[location.database] ?? location.database}.${location.table}`;
 }
 
@@ -56,6 +57,7 @@ function locationProblems(
     for (const v of entity.status.values ?? []) problems.push(...valueProblems(at, status, v));
   }
   for (const t of entity.transitions) problems.push(...transitionProblems(catalogue, schema, entity, table, t, location, schemaNames));
+  if (entity.archive !== null) problems.push(...archiveProblems(schema, entity, entity.archive, location, table, schemaNames));
   return problems;
 }
 
@@ -91,16 +93,6 @@ function setProblems(schema: SchemaInfo, entity: Entity, schemaNames: Readonly<R
     }
   }
   return problems;
-}
-
-/**
- * A column's type as two servers that agree on it print it: an integer's display width dropped.
- * MariaDB prints `bigint(20) unsigned` where MySQL 8.0.19 and later print `bigint unsigned` for
- * the same DDL (a set over one server of each is what a move between them looks like), and a
- * width changes nothing a value can hold.
- */
-function comparableType(c: ColumnInfo): string {
-  return INTEGER.has(c.dataType) ? c.columnType.replace(/^(\w+)\(\d+\)/, '$1') : c.columnType;
 }
 
 /** A reminder's event columns exist and can be carried; a digest's user column holds integer ids, and its index starts with it. */
@@ -156,21 +148,7 @@ function transitionProblems(
 }
 
 function dueColumnProblems(at: string, table: TableInfo, t: Transition): string[] {
-  const due = table.columns.get(t.due.column);
-  if (due === undefined) return [`${at}: due column ${t.due.column} does not exist`];
-  if (t.due.kind === 'datetime' && !DATETIME.has(due.dataType))
-    return [`${at}: due column ${due.name} is ${due.columnType}; kind datetime needs DATETIME or TIMESTAMP (or declare epoch_ms / epoch_s)`];
-  if (t.due.kind === 'datetime' && /^datetime\(([4-6])\)/i.test(due.columnType)) {
-    // Debezium encodes DATETIME(4-6) in µs (MicroTimestamp), and the schema-less CDC JSON the stack
-    // configures cannot say so: the decoder would read µs as ms. TIMESTAMP(n) arrives as ISO text.
-    return [
-      `${at}: due column ${due.name} is ${due.columnType}; use DATETIME(0) to DATETIME(3) or TIMESTAMP (microsecond DATETIME is not decoded exactly from schema-less CDC)`,
-    ];
-  }
-  if (t.due.kind !== 'datetime' && due.dataType !== 'bigint' && !(t.due.kind === 'epoch_s' && INTEGER.has(due.dataType))) {
-    return [`${at}: due column ${due.name} is ${due.columnType}; kind ${t.due.kind} needs ${t.due.kind === 'epoch_ms' ? 'BIGINT' : 'an integer type'}`];
-  }
-  return [];
+  return timeColumnProblems(at, table, t.due.column, t.due.kind, 'due');
 }
 
 /** The scanner's and backfill's index: (status, due, id). */

@@ -20,12 +20,13 @@ import { readScannedCursors } from './sql/read-scanned-cursors';
 import { DEFAULT_FIRST_PASS, type FirstPassLimits } from '../core/first-pass-guard';
 
 /**
- * The mapped tables of every database (or of `only`), keyed by location (`<database>.<table>`).
+ * The mapped tables of every database (or of `only`), and their archive tables, keyed by location (`<database>.<table>`).
  * `pools`: a pool per database name the catalogue uses (db/databases.ts).
  */
 export async function readEntitySchema(pools: Readonly<Record<string, Knex>>, catalogue: EntityCatalogue, only?: string): Promise<SchemaInfo> {
   const byDatabase = new Map<string, string[]>();
-  for (const l of catalogue.entities.flatMap((e) => e.locations)) {
+  // The hot tables, and the archive tables of the entities that declare one.
+  for (const l of catalogue.entities.flatMap((e) => [...e.locations, ...(e.archive?.tables.map((t) => t.archive) ?? [])])) {
     if (only === undefined || l.database === only) byDatabase.set(l.database, [...(byDatabase.get(l.database) ?? []), l.table]);
   }
   const schema = new Map<string, TableInfo>();

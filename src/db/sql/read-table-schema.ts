@@ -40,6 +40,7 @@ export async function readTableSchema(db: Knex, tables: readonly string[]): Prom
       maxChars: r.ml === null ? null : Number(r.ml),
       charset: r.cs,
       autoUpdated: /on update/i.test(r.x ?? ''),
+      autoIncrement: /auto_increment/i.test(r.x ?? ''),
     });
   }
   for (const r of indexes) {
