@@ -11,6 +11,7 @@
  *   autoUpdated the server sets it on every update (ON UPDATE CURRENT_TIMESTAMP): an UPDATE
  *               grant must name it too
  *   autoIncrement  AUTO_INCREMENT: an archive's id must not be (core/archive-schema-check.ts)
+ *   generated   a generated column (VIRTUAL or STORED): the archive's copy does not write it
  */
 export type ColumnInfo = Readonly<{
   name: string;
@@ -21,6 +22,7 @@ export type ColumnInfo = Readonly<{
   charset: string | null;
   autoUpdated?: boolean;
   autoIncrement?: boolean;
+  generated?: boolean;
 }>;
 
 /** An index: its name and its columns in order (the primary key is named PRIMARY). */

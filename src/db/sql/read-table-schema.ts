@@ -41,6 +41,8 @@ export async function readTableSchema(db: Knex, tables: readonly string[]): Prom
       charset: r.cs,
       autoUpdated: /on update/i.test(r.x ?? ''),
       autoIncrement: /auto_increment/i.test(r.x ?? ''),
+      // `VIRTUAL GENERATED` / `STORED GENERATED` on both servers (MySQL's DEFAULT_GENERATED is an expression default, not one).
+      generated: /\b(VIRTUAL|STORED|PERSISTENT) GENERATED\b/i.test(r.x ?? ''),
     });
   }
   for (const r of indexes) {
