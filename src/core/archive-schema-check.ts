@@ -14,8 +14,8 @@
  * Pure, as entity-schema-check.ts, which calls it with each hot table it checks.
  */
 import type { ColumnInfo, SchemaInfo, TableInfo } from './column-info';
-import { comparableType, timeColumnProblems, valueProblems } from './column-value-checks';
-import type { Archive, Entity, Location } from './entity-catalogue';
+import { comparableType, keysetIndexProblems, timeColumnProblems, valueProblems } from './column-value-checks';
+import { qualified, type Archive, type Entity, type Location } from './entity-catalogue';
 
 export function archiveProblems(
   schema: SchemaInfo,
@@ -25,15 +25,24 @@ export function archiveProblems(
   hotTable: TableInfo,
   schemaNames: Readonly<Record<string, string>>,
 ): string[] {
-  const name = `${schemaNames[hot.database] ?? hot.database}.${hot.table}`;
+  const name = qualified(hot, schemaNames);
   const at = `${entity.name} archive (${name})`;
   const problems = [...timeColumnProblems(at, hotTable, archive.since.column, archive.since.kind, 'since')];
   const status = hotTable.columns.get(entity.status.column);
   if (status !== undefined) for (const v of archive.finalStates) problems.push(...valueProblems(at, status, v));
-  problems.push(...moverIndexProblems(at, name, hotTable, entity, archive));
+  problems.push(
+    ...keysetIndexProblems(
+      at,
+      name,
+      hotTable,
+      archive.index,
+      [entity.status.column, archive.since.column, entity.idColumn],
+      "the archive's mover pages through (status, since, id)",
+    ),
+  );
   const target = archive.tables.find((t) => t.hot.key === hot.key)?.archive;
   if (target === undefined) return problems;
-  const targetName = `${schemaNames[target.database] ?? target.database}.${target.table}`;
+  const targetName = qualified(target, schemaNames);
   const archiveTable = schema.get(target.key);
   if (archiveTable === undefined)
     return [
@@ -41,19 +50,6 @@ export function archiveProblems(
       `${at}: archive table ${targetName} does not exist; \`timebucket migrate\` creates it (CREATE TABLE ${targetName} LIKE ${name}, without AUTO_INCREMENT)`,
     ];
   return [...problems, ...archiveTableProblems(`${entity.name} archive (${targetName})`, name, hotTable, archiveTable, entity.idColumn)];
-}
-
-/** The mover pages through (status, since, id) on the hot table, as the scanner through (status, due, id). */
-function moverIndexProblems(at: string, name: string, table: TableInfo, entity: Entity, archive: Archive): string[] {
-  const wanted = [entity.status.column, archive.since.column, entity.idColumn];
-  const index = table.indexes.find((i) => i.name === archive.index);
-  const fits =
-    index !== undefined && wanted.slice(0, 2).every((c, i) => index.columns[i] === c) && (index.columns.length === 2 || index.columns[2] === entity.idColumn);
-  if (fits) return [];
-  const found = index === undefined ? 'does not exist' : `is on (${index.columns.join(', ')})`;
-  return [
-    `${at}: index ${archive.index} ${found}; the archive's mover pages through (status, since, id): CREATE INDEX ${archive.index} ON ${name} (${wanted.join(', ')})`,
-  ];
 }
 
 function archiveTableProblems(at: string, hotName: string, hot: TableInfo, archive: TableInfo, idColumn: string): string[] {

@@ -1,7 +1,8 @@
 /**
  * What a column can hold: whether a declared value (a status, an assigned value) is stored as
  * is (no truncation, no conversion), and which column types an assignment, a due or since time
- * or an event's payload needs; a column's type as two servers compare it. Pure: the columns come in as information_schema describes them
+ * or an event's payload needs; a column's type as two servers compare it; the (status, time, id)
+ * indexes keyset pages read through. Pure: the columns come in as information_schema describes them
  * (core/column-info.ts); the entities' schema check (core/entity-schema-check.ts) asks.
  */
 import type { ColumnInfo, TableInfo } from './column-info';
@@ -104,4 +105,24 @@ export function timeColumnProblems(at: string, table: TableInfo, column: string,
     return [`${at}: ${role} column ${due.name} is ${due.columnType}; kind ${kind} needs ${kind === 'epoch_ms' ? 'BIGINT' : 'an integer type'}`];
   }
   return [];
+}
+
+/**
+ * The index `name` a keyset page reads through: `[status, time, id]`, the id optional (InnoDB
+ * appends the primary key to every secondary index). `reader` says who pages through it, in the
+ * message that names the CREATE INDEX to run on `table` (as `tableName`).
+ */
+export function keysetIndexProblems(
+  at: string,
+  tableName: string,
+  table: TableInfo,
+  name: string,
+  columns: readonly [string, string, string],
+  reader: string,
+): string[] {
+  const index = table.indexes.find((i) => i.name === name);
+  const [status, time, id] = columns;
+  if (index !== undefined && index.columns[0] === status && index.columns[1] === time && (index.columns.length === 2 || index.columns[2] === id)) return [];
+  const found = index === undefined ? 'does not exist' : `is on (${index.columns.join(', ')})`;
+  return [`${at}: index ${name} ${found}; ${reader}: CREATE INDEX ${name} ON ${tableName} (${columns.join(', ')})`];
 }

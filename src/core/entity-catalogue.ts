@@ -123,6 +123,11 @@ export const MAIN_DATABASE = 'main';
 /** One physical table of an entity: `database` names a connection; key = `<database>.<table>`. */
 export type Location = Readonly<{ database: string; table: string; key: string }>;
 
+/** `<schema>.<table>` of a location, as the server names it (the connection name when unknown): for messages. */
+export function qualified(location: Pick<Location, 'database' | 'table'>, schemaNames: Readonly<Record<string, string>>): string {
+  return `${schemaNames[location.database] ?? location.database}.${location.table}`;
+}
+
 export type Entity = Readonly<{
   name: string;
   /** The table as the file writes it (a name, a set `coupon_{00..63}`, or locations): for messages, never for SQL. */

@@ -71,10 +71,22 @@ function locationsOf(e: RawEntity): Location[] {
 }
 
 function build(file: RawFile, source: string): EntityCatalogue {
-  const entities: Entity[] = file.entities.map((e) => ({
+  const entities: Entity[] = file.entities.map((e) => entity(e, locationsOf(e)));
+  const transitions = entities.flatMap((e) => e.transitions);
+  const events = transitions.flatMap((t) => [
+    t.event,
+    ...(t.reminders?.event ? [t.reminders.event] : []),
+    ...(t.reminders?.digest ? [t.reminders.digest.event] : []),
+  ]);
+  return { entities, transitions, events, source };
+}
+
+/** One entity of the file; `locations`: its tables, a set expanded (locationsOf). */
+function entity(e: RawEntity, locations: Location[]): Entity {
+  return {
     name: e.name,
     table: e.table ?? e.locations!.map((l) => `${l.database}.${l.table}`).join(', '),
-    locations: locationsOf(e),
+    locations,
     databases: [...new Set(rawLocations(e).map((l) => l.database))],
     idColumn: e.id,
     latenessBudgetMs: e.latenessBudgetSeconds * 1_000,
@@ -95,15 +107,8 @@ function build(file: RawFile, source: string): EntityCatalogue {
         reminders: t.reminders === undefined ? null : reminders(t.reminders, e.name, t.name),
       };
     }),
-    archive: e.archive === undefined ? null : archive(e.archive, locationsOf(e)),
-  }));
-  const transitions = entities.flatMap((e) => e.transitions);
-  const events = transitions.flatMap((t) => [
-    t.event,
-    ...(t.reminders?.event ? [t.reminders.event] : []),
-    ...(t.reminders?.digest ? [t.reminders.digest.event] : []),
-  ]);
-  return { entities, transitions, events, source };
+    archive: e.archive === undefined ? null : archive(e.archive, locations),
+  };
 }
 
 type RawEvent = Readonly<{

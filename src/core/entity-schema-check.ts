@@ -11,8 +11,8 @@
  */
 import type { ColumnInfo, SchemaInfo, TableInfo } from './column-info';
 import { archiveProblems } from './archive-schema-check';
-import { assignmentProblems, CHARACTER, comparableType, INTEGER, PAYLOAD, timeColumnProblems, valueProblems } from './column-value-checks';
-import type { Entity, EntityCatalogue, Location, Transition } from './entity-catalogue';
+import { assignmentProblems, CHARACTER, comparableType, INTEGER, keysetIndexProblems, PAYLOAD, timeColumnProblems, valueProblems } from './column-value-checks';
+import { qualified, type Entity, type EntityCatalogue, type Location, type Transition } from './entity-catalogue';
 
 /** `only`: check the tables of that database alone (`timebucket check` reads one database at a time). */
 export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaInfo, schemaNames: Readonly<Record<string, string>>, only?: string): string[] {
@@ -23,11 +23,6 @@ export function entitySchemaProblems(catalogue: EntityCatalogue, schema: SchemaI
     if (only === undefined) problems.push(...setProblems(schema, entity, schemaNames));
   }
   return problems;
-}
-
-/** `<schema>.<table>` of a location, as the server names it (the connection name when unknown). */
-export function qualified(location: Location, schemaNames: Readonly<Record<string, string>>): string {
-  return `${schemaNames[location.database] ?? location.database}.${location.table}`;
 }
 
 function locationProblems(
@@ -138,7 +133,7 @@ function transitionProblems(
   const status = table.columns.get(entity.status.column);
   return [
     ...(status === undefined ? [] : [...t.from, t.to].flatMap((v) => valueProblems(at, status, v))),
-    ...dueColumnProblems(at, table, t),
+    ...timeColumnProblems(at, table, t.due.column, t.due.kind, 'due'),
     ...scanIndexProblems(at, name, table, entity, t),
     ...assignmentProblems(at, table, t.set),
     ...eventFieldProblems(at, table, t),
@@ -147,19 +142,16 @@ function transitionProblems(
   ];
 }
 
-function dueColumnProblems(at: string, table: TableInfo, t: Transition): string[] {
-  return timeColumnProblems(at, table, t.due.column, t.due.kind, 'due');
-}
-
 /** The scanner's and backfill's index: (status, due, id). */
 function scanIndexProblems(at: string, name: string, table: TableInfo, entity: Entity, t: Transition): string[] {
-  const index = table.indexes.find((i) => i.name === t.index);
-  const wanted = [entity.status.column, t.due.column];
-  if (index !== undefined && startsWith(index.columns, wanted) && (index.columns.length === 2 || index.columns[2] === entity.idColumn)) return [];
-  const found = index === undefined ? 'does not exist' : `is on (${index.columns.join(', ')})`;
-  return [
-    `${at}: index ${t.index} ${found}; the scanner and backfill page through (status, due, id): CREATE INDEX ${t.index} ON ${name} (${[...wanted, entity.idColumn].join(', ')})`,
-  ];
+  return keysetIndexProblems(
+    at,
+    name,
+    table,
+    t.index,
+    [entity.status.column, t.due.column, entity.idColumn],
+    'the scanner and backfill page through (status, due, id)',
+  );
 }
 
 function eventFieldProblems(at: string, table: TableInfo, t: Transition): string[] {
@@ -219,8 +211,4 @@ function statusTypeProblems(at: string, entity: Entity, c: ColumnInfo): string[]
 function isPrimaryKey(table: TableInfo, column: string): boolean {
   const pk = table.indexes.find((i) => i.name === 'PRIMARY');
   return pk !== undefined && pk.columns.length === 1 && pk.columns[0] === column;
-}
-
-function startsWith(columns: readonly string[], prefix: readonly string[]): boolean {
-  return prefix.every((c, i) => columns[i] === c);
 }

@@ -14,7 +14,7 @@
  */
 import { readDbNow } from './sql/read-db-now';
 import type { Knex } from 'knex';
-import type { Entity, EntityCatalogue, Location, StatusValue, Transition } from '../core/entity-catalogue';
+import { qualified, type Entity, type EntityCatalogue, type Location, type StatusValue, type Transition } from '../core/entity-catalogue';
 import { duePlausibilityProblem } from '../core/due-plausibility';
 import { firstPassProblem, type FirstPassLimits } from '../core/first-pass-guard';
 import { statusCodesProblem } from '../core/status-codes-check';
@@ -67,7 +67,7 @@ export async function entityDataFindings(
   const problems: string[] = [];
   const firstPass: FirstPassHold[] = [];
   for (const { entity, location } of here) {
-    const where = `${schemaNames[location.database] ?? location.database}.${location.table}`;
+    const where = qualified(location, schemaNames);
     const declared = entity.status.values;
     if (entity.status.type === 'integer' && declared !== null) {
       const presence = await readStatusPresence(db, entity, location, entity.transitions[0]!.index, declared);

@@ -65,7 +65,8 @@ export function reminderObserver(metrics: Metrics): ReminderObserver {
   };
 }
 
-type Compiled = Readonly<{ byId?: ReadRemindedRows; byUser?: ReadDigestRows }>;
+/** Per transition and table: its reads, and the fire points sent one row at a time (planReminders's `firePointsMs`). */
+type Compiled = Readonly<{ byId?: ReadRemindedRows; byUser?: ReadDigestRows; firePointsMs: readonly number[] }>;
 
 export function createReminderBatches(
   pools: Readonly<Record<string, Knex>>,
@@ -82,6 +83,7 @@ export function createReminderBatches(
       const { event, digest } = t.reminders;
       const columnsOf = (spec: EventSpec) => spec.fields.flatMap((f) => (f.source === 'column' ? [f.column] : []));
       compiled.set(`${t.ref}@${location.key}`, {
+        firePointsMs: undigestedFirePoints(t),
         ...(event !== null && { byId: readRemindedRows(entity, t, location, columnsOf(event)) }),
         ...(digest !== null && { byUser: readDigestRows(entity, t, location, columnsOf(digest.event)) }),
       });
@@ -103,7 +105,7 @@ export function createReminderBatches(
       // reminderMatches kept only entries whose kind the file declares.
       const digested = batchKindOf(entries[0]!) === 'digest';
       const result = await db.transaction((trx) =>
-        digested ? digest(trx, transition, c.byUser!, entries, path, outbox) : remind(trx, transition, c.byId!, entries, path, outbox),
+        digested ? digest(trx, transition, c.byUser!, entries, path, outbox) : remind(trx, transition, c.byId!, c.firePointsMs, entries, path, outbox),
       );
       // After the commit: what now exists.
       if (result.lateness.length > 0) opts.observer?.sent?.(transition, result.lateness);
@@ -132,6 +134,7 @@ async function remind(
   trx: Knex.Transaction,
   t: Transition,
   read: ReadRemindedRows,
+  firePointsMs: readonly number[],
   entries: readonly ReminderEntry[],
   path: ExpiryPath,
   outbox: OutboxWriter,
@@ -139,7 +142,7 @@ async function remind(
   const dbNowMs = await readDbNow(trx);
   const ready = entries.filter((e) => e.expireAtMs <= dbNowMs);
   const rows = await read.run(trx, [...new Set(ready.map((e) => e.id))]);
-  const plan = planReminders(entries, rows, dbNowMs, undigestedFirePoints(t));
+  const plan = planReminders(entries, rows, dbNowMs, firePointsMs);
   const spec = t.reminders!.event!;
   const inserts: OutboxInsert[] = plan.send.map(({ entry, row }) => ({
     event: reminderEvent(t, spec, row, { occurredAtMs: dbNowMs, path, beforeMs: entry.remind.beforeMs }),

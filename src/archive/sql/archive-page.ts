@@ -74,7 +74,8 @@ export function archivePage(entity: Entity, archive: Archive, hot: Location, tar
     candidates: async (db, state, nowMs, after, limit) => {
       // After the cursor in (since, id) order: the index's own order within one status.
       const cursor = after === null ? '' : ` AND (${since} > ? OR (${since} = ? AND ${id} > ${idList([after.id])}))`;
-      const cursorBindings = after === null ? [] : [dueValueOf(kind, after.sinceMs), dueValueOf(kind, after.sinceMs)];
+      const at = after === null ? undefined : dueValueOf(kind, after.sinceMs);
+      const cursorBindings = at === undefined ? [] : [at, at];
       const [rows] = (await db.raw(
         `SELECT CAST(${id} AS CHAR) AS id, ${since} AS since FROM ${hotTable} FORCE INDEX (${quoteId(archive.index)})
           WHERE ${status} = ? AND ${since} <= ?${cursor} ORDER BY ${status}, ${since}, ${id} LIMIT ?`,
