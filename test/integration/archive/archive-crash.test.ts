@@ -11,34 +11,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { archivedColumns, archivePage, type ArchiveCursor } from '../../../src/archive/sql/archive-page';
 import { entityOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { createArchiveTable } from '../../../src/db/sql/create-archive-table';
-import { readDbNow } from '../../../src/db/sql/read-db-now';
-import { readTableSchema } from '../../../src/db/sql/read-table-schema';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
+import { archivePass, firstTablePage } from '../../support/archive';
+import { passEntity } from '../../support/entity-fixtures';
 
 const ROWS = 20_000;
 const file = {
   entities: [
-    {
-      name: 'pass',
-      table: 'passes',
-      id: 'id',
-      status: { column: 'status', type: 'string', values: ['OPEN', 'CLOSED'] },
-      transitions: [
-        {
-          name: 'closed',
-          from: ['OPEN'],
-          to: 'CLOSED',
-          due: { column: 'close_at', kind: 'datetime' },
-          index: 'idx_passes_status_close_id',
-          set: { closed_at: { now: 'datetime' } },
-          event: { type: 'PASS_CLOSED', ceType: 'test.pass.closed', avroName: 'test.events.PassClosed', idField: 'pass_id', summary: 'A pass closed.' },
-        },
-      ],
+    passEntity({
       archive: {
         finalStates: ['CLOSED'],
         since: { column: 'closed_at', kind: 'datetime' },
@@ -46,7 +30,7 @@ const file = {
         table: '{table}_archive',
         index: 'idx_passes_status_closed_id',
       },
-    },
+    }),
   ],
 };
 const catalogue = parseEntityFile(file, 'crash.json');
@@ -125,22 +109,17 @@ test('killed three times mid-pass, each row stays in exactly one table; a pass a
 
   // The rest, in this process; a row a killed transaction still held is free once the server has
   // dropped its connection.
-  const tables = await readTableSchema(db.db, ['passes', 'passes_archive']);
-  const { hot, archive } = entity.archive!.tables[0]!;
-  const page = archivePage(entity, entity.archive!, hot, archive, archivedColumns(tables.get('passes')!, tables.get('passes_archive')!));
+  const page = await firstTablePage(db.db, entity);
   await waitFor(
     'every row archived',
     async () => {
-      let cursor: ArchiveCursor | null = null;
-      for (;;) {
-        const { ids, next } = await page.candidates(db.db, 'CLOSED', await readDbNow(db.db), cursor, 1_000);
-        if (ids.length === 0) break;
-        await page.move(db.db, ids);
-        cursor = next;
-      }
+      await archivePass(db.db, entity, page, 1_000);
       return (await count('SELECT COUNT(*) AS n FROM passes')) === 0 ? true : undefined;
     },
-    { timeoutMs: 60_000, intervalMs: 200 },
+    {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    },
   );
   expect(await invariant()).toEqual({ hot: 0, archived: ROWS, both: 0 });
   expect(await db.db('passes_archive').select('id', 'closed_at').orderBy('id')).toEqual(before);

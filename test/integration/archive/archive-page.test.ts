@@ -8,51 +8,21 @@
  * @mysql
  * @lane isolated
  */
-import { archivedColumns, archivePage, type ArchiveCursor } from '../../../src/archive/sql/archive-page';
+import type { ArchivePage } from '../../../src/archive/sql/archive-page';
 import { entityOf } from '../../../src/core/entity-catalogue';
 import { parseEntityFile } from '../../../src/core/entity-file';
 import { createArchiveTable } from '../../../src/db/sql/create-archive-table';
 import { readDbNow } from '../../../src/db/sql/read-db-now';
-import { readTableSchema } from '../../../src/db/sql/read-table-schema';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
+import { archivePass, firstTablePage } from '../../support/archive';
+import { archivingWalletFile } from '../../support/entity-fixtures';
 
 const HOUR = 3_600_000;
-const catalogue = parseEntityFile(
-  {
-    entities: [
-      {
-        name: 'wallet',
-        table: 'wallet',
-        id: 'id',
-        status: { column: 'status', type: 'string', values: ['待使用', '已使用', '已过期'] },
-        transitions: [
-          {
-            name: 'expired',
-            from: ['待使用'],
-            to: '已过期',
-            due: { column: 'expire_at_ms', kind: 'epoch_ms' },
-            index: 'idx_status_expire',
-            set: { updated_ms: { now: 'epoch_ms' } },
-            event: { type: 'WALLET_EXPIRED', ceType: 'shop.wallet.expired', avroName: 'shop.WalletExpired', idField: 'wallet_id', summary: 'expired' },
-          },
-        ],
-        archive: {
-          finalStates: ['已过期', '已使用'],
-          since: { column: 'updated_ms', kind: 'epoch_ms' },
-          after: '1h',
-          table: '{table}_archive',
-          index: 'idx_status_updated',
-        },
-      },
-    ],
-  },
-  'wallet.json',
-);
+const catalogue = parseEntityFile(archivingWalletFile('wallet', 'wallet', { after: '1h' }), 'wallet.json');
 const wallet = entityOf(catalogue, 'wallet');
-const { hot, archive: target } = wallet.archive!.tables[0]!;
 
 let db: TestDatabase;
-let page: ReturnType<typeof archivePage>;
+let page: ArchivePage;
 let now: number;
 
 const BIG = '18446744073709551610';
@@ -70,8 +40,7 @@ beforeAll(async () => {
     KEY idx_status_updated (status, updated_ms, id)
   )`);
   await createArchiveTable(db.db, 'wallet', 'wallet_archive', 'id');
-  const tables = await readTableSchema(db.db, ['wallet', 'wallet_archive']);
-  page = archivePage(wallet, wallet.archive!, hot, target, archivedColumns(tables.get('wallet')!, tables.get('wallet_archive')!));
+  page = await firstTablePage(db.db, wallet);
   now = await readDbNow(db.db);
 });
 
@@ -84,23 +53,7 @@ const row = (id: string, status: string, ageMs: number, note = `n${id}`) => ({ i
 const ids = async (table: string) => (await db.db(table).select(db.db.raw('CAST(id AS CHAR) AS sid')).orderBy('id')).map((r: { sid: string }) => r.sid);
 
 /** Every candidate of every final state, page by page, then moved: what a pass does. */
-async function pass(limit: number): Promise<{ moved: number; conflicts: string[]; skipped: number; pages: number }> {
-  const total = { moved: 0, conflicts: [] as string[], skipped: 0, pages: 0 };
-  for (const state of wallet.archive!.finalStates) {
-    let cursor: ArchiveCursor | null = null;
-    for (;;) {
-      const { ids: found, next } = await page.candidates(db.db, state, await readDbNow(db.db), cursor, limit);
-      if (found.length === 0) break;
-      const r = await page.move(db.db, found);
-      total.moved += r.moved;
-      total.conflicts.push(...r.conflicts);
-      total.skipped += r.skipped;
-      total.pages += 1;
-      cursor = next;
-    }
-  }
-  return total;
-}
+const pass = (limit: number) => archivePass(db.db, wallet, page, limit);
 
 test('the old final rows move, exactly, a page at a time; young and open rows stay; a second pass moves nothing', async () => {
   await db.db('wallet').insert([

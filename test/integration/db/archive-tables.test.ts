@@ -17,30 +17,9 @@ import { checkAnsweringSchemas } from '../../../src/db/check-entity-schema';
 import { readTableSchema } from '../../../src/db/sql/read-table-schema';
 import { logger } from '../../support/stack';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
+import { archivingWalletFile } from '../../support/entity-fixtures';
 
-const file = {
-  entities: [
-    {
-      name: 'user_coupon',
-      table: 'user_coupon_{0..1}',
-      id: 'id',
-      status: { column: 'status', type: 'string', values: ['待使用', '已使用', '已过期'] },
-      transitions: [
-        {
-          name: 'expired',
-          from: ['待使用'],
-          to: '已过期',
-          due: { column: 'expire_at_ms', kind: 'epoch_ms' },
-          index: 'idx_status_expire',
-          set: { updated_ms: { now: 'epoch_ms' } },
-          event: { type: 'USER_COUPON_EXPIRED', ceType: 'shop.coupon.expired', avroName: 'shop.CouponExpired', idField: 'coupon_id', summary: 'expired' },
-        },
-      ],
-      archive: { finalStates: ['已过期', '已使用'], since: { column: 'updated_ms', kind: 'epoch_ms' }, table: '{table}_archive', index: 'idx_status_updated' },
-    },
-  ],
-};
-const catalogue = parseEntityFile(file, 'archive.json');
+const catalogue = parseEntityFile(archivingWalletFile('user_coupon', 'user_coupon_{0..1}'), 'archive.json');
 
 let db: TestDatabase;
 

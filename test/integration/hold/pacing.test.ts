@@ -25,6 +25,7 @@ import { createTestPipeline, type TestPipeline } from '../../support/pipeline';
 import { config as stackConfig, logger } from '../../support/stack';
 import { createTestDatabase, secondServer, type TestDatabase } from '../../support/test-database';
 import { waitFor } from '../../support/wait-for';
+import { passEntity } from '../../support/entity-fixtures';
 
 const BUDGET_S = 40;
 const ROWS = 3_000;
@@ -32,28 +33,7 @@ const ROWS = 3_000;
 const THRESHOLD = 5;
 const SLEEPERS = 6;
 
-const entities = {
-  entities: [
-    {
-      name: 'pass',
-      table: 'passes',
-      id: 'id',
-      status: { column: 'status', type: 'string', values: ['OPEN', 'CLOSED'] },
-      latenessBudgetSeconds: BUDGET_S,
-      transitions: [
-        {
-          name: 'closed',
-          from: ['OPEN'],
-          to: 'CLOSED',
-          due: { column: 'close_at', kind: 'datetime' },
-          index: 'idx_passes_status_close_id',
-          set: { closed_at: { now: 'datetime' } },
-          event: { type: 'PASS_CLOSED', ceType: 'test.pass.closed', avroName: 'test.events.PassClosed', idField: 'pass_id', summary: 'A pass closed.' },
-        },
-      ],
-    },
-  ],
-};
+const entities = { entities: [passEntity({ latenessBudgetSeconds: BUDGET_S })] };
 const catalogue = parseEntityFile(entities, 'pacing entities');
 
 let db: TestDatabase;
